@@ -1,0 +1,87 @@
+"""The application factory: config, database, auth, limits, queue, OpenAPI, plugins, CLI and error handlers."""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+import uuid
+
+from flask import Flask, g, request
+
+from app import auth, db, errors, limits, queue
+from app.api import init_api
+from app.config import load_config
+from app.json import OrjsonProvider
+from app.plugins import register, resolve
+
+REQUEST_ID_PATTERN = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
+
+
+def create_app(config: dict | None = None) -> Flask:
+    """Build the app; `config` (a mapping) wins over environment and files, which is how tests configure it."""
+    app = Flask(__name__, instance_relative_config=False)
+    app.json = OrjsonProvider(app)
+    settings = load_config(config)
+    app.config.update(settings)
+    app.config["MAX_CONTENT_LENGTH"] = max(app.config["MAX_CONTENT_LENGTH"], app.config["MAX_RESUME_BYTES"] * 2)
+    configure_logging(app)
+    plugins = resolve(app.config["PLUGINS"])
+
+    if app.config["BEHIND_PROXY"]:
+        from werkzeug.middleware.proxy_fix import ProxyFix
+
+        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=1, x_proto=1, x_host=1, x_prefix=1)
+
+    install_request_id(app)
+    errors.init_app(app)
+    db.init_app(app)
+    auth.init_app(app)  # before the limiter: limits are keyed by the resolved caller
+    limits.build_limiter(app)
+    queue.init_app(app)
+    api = init_api(app)
+    app.extensions["hirekit_api"] = api
+
+    from app.health import blp as health_blp
+
+    api.register_blueprint(health_blp)
+    limits.exempt(app, health_blp)
+    register(app, api, plugins)
+
+    from app.cli import register_commands
+
+    register_commands(app)
+    return app
+
+
+def install_request_id(app: Flask) -> None:
+    """Every response carries X-Request-Id (the client's when sane, else a new one); logs carry it too."""
+
+    @app.before_request
+    def _assign_request_id():
+        incoming = request.headers.get("X-Request-Id", "")
+        g.request_id = incoming if REQUEST_ID_PATTERN.match(incoming) else uuid.uuid4().hex
+        g.started_at = time.perf_counter()
+
+    @app.after_request
+    def _emit_request_id(response):
+        response.headers["X-Request-Id"] = g.get("request_id") or uuid.uuid4().hex
+        return response
+
+
+class RequestIdFilter(logging.Filter):
+    def filter(self, record):
+        from flask import has_request_context
+
+        record.request_id = g.get("request_id", "-") if has_request_context() else "-"
+        return True
+
+
+def configure_logging(app: Flask) -> None:
+    handler = logging.StreamHandler()
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s"))
+    handler.addFilter(RequestIdFilter())
+    root = logging.getLogger("hirekit")
+    if not any(isinstance(f, RequestIdFilter) for h in root.handlers for f in h.filters):
+        root.addHandler(handler)
+    root.setLevel(app.config["LOG_LEVEL"])

@@ -1,0 +1,81 @@
+"""Who is calling: Bearer keys for /v1, /mcp and /jobs, X-API-Key for person routes; every query is scoped to the caller's tenant."""
+
+from __future__ import annotations
+
+from flask import current_app, g, request
+
+from app.errors import ApiError
+from app.tenancy import Caller, resolve_key
+
+BEARER = "bearer"
+API_KEY = "api_key"
+SCHEMES = (BEARER, API_KEY)
+
+# OpenAPI security scheme names, shared with app.api
+SECURITY_SCHEMES = {
+    BEARER: ("bearerAuth", {"type": "http", "scheme": "bearer", "description": "Authorization: Bearer <API key>"}),
+    API_KEY: ("apiKeyAuth", {"type": "apiKey", "in": "header", "name": "X-API-Key", "description": "X-API-Key: <API key>"}),
+}
+
+
+def protect(app, blueprint_name: str, scheme: str) -> None:
+    """Require `scheme` on every route of the blueprint (and of blueprints nested in it)."""
+    if scheme not in SCHEMES:
+        raise ValueError(f"unknown auth scheme {scheme!r}")
+    app.extensions.setdefault("hirekit_auth", {})[blueprint_name] = scheme
+
+
+def scheme_for(blueprint: str | None) -> str | None:
+    if not blueprint:
+        return None
+    schemes = current_app.extensions.get("hirekit_auth", {})
+    parts = blueprint.split(".")
+    for depth in range(len(parts), 0, -1):
+        scheme = schemes.get(".".join(parts[:depth]))
+        if scheme:
+            return scheme
+    return None
+
+
+def presented_key(scheme: str) -> str | None:
+    """The key from the header the scheme names, or None when absent or malformed."""
+    if scheme == BEARER:
+        header = request.headers.get("Authorization", "")
+        kind, _, value = header.partition(" ")
+        if kind.lower() != "bearer" or not value.strip():
+            return None
+        return value.strip()
+    value = request.headers.get("X-API-Key", "").strip()
+    return value or None
+
+
+def authenticate() -> None:
+    """before_request: resolve the caller for protected routes, 401 when the key is missing or unknown."""
+    g.caller = None
+    scheme = scheme_for(request.blueprint)
+    g.auth_scheme = scheme
+    if scheme is None or request.method == "OPTIONS":
+        return
+    key = presented_key(scheme)
+    header = "Authorization: Bearer <key>" if scheme == BEARER else "X-API-Key"
+    if key is None:
+        raise ApiError(401, f"Missing API key: send it in the {header} header.")
+    caller = resolve_key(key, cache_seconds=current_app.config["AUTH_CACHE_SECONDS"])
+    if caller is None:
+        raise ApiError(401, "Unknown or revoked API key.")
+    g.caller = caller
+
+
+def current_caller() -> Caller:
+    caller = g.get("caller")
+    if caller is None:
+        raise ApiError(401, "Authentication required.")
+    return caller
+
+
+def current_tenant_id() -> str:
+    return current_caller().tenant_id
+
+
+def init_app(app) -> None:
+    app.before_request(authenticate)

@@ -1,0 +1,123 @@
+"""Configuration, read once: defaults, then HIREKIT_* environment variables, then HIREKIT_CONFIG file, then a test mapping."""
+
+from __future__ import annotations
+
+import json
+import os
+import runpy
+from pathlib import Path
+
+ALL_PLUGINS = (
+    "jobs",
+    "scheduling",
+    "candidates",
+    "applications",
+    "questions",
+    "calls",
+    "webhooks",
+    "person",
+    "mcp",
+    "board",
+)
+
+INSTANCE_DIR = Path(os.environ.get("HIREKIT_INSTANCE_DIR", Path(__file__).resolve().parent.parent / "instance"))
+
+DEFAULTS: dict[str, object] = {
+    # core
+    "PLUGINS": None,  # None: every available family
+    "DATABASE_URL": f"sqlite:///{INSTANCE_DIR / 'hirekit.sqlite3'}",
+    "DATABASE_POOL_SIZE": 10,
+    "REDIS_URL": "",
+    "BEHIND_PROXY": False,
+    "INSTANCE_DIR": str(INSTANCE_DIR),
+    "LOG_LEVEL": "INFO",
+    "AUTH_CACHE_SECONDS": 5.0,
+    "MAX_CONTENT_LENGTH": 16 * 1024 * 1024,
+    # rate limits
+    "RATE_LIMIT": "600/minute",
+    "PERSON_RATE_LIMIT": "300/minute",
+    "RATE_LIMIT_ENABLED": True,
+    "RATE_LIMIT_FAIL_OPEN": True,
+    "RATE_LIMIT_KEY_PREFIX": "hirekit",
+    # queues
+    "QUEUES": ["calls", "webhooks", "default"],
+    "WORKER_CLASS": "simple",
+    # resumes
+    "MAX_RESUME_BYTES": 10 * 1024 * 1024,
+    "RESUME_DIR": str(INSTANCE_DIR / "resumes"),
+    # integrations that later families read
+    "TIMEZONE": "UTC",
+    "LLM_URL": "",
+    "LLM_API_KEY": "",
+    "LLM_MODEL": "gpt-4o-mini",
+    "LLM_TIMEOUT": 10.0,
+    "TELEPHONY": "simulated",
+    "WEBHOOK_ALLOW_PRIVATE": False,
+    "WEBHOOK_TIMEOUT": 10.0,
+    "SEARCH_BACKEND": "embedded",
+    "SEARCH_INDEX": str(INSTANCE_DIR / "search" / "person"),
+    "ELASTICSEARCH_URL": "",
+    "ELASTICSEARCH_INDEX": "person",
+    "ENRICH_VENDOR": "local",
+    "ENRICH_URL": "",
+    "ENRICH_API_KEY": "",
+    "MCP_ALLOWED_ORIGINS": [],
+}
+
+ENV_PREFIX = "HIREKIT_"
+
+
+def _coerce(raw: str, default: object) -> object:
+    """Turn an environment string into the type of its default."""
+    if isinstance(default, bool):
+        return raw.strip().lower() in {"1", "true", "yes", "on"}
+    if isinstance(default, int):
+        return int(raw)
+    if isinstance(default, float):
+        return float(raw)
+    if isinstance(default, list):
+        raw = raw.strip()
+        if raw.startswith("["):
+            return json.loads(raw)
+        return [part.strip() for part in raw.split(",") if part.strip()]
+    return raw
+
+
+def from_environment(environ: dict[str, str]) -> dict[str, object]:
+    """Every HIREKIT_* variable, typed like its default (unknown names are kept as strings)."""
+    found: dict[str, object] = {}
+    for name, raw in environ.items():
+        if not name.startswith(ENV_PREFIX) or name == "HIREKIT_CONFIG":
+            continue
+        key = name[len(ENV_PREFIX):]
+        default = DEFAULTS.get(key, "")
+        found[key] = _coerce(raw, [] if key == "PLUGINS" else default)
+    return found
+
+
+def from_file(path: str) -> dict[str, object]:
+    """Upper-case names from a Python or JSON config file."""
+    file = Path(path)
+    if file.suffix == ".json":
+        values = json.loads(file.read_text())
+    else:
+        values = runpy.run_path(str(file))
+    return {key: value for key, value in values.items() if key.isupper()}
+
+
+def load_config(overrides: dict | None = None, environ: dict[str, str] | None = None) -> dict[str, object]:
+    """Defaults, then environment, then HIREKIT_CONFIG, then the caller's mapping: later wins."""
+    environ = dict(os.environ if environ is None else environ)
+    config = dict(DEFAULTS)
+    config.update(from_environment(environ))
+    if environ.get("HIREKIT_CONFIG"):
+        config.update(from_file(environ["HIREKIT_CONFIG"]))
+    if overrides:
+        config.update(overrides)
+    if isinstance(config["PLUGINS"], str):
+        config["PLUGINS"] = _coerce(config["PLUGINS"], [])
+    if config["PLUGINS"] is None:
+        from app.plugins import available
+
+        config["PLUGINS"] = available()
+    return config

@@ -1,0 +1,116 @@
+"""The peewee database behind a proxy: URL -> database, a connection per request, base models and fields every plugin shares."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import uuid
+from pathlib import Path
+from urllib.parse import unquote, urlparse
+
+import peewee as pw
+from playhouse.pool import PooledPostgresqlDatabase
+
+database = pw.DatabaseProxy()
+
+
+def utcnow() -> dt.datetime:
+    """Naive UTC now: every timestamp is stored in UTC without an offset."""
+    return dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
+
+
+_databases: dict[tuple[str, int], pw.Database] = {}
+
+
+def database_from_url(url: str, *, pool_size: int = 10) -> pw.Database:
+    """The process's one database object for a URL (apps built twice in a process share its pool)."""
+    key = (url, pool_size)
+    if key not in _databases:
+        _databases[key] = _open_database(url, pool_size)
+    return _databases[key]
+
+
+def _open_database(url: str, pool_size: int) -> pw.Database:
+    """sqlite:///path or postgresql://user:pw@host:port/name -> a peewee database."""
+    parsed = urlparse(url)
+    if parsed.scheme == "sqlite":
+        # SQLAlchemy's convention: sqlite:///relative/path, sqlite:////absolute/path
+        path = unquote(parsed.path)[1:] if parsed.path else ":memory:"
+        if path not in (":memory:", ""):
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+        return pw.SqliteDatabase(
+            path or ":memory:",
+            pragmas={"journal_mode": "wal", "foreign_keys": 1, "busy_timeout": 10000, "synchronous": "normal"},
+            check_same_thread=False,
+        )
+    if parsed.scheme in ("postgres", "postgresql"):
+        return PooledPostgresqlDatabase(
+            unquote(parsed.path.lstrip("/")),
+            user=unquote(parsed.username) if parsed.username else None,
+            password=unquote(parsed.password) if parsed.password else None,
+            host=parsed.hostname,
+            port=parsed.port or 5432,
+            max_connections=pool_size,
+            stale_timeout=300,
+            timeout=10,
+            connect_timeout=3,
+        )
+    raise ValueError(f"unsupported database URL scheme {parsed.scheme!r}: use sqlite:///path or postgresql://...")
+
+
+def init_app(app) -> None:
+    """Bind the proxy to the configured database and open/close a connection around each request."""
+    database.initialize(database_from_url(app.config["DATABASE_URL"], pool_size=app.config["DATABASE_POOL_SIZE"]))
+
+    @app.teardown_appcontext
+    def _close_connection(exc):
+        if not database.is_closed():
+            database.close()
+
+
+def connect() -> None:
+    """Open the connection lazily; called by the first query path of a request."""
+    database.connect(reuse_if_open=True)
+
+
+class JSONField(pw.TextField):
+    """JSON stored as text, so the same column works on SQLite and PostgreSQL."""
+
+    def db_value(self, value):
+        return None if value is None else json.dumps(value, separators=(",", ":"))
+
+    def python_value(self, value):
+        return None if value is None else json.loads(value)
+
+
+class BaseModel(pw.Model):
+    """Every table lives behind the shared proxy."""
+
+    class Meta:
+        database = database
+        legacy_table_names = False
+
+
+class TimestampedModel(BaseModel):
+    """created_at/updated_at kept by save()."""
+
+    created_at = pw.DateTimeField(default=utcnow)
+    updated_at = pw.DateTimeField(default=utcnow)
+
+    def save(self, *args, **kwargs):
+        self.updated_at = utcnow()
+        return super().save(*args, **kwargs)
+
+
+def new_uuid() -> uuid.UUID:
+    return uuid.uuid4()
+
+
+def parse_uuid(value) -> uuid.UUID | None:
+    """A UUID from a path or query value, None when it is not one (callers answer 404 or 422)."""
+    if isinstance(value, uuid.UUID):
+        return value
+    try:
+        return uuid.UUID(str(value))
+    except (ValueError, TypeError, AttributeError):
+        return None

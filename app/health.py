@@ -1,0 +1,67 @@
+"""Liveness (/healthz) and readiness (/readyz: database, Redis and search when configured) for load balancers."""
+
+from __future__ import annotations
+
+import marshmallow as ma
+from flask import current_app
+
+from app.api import Blueprint
+from app.db import database
+
+blp = Blueprint("health", __name__, description="Process and dependency health", auth=None)
+
+
+class HealthSchema(ma.Schema):
+    status = ma.fields.String(required=True)
+    checks = ma.fields.Dict(keys=ma.fields.String(), values=ma.fields.String())
+
+
+READINESS_CHECKS = []
+
+
+def readiness_check(name):
+    """Register a dependency check: a callable that raises when the dependency is down."""
+
+    def decorator(func):
+        READINESS_CHECKS.append((name, func))
+        return func
+
+    return decorator
+
+
+@readiness_check("database")
+def _database():
+    database.execute_sql("SELECT 1")
+
+
+@readiness_check("redis")
+def _redis():
+    if current_app.config["REDIS_URL"]:
+        from app.queue import get_queue
+
+        get_queue().connection.ping()
+
+
+@blp.route("/healthz")
+@blp.response(200, HealthSchema)
+def healthz():
+    """The process is alive"""
+    return {"status": "ok"}
+
+
+@blp.route("/readyz")
+@blp.response(200, HealthSchema)
+@blp.alt_response(503, schema=HealthSchema, description="A dependency is down")
+def readyz():
+    """Database, Redis and the search backend answer"""
+    checks, down = {}, []
+    for name, check in READINESS_CHECKS + current_app.extensions.get("hirekit_readiness", []):
+        try:
+            check()
+            checks[name] = "ok"
+        except Exception as exc:  # noqa: BLE001 - any failure means not ready
+            checks[name] = f"down: {type(exc).__name__}"
+            down.append(name)
+    if down:
+        return {"status": f"unavailable: {', '.join(down)}", "checks": checks}, 503, {"Retry-After": "5"}
+    return {"status": "ok", "checks": checks}

@@ -1,0 +1,58 @@
+"""Rate limits per API key (per client address without one), Redis-backed when configured, with a per-tenant override."""
+
+from __future__ import annotations
+
+from flask import current_app, g
+from flask_limiter import Limiter, RateLimitExceeded
+from flask_limiter.util import get_remote_address
+
+from app.errors import error_response
+
+
+def rate_limit_key() -> str:
+    """Never the raw key: the key's row id, or the client address when unauthenticated."""
+    caller = g.get("caller")
+    return f"key:{caller.key_id}" if caller else f"ip:{get_remote_address()}"
+
+
+def limit_from(config_name: str):
+    """A limit provider: the tenant's override when set, else the configured value."""
+
+    def provider() -> str:
+        caller = g.get("caller")
+        if caller is not None and caller.rate_limit:
+            return caller.rate_limit
+        return current_app.config[config_name]
+
+    provider.__name__ = f"limit_from_{config_name.lower()}"
+    return provider
+
+
+def handle_rate_limited(error: RateLimitExceeded):
+    """429 in the one error body; Flask-Limiter adds X-RateLimit-* and Retry-After in after_request."""
+    return error_response(429, f"Rate limit exceeded ({error.description}). Higher limits are available on request.")
+
+
+def build_limiter(app) -> Limiter:
+    """One Limiter per app, so test apps and gunicorn workers each own theirs (sharing storage through Redis)."""
+    redis_url = app.config["REDIS_URL"]
+    app.config.setdefault("RATELIMIT_HEADERS_ENABLED", True)
+    app.config.setdefault("RATELIMIT_ENABLED", app.config["RATE_LIMIT_ENABLED"])
+    app.config.setdefault("RATELIMIT_SWALLOW_ERRORS", app.config["RATE_LIMIT_FAIL_OPEN"])
+    app.config.setdefault("RATELIMIT_KEY_PREFIX", app.config["RATE_LIMIT_KEY_PREFIX"])
+    app.config.setdefault("RATELIMIT_STORAGE_URI", redis_url or "memory://")
+    app.config.setdefault("RATELIMIT_STRATEGY", "fixed-window")
+    limiter = Limiter(key_func=rate_limit_key, default_limits=[limit_from("RATE_LIMIT")])
+    limiter.init_app(app)
+    app.register_error_handler(RateLimitExceeded, handle_rate_limited)
+    app.extensions["hirekit_limiter"] = limiter
+    return limiter
+
+
+def apply_limit(app, blueprint, config_name: str) -> None:
+    """Give a blueprint its own limit (it replaces the default limit for those routes)."""
+    app.extensions["hirekit_limiter"].limit(limit_from(config_name))(blueprint)
+
+
+def exempt(app, blueprint) -> None:
+    app.extensions["hirekit_limiter"].exempt(blueprint)

@@ -1,0 +1,103 @@
+"""The plugin registry: each endpoint family is a package exposing PLUGIN, selected by HIREKIT_PLUGINS."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from dataclasses import dataclass, field
+from typing import Callable
+
+from app.config import ALL_PLUGINS
+
+
+@dataclass(frozen=True)
+class Plugin:
+    """What a family brings: blueprints (auth scheme on each), models for migrations, needs, background tasks."""
+
+    name: str
+    blueprints: tuple = ()
+    models: tuple = ()
+    needs: tuple = ()
+    tasks: tuple = ()
+    rate_limit: str | None = None  # config name of the family's own limit, else the default limit applies
+    init_app: Callable | None = None
+    cli: tuple = field(default=())
+
+
+class PluginError(RuntimeError):
+    """A configuration mistake that must stop start-up with a clear message."""
+
+
+def module_path(name: str) -> str:
+    return f"plugins.{name}"
+
+
+def available() -> list[str]:
+    """The families whose packages are present, in their canonical order: the default selection."""
+    return [name for name in ALL_PLUGINS if importlib.util.find_spec(module_path(name)) is not None]
+
+
+def load_plugin(name: str) -> Plugin:
+    if name not in ALL_PLUGINS:
+        raise PluginError(f"unknown plugin {name!r} in HIREKIT_PLUGINS; available: {', '.join(ALL_PLUGINS)}")
+    plugin = importlib.import_module(module_path(name)).PLUGIN
+    if plugin.name != name:
+        raise PluginError(f"plugin module {name!r} declares the name {plugin.name!r}")
+    return plugin
+
+
+def resolve(names) -> list[Plugin]:
+    """The selected plugins in dependency order; an unknown name or a missing need is a PluginError."""
+    selected = [n.strip() for n in names if n and n.strip()]
+    plugins = {name: load_plugin(name) for name in selected}
+    for plugin in plugins.values():
+        missing = [need for need in plugin.needs if need not in plugins]
+        if missing:
+            raise PluginError(f"plugin {plugin.name!r} needs {', '.join(repr(m) for m in missing)}: add it to HIREKIT_PLUGINS")
+    ordered: list[Plugin] = []
+
+    def visit(plugin: Plugin):
+        if plugin in ordered:
+            return
+        for need in plugin.needs:
+            visit(plugins[need])
+        ordered.append(plugin)
+
+    for plugin in plugins.values():
+        visit(plugin)
+    return ordered
+
+
+def all_models() -> list:
+    """Every model of every plugin, enabled or not: the schema that migrations describe."""
+    from app import events, tenancy
+
+    models = list(tenancy.MODELS) + list(events.MODELS)
+    for name in available():
+        plugin = load_plugin(name)
+        models.extend(m for m in plugin.models if m not in models)
+    return models
+
+
+def register(app, api, plugins: list[Plugin]) -> None:
+    """Register each plugin's blueprints with their auth scheme and limits, then its own init hook."""
+    from app import auth, limits
+
+    for plugin in plugins:
+        for blueprint in plugin.blueprints:
+            scheme = getattr(blueprint, "auth", None)
+            if scheme:
+                auth.protect(app, blueprint.name, scheme)
+            if plugin.rate_limit:
+                limits.apply_limit(app, blueprint, plugin.rate_limit)
+            if hasattr(blueprint, "register_views_in_doc"):
+                api.register_blueprint(blueprint)
+            else:
+                app.register_blueprint(blueprint)
+        if plugin.init_app:
+            plugin.init_app(app)
+    app.extensions["hirekit_plugins"] = {plugin.name: plugin for plugin in plugins}
+
+
+def enabled(app, name: str) -> bool:
+    return name in app.extensions.get("hirekit_plugins", {})

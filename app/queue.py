@@ -1,0 +1,132 @@
+"""Background work over RQ: named queues on Redis when configured, otherwise the same call runs inline in the request."""
+
+from __future__ import annotations
+
+import datetime as dt
+import functools
+import logging
+import uuid
+from dataclasses import dataclass, field
+
+from flask import current_app
+
+from app.db import database
+
+log = logging.getLogger("hirekit.queue")
+
+
+def task(func):
+    """Mark a function as a background job: it gets a database connection whether it runs in a worker or inline."""
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        opened = database.is_closed()
+        if opened:
+            database.connect()
+        try:
+            return func(*args, **kwargs)
+        finally:
+            if opened and not database.is_closed() and not database.in_transaction():
+                database.close()
+
+    wrapper.is_task = True
+    return wrapper
+
+
+@dataclass
+class InlineJob:
+    """What an inline enqueue answers: the shape callers read from an RQ Job (id, status, result)."""
+
+    id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    status: str = "queued"
+    result: object = None
+    exc_string: str | None = None
+
+    def get_status(self):
+        return self.status
+
+
+class TaskQueue:
+    """enqueue/enqueue_in over RQ, or inline when no Redis URL is configured."""
+
+    def __init__(self, redis_url: str, queue_names, *, default_timeout: int = 180):
+        self.redis_url = redis_url
+        self.queue_names = list(queue_names)
+        self.default_timeout = default_timeout
+        self._connection = None
+        self._queues = {}
+
+    @property
+    def is_inline(self) -> bool:
+        return not self.redis_url
+
+    @property
+    def connection(self):
+        if self._connection is None:
+            from redis import Redis
+
+            self._connection = Redis.from_url(self.redis_url, socket_connect_timeout=2, socket_timeout=5)
+        return self._connection
+
+    def queue(self, name: str = "default"):
+        if name not in self.queue_names:
+            raise ValueError(f"unknown queue {name!r}; configured: {', '.join(self.queue_names)}")
+        if name not in self._queues:
+            from rq import Queue
+
+            self._queues[name] = Queue(name, connection=self.connection, default_timeout=self.default_timeout)
+        return self._queues[name]
+
+    def enqueue(self, func, *args, queue: str = "default", **options):
+        if self.is_inline:
+            return self._run_inline(func, args, options)
+        return self.queue(queue).enqueue(func, *args, **options)
+
+    def enqueue_in(self, delay: dt.timedelta, func, *args, queue: str = "default", **options):
+        if self.is_inline:
+            log.info("no Redis configured: %s runs now instead of in %s", getattr(func, "__name__", func), delay)
+            return self._run_inline(func, args, options)
+        return self.queue(queue).enqueue_in(delay, func, *args, **options)
+
+    def enqueue_at(self, when: dt.datetime, func, *args, queue: str = "default", **options):
+        if self.is_inline:
+            log.info("no Redis configured: %s runs now instead of at %s", getattr(func, "__name__", func), when)
+            return self._run_inline(func, args, options)
+        return self.queue(queue).enqueue_at(when, func, *args, **options)
+
+    @staticmethod
+    def _run_inline(func, args, options):
+        """Run now; like a worker, a failing job is recorded and logged, not raised into the request."""
+        kwargs = options.pop("kwargs", None) or {}
+        job = InlineJob(id=options.get("job_id") or uuid.uuid4().hex)
+        try:
+            job.result = func(*args, **kwargs)
+            job.status = "finished"
+        except Exception as exc:  # noqa: BLE001 - a job failure must not fail the caller, as with RQ
+            log.exception("inline job %s failed", getattr(func, "__name__", func))
+            job.status = "failed"
+            job.exc_string = repr(exc)
+        return job
+
+
+def init_app(app) -> TaskQueue:
+    queue = TaskQueue(app.config["REDIS_URL"], app.config["QUEUES"])
+    app.extensions["hirekit_queue"] = queue
+    return queue
+
+
+def get_queue() -> TaskQueue:
+    return current_app.extensions["hirekit_queue"]
+
+
+def enqueue(func, *args, queue: str = "default", **options):
+    """Run func in the background on the named queue (inline without Redis)."""
+    return get_queue().enqueue(func, *args, queue=queue, **options)
+
+
+def enqueue_in(delay: dt.timedelta, func, *args, queue: str = "default", **options):
+    return get_queue().enqueue_in(delay, func, *args, queue=queue, **options)
+
+
+def enqueue_at(when: dt.datetime, func, *args, queue: str = "default", **options):
+    return get_queue().enqueue_at(when, func, *args, queue=queue, **options)

@@ -1,0 +1,86 @@
+"""Tenant-scoped record helpers every family uses: fetch-or-404, unique source_id creates, partial updates, filters, sequences."""
+
+from __future__ import annotations
+
+import peewee as pw
+
+from app.db import BaseModel, TimestampedModel, database, new_uuid, parse_uuid, utcnow
+from app.errors import Conflict, NotFound
+from app.tenancy import Counter, Tenant
+
+
+class TenantRecord(TimestampedModel):
+    """A /v1 record: UUID id, owned by one tenant, timestamps."""
+
+    id = pw.UUIDField(primary_key=True, default=new_uuid)
+    tenant = pw.ForeignKeyField(Tenant, on_delete="CASCADE", column_name="tenant_id", index=True)
+
+    # Human name used in messages ("job 123 not found")
+    label = "record"
+
+    @classmethod
+    def owned_by(cls, tenant_id: str):
+        return cls.select().where(cls.tenant == tenant_id)
+
+
+def get_owned(model: type[TenantRecord], tenant_id: str, record_id) -> TenantRecord:
+    """The tenant's record with that id; another tenant's record, or a malformed id, is a 404."""
+    ident = parse_uuid(record_id)
+    if ident is None:
+        raise NotFound(model.label, record_id)
+    record = model.owned_by(tenant_id).where(model.id == ident).first()
+    if record is None:
+        raise NotFound(model.label, record_id)
+    return record
+
+
+def find_by_source_id(model, tenant_id: str, source_id: str):
+    return model.owned_by(tenant_id).where(model.source_id == source_id).first()
+
+
+def create_with_source_id(model, tenant_id: str, values: dict, **extra) -> TenantRecord:
+    """Insert a record whose source_id is unique per tenant; a duplicate is 409 naming the existing id."""
+    existing = find_by_source_id(model, tenant_id, values["source_id"])
+    if existing is not None:
+        raise Conflict(f"{model.label} with source_id {values['source_id']!r} already exists", existing_id=existing.id)
+    try:
+        with database.atomic():
+            return model.create(tenant=tenant_id, **values, **extra)
+    except pw.IntegrityError:
+        existing = find_by_source_id(model, tenant_id, values["source_id"])
+        if existing is None:
+            raise
+        raise Conflict(f"{model.label} with source_id {values['source_id']!r} already exists", existing_id=existing.id) from None
+
+
+def apply_changes(record: TimestampedModel, values: dict) -> TimestampedModel:
+    """Set the given fields and save; fields not given are left alone (PATCH)."""
+    for name, value in values.items():
+        setattr(record, name, value)
+    record.save()
+    return record
+
+
+def apply_filters(query, model, filters: dict, *, case_insensitive=()):
+    """AND of equality filters for the non-empty values; names in case_insensitive compare lower-cased."""
+    for name, value in filters.items():
+        if value is None:
+            continue
+        column = getattr(model, name)
+        if name in case_insensitive:
+            query = query.where(pw.fn.LOWER(column) == str(value).lower())
+        else:
+            query = query.where(column == value)
+    return query
+
+
+def next_in_sequence(tenant_id: str, name: str) -> int:
+    """The tenant's next number in sequence `name` (1, 2, ...), safe under concurrent writers."""
+    with database.atomic():
+        Counter.insert(tenant=tenant_id, name=name, value=0).on_conflict_ignore().execute()
+        Counter.update(value=Counter.value + 1).where((Counter.tenant == tenant_id) & (Counter.name == name)).execute()
+        return Counter.select(Counter.value).where((Counter.tenant == tenant_id) & (Counter.name == name)).scalar()
+
+
+__all__ = ["BaseModel", "TenantRecord", "get_owned", "create_with_source_id", "apply_changes", "apply_filters",
+           "next_in_sequence", "find_by_source_id", "utcnow"]

@@ -1,0 +1,1 @@
+"""Endpoint families, one package each, exposing PLUGIN (see app/plugins.py)."""

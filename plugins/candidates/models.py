@@ -1,0 +1,41 @@
+"""The Candidate table: a person pushed by an ATS (or applying on the board), with an optional resume."""
+
+import peewee as pw
+
+from app.records import TenantRecord
+
+
+class ResumeColumns(pw.Model):
+    """Resume metadata kept on a record; the bytes live in app.resumes' storage, addressed by sha256."""
+
+    resume_file_name = pw.CharField(max_length=255, null=True)
+    resume_content_type = pw.CharField(max_length=128, null=True)
+    resume_size = pw.IntegerField(null=True)
+    resume_sha256 = pw.CharField(max_length=64, null=True)
+    resume_reference = pw.TextField(null=True)  # a JSON `file` string: kept as given, never fetched
+
+
+class Candidate(TenantRecord, ResumeColumns):
+    label = "candidate"
+
+    source_id = pw.CharField(max_length=255)
+    source = pw.CharField(max_length=255)
+    first_name = pw.CharField(max_length=255)
+    last_name = pw.CharField(max_length=255, null=True)
+    email = pw.CharField(max_length=320)
+    phone_no = pw.CharField(max_length=32, null=True)  # E.164; null only for board applicants who gave none
+    city = pw.CharField(max_length=255, null=True)
+    state_name = pw.CharField(max_length=255, null=True)
+    country = pw.CharField(max_length=255, null=True)
+    recruiter_name = pw.CharField(max_length=255, null=True)
+    recruiter_email = pw.CharField(max_length=320, null=True)
+    recruiter_work_phone_no = pw.CharField(max_length=64, null=True)
+    status = pw.CharField(max_length=100, null=True)
+
+    class Meta:
+        table_name = "candidates"
+        indexes = (
+            (("tenant", "source_id"), True),
+            (("tenant", "email"), False),
+            (("tenant", "created_at"), False),
+        )

@@ -1,0 +1,39 @@
+"""Job operations shared by the REST routes, the board and the MCP tools."""
+
+from __future__ import annotations
+
+from app.api import paginate
+from app.errors import NotFound, ValidationFailed
+from app.records import apply_changes, apply_filters, create_with_source_id, get_owned, next_in_sequence
+from plugins.jobs.models import Job
+
+CASE_INSENSITIVE_FILTERS = ("status", "city", "state_name", "country", "employment_type", "workplace_type")
+
+
+def list_jobs(tenant_id: str, *, page: int, size: int, **filters) -> dict:
+    query = apply_filters(Job.owned_by(tenant_id), Job, filters, case_insensitive=CASE_INSENSITIVE_FILTERS)
+    return paginate(query, page=page, size=size)
+
+
+def get_job(tenant_id: str, job_id) -> Job:
+    return get_owned(Job, tenant_id, job_id)
+
+
+def get_job_by_number(tenant_id: str, number: int) -> Job:
+    job = Job.owned_by(tenant_id).where(Job.number == number).first()
+    if job is None:
+        raise NotFound("job", number)
+    return job
+
+
+def create_job(tenant_id: str, values: dict) -> Job:
+    return create_with_source_id(Job, tenant_id, values, number=next_in_sequence(tenant_id, "job_number"))
+
+
+def update_job(tenant_id: str, job_id, values: dict) -> Job:
+    job = get_job(tenant_id, job_id)
+    low = values.get("min_pay_rate", job.min_pay_rate)
+    high = values.get("max_pay_rate", job.max_pay_rate)
+    if low is not None and high is not None and low > high:
+        raise ValidationFailed({"max_pay_rate": ["Must not be less than min_pay_rate."]})
+    return apply_changes(job, values)

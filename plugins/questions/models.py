@@ -1,0 +1,25 @@
+"""The Question table: a screening question on a job, or on one application of that job."""
+
+import peewee as pw
+
+from app.records import TenantRecord
+from plugins.applications.models import Application
+from plugins.jobs.models import Job
+
+
+class Question(TenantRecord):
+    label = "question"
+
+    job = pw.ForeignKeyField(Job, on_delete="CASCADE", column_name="job_id")
+    application = pw.ForeignKeyField(Application, on_delete="CASCADE", column_name="application_id", null=True)
+    question_text = pw.TextField()
+    source_id = pw.CharField(max_length=255)
+    position = pw.IntegerField(default=0)
+    generated = pw.BooleanField(default=False)
+
+    class Meta:
+        table_name = "questions"
+        indexes = (
+            (("job", "position", "created_at"), False),
+            (("job", "source_id"), False),
+        )
