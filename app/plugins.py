@@ -34,7 +34,12 @@ def module_path(name: str) -> str:
 
 def available() -> list[str]:
     """The families whose packages are present, in their canonical order: the default selection."""
-    return [name for name in ALL_PLUGINS if importlib.util.find_spec(module_path(name)) is not None]
+    found = []
+    for name in ALL_PLUGINS:
+        spec = importlib.util.find_spec(module_path(name))
+        if spec is not None and spec.origin is not None:  # a folder without __init__.py is not a plugin yet
+            found.append(name)
+    return found
 
 
 def load_plugin(name: str) -> Plugin:

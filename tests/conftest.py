@@ -52,17 +52,17 @@ def migrated_urls(tmp_path_factory):
 
 
 def _empty_all_tables(url: str) -> None:
-    from app.plugins import all_models
-
-    tables = [m._meta.table_name for m in all_models()]
     db = database_from_url(url)
     with db.connection_context():
+        tables = [t for t in db.get_tables() if t != "migratehistory"]
         if url.startswith("postgres"):
             db.execute_sql("TRUNCATE " + ", ".join(f'"{t}"' for t in tables) + " RESTART IDENTITY CASCADE")
         else:
+            db.execute_sql("PRAGMA foreign_keys = OFF")
             with db.atomic():
-                for table in reversed(tables):
+                for table in tables:
                     db.execute_sql(f'DELETE FROM "{table}"')
+            db.execute_sql("PRAGMA foreign_keys = ON")
 
 
 @pytest.fixture(params=DB_BACKENDS)

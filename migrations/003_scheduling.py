@@ -1,0 +1,71 @@
+"""Peewee migrations -- 003_scheduling.py.
+
+Some examples (model - class or model name)::
+
+    > Model = migrator.orm['table_name']            # Return model in current state by name
+    > Model = migrator.ModelClass                   # Return model in current state by name
+
+    > migrator.sql(sql)                             # Run custom SQL
+    > migrator.run(func, *args, **kwargs)           # Run python function with the given args
+    > migrator.create_model(Model)                  # Create a model (could be used as decorator)
+    > migrator.remove_model(model, cascade=True)    # Remove a model
+    > migrator.add_fields(model, **fields)          # Add fields (allow_not_null=True skips default)
+    > migrator.change_fields(model, **fields)       # Change fields
+    > migrator.remove_fields(model, *field_names, cascade=True)
+    > migrator.rename_field(model, old_field_name, new_field_name)
+    > migrator.rename_table(model, new_table_name)
+    > migrator.add_index(model, *col_names, unique=False)
+    > migrator.add_not_null(model, *field_names)
+    > migrator.add_default(model, field_name, default)
+    > migrator.add_constraint(model, name, sql)
+    > migrator.drop_index(model, *col_names)
+    > migrator.drop_not_null(model, *field_names)
+    > migrator.drop_constraints(model, *constraints)
+
+"""
+
+from contextlib import suppress
+
+import peewee as pw
+from peewee_migrate import Migrator
+
+
+with suppress(ImportError):
+    import playhouse.postgres_ext as pw_pext
+
+
+def migrate(migrator: Migrator, database: pw.Database, *, fake=False):
+    """Write your migrations here."""
+    
+    @migrator.create_model
+    class JobSchedule(pw.Model):
+        job = pw.ForeignKeyField(column_name='job_id', field='id', model=migrator.orm['jobs'], on_delete='CASCADE', primary_key=True)
+        created_at = pw.DateTimeField()
+        updated_at = pw.DateTimeField()
+        scheduling = pw.BooleanField(default=False)
+        window_start_time = pw.CharField(default='09:00:00', max_length=8)
+        window_end_time = pw.CharField(default='17:00:00', max_length=8)
+        daily_attempts = pw.IntegerField(default=2)
+        total_attempts = pw.IntegerField(default=5)
+        retry_interval = pw.IntegerField(default=60)
+        days_of_week = pw.TextField()
+        email_enabled = pw.BooleanField(default=False)
+        email_notify_minutes = pw.IntegerField(default=30)
+        email_repeat = pw.BooleanField(default=False)
+        sms_enabled = pw.BooleanField(default=False)
+        sms_notify_minutes = pw.IntegerField(default=15)
+        sms_repeat = pw.BooleanField(default=False)
+        voicemail_enabled = pw.BooleanField(default=False)
+        repeat_calling = pw.BooleanField(default=False)
+        call_schedule_minutes = pw.IntegerField(default=0)
+        default = pw.BooleanField(default=False)
+        name = pw.CharField(default='Default', max_length=255)
+
+        class Meta:
+            table_name = "job_schedules"
+
+
+def rollback(migrator: Migrator, database: pw.Database, *, fake=False):
+    """Write your rollback migrations here."""
+    
+    migrator.remove_model('job_schedules')
