@@ -1,0 +1,88 @@
+"""Scheduling bodies: the on/off switch and the schedule setting (SPEC 2.2, 2.3, 8; DESIGN's units and formats)."""
+
+import re
+
+import marshmallow as ma
+
+from app.fields import StrictSchema, Text
+
+TIME_PATTERN = re.compile(r"^([01]\d|2[0-3]):[0-5]\d:[0-5]\d$")
+NOT_NEGATIVE = ma.validate.Range(min=0)
+
+
+class SchedulingToggleSchema(StrictSchema):
+    scheduling = ma.fields.Boolean(required=True, metadata={"description": "true enables interview scheduling for the job"})
+
+
+class SchedulingSchema(ma.Schema):
+    job_id = ma.fields.UUID(required=True)
+    scheduling = ma.fields.Boolean(required=True)
+
+
+class ClockTime(ma.fields.String):
+    """HH:MM:SS, 24-hour."""
+
+    default_error_messages = {"invalid_time": "Must be a time of day as HH:MM:SS (24-hour), e.g. 09:00:00."}
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        text = super()._deserialize(value, attr, data, **kwargs)
+        if not TIME_PATTERN.match(text):
+            raise self.make_error("invalid_time")
+        return text
+
+
+class ScheduleSettingSchema(StrictSchema):
+    """PUT body: fields not sent take their defaults (PUT replaces the setting)."""
+
+    window_start_time = ClockTime(required=True, metadata={"example": "09:00:00", "description": "Start of the daily calling window (HH:MM:SS, HIREKIT_TIMEZONE)"})
+    window_end_time = ClockTime(required=True, metadata={"example": "17:00:00", "description": "End of the window; after window_start_time (windows do not cross midnight)"})
+    daily_attempts = ma.fields.Integer(validate=ma.validate.Range(min=0, max=5), metadata={"description": "Call attempts per day, 0-5"})
+    total_attempts = ma.fields.Integer(validate=NOT_NEGATIVE, metadata={"description": "Call attempts in all"})
+    retry_interval = ma.fields.Integer(validate=NOT_NEGATIVE, metadata={"description": "Minutes between attempts"})
+    days_of_week = ma.fields.List(ma.fields.Integer(validate=ma.validate.Range(min=1, max=7)),
+                                  metadata={"description": "ISO days: 1 Monday ... 7 Sunday"})
+    email_enabled = ma.fields.Boolean()
+    email_notify_minutes = ma.fields.Integer(validate=NOT_NEGATIVE, metadata={"description": "Minutes before the call"})
+    email_repeat = ma.fields.Boolean()
+    sms_enabled = ma.fields.Boolean()
+    sms_notify_minutes = ma.fields.Integer(validate=NOT_NEGATIVE, metadata={"description": "Minutes before the call"})
+    sms_repeat = ma.fields.Boolean()
+    voicemail_enabled = ma.fields.Boolean()
+    repeat_calling = ma.fields.Boolean()
+    call_schedule_minutes = ma.fields.Integer(validate=NOT_NEGATIVE, metadata={"description": "Minutes after the trigger before the first call"})
+    default = ma.fields.Boolean()
+    name = Text(max_length=255, metadata={"description": "A label for this setting"})
+
+    @ma.validates_schema
+    def window_in_order(self, data, **kwargs):
+        start, end = data.get("window_start_time"), data.get("window_end_time")
+        if start and end and start >= end:
+            raise ma.ValidationError("Must be after window_start_time (windows cannot cross midnight).", field_name="window_end_time")
+
+    @ma.post_load
+    def distinct_sorted_days(self, data, **kwargs):
+        if "days_of_week" in data:
+            data["days_of_week"] = sorted(set(data["days_of_week"]))
+        return data
+
+
+class ScheduleSettingRecordSchema(ma.Schema):
+    job_id = ma.fields.UUID(required=True)
+    scheduling = ma.fields.Boolean(required=True)
+    window_start_time = ma.fields.String(required=True)
+    window_end_time = ma.fields.String(required=True)
+    daily_attempts = ma.fields.Integer(required=True)
+    total_attempts = ma.fields.Integer(required=True)
+    retry_interval = ma.fields.Integer(required=True)
+    days_of_week = ma.fields.List(ma.fields.Integer(), required=True)
+    email_enabled = ma.fields.Boolean(required=True)
+    email_notify_minutes = ma.fields.Integer(required=True)
+    email_repeat = ma.fields.Boolean(required=True)
+    sms_enabled = ma.fields.Boolean(required=True)
+    sms_notify_minutes = ma.fields.Integer(required=True)
+    sms_repeat = ma.fields.Boolean(required=True)
+    voicemail_enabled = ma.fields.Boolean(required=True)
+    repeat_calling = ma.fields.Boolean(required=True)
+    call_schedule_minutes = ma.fields.Integer(required=True)
+    default = ma.fields.Boolean(required=True)
+    name = ma.fields.String(required=True)
