@@ -30,3 +30,46 @@ def create_job(client, tenant, **overrides) -> dict:
     response = client.post("/v1/jobs", json=job_body(**overrides), headers=tenant.headers)
     assert response.status_code == 201, response.json
     return response.json
+
+
+def candidate_body(**overrides) -> dict:
+    n = next(_counter)
+    body = {
+        "first_name": "Jane",
+        "last_name": f"Doe {n}",
+        "email": f"jane.doe{n}@example.com",
+        "phone_no": "+1 415 555 2671",
+        "city": "Oakland",
+        "state_name": "California",
+        "country": "US",
+        "source": "referral",
+        "source_id": f"cand-{n}",
+    }
+    body.update(overrides)
+    return body
+
+
+def create_candidate(client, tenant, **overrides) -> dict:
+    response = client.post("/v1/candidates", json=candidate_body(**overrides), headers=tenant.headers)
+    assert response.status_code == 201, response.json
+    return response.json
+
+
+def application_body(candidate: dict, job: dict, **overrides) -> dict:
+    body = {
+        "candidate_source_id": candidate["source_id"],
+        "job_source_id": job["source_id"],
+        "source_application_status": "applied",
+        "application_stage": "ACTIVE",
+    }
+    body.update(overrides)
+    return body
+
+
+def create_application(client, tenant, candidate=None, job=None, **overrides) -> dict:
+    """An application through the API; a fresh candidate and job are created when not given."""
+    candidate = candidate or create_candidate(client, tenant)
+    job = job or create_job(client, tenant)
+    response = client.post("/v1/applications", json=application_body(candidate, job, **overrides), headers=tenant.headers)
+    assert response.status_code == 201, response.json
+    return response.json

@@ -1,0 +1,88 @@
+"""Application bodies (SPEC 2.5: create, update), the application record with its candidate and job summaries, list filters."""
+
+import marshmallow as ma
+
+from app.api import PageArgsSchema, RecordSchema
+from app.fields import StrictSchema, Text, optional_text
+from app.resumes import ResumeBodyMixin, ResumeField
+from plugins.applications.models import STAGES
+
+
+class Stage(ma.fields.String):
+    """application_stage: ACTIVE or PASSIVE in any case, answered and stored upper-case."""
+
+    default_error_messages = {"stage": f"Must be one of: {', '.join(STAGES)} (any case)."}
+
+    def __init__(self, **kwargs):
+        super().__init__(metadata={"enum": list(STAGES), "description": "ACTIVE or PASSIVE, any case; stored upper-case"},
+                         **kwargs)
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        stage = super()._deserialize(value, attr, data, **kwargs).strip().upper()
+        if stage not in STAGES:
+            raise self.make_error("stage")
+        return stage
+
+
+class ApplicationCreateSchema(ResumeBodyMixin, StrictSchema):
+    """SPEC 2.5 create body; the resume comes as `file` (a reference), `base64file` or a multipart file part."""
+
+    candidate_source_id = Text(required=True, max_length=255, metadata={"description": "source_id of one of your candidates"})
+    job_source_id = Text(required=True, max_length=255, metadata={"description": "source_id of one of your jobs"})
+    candidate_id = ma.fields.UUID(load_default=None, allow_none=True,
+                                  metadata={"description": "When given, must be the candidate candidate_source_id names"})
+    job_id = ma.fields.UUID(load_default=None, allow_none=True,
+                            metadata={"description": "When given, must be the job job_source_id names"})
+    source_application_status = Text(required=True, max_length=100, metadata={"example": "applied"})
+    application_stage = Stage(required=True)
+    source_id = optional_text(max_length=255, metadata={
+        "description": "The application's id in your system (optional; unique per tenant). "
+                       "What the source_id list filter and the calls' application_source_id match"})
+
+
+class ApplicationUpdateSchema(ResumeBodyMixin, StrictSchema):
+    """SPEC 2.5 update body: status and stage, and optionally a new resume."""
+
+    source_application_status = Text(required=True, max_length=100)
+    application_stage = Stage(required=True)
+
+
+class CandidateSummarySchema(ma.Schema):
+    id = ma.fields.UUID()
+    source_id = ma.fields.String()
+    first_name = ma.fields.String()
+    last_name = ma.fields.String(allow_none=True)
+    email = ma.fields.String()
+    phone_no = ma.fields.String(allow_none=True)
+
+
+class JobSummarySchema(ma.Schema):
+    id = ma.fields.UUID()
+    number = ma.fields.Integer()
+    source_id = ma.fields.String()
+    title = ma.fields.String()
+    status = ma.fields.String(allow_none=True)
+    city = ma.fields.String(allow_none=True)
+    state_name = ma.fields.String(allow_none=True)
+    country = ma.fields.String(allow_none=True)
+
+
+class ApplicationSchema(RecordSchema):
+    source_id = ma.fields.String(allow_none=True)
+    candidate_id = ma.fields.UUID(attribute="candidate_id")
+    job_id = ma.fields.UUID(attribute="job_id")
+    candidate_source_id = ma.fields.String()
+    job_source_id = ma.fields.String()
+    source_application_status = ma.fields.String()
+    application_stage = ma.fields.String(metadata={"enum": list(STAGES)})
+    resume = ResumeField(metadata={"description": "Resume metadata, or null; the bytes are at /v1/applications/{id}/resume"})
+    candidate = ma.fields.Nested(CandidateSummarySchema)
+    job = ma.fields.Nested(JobSummarySchema)
+
+
+class ApplicationListArgsSchema(PageArgsSchema):
+    job_id = ma.fields.UUID(metadata={"description": "A job's id (a malformed UUID is 422)"})
+    candidate_id = ma.fields.UUID(metadata={"description": "A candidate's id (a malformed UUID is 422)"})
+    source_id = ma.fields.String(metadata={"description": "The application's own source_id"})
+    job_source_id = ma.fields.String()
+    candidate_source_id = ma.fields.String()

@@ -1,0 +1,119 @@
+"""Application operations shared by the REST routes, the job board, question attachment and the MCP tools.
+
+Every create and change is written and announced (an application_activty event) in one transaction."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import peewee as pw
+
+from app import events, resumes
+from app.api import paginate
+from app.db import database, parse_uuid
+from app.errors import Conflict, NotFound, ValidationFailed
+from app.records import apply_changes, apply_filters, find_by_source_id
+from plugins.applications.models import Application
+from plugins.applications.schemas import ApplicationSchema
+from plugins.candidates.models import Candidate
+from plugins.jobs.models import Job
+
+_record_schema = ApplicationSchema()
+
+
+def with_summaries(query):
+    """Join the candidate and the job so records embed them without a query per row."""
+    return query.select_extend(Candidate, Job).join(Candidate).switch(Application).join(Job).switch(Application)
+
+
+def list_applications(tenant_id: str, *, page: int, size: int, job_id=None, candidate_id=None, **filters) -> dict:
+    query = with_summaries(Application.owned_by(tenant_id))
+    if job_id is not None:
+        query = query.where(Application.job == job_id)
+    if candidate_id is not None:
+        query = query.where(Application.candidate == candidate_id)
+    query = apply_filters(query, Application, filters)
+    return paginate(query, page=page, size=size, order_by=(Application.created_at, Application.id))
+
+
+def get_application(tenant_id: str, application_id) -> Application:
+    ident = parse_uuid(application_id)
+    record = with_summaries(Application.owned_by(tenant_id)).where(Application.id == ident).first() if ident else None
+    if record is None:
+        raise NotFound("application", application_id)
+    return record
+
+
+def application_record(application: Application) -> dict:
+    """The application as the API answers it: what its events carry."""
+    return _record_schema.dump(application)
+
+
+def resolve_by_source_id(model, tenant_id: str, values: dict, source_field: str, id_field: str):
+    """The tenant's record that values[source_field] names; values[id_field], when given, must be that record."""
+    record = find_by_source_id(model, tenant_id, values[source_field])
+    if record is None:
+        raise ValidationFailed({source_field: [f"No {model.label} with source_id {values[source_field]!r} in your tenant."]})
+    given = values.get(id_field)
+    if given is not None and given != record.id:
+        raise ValidationFailed({id_field: [f"Does not match the {model.label} with source_id {values[source_field]!r} ({record.id})."]})
+    return record
+
+
+def existing_for(candidate: Candidate, job: Job) -> Application | None:
+    return Application.select(Application.id).where((Application.candidate == candidate) & (Application.job == job)).first()
+
+
+def _refuse_duplicates(tenant_id: str, candidate: Candidate, job: Job, source_id: str | None) -> None:
+    existing = existing_for(candidate, job)
+    if existing is not None:
+        raise Conflict(f"candidate {candidate.source_id!r} has already applied to job {job.source_id!r}", existing_id=existing.id)
+    if source_id:
+        same = find_by_source_id(Application, tenant_id, source_id)
+        if same is not None:
+            raise Conflict(f"application with source_id {source_id!r} already exists", existing_id=same.id)
+
+
+def create_application(tenant_id: str, values: dict, *, attach: Callable[[Application], None] | None = None) -> Application:
+    """A candidate's application to a job, both named by source_id; `attach` adds related rows in the same transaction."""
+    values = dict(values)
+    candidate = resolve_by_source_id(Candidate, tenant_id, values, "candidate_source_id", "candidate_id")
+    job = resolve_by_source_id(Job, tenant_id, values, "job_source_id", "job_id")
+    return create_for(tenant_id, candidate, job, values, attach=attach)
+
+
+def create_for(tenant_id: str, candidate: Candidate, job: Job, values: dict, *,
+               attach: Callable[[Application], None] | None = None) -> Application:
+    """Create the application of a resolved candidate and job (409 when it exists), store its resume, emit the event."""
+    values = dict(values)
+    values.pop("candidate_id", None)
+    values.pop("job_id", None)
+    _refuse_duplicates(tenant_id, candidate, job, values.get("source_id"))
+    columns = resumes.take_from(values)
+    values.update(candidate_source_id=candidate.source_id, job_source_id=job.source_id)
+    try:
+        with database.atomic():
+            application = Application.create(tenant=tenant_id, candidate=candidate, job=job, **values, **columns)
+            if attach is not None:
+                attach(application)
+            events.emit(tenant_id, events.APPLICATION_ACTIVITY, application_record(application))
+    except pw.IntegrityError:
+        _refuse_duplicates(tenant_id, candidate, job, values.get("source_id"))
+        raise
+    return application
+
+
+def update_application(tenant_id: str, application_id, values: dict) -> Application:
+    """Change status and stage (and the resume when one is sent), and announce the change."""
+    application = get_application(tenant_id, application_id)
+    values = dict(values)
+    values.update(resumes.take_from(values))
+    with database.atomic():
+        apply_changes(application, values)
+        events.emit(tenant_id, events.APPLICATION_ACTIVITY, application_record(application))
+    return application
+
+
+def resume_of(tenant_id: str, application_id):
+    """The application's stored resume as a download response (404 for another tenant or none stored)."""
+    return resumes.download(get_application(tenant_id, application_id), "application")

@@ -1,0 +1,56 @@
+"""/v1/candidates: list, create (JSON or multipart with a resume), read, update, and download the resume (SPEC 4.1)."""
+
+from flask.views import MethodView
+
+from app.api import Blueprint, page_schema
+from app.auth import current_tenant_id
+from app.resumes import json_or_multipart
+from plugins.candidates import services
+from plugins.candidates.schemas import (CandidateCreateSchema, CandidateListArgsSchema, CandidateSchema,
+                                        CandidateUpdateSchema)
+
+blp = Blueprint("candidates", __name__, url_prefix="/v1/candidates", description="Candidates pushed by your ATS")
+
+
+@blp.route("")
+class Candidates(MethodView):
+    @blp.arguments(CandidateListArgsSchema, location="query")
+    @blp.response(200, page_schema(CandidateSchema))
+    def get(self, args):
+        """List candidates, oldest first, filtered by source_id or email"""
+        return services.list_candidates(current_tenant_id(), **args)
+
+    @blp.response(201, CandidateSchema)
+    @blp.errors(409)
+    @json_or_multipart(blp, CandidateCreateSchema,
+                       description="JSON (resume as `base64file`, or `file` as a reference) or multipart/form-data "
+                                   "(resume as the `file` part)")
+    def post(self, values):
+        """Create a candidate, optionally with a resume (a source_id already used answers 409 with the existing id)"""
+        return services.create_candidate(current_tenant_id(), values)
+
+
+@blp.route("/<candidate_id>")
+class CandidateItem(MethodView):
+    @blp.response(200, CandidateSchema)
+    @blp.errors(404)
+    def get(self, candidate_id):
+        """Read a candidate"""
+        return services.get_candidate(current_tenant_id(), candidate_id)
+
+    @blp.arguments(CandidateUpdateSchema)
+    @blp.response(200, CandidateSchema)
+    @blp.errors(404, 409)
+    def patch(self, values, candidate_id):
+        """Update a candidate: SPEC's required fields plus any optional ones to change"""
+        return services.update_candidate(current_tenant_id(), candidate_id, values)
+
+
+@blp.route("/<candidate_id>/resume")
+class CandidateResume(MethodView):
+    @blp.response(200, content_type="application/octet-stream",
+                  description="The resume bytes, with its stored content type and file name")
+    @blp.errors(404)
+    def get(self, candidate_id):
+        """Download the candidate's resume"""
+        return services.resume_of(current_tenant_id(), candidate_id)

@@ -1,0 +1,99 @@
+"""Candidate bodies (SPEC 2.4: create, update), the candidate record and its list filters."""
+
+import marshmallow as ma
+import phonenumbers
+
+from app.api import PageArgsSchema, RecordSchema
+from app.fields import StrictSchema, Text, optional_text
+from app.resumes import ResumeBodyMixin, ResumeField
+
+PHONE_EXAMPLE = "+1 415 555 2671"
+
+
+class PhoneNumber(ma.fields.String):
+    """An international phone number with its country code, answered and stored in E.164 (+14155552671)."""
+
+    default_error_messages = {
+        "no_country_code": f"Include the country code in international format, e.g. {PHONE_EXAMPLE}.",
+        "unparsable": f"Not a phone number; use international format, e.g. {PHONE_EXAMPLE}.",
+        "invalid": "Not a valid phone number for country code +{code}.",
+    }
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        text = super()._deserialize(value, attr, data, **kwargs).strip()
+        if not text.startswith("+") and not text.startswith("00"):
+            raise self.make_error("no_country_code")
+        try:
+            number = phonenumbers.parse("+" + text[2:] if text.startswith("00") else text, None)
+        except phonenumbers.NumberParseException as error:
+            if error.error_type == phonenumbers.NumberParseException.INVALID_COUNTRY_CODE:
+                raise self.make_error("no_country_code") from None
+            raise self.make_error("unparsable") from None
+        if not phonenumbers.is_valid_number(number):
+            raise self.make_error("invalid", code=number.country_code)
+        return phonenumbers.format_number(number, phonenumbers.PhoneNumberFormat.E164)
+
+
+class OnlySentFields(ma.Schema):
+    """PATCH bodies: keep only the fields the client sent, so the others are left alone."""
+
+    @ma.post_load(pass_original=True)
+    def only_sent(self, data, original_data, **kwargs):
+        sent = set(original_data) if isinstance(original_data, dict) else set()
+        attributes = {(field.attribute or name) for name, field in self.fields.items() if (field.data_key or name) in sent}
+        return {key: value for key, value in data.items() if key in attributes}
+
+
+class CandidateCreateSchema(ResumeBodyMixin, StrictSchema):
+    """SPEC 2.4 create body; the resume comes as `file` (a reference), `base64file` or a multipart file part."""
+
+    first_name = Text(required=True, max_length=255)
+    last_name = optional_text(max_length=255)
+    email = ma.fields.Email(required=True, validate=ma.validate.Length(max=320))
+    phone_no = PhoneNumber(required=True, metadata={"description": "International format with country code; stored as E.164",
+                                                    "example": PHONE_EXAMPLE})
+    city = optional_text(max_length=255)
+    state_name = optional_text(max_length=255)
+    country = optional_text(max_length=255)
+    source = Text(required=True, max_length=255, metadata={"description": "Where the candidate applied from", "example": "referral"})
+    source_id = Text(required=True, max_length=255, metadata={"description": "The candidate's id at the source; unique per tenant"})
+
+
+class CandidateUpdateSchema(OnlySentFields, StrictSchema):
+    """SPEC 2.4 update body, plus the recruiter and status fields its sample carries; unsent optional fields are kept."""
+
+    first_name = Text(required=True, max_length=255)
+    last_name = optional_text(max_length=255)
+    email = ma.fields.Email(required=True, validate=ma.validate.Length(max=320))
+    phone_no = PhoneNumber(required=True, metadata={"example": PHONE_EXAMPLE})
+    city = optional_text(max_length=255)
+    state_name = optional_text(max_length=255)
+    country = optional_text(max_length=255)
+    source = Text(required=True, max_length=255)
+    source_id = Text(required=True, max_length=255)
+    recruiter_name = optional_text(max_length=255)
+    recruiter_email = ma.fields.Email(load_default=None, allow_none=True)
+    recruiter_work_phone_no = optional_text(max_length=64)
+    status = optional_text(max_length=100)
+
+
+class CandidateSchema(RecordSchema):
+    source_id = ma.fields.String()
+    source = ma.fields.String()
+    first_name = ma.fields.String()
+    last_name = ma.fields.String(allow_none=True)
+    email = ma.fields.String()
+    phone_no = ma.fields.String(allow_none=True, metadata={"description": "E.164"})
+    city = ma.fields.String(allow_none=True)
+    state_name = ma.fields.String(allow_none=True)
+    country = ma.fields.String(allow_none=True)
+    recruiter_name = ma.fields.String(allow_none=True)
+    recruiter_email = ma.fields.String(allow_none=True)
+    recruiter_work_phone_no = ma.fields.String(allow_none=True)
+    status = ma.fields.String(allow_none=True)
+    resume = ResumeField(metadata={"description": "Resume metadata, or null; the bytes are at /v1/candidates/{id}/resume"})
+
+
+class CandidateListArgsSchema(PageArgsSchema):
+    source_id = ma.fields.String()
+    email = ma.fields.String(metadata={"description": "Case-insensitive exact match"})

@@ -1,0 +1,46 @@
+"""Candidate operations shared by the REST routes, the job board and the MCP tools."""
+
+from __future__ import annotations
+
+from app import resumes
+from app.api import paginate
+from app.errors import Conflict
+from app.records import apply_changes, apply_filters, create_with_source_id, find_by_source_id, get_owned
+from plugins.candidates.models import Candidate
+
+
+def list_candidates(tenant_id: str, *, page: int, size: int, **filters) -> dict:
+    query = apply_filters(Candidate.owned_by(tenant_id), Candidate, filters, case_insensitive=("email",))
+    return paginate(query, page=page, size=size)
+
+
+def get_candidate(tenant_id: str, candidate_id) -> Candidate:
+    return get_owned(Candidate, tenant_id, candidate_id)
+
+
+def find_by_email(tenant_id: str, email: str) -> Candidate | None:
+    """The tenant's earliest candidate with this email (case-insensitive), or None."""
+    query = apply_filters(Candidate.owned_by(tenant_id), Candidate, {"email": email}, case_insensitive=("email",))
+    return query.order_by(Candidate.created_at, Candidate.id).first()
+
+
+def create_candidate(tenant_id: str, values: dict) -> Candidate:
+    """A new candidate; its source_id is unique per tenant (409 naming the existing one)."""
+    values = dict(values)
+    columns = resumes.take_from(values)
+    return create_with_source_id(Candidate, tenant_id, values, **columns)
+
+
+def update_candidate(tenant_id: str, candidate_id, values: dict) -> Candidate:
+    candidate = get_candidate(tenant_id, candidate_id)
+    new_source_id = values.get("source_id")
+    if new_source_id and new_source_id != candidate.source_id:
+        existing = find_by_source_id(Candidate, tenant_id, new_source_id)
+        if existing is not None:
+            raise Conflict(f"candidate with source_id {new_source_id!r} already exists", existing_id=existing.id)
+    return apply_changes(candidate, values)
+
+
+def resume_of(tenant_id: str, candidate_id):
+    """The candidate's stored resume as a download response (404 for another tenant or none stored)."""
+    return resumes.download(get_candidate(tenant_id, candidate_id), "candidate")
