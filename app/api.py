@@ -47,10 +47,10 @@ class Blueprint(SmorestBlueprint):
 
     def _prepare_auth_doc(self, doc, doc_info, **kwargs):
         responses = doc.setdefault("responses", {})
-        responses.setdefault("429", {"$ref": "#/components/responses/TOO_MANY_REQUESTS"})
+        responses.setdefault(429, "TOO_MANY_REQUESTS")
         if self.auth:
             doc["security"] = [{SECURITY_SCHEMES[self.auth][0]: []}]
-            responses.setdefault("401", {"$ref": "#/components/responses/UNAUTHORIZED"})
+            responses.setdefault(401, "UNAUTHORIZED")
         return doc
 
     def errors(self, *status_codes: int):

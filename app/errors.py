@@ -160,6 +160,11 @@ def handle_database_unavailable(error: Exception):
     return error_response(503, "The database is not reachable right now; retry shortly.")
 
 
+def handle_redis_unavailable(error: Exception):
+    log.error("redis unavailable [%s]: %s", g.get("request_id"), error)
+    return error_response(503, "The queue or rate-limit store (Redis) is not reachable right now; retry shortly.")
+
+
 def handle_unexpected(error: Exception):
     if isinstance(error, HTTPException):
         return handle_http_exception(error)
@@ -174,4 +179,12 @@ def init_app(app) -> None:
     app.register_error_handler(pw.OperationalError, handle_database_unavailable)
     app.register_error_handler(pw.InterfaceError, handle_database_unavailable)
     app.register_error_handler(HTTPException, handle_http_exception)
+    try:
+        from redis.exceptions import ConnectionError as RedisConnectionError
+        from redis.exceptions import TimeoutError as RedisTimeoutError
+    except ImportError:  # pragma: no cover - redis is a dependency
+        pass
+    else:
+        app.register_error_handler(RedisConnectionError, handle_redis_unavailable)
+        app.register_error_handler(RedisTimeoutError, handle_redis_unavailable)
     app.register_error_handler(Exception, handle_unexpected)

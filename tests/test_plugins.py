@@ -1,0 +1,41 @@
+"""The plugin registry: HIREKIT_PLUGINS picks families; unknown names and missing needs stop start-up."""
+
+import pytest
+
+from app import create_app
+from app.plugins import PluginError
+from tests.factories import job_body
+
+
+def test_disabled_family_routes_answer_404(make_app, make_tenant):
+    app = make_app(PLUGINS=["jobs"])
+    tenant = make_tenant("solo")
+    client = app.test_client()
+    assert client.post("/v1/jobs", json=job_body(), headers=tenant.headers).status_code == 201
+    response = client.get("/v1/jobs/00000000-0000-4000-8000-000000000000/scheduling", headers=tenant.headers)
+    assert response.status_code == 404
+    assert response.json["error"]["type"] == "not_found"
+
+
+def test_unknown_plugin_fails_start_up_naming_it(base_config):
+    with pytest.raises(PluginError, match="'nonsense'"):
+        create_app({**base_config, "PLUGINS": ["jobs", "nonsense"]})
+
+
+def test_missing_need_fails_start_up_naming_it(base_config):
+    with pytest.raises(PluginError, match="'scheduling' needs 'jobs'"):
+        create_app({**base_config, "PLUGINS": ["scheduling"]})
+
+
+def test_plugins_from_environment_string(base_config, monkeypatch):
+    monkeypatch.setenv("HIREKIT_PLUGINS", "jobs, scheduling")
+    config = {k: v for k, v in base_config.items()}
+    app = create_app(config)
+    assert sorted(app.extensions["hirekit_plugins"]) == ["jobs", "scheduling"]
+
+
+def test_every_family_is_enabled_by_default(app):
+    from app.plugins import available
+
+    assert list(app.extensions["hirekit_plugins"]) == available()
+    assert {"jobs", "scheduling"} <= set(available())
