@@ -1,0 +1,32 @@
+"""JSON-RPC 2.0 message shapes, for the OpenAPI description of the MCP endpoints (the dispatcher checks messages itself)."""
+
+import marshmallow as ma
+
+REQUEST_ID = ma.fields.Raw(metadata={"description": "A string or an integer; absent on notifications",
+                                     "example": 1})
+
+
+class JsonRpcRequestSchema(ma.Schema):
+    """A JSON-RPC request or notification (a JSON array of them is a batch, in protocol version 2025-03-26 only)."""
+
+    jsonrpc = ma.fields.String(required=True, metadata={"example": "2.0"})
+    id = REQUEST_ID
+    method = ma.fields.String(required=True, metadata={
+        "description": "initialize, ping, tools/list, tools/call, notifications/initialized", "example": "tools/list"})
+    params = ma.fields.Dict(metadata={"example": {}})
+
+
+class JsonRpcErrorSchema(ma.Schema):
+    code = ma.fields.Integer(required=True, metadata={"description": "-32700, -32600, -32601, -32602 or -32603",
+                                                      "example": -32601})
+    message = ma.fields.String(required=True, metadata={"example": "Method not found: resources/list"})
+    data = ma.fields.Raw()
+
+
+class JsonRpcResponseSchema(ma.Schema):
+    """The answer to a request: the same id with a result or an error (tool failures are results with isError)."""
+
+    jsonrpc = ma.fields.String(required=True, metadata={"example": "2.0"})
+    id = REQUEST_ID
+    result = ma.fields.Dict()
+    error = ma.fields.Nested(JsonRpcErrorSchema)

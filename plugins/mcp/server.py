@@ -1,0 +1,126 @@
+"""An MCP server: initialize, ping, tools/list and tools/call over the tools of the families it offers."""
+
+from __future__ import annotations
+
+import importlib
+import logging
+from dataclasses import dataclass
+
+import marshmallow as ma
+import peewee as pw
+from flask import current_app
+
+from app.auth import current_tenant_id
+from app.errors import ApiError, ValidationFailed
+from app.plugins import enabled
+from plugins.mcp.protocol import (
+    INVALID_PARAMS,
+    LATEST_VERSION,
+    METHOD_NOT_FOUND,
+    SUPPORTED_VERSIONS,
+    RpcError,
+)
+from plugins.mcp.tools import InvalidArguments, Tool, describe_api_error, failure, success
+
+log = logging.getLogger("hirekit.mcp")
+
+# The first revision where arguments that miss the inputSchema are a tool error the model can fix (SEP-1303);
+# earlier revisions answer them as JSON-RPC "invalid params".
+ARGUMENT_ERRORS_AS_RESULTS_SINCE = "2025-11-25"
+
+STATELESS_NOTE = ("This server is stateless: there is no session, every request stands alone and is authorised by "
+                  "its Bearer API key; records are scoped to the key's organisation.")
+
+
+@dataclass(frozen=True)
+class McpServer:
+    """One MCP endpoint. `families` name the tool modules (plugins/mcp/tools/<family>.py) it may offer."""
+
+    name: str
+    title: str
+    instructions: str
+    families: tuple[str, ...]
+
+    def tools(self) -> list[Tool]:
+        """The tools of the families enabled in this app, in a stable order; computed once per app."""
+        cache = current_app.extensions.setdefault("hirekit_mcp_tools", {})
+        if self.name not in cache:
+            tools: list[Tool] = []
+            for family in self.families:
+                if not enabled(current_app, family):
+                    continue
+                module = importlib.import_module(f"plugins.mcp.tools.{family}")
+                tools.extend(tool for tool in module.TOOLS if enabled(current_app, tool.plugin))
+            cache[self.name] = {tool.name: tool for tool in tools}
+        return list(cache[self.name].values())
+
+    def tool(self, name: str) -> Tool | None:
+        self.tools()
+        return current_app.extensions["hirekit_mcp_tools"][self.name].get(name)
+
+    # ---- JSON-RPC methods ------------------------------------------------
+
+    def handle_request(self, method: str, params: dict, *, version: str) -> dict:
+        if method == "initialize":
+            return self.initialize(params)
+        if method == "ping":
+            return {}
+        if method == "tools/list":
+            return self.list_tools(params)
+        if method == "tools/call":
+            return self.call_tool(params, version=version)
+        raise RpcError(METHOD_NOT_FOUND, f"Method not found: {method}")
+
+    def handle_notification(self, method: str, params: dict) -> None:
+        """notifications/initialized, cancelled and the rest need no action from a stateless server."""
+
+    def initialize(self, params: dict) -> dict:
+        requested = params.get("protocolVersion")
+        if not isinstance(requested, str):
+            raise RpcError(INVALID_PARAMS, "Invalid params: initialize needs protocolVersion (a string)",
+                           {"supported": list(SUPPORTED_VERSIONS)})
+        return {
+            "protocolVersion": requested if requested in SUPPORTED_VERSIONS else LATEST_VERSION,
+            "capabilities": {"tools": {"listChanged": False}},
+            "serverInfo": {"name": self.name, "title": self.title, "version": current_app.config["API_VERSION"]},
+            "instructions": f"{self.instructions} {STATELESS_NOTE}",
+        }
+
+    def list_tools(self, params: dict) -> dict:
+        cursor = params.get("cursor")
+        if cursor is not None:
+            # Every tool fits on one page, so this server never hands out a cursor to come back with.
+            raise RpcError(INVALID_PARAMS, "Invalid params: unknown cursor (tools/list has a single page)")
+        return {"tools": [tool.definition for tool in self.tools()]}
+
+    def call_tool(self, params: dict, *, version: str) -> dict:
+        name = params.get("name")
+        if not isinstance(name, str):
+            raise RpcError(INVALID_PARAMS, "Invalid params: tools/call needs name (a string)")
+        arguments = params.get("arguments")
+        if arguments is None:
+            arguments = {}
+        if not isinstance(arguments, dict):
+            raise RpcError(INVALID_PARAMS, f"Invalid params: arguments of {name} must be an object")
+        tool = self.tool(name)
+        if tool is None:
+            raise RpcError(INVALID_PARAMS, f"Unknown tool: {name}",
+                           {"available": [t.name for t in self.tools()]})
+        try:
+            return success(tool.call(current_tenant_id(), arguments))
+        except InvalidArguments as error:
+            if version >= ARGUMENT_ERRORS_AS_RESULTS_SINCE:
+                return failure(f"{error} Check the tool's inputSchema and call it again.")
+            raise RpcError(INVALID_PARAMS, str(error), {"fields": error.fields}) from None
+        except ApiError as error:
+            if error.status >= 500 and error.status != 503:
+                log.warning("tool %s failed with %s: %s", name, error.status, error.message)
+            return failure(describe_api_error(error))
+        except ma.ValidationError as error:  # a service validating beyond the argument schema: REST's 422
+            messages = error.messages if isinstance(error.messages, dict) else {"_schema": error.messages}
+            return failure(describe_api_error(ValidationFailed(messages)))
+        except pw.IntegrityError:
+            return failure("The record conflicts with one that already exists.")
+        except (pw.OperationalError, pw.InterfaceError) as error:
+            log.error("database unavailable during tool %s: %s", name, error)
+            return failure("The database is not reachable right now; retry shortly.")

@@ -1,0 +1,131 @@
+"""An MCP tool: a family's service function, its marshmallow argument schema (the inputSchema) and its record schema (the outputSchema).
+
+The tool modules beside this one (jobs.py, applications.py, ...) hold each family's tools; they call the same
+services and dump with the same schemas as the REST routes, so an agent and an ATS see the same records.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Callable
+
+import marshmallow as ma
+import orjson
+
+from app.errors import ApiError, flatten_fields
+from app.jsonschema import DUMP, LOAD, schema_to_json_schema
+
+
+class InvalidArguments(Exception):
+    """The arguments do not match the tool's inputSchema; carries marshmallow's per-field messages."""
+
+    def __init__(self, tool: str, messages):
+        self.fields = flatten_fields(messages if isinstance(messages, dict) else {"_schema": messages})
+        super().__init__(f"Invalid arguments for {tool}: {describe_fields(self.fields)}.")
+
+
+@dataclass(frozen=True)
+class Tool:
+    """One tool. `run(tenant_id, arguments)` gets the loaded arguments and returns what `result` dumps."""
+
+    name: str
+    title: str
+    description: str
+    arguments: type[ma.Schema]
+    result: type[ma.Schema]
+    run: Callable[[str, dict], object]
+    plugin: str  # the family whose services the tool calls; the tool exists only where that plugin is enabled
+    read_only: bool = True
+    destructive: bool = False
+    idempotent: bool = True
+    annotations: dict = field(default_factory=dict)
+
+    @cached_property
+    def _argument_schema(self) -> ma.Schema:
+        return self.arguments()
+
+    @cached_property
+    def _result_schema(self) -> ma.Schema:
+        return self.result()
+
+    @cached_property
+    def definition(self) -> dict:
+        """The tools/list entry: name, description, both schemas generated from marshmallow, and behaviour hints."""
+        hints = {"title": self.title, "readOnlyHint": self.read_only, "openWorldHint": False}
+        if not self.read_only:
+            hints.update(destructiveHint=self.destructive, idempotentHint=self.idempotent)
+        hints.update(self.annotations)
+        return {
+            "name": self.name,
+            "title": self.title,
+            "description": self.description,
+            "inputSchema": schema_to_json_schema(self._argument_schema, mode=LOAD),
+            "outputSchema": schema_to_json_schema(self._result_schema, mode=DUMP),
+            "annotations": hints,
+        }
+
+    def call(self, tenant_id: str, arguments: dict) -> dict:
+        """The tool's structured result; InvalidArguments when they do not fit, ApiError on a domain failure."""
+        try:
+            loaded = self._argument_schema.load(arguments)
+        except ma.ValidationError as error:
+            raise InvalidArguments(self.name, error.messages) from None
+        return self._result_schema.dump(self.run(tenant_id, loaded))
+
+
+def success(structured: dict) -> dict:
+    """A tools/call result: the data as JSON text for any client, and as structuredContent for those that read it."""
+    return {
+        "content": [{"type": "text", "text": orjson.dumps(structured).decode()}],
+        "structuredContent": structured,
+        "isError": False,
+    }
+
+
+def failure(text: str) -> dict:
+    """A tool execution error: isError with a text the model can read and act on."""
+    return {"content": [{"type": "text", "text": text}], "isError": True}
+
+
+def describe_fields(fields: dict) -> str:
+    """Every field's problems in one line ("title: Not a valid string; industry: Missing data ..."): a model fixes all at once."""
+    return "; ".join(f"{name}: {' '.join(m.rstrip('.') for m in messages)}" for name, messages in flatten_fields(fields).items())
+
+
+def describe_api_error(error: ApiError) -> str:
+    """The REST error as a sentence for a model: the message, per-field problems, the id of a conflicting record."""
+    text = error.message
+    if error.fields:
+        details = describe_fields(error.fields)
+        if details not in text:
+            text = f"{text} ({details})"
+    if error.extra.get("existing_id"):
+        text = f"{text}; the existing record's id is {error.extra['existing_id']}"
+    if error.status == 503:
+        text = f"{text} This is a service-side condition; retrying later or asking an operator may help."
+    return text
+
+
+def with_defaults(schema: type[ma.Schema], name: str, **defaults) -> type[ma.Schema]:
+    """A subclass of `schema` whose named fields become optional with a default (e.g. page=1, size=20 for an agent)."""
+    overrides = {}
+    for field_name, default in defaults.items():
+        original = schema._declared_fields[field_name]
+        relaxed = copy.copy(original)
+        relaxed.required = False
+        relaxed.load_default = default
+        relaxed.metadata = {**original.metadata}
+        overrides[field_name] = relaxed
+    return type(name, (schema,), overrides)
+
+
+def with_fields(schema: type[ma.Schema], name: str, **fields) -> type[ma.Schema]:
+    """A subclass of `schema` with extra fields (e.g. the job_id a REST route takes from its path)."""
+    return type(name, (schema,), fields)
+
+
+def list_schema(item_schema: type[ma.Schema], name: str) -> type[ma.Schema]:
+    """{"data": [item]}: structuredContent must be an object, so a plain REST list is wrapped this way."""
+    return type(name, (ma.Schema,), {"data": ma.fields.List(ma.fields.Nested(item_schema), required=True)})
