@@ -138,6 +138,42 @@ def keys_revoke(prefix):
     click.echo(f"revoked {count} key(s)")
 
 
+@tenants_cli.command("ensure")
+@click.argument("slug")
+def tenants_ensure(slug):
+    """Create the tenant if it is missing, then issue and print a fresh key (for demos and scripts)."""
+    from app.tenancy import Tenant, create_key, create_tenant
+
+    with database.connection_context():
+        if Tenant.get_or_none(Tenant.id == slug) is None:
+            _, plaintext = create_tenant(slug)
+        else:
+            plaintext = create_key(slug)
+    click.echo(f"api key (shown once): {plaintext}")
+
+
+demo_cli = AppGroup("demo", help="A working embedded setup on a fresh machine.")
+
+
+@demo_cli.command("setup")
+@click.option("--tenant", default="demo", show_default=True)
+def demo_setup(tenant):
+    """Migrate the database, run each plugin's demo step (e.g. sample datasets), print a key for the demo tenant."""
+    applied = upgrade_database()
+    click.echo(f"database ready ({len(applied)} migration(s) applied)")
+    for setup in current_app.extensions.get("hirekit_demo_steps", []):
+        setup()
+    ctx = click.get_current_context()
+    ctx.invoke(tenants_ensure, slug=tenant)
+    port = current_app.config.get("PORT") or "8000"
+    click.echo(f"try: curl -H 'Authorization: Bearer <key>' 'http://127.0.0.1:{port}/v1/jobs?page=1&size=10'  (docs: /docs)")
+
+
+def add_demo_step(app, step) -> None:
+    """A plugin's part of `demo setup` (runs inside the app context)."""
+    app.extensions.setdefault("hirekit_demo_steps", []).append(step)
+
+
 def core_models() -> list:
     from app import events, tenancy
 
@@ -145,7 +181,7 @@ def core_models() -> list:
 
 
 def register_commands(app) -> None:
-    for group in (db_cli, tenants_cli, keys_cli):
+    for group in (db_cli, tenants_cli, keys_cli, demo_cli):
         app.cli.add_command(group)
     for plugin in current_plugins(app):
         for command in plugin.cli:

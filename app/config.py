@@ -29,6 +29,7 @@ DEFAULTS: dict[str, object] = {
     "DATABASE_POOL_SIZE": 10,
     "REDIS_URL": "",
     "BEHIND_PROXY": False,
+    "PORT": 8000,
     "INSTANCE_DIR": str(INSTANCE_DIR),
     "LOG_LEVEL": "INFO",
     "AUTH_CACHE_SECONDS": 5.0,
@@ -54,6 +55,21 @@ DEFAULTS: dict[str, object] = {
     "TELEPHONY": "simulated",
     "WEBHOOK_ALLOW_PRIVATE": False,
     "WEBHOOK_TIMEOUT": 10.0,
+    "WEBHOOK_RETRY_SCHEDULE": [5, 300, 1800, 7200, 18000, 36000],  # seconds after each failure; then give up
+    "WEBHOOK_RETRY_JITTER": 0.1,  # up to +10% on each retry delay
+    "WEBHOOK_DISABLE_AFTER": 3 * 24 * 3600,  # seconds of failing deliveries before a webhook is disabled
+    "WEBHOOK_LEASE_GRACE": 30.0,  # seconds past the timeout before a claimed delivery counts as abandoned
+    "WEBHOOK_REAPER_INTERVAL": 60.0,  # seconds between passes re-enqueuing stalled deliveries (0: off)
+    "TWILIO_ACCOUNT_SID": "",
+    "TWILIO_AUTH_TOKEN": "",
+    "TWILIO_FROM_NUMBER": "",
+    "TWILIO_CALLBACK_BASE_URL": "",  # public https base Twilio calls back, e.g. https://api.example.com
+    "SMTP_HOST": "",  # reminders by email go through SMTP when set, else to the log
+    "SMTP_PORT": 587,
+    "SMTP_USERNAME": "",
+    "SMTP_PASSWORD": "",
+    "SMTP_FROM": "",
+    "SMTP_STARTTLS": True,
     "SEARCH_BACKEND": "embedded",
     "SEARCH_INDEX": str(INSTANCE_DIR / "search" / "person"),
     "ELASTICSEARCH_URL": "",

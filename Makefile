@@ -1,0 +1,44 @@
+# The two commands a newcomer needs: `make run` and `make test` (each creates .venv on first use).
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+HIREKIT_PORT ?= 8000
+export HIREKIT_PORT
+
+.PHONY: run test fuzz bench install install-dev clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+# runtime dependencies (pinned) + the package itself
+$(VENV)/.installed: requirements.txt setup.cfg pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet -r requirements.txt
+	$(BIN)/pip install --quiet --no-deps -e .
+	touch $@
+
+# test tools (pinned) on top
+$(VENV)/.installed-dev: $(VENV)/.installed requirements-dev.txt
+	$(BIN)/pip install --quiet -r requirements-dev.txt
+	touch $@
+
+install: $(VENV)/.installed
+install-dev: $(VENV)/.installed-dev
+
+## make run: migrate the embedded SQLite database, load the sample datasets, print a demo key, serve on 127.0.0.1:$HIREKIT_PORT
+run: install
+	$(BIN)/flask --app wsgi demo setup
+	$(BIN)/gunicorn -c deploy/gunicorn.conf.py --bind 127.0.0.1:$(HIREKIT_PORT) wsgi:app
+
+## make test: the whole suite (PostgreSQL/Redis tests run when HIREKIT_TEST_DATABASE_URL / HIREKIT_TEST_REDIS_URL are set)
+test: install-dev
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+fuzz: install-dev
+	HIREKIT_FUZZ_EXAMPLES=$${HIREKIT_FUZZ_EXAMPLES:-200} $(BIN)/python -m pytest -m fuzz $(PYTEST_ARGS)
+
+bench: install-dev
+	$(BIN)/python bench/rest_throughput.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache
