@@ -299,15 +299,18 @@ def form_values(schema: ma.Schema) -> dict:
     return values
 
 
-def read_file_part(name: str = "file") -> ResumeUpload | None:
-    """The multipart file part `name` as an upload, reading at most the limit plus one byte (413 beyond)."""
-    part = request.files.get(name)
-    if part is None:
-        return None
+def upload_from(part) -> ResumeUpload:
+    """A multipart file part (werkzeug FileStorage) as an upload, reading at most the limit plus one byte (413 beyond)."""
     data = part.stream.read(max_resume_bytes() + 1)
     if len(data) > max_resume_bytes():
         raise too_large()
     return ResumeUpload(data, part.filename or None)
+
+
+def read_file_part(name: str = "file") -> ResumeUpload | None:
+    """The request's multipart file part `name` as an upload, or None when absent."""
+    part = request.files.get(name)
+    return upload_from(part) if part is not None else None
 
 
 def load_body(schema: ma.Schema) -> dict:

@@ -1,0 +1,47 @@
+"""The unversioned job board (SPEC 4.4): GET /jobs, GET /jobs/{id}, POST /jobs/{id}/apply; {id} is the job's number."""
+
+from flask.views import MethodView
+
+from app.api import Blueprint
+from app.auth import current_tenant_id
+from app.resumes import upload_from
+from plugins.board import services
+from plugins.board.schemas import (ApplyBodySchema, ApplyFilesSchema, ApplyFormSchema, ApplyResultSchema, BoardJobSchema,
+                                   BoardPageArgsSchema)
+
+blp = Blueprint("board", __name__, url_prefix="/jobs",
+                description="Public job board: published jobs (status other than closed or draft) and applying to them")
+
+
+@blp.route("")
+class BoardJobs(MethodView):
+    @blp.arguments(BoardPageArgsSchema, location="query")
+    @blp.response(200, BoardJobSchema(many=True))
+    def get(self, args):
+        """List published jobs (status not closed or draft) by number"""
+        return services.list_jobs(current_tenant_id(), **args)
+
+
+@blp.route("/<int:number>")
+class BoardJob(MethodView):
+    @blp.response(200, BoardJobSchema)
+    @blp.errors(404)
+    def get(self, number):
+        """Read a published job by its number"""
+        return services.get_job(current_tenant_id(), number)
+
+
+@blp.route("/<int:number>/apply")
+class BoardApply(MethodView):
+    @blp.arguments(ApplyFormSchema, location="form")
+    @blp.arguments(ApplyFilesSchema, location="files")
+    @blp.doc(requestBody={"required": True, "content": {"multipart/form-data": {"schema": ApplyBodySchema}}})
+    @blp.response(201, ApplyResultSchema)
+    @blp.errors(404, 409, 413, 415)
+    def post(self, form, files, number):
+        """Apply to a published job with name, email and resume (multipart/form-data)"""
+        application = services.apply(current_tenant_id(), number, name=form["name"], email=form["email"],
+                                     resume=upload_from(files["resume"]))
+        job_title = application.job.title
+        return {"message": f"Thank you, {form['name'].split()[0]}: your application for {job_title} has been received.",
+                "application_id": application.id}

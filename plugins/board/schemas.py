@@ -1,0 +1,37 @@
+"""The public job board's shapes (SPEC 4.4): a job as {id (its number), title, description}, paging, the apply form."""
+
+import marshmallow as ma
+from flask_smorest.fields import Upload
+
+from app.fields import Text
+from app.resumes import ACCEPTED
+
+
+class BoardJobSchema(ma.Schema):
+    id = ma.fields.Integer(attribute="number", metadata={"description": "The job's per-tenant number"})
+    title = ma.fields.String()
+    description = ma.fields.String(allow_none=True)
+
+
+class BoardPageArgsSchema(ma.Schema):
+    page = ma.fields.Integer(load_default=1, validate=ma.validate.Range(min=1), metadata={"description": "1-based page"})
+    limit = ma.fields.Integer(load_default=20, validate=ma.validate.Range(min=1, max=100),
+                              metadata={"description": "Jobs per page, 1-100 (default 20)"})
+
+
+class ApplyFormSchema(ma.Schema):
+    name = Text(required=True, max_length=511, metadata={"description": "Full name, e.g. Jane Doe"})
+    email = ma.fields.Email(required=True, validate=ma.validate.Length(max=320))
+
+
+class ApplyFilesSchema(ma.Schema):
+    resume = Upload(required=True, metadata={"description": f"The resume file ({ACCEPTED})"})
+
+
+class ApplyBodySchema(ApplyFormSchema, ApplyFilesSchema):
+    """The whole multipart/form-data body, for OpenAPI (the route reads form and file parts separately)."""
+
+
+class ApplyResultSchema(ma.Schema):
+    message = ma.fields.String(required=True)
+    application_id = ma.fields.UUID(required=True)

@@ -1,0 +1,71 @@
+"""Question bodies (SPEC 2.6), the PATCH query, the question record, and the with-questions application bodies (SPEC 2.5)."""
+
+import marshmallow as ma
+
+from app.api import RecordSchema
+from app.fields import StrictSchema, Text
+from plugins.applications.schemas import ApplicationCreateSchema, ApplicationSchema
+
+
+class QuestionBodySchema(StrictSchema):
+    """SPEC 2.6: without application_id the question belongs to the job, with one to that application of the job."""
+
+    question_text = Text(required=True, max_length=2000)
+    source_id = Text(required=True, max_length=255, metadata={"description": "The question's id in your system"})
+    application_id = ma.fields.UUID(load_default=None, allow_none=True,
+                                    metadata={"description": "An application of this job; omit for a job-wide question"})
+
+
+class QuestionUpdateSchema(QuestionBodySchema):
+    """PATCH body: text and source_id as on create; application_id changes only when sent (null moves it to the job)."""
+
+    application_id = ma.fields.UUID(allow_none=True, metadata={"description": "Sent: move the question to this application "
+                                                                              "(null: to the job). Omitted: unchanged"})
+
+
+class QuestionLocatorSchema(ma.Schema):
+    """PATCH query (SPEC 4.1): the question's current source_id (required) and, for an application's question, its application_id."""
+
+    source_id = ma.fields.String(required=True, metadata={"description": "The question's current source_id"})
+    application_id = ma.fields.UUID(metadata={"description": "The application the question currently belongs to"})
+
+
+class QuestionListArgsSchema(ma.Schema):
+    application_id = ma.fields.UUID(metadata={"description": "Also list this application's own questions"})
+
+
+class QuestionSchema(RecordSchema):
+    job_id = ma.fields.UUID(attribute="job_id")
+    application_id = ma.fields.UUID(attribute="application_id", allow_none=True)
+    question_text = ma.fields.String()
+    source_id = ma.fields.String()
+    position = ma.fields.Integer(metadata={"description": "Order within the job; lists sort by position, then created_at"})
+    generated = ma.fields.Boolean(metadata={"description": "Made by POST /questions/generate"})
+
+
+class QuestionListSchema(ma.Schema):
+    data = ma.fields.List(ma.fields.Nested(QuestionSchema), required=True)
+
+
+class AttachedQuestionSchema(StrictSchema):
+    question_text = Text(required=True, max_length=2000)
+    source_id = Text(required=True, max_length=255)
+
+
+class ApplicationWithQuestionsCreateSchema(ApplicationCreateSchema):
+    """SPEC 2.5 create body plus `questions` (each question_text and source_id), attached to the new application."""
+
+    questions = ma.fields.List(ma.fields.Nested(AttachedQuestionSchema), load_default=list,
+                               validate=ma.validate.Length(max=100))
+
+    @ma.validates("questions")
+    def source_ids_unique(self, questions, **kwargs):
+        seen = set()
+        for item in questions:
+            if item["source_id"] in seen:
+                raise ma.ValidationError(f"source_id {item['source_id']!r} appears more than once.")
+            seen.add(item["source_id"])
+
+
+class ApplicationWithQuestionsSchema(ApplicationSchema):
+    questions = ma.fields.List(ma.fields.Nested(QuestionSchema), metadata={"description": "The questions attached"})
