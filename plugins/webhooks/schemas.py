@@ -1,0 +1,98 @@
+"""Tenant webhook body (SPEC 2.8), the webhook record, and the delivery log."""
+
+import marshmallow as ma
+
+from app.api import PageArgsSchema, RecordSchema, UtcDateTime
+from app.events import EVENT_TYPES
+from app.fields import StrictSchema, Text
+from plugins.webhooks.payloads import CONTENT_TYPES, record_fields
+from plugins.webhooks.signing import secret_problem
+
+WEBHOOK_TYPES = ("post_call_screening",)
+HTTP_METHODS = ("POST", "PUT", "PATCH")
+
+
+class TenantWebhookBodySchema(StrictSchema):
+    """POST /v1/tenant-webhook: exactly SPEC 2.8's fields."""
+
+    tenant_id = Text(required=True, max_length=64, metadata={"description": "Must be your own tenant id (GET /v1/tenant)"})
+    triggered_event = ma.fields.String(required=True, validate=ma.validate.OneOf(EVENT_TYPES),
+                                       metadata={"description": "call_activity or application_activty (spelled so)"})
+    type = ma.fields.String(required=True, validate=ma.validate.OneOf(WEBHOOK_TYPES))
+    fields = ma.fields.List(Text(max_length=64), required=True, validate=ma.validate.Length(min=1, max=50),
+                            metadata={"description": "Record fields to send, e.g. id, status, candidate_id, job_id",
+                                      "example": ["id", "status", "candidate_id", "job_id"]})
+    url = Text(required=True, max_length=2048, metadata={"example": "https://ats.example.com/hooks/hirekit"})
+    http_method = ma.fields.String(required=True, validate=ma.validate.OneOf(HTTP_METHODS))
+    content_type = ma.fields.String(required=True, validate=ma.validate.OneOf(CONTENT_TYPES))
+    secret = ma.fields.String(load_default=None, allow_none=True, metadata={
+        "description": "whsec_ + base64 of 24-64 bytes; generated (and shown once, in this answer) when omitted"})
+    is_active = ma.fields.Boolean(load_default=None, allow_none=True,
+                                  metadata={"description": "Default true; true also re-enables an auto-disabled webhook"})
+
+    @ma.validates_schema
+    def known_fields_and_usable_secret(self, data, **kwargs):
+        errors = {}
+        event = data.get("triggered_event")
+        if event in EVENT_TYPES and data.get("fields"):
+            available = record_fields(event)
+            unknown = [name for name in data["fields"] if name not in available]
+            if unknown:
+                errors["fields"] = [f"Unknown field(s) for {event}: {', '.join(unknown)}. "
+                                    f"Available: {', '.join(sorted(available))}."]
+            elif len(set(data["fields"])) != len(data["fields"]):
+                errors["fields"] = ["Each field may be listed once."]
+        if data.get("secret") is not None:
+            problem = secret_problem(data["secret"])
+            if problem:
+                errors["secret"] = [problem]
+        if errors:
+            raise ma.ValidationError(errors)
+
+
+class TenantWebhookSchema(RecordSchema):
+    tenant_id = ma.fields.String()
+    triggered_event = ma.fields.String()
+    type = ma.fields.String()
+    fields = ma.fields.List(ma.fields.String())
+    url = ma.fields.String()
+    http_method = ma.fields.String()
+    content_type = ma.fields.String()
+    is_active = ma.fields.Boolean()
+    is_deleted = ma.fields.Boolean(metadata={"description": "true after unsubscribe, false after subscribe"})
+    disabled_reason = ma.fields.String(allow_none=True, metadata={"description": "Why deliveries disabled the webhook"})
+    has_secret = ma.fields.Function(lambda webhook: bool(webhook.secret), metadata={"description": "Deliveries are signed"})
+    secret = ma.fields.String(attribute="revealed_secret", metadata={
+        "description": "Only in the answer to the POST that set or generated it"})
+
+
+class TenantWebhookListSchema(ma.Schema):
+    data = ma.fields.List(ma.fields.Nested(TenantWebhookSchema), required=True)
+
+
+class WebhookAttemptSchema(ma.Schema):
+    number = ma.fields.Integer()
+    started_at = UtcDateTime()
+    duration_ms = ma.fields.Integer()
+    status_code = ma.fields.Integer(allow_none=True)
+    error = ma.fields.String(allow_none=True)
+    response_body = ma.fields.String(allow_none=True, metadata={"description": "First 2 KB of the receiver's answer"})
+    next_retry_at = UtcDateTime(allow_none=True)
+
+
+class WebhookDeliverySchema(RecordSchema):
+    webhook_id = ma.fields.UUID()
+    event_id = ma.fields.UUID(metadata={"description": "The webhook-id header: the same on every attempt"})
+    event_type = ma.fields.String()
+    status = ma.fields.String(metadata={"description": "pending, succeeded, failed or canceled"})
+    payload = ma.fields.Dict()
+    attempt_count = ma.fields.Integer()
+    next_attempt_at = UtcDateTime(allow_none=True)
+    last_status_code = ma.fields.Integer(allow_none=True)
+    last_error = ma.fields.String(allow_none=True)
+    delivered_at = UtcDateTime(allow_none=True)
+    attempts = ma.fields.List(ma.fields.Nested(WebhookAttemptSchema), attribute="attempt_log")
+
+
+class DeliveryListArgsSchema(PageArgsSchema):
+    status = ma.fields.String(validate=ma.validate.OneOf(("pending", "succeeded", "failed", "canceled")))

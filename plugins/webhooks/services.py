@@ -1,0 +1,140 @@
+"""Tenant webhook operations: configure, subscribe/unsubscribe, fan events out to deliveries, read and replay the log."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from flask import current_app
+
+from app.api import paginate
+from app.db import database, utcnow
+from app.errors import ApiError, Conflict, NotFound, ValidationFailed
+from app.events import Event
+from app.records import get_owned
+from plugins.webhooks.egress import UnsafeTarget, check_target
+from plugins.webhooks.models import (
+    DELIVERY_PENDING,
+    TenantWebhook,
+    WebhookAttempt,
+    WebhookDelivery,
+)
+from plugins.webhooks.payloads import select_fields
+from plugins.webhooks.signing import generate_secret
+from plugins.webhooks.tasks import enqueue_delivery
+
+
+def list_webhooks(tenant_id: str) -> dict:
+    webhooks = TenantWebhook.owned_by(tenant_id).order_by(TenantWebhook.created_at, TenantWebhook.id)
+    return {"data": list(webhooks)}
+
+
+def get_webhook(tenant_id: str, webhook_id) -> TenantWebhook:
+    return get_owned(TenantWebhook, tenant_id, webhook_id)
+
+
+def save_webhook(tenant_id: str, values: dict) -> tuple[TenantWebhook, bool]:
+    """Create the tenant's webhook for the event, or update it (one per event); returns (webhook, created)."""
+    if values.pop("tenant_id") != tenant_id:
+        raise ApiError(403, "tenant_id must be your own tenant's id.")
+    try:
+        check_target(values["url"], allow_private=current_app.config["WEBHOOK_ALLOW_PRIVATE"])
+    except UnsafeTarget as exc:
+        raise ValidationFailed({"url": [str(exc)[0].upper() + str(exc)[1:] + "."]}) from None
+    secret = values.pop("secret")
+    is_active = values.pop("is_active")
+    with database.atomic():
+        webhook = (TenantWebhook.owned_by(tenant_id)
+                   .where(TenantWebhook.triggered_event == values["triggered_event"]).first())
+        created = webhook is None
+        if created:
+            webhook = TenantWebhook(tenant=tenant_id, secret=secret or generate_secret())
+            revealed = webhook.secret
+        else:
+            revealed = secret
+            if secret is not None:
+                webhook.secret = secret
+        for name, value in values.items():
+            setattr(webhook, name, value)
+        if is_active is not None:
+            webhook.is_active = is_active
+        if webhook.is_active:
+            webhook.disabled_reason = None
+            webhook.failing_since = None
+        webhook.save(force_insert=created)
+    if revealed:
+        webhook.revealed_secret = revealed
+    return webhook, created
+
+
+def set_subscribed(tenant_id: str, webhook_id, subscribed: bool) -> TenantWebhook:
+    """subscribe: is_deleted false; unsubscribe: is_deleted true. Events in between are never replayed."""
+    webhook = get_webhook(tenant_id, webhook_id)
+    if webhook.is_deleted == subscribed:
+        webhook.is_deleted = not subscribed
+        webhook.save()
+    return webhook
+
+
+def fan_out(event: Event) -> None:
+    """events listener: a delivery row per active webhook for the event, in the emitting transaction, then a send job."""
+    webhooks = (TenantWebhook.select()
+                .where((TenantWebhook.tenant == event.tenant_id) & (TenantWebhook.triggered_event == event.type)
+                       & (TenantWebhook.is_active == True) & (TenantWebhook.is_deleted == False)))  # noqa: E712
+    created = [WebhookDelivery.create(tenant=event.tenant_id, webhook=webhook.id, event_id=event.event_id,
+                                      event_type=event.type, payload=select_fields(event.payload, webhook.fields))
+               for webhook in webhooks]
+    for delivery in created:
+        enqueue_delivery(str(delivery.id))
+
+
+def list_deliveries(tenant_id: str, webhook_id, *, page: int, size: int, status: str | None = None) -> dict:
+    """The webhook's deliveries, newest first, each with its attempts."""
+    webhook = get_webhook(tenant_id, webhook_id)
+    query = WebhookDelivery.select().where(WebhookDelivery.webhook == webhook.id)
+    if status:
+        query = query.where(WebhookDelivery.status == status)
+    result = paginate(query, page=page, size=size,
+                      order_by=(WebhookDelivery.created_at.desc(), WebhookDelivery.id.desc()))
+    attach_attempts(result["data"])
+    return result
+
+
+def attach_attempts(deliveries: list[WebhookDelivery]) -> None:
+    by_delivery = defaultdict(list)
+    if deliveries:
+        attempts = (WebhookAttempt.select()
+                    .where(WebhookAttempt.delivery.in_([d.id for d in deliveries])).order_by(WebhookAttempt.number))
+        for attempt in attempts:
+            by_delivery[attempt.delivery_id].append(attempt)
+    for delivery in deliveries:
+        delivery.attempt_log = by_delivery[delivery.id]
+
+
+def get_delivery(tenant_id: str, delivery_id) -> WebhookDelivery:
+    from app.db import parse_uuid
+
+    ident = parse_uuid(delivery_id)
+    delivery = None
+    if ident is not None:
+        delivery = WebhookDelivery.get_or_none((WebhookDelivery.id == ident) & (WebhookDelivery.tenant == tenant_id))
+    if delivery is None:
+        raise NotFound("webhook delivery", delivery_id)
+    return delivery
+
+
+def redeliver(tenant_id: str, delivery_id) -> WebhookDelivery:
+    """Send a delivery again now with the same webhook-id, starting the retry schedule afresh."""
+    delivery = get_delivery(tenant_id, delivery_id)
+    webhook = delivery.webhook
+    if webhook.is_deleted or not webhook.is_active:
+        raise Conflict("The webhook is unsubscribed or inactive; subscribe or re-activate it before redelivering.")
+    now = utcnow()
+    reset = (WebhookDelivery.update(status=DELIVERY_PENDING, failures_in_row=0, next_attempt_at=now, updated_at=now)
+             .where((WebhookDelivery.id == delivery.id)
+                    & (WebhookDelivery.claimed_until.is_null() | (WebhookDelivery.claimed_until < now))).execute())
+    if not reset:
+        raise Conflict("The delivery is being sent right now; read the log again in a moment.")
+    enqueue_delivery(str(delivery.id))
+    delivery = get_delivery(tenant_id, delivery.id)
+    attach_attempts([delivery])
+    return delivery

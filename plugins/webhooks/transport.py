@@ -1,0 +1,69 @@
+"""The HTTP side of a delivery: one keep-alive session per thread, no redirects, bounded time and bytes read."""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+
+import requests
+
+MAX_RESPONSE_BYTES = 2048
+USER_AGENT = "Hirekit-Webhooks/1.0"
+
+_local = threading.local()
+
+
+def session() -> requests.Session:
+    if getattr(_local, "session", None) is None:
+        _local.session = requests.Session()
+        _local.session.headers["User-Agent"] = USER_AGENT
+    return _local.session
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one attempt got: a status code, or the error that prevented one."""
+
+    status_code: int | None
+    duration_ms: int
+    error: str | None = None
+    response_body: str | None = None
+    retry_after: float | None = None
+
+    @property
+    def succeeded(self) -> bool:
+        return self.status_code is not None and 200 <= self.status_code < 300
+
+
+def _retry_after_seconds(value: str | None) -> float | None:
+    if value and value.strip().isdigit():
+        return float(value.strip())
+    return None
+
+
+def send(method: str, url: str, body: bytes, headers: dict, *, timeout: float) -> Outcome:
+    """Send once; a 3xx is a failure (redirects are not followed), errors become Outcome.error."""
+    started = time.perf_counter()
+    try:
+        with session().request(method, url, data=body, headers=headers, timeout=(min(timeout, 5.0), timeout),
+                               allow_redirects=False, stream=True) as response:
+            excerpt = response.raw.read(MAX_RESPONSE_BYTES, decode_content=True) if response.raw else b""
+            return Outcome(status_code=response.status_code, duration_ms=_elapsed_ms(started),
+                           response_body=excerpt.decode("utf-8", "replace") or None,
+                           retry_after=_retry_after_seconds(response.headers.get("Retry-After")))
+    except requests.Timeout:
+        return Outcome(None, _elapsed_ms(started), error=f"timed out after {timeout:g} s")
+    except requests.ConnectionError as exc:
+        return Outcome(None, _elapsed_ms(started), error=f"connection failed: {_short(exc)}")
+    except requests.RequestException as exc:
+        return Outcome(None, _elapsed_ms(started), error=f"request failed: {_short(exc)}")
+
+
+def _elapsed_ms(started: float) -> int:
+    return int((time.perf_counter() - started) * 1000)
+
+
+def _short(exc: Exception) -> str:
+    text = str(exc)
+    return text if len(text) <= 300 else text[:297] + "..."
