@@ -1,0 +1,97 @@
+"""The official MCP Python SDK, over its Streamable HTTP client, against the app served live on 127.0.0.1."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+
+import httpx2
+import jsonschema
+import pytest
+from mcp.client import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
+from werkzeug.serving import make_server
+
+from tests.factories import create_job, job_body
+
+MODES = ["legacy", "auto"]  # auto probes server/discover (2026-07-28) first and falls back to initialize
+
+
+@pytest.fixture
+def live_url(app):
+    """The app behind a real threaded WSGI server on a free local port."""
+    server = make_server("127.0.0.1", 0, app, threaded=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_port}"
+    server.shutdown()
+    thread.join(timeout=5)
+
+
+def run_session(url: str, key: str, mode: str, steps):
+    """Connect the SDK client with the Bearer key, run `steps(client)` (a coroutine function) and return its result."""
+
+    async def session():
+        async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {key}"}, timeout=10) as http:
+            async with Client(streamable_http_client(url, http_client=http), mode=mode) as client:
+                return await steps(client)
+
+    return asyncio.run(session())
+
+
+def assert_valid_tool_schemas(tools):
+    for tool in tools:
+        for schema in (tool.input_schema, tool.output_schema):
+            jsonschema.Draft202012Validator.check_schema(schema)
+        assert tool.input_schema["type"] == "object" and tool.output_schema["type"] == "object"
+        assert tool.description and tool.annotations is not None
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_the_sdk_client_lists_reads_and_writes_jobs(live_url, client, tenant_a, mode):
+    existing = create_job(client, tenant_a, title="ICU Nurse")
+
+    async def steps(mcp):
+        tools = (await mcp.list_tools()).tools
+        listed = await mcp.call_tool("list_jobs", {"status": "open"})
+        created = await mcp.call_tool("create_job", job_body(title="Night Charge Nurse", source_id="mcp-made"))
+        read = await mcp.call_tool("get_job", {"job_id": existing["id"]})
+        missing = await mcp.call_tool("get_job", {"job_id": "6f1c1c1e-0000-4000-8000-000000000000"})
+        return tools, listed, created, read, missing
+
+    tools, listed, created, read, missing = run_session(f"{live_url}/mcp", tenant_a.key, mode, steps)
+
+    names = [tool.name for tool in tools]
+    assert {"list_jobs", "get_job", "create_job", "update_job"} <= set(names)
+    assert_valid_tool_schemas(tools)
+    by_name = {tool.name: tool for tool in tools}
+    assert by_name["list_jobs"].annotations.read_only_hint is True
+    assert by_name["create_job"].annotations.read_only_hint is False
+    assert by_name["create_job"].annotations.destructive_hint is False
+
+    assert not listed.is_error and [job["id"] for job in listed.structured_content["data"]] == [existing["id"]]
+    assert not read.is_error and read.structured_content == existing
+    assert not created.is_error and created.structured_content["title"] == "Night Charge Nurse"
+    stored = client.get(f"/v1/jobs/{created.structured_content['id']}", headers=tenant_a.headers)
+    assert stored.status_code == 200 and stored.json == created.structured_content
+    assert missing.is_error and "not found" in missing.content[0].text
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_the_sdk_client_connects_to_the_sourcing_server(live_url, tenant_a, mode):
+    async def steps(mcp):
+        return mcp.protocol_version, mcp.server_info, (await mcp.list_tools()).tools
+
+    version, server_info, tools = run_session(f"{live_url}/mcp/sourcing", tenant_a.key, mode, steps)
+    assert version == "2025-11-25" and server_info.name == "hirekit-sourcing"
+    assert_valid_tool_schemas(tools)
+
+
+def test_the_sdk_client_is_refused_without_a_valid_key(live_url):
+    async def steps(mcp):
+        return await mcp.list_tools()
+
+    with pytest.raises(BaseExceptionGroup) as refused:
+        run_session(f"{live_url}/mcp", "not-a-key", "legacy", steps)
+    assert refused.group_contains(MCPError)  # the SDK surfaces the 401 as an error instead of a tool listing
