@@ -77,6 +77,24 @@ DEFAULTS: dict[str, object] = {
     "ENRICH_VENDOR": "local",
     "ENRICH_URL": "",
     "ENRICH_API_KEY": "",
+    "ELASTICSEARCH_API_KEY": "",
+    "ELASTICSEARCH_USERNAME": "",
+    "ELASTICSEARCH_PASSWORD": "",
+    "ELASTICSEARCH_CA_CERTS": "",
+    "ELASTICSEARCH_TIMEOUT": 10.0,
+    "ENRICH_TIMEOUT": 10.0,
+    "ENRICH_CONNECT_TIMEOUT": 3.05,
+    "ENRICH_RETRIES": 2,
+    "ENRICH_BACKOFF": 0.5,
+    "ENRICH_MAX_RETRY_AFTER": 10.0,
+    "SANDBOX_SEARCH_BACKEND": "embedded",
+    "SANDBOX_SEARCH_INDEX": "",  # empty: a "sandbox" directory beside SEARCH_INDEX
+    "SANDBOX_ELASTICSEARCH_URL": "",
+    "SANDBOX_ELASTICSEARCH_INDEX": "person-sandbox",
+    "SANDBOX_ENRICH_VENDOR": "local",
+    "SANDBOX_ENRICH_URL": "",  # the sandbox upstream; never falls back to ENRICH_URL
+    "SANDBOX_ENRICH_API_KEY": "",
+    "PERSON_TOKEN_SECRET": "",  # signs scroll tokens; empty: SECRET_KEY
     "MCP_ALLOWED_ORIGINS": [],
 }
 

@@ -1,0 +1,16 @@
+"""The person family: DSL search over an embedded index or Elasticsearch, enrichment from a local matcher or an HTTP vendor, sandbox."""
+
+from app.plugins import Plugin
+from plugins.person import datasets
+from plugins.person.cli import person_cli
+from plugins.person.routes import BLUEPRINTS
+
+
+def init_app(app) -> None:
+    """Build both sides' backends and vendors once, and let /readyz report the search backend."""
+    datasets.init_app(app)
+    readiness = app.extensions.setdefault("hirekit_readiness", [])
+    readiness.append(("search", lambda: datasets.check_ready(app)))
+
+
+PLUGIN = Plugin(name="person", blueprints=BLUEPRINTS, rate_limit="PERSON_RATE_LIMIT", init_app=init_app, cli=(person_cli,))

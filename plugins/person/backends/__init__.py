@@ -1,0 +1,88 @@
+"""Search backends for the person dataset: the interface routes and the enrich matcher speak, and the error both answer when no dataset is there."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Iterable
+
+from app.errors import ApiError
+
+MAX_RESULT_WINDOW = 10_000
+SETUP_HINT = ("Load a dataset with `flask --app wsgi person load FILE.jsonl` (add --sandbox for the sandbox; embedded index at HIREKIT_SEARCH_INDEX), "
+              "or set HIREKIT_SEARCH_BACKEND=elasticsearch with HIREKIT_ELASTICSEARCH_URL.")
+
+
+class DatasetUnavailable(ApiError):
+    """503 with Retry-After: the dataset is not configured, not loaded yet, or its server is down (SPEC 4.2 rule 1)."""
+
+    def __init__(self, reason: str):
+        super().__init__(503, f"The person dataset is not available: {reason} {SETUP_HINT}", headers={"Retry-After": "30"})
+
+
+@dataclass
+class SearchResult:
+    """One page of hits in rank order; `cursor` continues after the last hit and is None on the last page."""
+
+    total: int
+    hits: list[dict]
+    cursor: list | None = None
+
+
+@dataclass
+class LoadReport:
+    """What a load did: records indexed, malformed lines skipped (line number, reason)."""
+
+    loaded: int = 0
+    skipped: list[tuple[int, str]] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+class DatasetWriter(ABC):
+    """Upserts prepared documents by id; `close` commits and records the dataset version."""
+
+    @abstractmethod
+    def add(self, documents: list) -> None: ...
+
+    @abstractmethod
+    def close(self, dataset_version: str | None) -> int: ...
+
+
+class SearchBackend(ABC):
+    """What every dataset engine answers: validated DSL queries only (plugins/person/dsl.py)."""
+
+    name: str
+
+    @abstractmethod
+    def search(self, query: dict, *, size: int, offset: int = 0, sort: list[tuple[str, str]] = (),
+               cursor: list | None = None) -> SearchResult:
+        """Hits ranked by `sort` (empty: relevance), starting at `offset`, or after `cursor` from a previous page."""
+
+    @abstractmethod
+    def get_by_ids(self, ids: Iterable[str]) -> dict[str, dict]:
+        """The records with these ids (missing ids are absent from the answer)."""
+
+    @abstractmethod
+    def count(self, query: dict) -> int: ...
+
+    @abstractmethod
+    def mapping(self) -> dict:
+        """The raw index mapping (GET /v2/person/schema)."""
+
+    @abstractmethod
+    def dataset_info(self) -> dict:
+        """{"dataset_version", "count"} of the loaded dataset; DatasetUnavailable when there is none."""
+
+    @abstractmethod
+    def check(self) -> None:
+        """Raise DatasetUnavailable unless searches can be answered now (the readiness probe)."""
+
+    @abstractmethod
+    def create_index(self, *, replace: bool = False) -> None: ...
+
+    @abstractmethod
+    def writer(self, *, replace: bool = False, threads: int = 0) -> DatasetWriter: ...
+
+    # A module-level function (picklable, for loader processes): (record, raw_line, seq) -> what `writer().add`
+    # takes; it raises ValueError for a malformed record.
+    preparer = None

@@ -1,0 +1,565 @@
+"""The embedded search backend: a tantivy index on local disk reproducing Elasticsearch's query, scoring and sort semantics.
+
+Layout (one tantivy field per Elasticsearch path, see reference/embedded-search.md):
+  <path>            keyword: raw tokens; text: the standard-analyzer tokens with positions; integer/date: i64; float: f64
+  <path>__min/__max keyword sort keys (the smallest and largest value: Elasticsearch sorts arrays by min asc, max desc)
+  <path>__asc/__desc integer/date sort keys that fold the ingest sequence in, so ties break by index order and a
+                    scroll continues with one range query
+  _field_names      one raw term per non-empty path and its parent objects: `exists`
+  _seq              ingest order, the tiebreaker and the cheap continuation key
+  _source           the original JSON line, returned as is
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import math
+import re
+import threading
+from pathlib import Path
+from typing import Iterable
+
+import orjson
+import tantivy
+from tantivy import FieldType, Occur, Order, Query
+
+from plugins.person import schema
+from plugins.person.backends import DatasetUnavailable, DatasetWriter, SearchBackend, SearchResult
+from plugins.person.dsl import resolve_minimum_should_match
+from plugins.person.schema import BOOLEAN, DATE, FLOAT, INTEGER, KEYWORD, TEXT
+
+SCHEMA_VERSION = 1
+ENGINE_DIR = "engine"
+META_FILE = "dataset.json"
+# tantivy keeps Lucene's older (k1 + 1) BM25 factor: its scores are 2.2 times Elasticsearch's.
+BM25_SCALE = 1 / 2.2
+K1 = 1.2
+SEQ_BITS = 31
+SEQ_MAX = (1 << SEQ_BITS) - 1
+VALUE_OFFSET = 1 << 31
+TOKEN_PATTERN = re.compile(r"[^\W_]+")
+MAX_TOKEN_BYTES = 40
+
+
+def analyze(text: str) -> list[str]:
+    """The standard analyzer as tantivy's `default` tokenizer applies it: split on non-alphanumerics, lowercase, drop long tokens."""
+    return [t for t in TOKEN_PATTERN.findall(text.lower()) if len(t.encode()) < MAX_TOKEN_BYTES]
+
+
+def _build_schema() -> tantivy.Schema:
+    builder = tantivy.SchemaBuilder()
+    builder.add_text_field("_field_names", tokenizer_name="raw", index_option="basic")
+    builder.add_integer_field("_seq", indexed=True, fast=True)
+    builder.add_bytes_field("_source", stored=True)
+    for f in schema.FIELDS.values():
+        if f.kind in (KEYWORD, BOOLEAN):
+            builder.add_text_field(f.path, tokenizer_name="raw", index_option="basic")
+            if f.sortable:
+                builder.add_text_field(f"{f.path}__min", tokenizer_name="raw", fast=True, index_option="basic")
+                builder.add_text_field(f"{f.path}__max", tokenizer_name="raw", fast=True, index_option="basic")
+        elif f.kind == TEXT:
+            builder.add_text_field(f.path, tokenizer_name="default", index_option="position")
+        elif f.kind in (INTEGER, DATE):
+            builder.add_integer_field(f.path, indexed=True, fast=not f.in_object_array)
+            if f.sortable:
+                builder.add_integer_field(f"{f.path}__asc", indexed=True, fast=True)
+                builder.add_integer_field(f"{f.path}__desc", indexed=True, fast=True)
+        elif f.kind == FLOAT:
+            builder.add_float_field(f.path, indexed=True, fast=False)
+    return builder.build()
+
+
+SCHEMA = _build_schema()
+
+
+# ---- documents -------------------------------------------------------------
+
+def _keyword(value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (dict, list)):
+        raise ValueError("expected a scalar")
+    return str(value)
+
+
+def prepare_document(record: dict, raw: bytes, seq: int) -> tuple[str, int, str]:
+    """One record -> (id, seq, the JSON document tantivy indexes) (ValueError names the bad field); runs in loader processes."""
+    if not isinstance(record.get("id"), str) or not record["id"]:
+        raise ValueError("id: missing or not a string")
+    if seq > SEQ_MAX:
+        raise ValueError("the index is full (sequence exhausted); reload with --replace")
+    values: dict[str, list] = {}
+    present: set[str] = set()
+    for path, value in schema.leaf_values(record):
+        kind = schema.FIELDS[path].kind
+        try:
+            if kind in (KEYWORD, BOOLEAN, TEXT):
+                typed = _keyword(value)
+            elif kind == INTEGER:
+                if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+                    raise ValueError
+                typed = int(value)
+            elif kind == FLOAT:
+                typed = float(value)
+            else:
+                typed = schema.date_ordinal(value)
+        except (ValueError, TypeError, OverflowError):
+            raise ValueError(f"{path}: {value!r} is not a valid {kind}") from None
+        bucket = values.setdefault(path, [])
+        if typed not in bucket:
+            bucket.append(typed)
+        present.add(path)
+    document: dict = {"_seq": seq, "_source": base64.b64encode(raw).decode()}
+    names = set()
+    for path in present:
+        parts = path.split(".")
+        names.update(".".join(parts[:depth]) for depth in range(1, len(parts) + 1))
+    document["_field_names"] = sorted(names)
+    for path, bucket in values.items():
+        f = schema.FIELDS[path]
+        document[path] = bucket
+        if not f.sortable:
+            continue
+        if f.kind in (KEYWORD, BOOLEAN):
+            document[f"{path}__min"] = min(bucket)
+            document[f"{path}__max"] = max(bucket)
+        elif f.kind in (INTEGER, DATE):
+            document[f"{path}__asc"] = _fold(min(bucket), seq)
+            document[f"{path}__desc"] = _fold(max(bucket), SEQ_MAX - seq)
+    return record["id"], seq, orjson.dumps(document).decode()
+
+
+def _fold(value: int, seq: int) -> int:
+    """value and sequence in one i64, ordered by value then sequence."""
+    if not -VALUE_OFFSET <= value < VALUE_OFFSET:
+        raise ValueError(f"{value} is out of range")
+    return ((value + VALUE_OFFSET) << SEQ_BITS) | seq
+
+
+# ---- queries ---------------------------------------------------------------
+
+class QueryBuilder:
+    """Canonical DSL (plugins/person/dsl.py) -> a tantivy Query with Elasticsearch's scores."""
+
+    def __init__(self, searcher: tantivy.Searcher):
+        self.searcher = searcher
+
+    def build(self, node: dict, scoring: bool = True) -> Query:
+        (kind, body), = node.items()
+        return getattr(self, f"_{kind}")(body, scoring)
+
+    # leaves
+    def _term(self, body, scoring):
+        (path, value), = body.items()
+        return self._exact(schema.FIELDS[path], value, scoring)
+
+    def _exact(self, f: schema.Field, value, scoring: bool) -> Query:
+        if f.kind in (INTEGER, DATE, FLOAT):
+            number = self._number(f, value)
+            return _constant(self._range_query(f, number, number, True, True), 1.0)
+        text = _keyword(value)
+        query = Query.term_query(SCHEMA, f.path, text)
+        if not scoring:
+            return query
+        if f.kind == TEXT:
+            return Query.boost_query(query, BM25_SCALE)
+        # keyword: no norms in Elasticsearch, so a matching term scores idf * tf/(tf + k1) with tf = 1
+        return _constant(query, self._idf(f.path, text) / (1 + K1))
+
+    def _idf(self, path: str, term: str) -> float:
+        with_field = self.searcher.doc_freq("_field_names", path) or self.searcher.num_docs
+        df = self.searcher.doc_freq(path, term)
+        return math.log(1 + (with_field - df + 0.5) / (df + 0.5))
+
+    def _terms(self, body, scoring):
+        (path, values), = body.items()
+        f = schema.FIELDS[path]
+        if f.kind in (INTEGER, DATE, FLOAT):
+            subs = [(Occur.Should, self._exact(f, v, False)) for v in values]
+            return _constant(Query.boolean_query(subs), 1.0)
+        return _constant(Query.term_set_query(SCHEMA, path, [_keyword(v) for v in values]), 1.0)
+
+    def _match(self, body, scoring):
+        (path, options), = body.items()
+        f = schema.FIELDS[path]
+        if f.kind != TEXT:
+            return self._exact(f, options["query"], scoring)
+        tokens = analyze(options["query"])
+        if not tokens:
+            return Query.empty_query()
+        leaves = [self._exact(f, token, scoring) for token in tokens]
+        if options.get("operator") == "and":
+            return Query.boolean_query([(Occur.Must, q) for q in leaves])
+        wanted = resolve_minimum_should_match(options.get("minimum_should_match", 1), len(leaves))
+        return Query.boolean_query([(Occur.Should, q) for q in leaves], max(1, wanted))
+
+    def _match_phrase(self, body, scoring):
+        (path, options), = body.items()
+        f = schema.FIELDS[path]
+        if f.kind != TEXT:
+            return self._exact(f, options["query"], scoring)
+        tokens = analyze(options["query"])
+        if not tokens:
+            return Query.empty_query()
+        if len(tokens) == 1:
+            return self._exact(f, tokens[0], scoring)
+        query = Query.phrase_query(SCHEMA, path, tokens, options.get("slop", 0))
+        return Query.boost_query(query, BM25_SCALE) if scoring else query
+
+    def _exists(self, body, scoring):
+        return _constant(Query.term_query(SCHEMA, "_field_names", body["field"]), 1.0)
+
+    def _range(self, body, scoring):
+        (path, bounds), = body.items()
+        f = schema.FIELDS[path]
+        lower = bounds.get("gte", bounds.get("gt"))
+        upper = bounds.get("lte", bounds.get("lt"))
+        if f.kind == KEYWORD:
+            return _constant(self._keyword_range(path, bounds), 1.0)
+        query = self._range_query(f, None if lower is None else self._number(f, lower),
+                                  None if upper is None else self._number(f, upper), "gt" not in bounds, "lt" not in bounds)
+        return _constant(query, 1.0)
+
+    def _range_query(self, f, lower, upper, include_lower, include_upper) -> Query:
+        field_type = FieldType.Float if f.kind == FLOAT else FieldType.Integer
+        return Query.range_query(SCHEMA, f.path, field_type, lower, upper, include_lower, include_upper)
+
+    def _keyword_range(self, path: str, bounds: dict) -> Query:
+        """Lexical range on a keyword: the engine has no string ranges, so enumerate the terms in range."""
+        lower = bounds.get("gte", bounds.get("gt"))
+        upper = bounds.get("lte", bounds.get("lt"))
+        prefix = _common_prefix(lower, upper) if lower is not None and upper is not None else ""
+        matching = []
+        for term, _ in self.searcher.terms_with_prefix(path, prefix):
+            if lower is not None and (term < lower or ("gt" in bounds and term == lower)):
+                continue
+            if upper is not None and (term > upper or ("lt" in bounds and term == upper)):
+                continue
+            matching.append(term)
+        return Query.term_set_query(SCHEMA, path, matching) if matching else Query.empty_query()
+
+    def _number(self, f: schema.Field, value):
+        if f.kind == DATE:
+            return schema.date_ordinal(value)
+        return float(value) if f.kind == FLOAT else int(value)
+
+    def _prefix(self, body, scoring):
+        (path, options), = body.items()
+        return _constant(Query.regex_query(SCHEMA, path, _escape(options["value"]) + ".*"), 1.0)
+
+    def _wildcard(self, body, scoring):
+        (path, options), = body.items()
+        pattern = "".join(".*" if c == "*" else "." if c == "?" else _escape(c) for c in options["value"])
+        return _constant(Query.regex_query(SCHEMA, path, pattern), 1.0)
+
+    def _match_all(self, body, scoring):
+        return Query.all_query()
+
+    def _bool(self, body, scoring):
+        must = [self.build(c, scoring) for c in body.get("must", [])]
+        filters = [_constant(self.build(c, False), 0.0) for c in body.get("filter", [])]
+        must_not = [self.build(c, False) for c in body.get("must_not", [])]
+        should = [self.build(c, scoring) for c in body.get("should", [])]
+        if not (must or filters or must_not or should):
+            return Query.all_query()
+        required = must + filters
+        default = 1 if should and not required else 0
+        wanted = resolve_minimum_should_match(body.get("minimum_should_match", default), len(should))
+        subs = [(Occur.Must, q) for q in required] + [(Occur.Should, q) for q in should] + [(Occur.MustNot, q) for q in must_not]
+        if not required and wanted == 0:
+            subs.append((Occur.Must, _constant(Query.all_query(), 0.0)))  # Lucene matches nothing for a purely negative bool
+        return Query.boolean_query(subs, wanted) if wanted else Query.boolean_query(subs)
+
+
+def is_constant_score(node: dict, scoring: bool = True) -> bool:
+    """True when every matching document gets the same score, so relevance order is index order (cheap to page)."""
+    if not scoring:
+        return True
+    (kind, body), = node.items()
+    if kind == "bool":
+        should = body.get("should", [])
+        if should:
+            required = bool(body.get("must") or body.get("filter"))
+            wanted = resolve_minimum_should_match(body.get("minimum_should_match", 0 if required else 1), len(should))
+            if wanted < len(should):
+                return False
+        return all(is_constant_score(c) for c in body.get("must", []) + should)
+    if kind in ("term", "match", "match_phrase"):
+        (path, _), = body.items()
+        return schema.FIELDS[path].kind != TEXT
+    return True
+
+
+def _constant(query: Query, score: float) -> Query:
+    return Query.const_score_query(query, score)
+
+
+def _escape(text: str) -> str:
+    return "".join("\\" + c if not c.isalnum() and ord(c) < 128 else c for c in text)
+
+
+def _common_prefix(a: str, b: str) -> str:
+    n = 0
+    while n < min(len(a), len(b)) and a[n] == b[n]:
+        n += 1
+    return a[:n]
+
+
+def _after_seq(seq: int) -> Query:
+    return Query.range_query(SCHEMA, "_seq", FieldType.Integer, seq, None, False, True)
+
+
+def _with(query: Query, *required: Query, excluded: Query | None = None) -> Query:
+    subs = [(Occur.Must, query)] + [(Occur.Must, _constant(q, 0.0)) for q in required]
+    if excluded is not None:
+        subs.append((Occur.MustNot, excluded))
+    return Query.boolean_query(subs)
+
+
+# ---- the backend -----------------------------------------------------------
+
+class EmbeddedBackend(SearchBackend):
+    """A tantivy index directory; opened lazily so a dataset loaded after start-up is picked up without a restart."""
+
+    name = "embedded"
+    preparer = staticmethod(prepare_document)
+
+    def __init__(self, directory: str):
+        self.directory = Path(directory)
+        self.engine_dir = self.directory / ENGINE_DIR
+        self._index: tantivy.Index | None = None
+        self._lock = threading.Lock()
+        self._meta_cache: tuple[float, dict] | None = None
+
+    # lifecycle
+    def _open(self) -> tantivy.Index:
+        if self._index is None:
+            with self._lock:
+                if self._index is None:
+                    if not self.engine_dir.is_dir() or not tantivy.Index.exists(str(self.engine_dir)):
+                        raise DatasetUnavailable(f"no embedded index at {self.directory}.")
+                    index = tantivy.Index.open(str(self.engine_dir))
+                    index.config_reader(reload_policy="commit")
+                    self._index = index
+        return self._index
+
+    def _searcher(self) -> tantivy.Searcher:
+        return self._open().searcher()
+
+    def check(self) -> None:
+        self._searcher()
+        self.dataset_info()
+
+    def dataset_info(self) -> dict:
+        path = self.directory / META_FILE
+        try:
+            mtime = path.stat().st_mtime
+        except FileNotFoundError:
+            raise DatasetUnavailable(f"no dataset has been loaded into {self.directory}.") from None
+        if self._meta_cache is None or self._meta_cache[0] != mtime:
+            self._meta_cache = (mtime, orjson.loads(path.read_bytes()))
+        meta = self._meta_cache[1]
+        return {"dataset_version": meta.get("dataset_version"), "count": meta.get("count", 0)}
+
+    def mapping(self) -> dict:
+        return {"mappings": schema.elasticsearch_mapping()}
+
+    # reading
+    def count(self, query: dict) -> int:
+        searcher = self._searcher()
+        return _count(searcher, QueryBuilder(searcher).build(query, scoring=False))
+
+    def get_by_ids(self, ids: Iterable[str]) -> dict[str, dict]:
+        ids = [i for i in dict.fromkeys(ids) if isinstance(i, str) and i]
+        if not ids:
+            return {}
+        searcher = self._searcher()
+        result = searcher.search(Query.term_set_query(SCHEMA, "id", ids), len(ids) * 2, count=False,
+                                 order_by_field="_seq", order=Order.Asc)
+        found = {}
+        for _, address in result.hits:
+            record = _source(searcher, address)
+            found[record["id"]] = record
+        return found
+
+    def search(self, query: dict, *, size: int, offset: int = 0, sort=(), cursor: list | None = None) -> SearchResult:
+        searcher = self._searcher()
+        builder = QueryBuilder(searcher)
+        if sort:
+            path, order = sort[0]
+            f = schema.FIELDS[path]
+            engine_query = builder.build(query, scoring=False)
+            if f.kind in (INTEGER, DATE):
+                ranked = self._by_number(searcher, engine_query, path, order, size, offset, cursor)
+            else:
+                ranked = self._by_keyword(searcher, engine_query, path, order, size, offset, cursor)
+        elif is_constant_score(query):
+            ranked = self._by_index_order(searcher, builder.build(query, scoring=False), size, offset, cursor)
+        else:
+            ranked = self._by_score(searcher, builder.build(query), size, offset, cursor)
+        addresses, total, next_cursor = ranked
+        return SearchResult(total=total, hits=[_source(searcher, a) for a in addresses], cursor=next_cursor)
+
+    # ranking strategies: each returns (addresses, total, cursor)
+    def _by_index_order(self, searcher, query, size, offset, cursor):
+        seen = 0
+        if cursor:
+            _, seen, last_seq = cursor
+            query = _with(query, _after_seq(last_seq))
+        result = searcher.search(query, size, count=True, order_by_field="_seq", offset=offset, order=Order.Asc)
+        addresses = [a for _, a in result.hits]
+        total = seen + result.count
+        consumed = seen + offset + len(addresses)
+        more = consumed < total
+        return addresses, total, (["seq", consumed, result.hits[-1][0]] if more and addresses else None)
+
+    def _by_score(self, searcher, query, size, offset, cursor):
+        if cursor:
+            _, offset = cursor
+        window = offset + size
+        result = searcher.search(query, window, count=True)
+        hits = result.hits
+        seqs = searcher.fast_field_values("_seq", [a for _, a in hits])
+        ranked = sorted(zip(hits, seqs), key=lambda pair: (-pair[0][0], pair[1]))
+        addresses = [hit[1] for hit, _ in ranked[offset:window]]
+        more = offset + len(addresses) < result.count
+        return addresses, result.count, (["offset", offset + len(addresses)] if more and addresses else None)
+
+    def _by_number(self, searcher, query, path, order, size, offset, cursor):
+        """Valued documents by the folded (value, sequence) key, then documents without a value in index order."""
+        key = f"{path}__asc" if order == "asc" else f"{path}__desc"
+        has_value = Query.term_query(SCHEMA, "_field_names", path)
+        valued = _with(query, has_value)
+        missing = _with(query, excluded=has_value)
+        phase, seen, last = cursor if cursor else ("value", 0, None)
+        if phase == "missing":
+            result = searcher.search(_with(missing, _after_seq(last)), size, count=True, order_by_field="_seq", order=Order.Asc)
+            total = seen + result.count
+            consumed = seen + len(result.hits)
+            more = consumed < total and result.hits
+            return [a for _, a in result.hits], total, (["missing", consumed, result.hits[-1][0]] if more else None)
+        if last is not None:
+            lower, upper = (last, None) if order == "asc" else (None, last)
+            valued = _with(valued, Query.range_query(SCHEMA, key, FieldType.Integer, lower, upper, False, False))
+        result = searcher.search(valued, size, count=True, order_by_field=key, offset=offset,
+                                 order=Order.Asc if order == "asc" else Order.Desc)
+        addresses = [a for _, a in result.hits]
+        next_key = ["value", result.hits[-1][0]] if result.hits else None
+        n_missing = _count(searcher, missing)
+        total = seen + result.count + n_missing
+        if len(addresses) < size and n_missing:
+            skip = max(0, offset - result.count)
+            fill = searcher.search(missing, size - len(addresses), count=False, order_by_field="_seq", offset=skip, order=Order.Asc)
+            addresses += [a for _, a in fill.hits]
+            if fill.hits:
+                next_key = ["missing", fill.hits[-1][0]]
+        consumed = seen + offset + len(addresses)
+        if consumed >= total or next_key is None:
+            return addresses, total, None
+        return addresses, total, [next_key[0], consumed, next_key[1]]
+
+    def _by_keyword(self, searcher, query, path, order, size, offset, cursor):
+        if cursor:
+            _, offset = cursor
+        key = f"{path}__min" if order == "asc" else f"{path}__max"
+        has_value = Query.term_query(SCHEMA, "_field_names", path)
+        valued = _with(query, has_value)
+        window = offset + size
+        result = searcher.search(valued, window, count=True, order_by_field=key,
+                                 order=Order.Asc if order == "asc" else Order.Desc)
+        n_valued = result.count
+        hits = result.hits
+        if hits:
+            boundary = hits[-1][0]
+            before = [(k, a) for k, a in hits if k != boundary] if len(hits) == window else hits
+            seqs = searcher.fast_field_values("_seq", [a for _, a in before])
+            reverse_key = order == "desc"
+            ranked = sorted(zip(before, seqs), key=lambda pair: pair[1])
+            ranked.sort(key=lambda pair: pair[0][0], reverse=reverse_key)
+            ordered = [a for (_, a), _ in ranked]
+            if len(hits) == window:
+                ties = searcher.search(_with(valued, Query.term_query(SCHEMA, key, boundary)), window - len(ordered),
+                                       count=False, order_by_field="_seq", order=Order.Asc)
+                ordered += [a for _, a in ties.hits]
+        else:
+            ordered = []
+        addresses = ordered[offset:window]
+        missing = _with(query, excluded=has_value)
+        missing_count = _count(searcher, missing)
+        total = n_valued + missing_count
+        if len(addresses) < size and missing_count:
+            skip = max(0, offset - n_valued)
+            fill = searcher.search(missing, size - len(addresses), count=False, order_by_field="_seq", offset=skip, order=Order.Asc)
+            addresses += [a for _, a in fill.hits]
+        consumed = offset + len(addresses)
+        return addresses, total, (["offset", consumed] if consumed < total and addresses else None)
+
+    # writing
+    def create_index(self, *, replace: bool = False) -> None:
+        self.engine_dir.mkdir(parents=True, exist_ok=True)
+        tantivy.Index(SCHEMA, path=str(self.engine_dir), reuse=not replace)
+
+    def writer(self, *, replace: bool = False, threads: int = 0) -> "EmbeddedWriter":
+        return EmbeddedWriter(self, replace=replace, threads=threads)
+
+    def read_meta(self) -> dict:
+        path = self.directory / META_FILE
+        return orjson.loads(path.read_bytes()) if path.exists() else {}
+
+    def next_seq(self, replace: bool) -> int:
+        return 0 if replace else int(self.read_meta().get("next_seq", 0))
+
+
+class EmbeddedWriter(DatasetWriter):
+    """The one writer of an index directory (tantivy locks it); readers keep answering from the last commit."""
+
+    def __init__(self, backend: EmbeddedBackend, *, replace: bool, threads: int):
+        self.backend = backend
+        backend.directory.mkdir(parents=True, exist_ok=True)
+        meta = backend.read_meta()
+        if meta and meta.get("schema_version") != SCHEMA_VERSION and not replace:
+            raise RuntimeError("the index was built with another layout; load with --replace")
+        backend.create_index(replace=False)
+        self.index = tantivy.Index.open(str(backend.engine_dir))
+        self._writer = self.index.writer(heap_size=512_000_000 if threads != 1 else 256_000_000, num_threads=threads)
+        self.replace = replace
+        if replace:
+            self._writer.delete_all_documents()
+        self.max_seq = backend.next_seq(replace) - 1
+
+    def add(self, documents: list) -> None:
+        """documents: (id, seq, engine JSON) from prepare_document; a later document with the same id replaces the earlier."""
+        writer = self._writer
+        for record_id, seq, document in documents:
+            writer.delete_documents_by_term("id", record_id)
+            writer.add_json(document)
+            if seq > self.max_seq:
+                self.max_seq = seq
+
+    def close(self, dataset_version: str | None) -> int:
+        self._writer.commit()
+        self._writer.wait_merging_threads()
+        self.index.reload()
+        count = self.index.searcher().num_docs
+        meta = self.backend.read_meta() if not self.replace else {}
+        meta.update({
+            "schema_version": SCHEMA_VERSION,
+            "dataset_version": dataset_version or meta.get("dataset_version") or dt.date.today().isoformat(),
+            "count": count,
+            "next_seq": self.max_seq + 1,
+            "loaded_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        })
+        target = self.backend.directory / META_FILE
+        temporary = target.with_suffix(".tmp")
+        temporary.write_bytes(orjson.dumps(meta))
+        temporary.replace(target)
+        return count
+
+
+def _count(searcher: tantivy.Searcher, query: Query) -> int:
+    return searcher.search(query, 1, count=True).count  # tantivy refuses a limit of 0
+
+
+def _source(searcher: tantivy.Searcher, address) -> dict:
+    return orjson.loads(searcher.doc(address)["_source"][0])

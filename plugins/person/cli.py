@@ -1,0 +1,120 @@
+"""`flask --app wsgi person sample|load|stats|create-index`: build, load and inspect the person datasets."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import time
+
+import click
+import orjson
+from flask import current_app
+from flask.cli import AppGroup
+
+from plugins.person import datasets, sample
+from plugins.person.loader import load_file
+
+person_cli = AppGroup("person", help="Person datasets: generate a sample, load JSONL into the search backend, inspect it.")
+
+SANDBOX_OPTION = click.option("--sandbox", is_flag=True, help="Act on the sandbox dataset (HIREKIT_SANDBOX_*) instead of production.")
+
+
+def _chunk_lines(args) -> bytes:
+    seed, start, count, version = args
+    return b"".join(orjson.dumps(p) + b"\n" for p in sample.generate(count, seed, start=start, dataset_version=version))
+
+
+def write_sample(path: str, count: int, seed: int, *, dataset_version: str | None = None, processes: int | None = None,
+                 progress=None) -> None:
+    """Write `count` generated profiles to `path` (JSONL), chunks generated in parallel and written in order."""
+    jobs = [(seed, start, min(sample.CHUNK, count - start), dataset_version) for start in range(0, count, sample.CHUNK)]
+    processes = processes or os.cpu_count() or 1
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    temporary = f"{path}.partial"
+    with open(temporary, "wb") as out:
+        if processes > 1 and len(jobs) > 1:
+            with multiprocessing.get_context("fork").Pool(processes) as pool:
+                for blob, job in zip(pool.imap(_chunk_lines, jobs), jobs):
+                    out.write(blob)
+                    progress and progress(job[2])
+        else:
+            for job in jobs:
+                out.write(_chunk_lines(job))
+                progress and progress(job[2])
+    os.replace(temporary, path)
+
+
+@person_cli.command("sample")
+@click.option("--count", default=10_000, show_default=True, type=click.IntRange(min=1))
+@click.option("--seed", default=1, show_default=True, type=int, help="Same seed, same people; different seeds, different ids.")
+@click.option("--out", "out", required=True, type=click.Path(dir_okay=False), help="JSONL file to write.")
+@click.option("--dataset-version", default=None, help="Written into each profile (default sample-<seed>).")
+@click.option("--processes", default=None, type=click.IntRange(min=1), help="Generator processes (default: CPU count).")
+def sample_command(count, seed, out, dataset_version, processes):
+    """Generate COUNT realistic synthetic profiles into a JSONL file."""
+    started = time.perf_counter()
+    with click.progressbar(length=count, label=f"generating {count} profiles") as bar:
+        write_sample(out, count, seed, dataset_version=dataset_version, processes=processes, progress=bar.update)
+    elapsed = time.perf_counter() - started
+    click.echo(f"wrote {count} profiles to {out} in {elapsed:.1f}s ({count / elapsed:,.0f} profiles/s)")
+
+
+@person_cli.command("load")
+@click.argument("path", type=click.Path(exists=True, dir_okay=False))
+@SANDBOX_OPTION
+@click.option("--replace", is_flag=True, help="Empty the dataset first (readers keep the old data until the commit).")
+@click.option("--dataset-version", default=None, help="Default: the records' dataset_version, else today's date.")
+@click.option("--processes", default=None, type=click.IntRange(min=1), help="Parser processes (default: CPU count).")
+@click.option("--threads", default=0, type=click.IntRange(min=0), help="Engine indexing threads (0: automatic).")
+def load_command(path, sandbox, replace, dataset_version, processes, threads):
+    """Stream a JSONL file into the search backend, upserting by id; malformed lines are reported and skipped."""
+    backend = _backend(sandbox)
+    total_bytes = os.path.getsize(path)
+    with click.progressbar(length=total_bytes, label=f"loading {os.path.basename(path)}") as bar:
+        per_line = max(1, total_bytes // max(1, _estimate_lines(path)))
+        report = load_file(backend, path, replace=replace, dataset_version=dataset_version, processes=processes,
+                           writer_threads=threads, progress=lambda lines: bar.update(lines * per_line))
+    rate = report.loaded / report.seconds if report.seconds else 0
+    click.echo(f"loaded {report.loaded} profiles into the {'sandbox' if sandbox else 'production'} dataset "
+               f"({backend.name}) in {report.seconds:.1f}s ({rate:,.0f} profiles/s)")
+    if report.skipped:
+        for line_no, reason in report.skipped[:50]:
+            click.echo(f"line {line_no}: skipped: {reason}", err=True)
+        if len(report.skipped) > 50:
+            click.echo(f"... and {len(report.skipped) - 50} more", err=True)
+        raise click.ClickException(f"{len(report.skipped)} malformed line(s) skipped; every other line was loaded")
+
+
+def _estimate_lines(path: str) -> int:
+    with open(path, "rb") as handle:
+        head = handle.read(1 << 20)
+    lines = head.count(b"\n") or 1
+    return max(1, int(lines * os.path.getsize(path) / max(1, len(head))))
+
+
+@person_cli.command("stats")
+@SANDBOX_OPTION
+def stats_command(sandbox):
+    """Show the backend, dataset version and profile count."""
+    backend = _backend(sandbox)
+    info = backend.dataset_info()
+    click.echo(f"backend: {backend.name}")
+    click.echo(f"dataset_version: {info.get('dataset_version')}")
+    click.echo(f"profiles: {info.get('count')}")
+
+
+@person_cli.command("create-index")
+@SANDBOX_OPTION
+@click.option("--replace", is_flag=True, help="Drop an existing index first.")
+def create_index_command(sandbox, replace):
+    """Create the index with the mapping derived from the person schema (Elasticsearch or embedded)."""
+    backend = _backend(sandbox)
+    backend.create_index(replace=replace)
+    click.echo(f"index ready ({backend.name})")
+
+
+def _backend(sandbox: bool):
+    backend = datasets.build_backend(current_app.config, sandbox)
+    if backend is None:
+        raise click.ClickException("the search backend is `none` (or has no URL): set HIREKIT_SEARCH_BACKEND / HIREKIT_SANDBOX_SEARCH_BACKEND")
+    return backend

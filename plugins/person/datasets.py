@@ -1,0 +1,113 @@
+"""Which dataset and vendor serve a request: the production configuration or the sandbox's (HIREKIT_SANDBOX_*), built once per app."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from flask import current_app
+
+from plugins.person.backends import DatasetUnavailable, SearchBackend
+from plugins.person.enrich import EnrichVendor, VendorUnavailable
+
+EXTENSION = "hirekit_person"
+
+
+@dataclass(frozen=True)
+class DatasetSettings:
+    """One side's settings (production or sandbox), read from app.config."""
+
+    label: str
+    backend: str
+    index_dir: str
+    es_url: str
+    es_index: str
+    vendor: str
+    vendor_url: str
+    vendor_key: str
+
+
+def settings_for(config, sandbox: bool) -> DatasetSettings:
+    if not sandbox:
+        return DatasetSettings("production", config["SEARCH_BACKEND"], config["SEARCH_INDEX"], config["ELASTICSEARCH_URL"],
+                               config["ELASTICSEARCH_INDEX"], config["ENRICH_VENDOR"], config["ENRICH_URL"], config["ENRICH_API_KEY"])
+    index_dir = config["SANDBOX_SEARCH_INDEX"] or str(Path(config["SEARCH_INDEX"]).parent / "sandbox")
+    # The sandbox never falls back to the production upstream: its URL is its own or nothing.
+    vendor_url = config["SANDBOX_ENRICH_URL"] or config.get("ENRICH_SANDBOX_URL", "")
+    return DatasetSettings("sandbox", config["SANDBOX_SEARCH_BACKEND"], index_dir, config["SANDBOX_ELASTICSEARCH_URL"],
+                           config["SANDBOX_ELASTICSEARCH_INDEX"], config["SANDBOX_ENRICH_VENDOR"], vendor_url,
+                           config["SANDBOX_ENRICH_API_KEY"])
+
+
+def build_backend(config, sandbox: bool = False) -> SearchBackend | None:
+    """The configured search backend, or None when the dataset is switched off (`none`)."""
+    settings = settings_for(config, sandbox)
+    kind = (settings.backend or "none").lower()
+    if kind == "embedded":
+        from plugins.person.backends.embedded import EmbeddedBackend
+
+        return EmbeddedBackend(settings.index_dir)
+    if kind == "elasticsearch":
+        if not settings.es_url:
+            return None
+        from plugins.person.backends.elasticsearch import ElasticsearchBackend
+
+        return ElasticsearchBackend.from_config(config, settings.es_url, settings.es_index)
+    if kind == "none":
+        return None
+    raise ValueError(f"unknown search backend {settings.backend!r}: use embedded, elasticsearch or none")
+
+
+def build_vendor(config, backend: SearchBackend | None, sandbox: bool = False) -> EnrichVendor | None:
+    settings = settings_for(config, sandbox)
+    kind = (settings.vendor or "none").lower()
+    if kind == "local":
+        if backend is None:
+            return None
+        from plugins.person.enrich.local import LocalVendor
+
+        return LocalVendor(backend)
+    if kind == "http":
+        if not settings.vendor_url:
+            return None
+        from plugins.person.enrich.http import HttpVendor
+
+        return HttpVendor.from_config(config, settings.vendor_url, settings.vendor_key)
+    if kind == "none":
+        return None
+    raise ValueError(f"unknown enrichment vendor {settings.vendor!r}: use local, http or none")
+
+
+class PersonSources:
+    """The backend and vendor of one side, built at start-up (validating the settings) and shared by requests."""
+
+    def __init__(self, config, sandbox: bool):
+        self.sandbox = sandbox
+        self.label = "sandbox" if sandbox else "production"
+        self._backend = build_backend(config, sandbox)
+        self._vendor = build_vendor(config, self._backend, sandbox)
+
+    def backend(self) -> SearchBackend:
+        if self._backend is None:
+            raise DatasetUnavailable(f"no {self.label} dataset is configured (search backend is `none` or has no URL).")
+        return self._backend
+
+    def vendor(self) -> EnrichVendor:
+        if self._vendor is None:
+            raise VendorUnavailable(f"no {self.label} vendor is configured.")
+        return self._vendor
+
+
+def init_app(app) -> None:
+    app.extensions[EXTENSION] = {False: PersonSources(app.config, False), True: PersonSources(app.config, True)}
+
+
+def sources(sandbox: bool = False) -> PersonSources:
+    return current_app.extensions[EXTENSION][sandbox]
+
+
+def check_ready(app) -> None:
+    """Readiness: raises when the production search backend is configured but cannot answer (switched off is not a failure)."""
+    backend = app.extensions[EXTENSION][False]._backend
+    if backend is not None:
+        backend.check()

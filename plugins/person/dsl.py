@@ -1,0 +1,308 @@
+"""The person search DSL validator: pure, engine-free; turns a client's Elasticsearch-style query into one canonical form or a 400 naming the clause and field."""
+
+from __future__ import annotations
+
+from app.errors import ApiError
+from plugins.person import schema
+from plugins.person.schema import BOOLEAN, DATE, FLOAT, INTEGER, KEYWORD, TEXT
+
+MAX_VALUES = 1000
+MAX_DEPTH = 20
+BOOL_OCCURS = ("must", "filter", "should", "must_not")
+RANGE_BOUNDS = ("gt", "gte", "lt", "lte")
+CLAUSES = ("bool", "term", "terms", "match", "match_phrase", "exists", "range", "prefix", "wildcard", "match_all")
+SCORE = "_score"
+
+
+class DslError(ApiError):
+    """A malformed query: 400 with a message that says where (e.g. query.bool.must[0].term) and what."""
+
+    def __init__(self, where: str, message: str):
+        super().__init__(400, f"{where}: {message}")
+
+
+def validate_query(query) -> dict:
+    """The canonical form of a query (lists everywhere bool allows one, full option objects) or DslError."""
+    if isinstance(query, dict) and set(query) == {"query"} and isinstance(query["query"], dict):
+        query = query["query"]  # PDL's examples nest it: {"query": {"query": {...}}}
+    return _clause(query, "query", 0)
+
+
+def _clause(node, where: str, depth: int) -> dict:
+    if depth > MAX_DEPTH:
+        raise DslError(where, f"queries nest at most {MAX_DEPTH} levels deep")
+    if not isinstance(node, dict) or len(node) != 1:
+        raise DslError(where, "expected an object with exactly one clause, e.g. {\"term\": {\"job_company_name\": \"acme\"}}")
+    (kind, body), = node.items()
+    if kind not in CLAUSES:
+        raise DslError(where, f"unsupported clause {kind!r}; allowed: {', '.join(CLAUSES)}")
+    return {kind: _VALIDATORS[kind](body, f"{where}.{kind}", depth)}
+
+
+def _bool(body, where: str, depth: int) -> dict:
+    if not isinstance(body, dict):
+        raise DslError(where, "expected an object with must, filter, should, must_not, minimum_should_match")
+    unknown = set(body) - set(BOOL_OCCURS) - {"minimum_should_match"}
+    if unknown:
+        raise DslError(where, f"unsupported option {sorted(unknown)[0]!r}")
+    result: dict = {}
+    for occur in BOOL_OCCURS:
+        if occur not in body:
+            continue
+        clauses = body[occur]
+        if isinstance(clauses, dict):
+            clauses = [clauses]
+        if not isinstance(clauses, list):
+            raise DslError(f"{where}.{occur}", "expected a clause or a list of clauses")
+        _check_cap(clauses, f"{where}.{occur}")
+        result[occur] = [_clause(c, f"{where}.{occur}[{i}]", depth + 1) for i, c in enumerate(clauses)]
+    if "minimum_should_match" in body:
+        result["minimum_should_match"] = _minimum_should_match(body["minimum_should_match"], f"{where}.minimum_should_match")
+    return result
+
+
+def _single_field(body, where: str, *, allow_object_value: bool = True):
+    if not isinstance(body, dict) or len(body) != 1:
+        raise DslError(where, "expected an object with exactly one field name")
+    (path, value), = body.items()
+    return _known_field(path, where), value
+
+
+def _known_field(path, where: str) -> schema.Field:
+    found = schema.field(path) if isinstance(path, str) else None
+    if found is None:
+        if isinstance(path, str) and path in schema.OBJECT_PATHS:
+            raise DslError(where, f"{path!r} is an object; name one of its fields (e.g. {_example_child(path)!r})")
+        raise DslError(where, f"unknown field {path!r} (GET /v2/person/schema lists the fields)")
+    return found
+
+
+def _example_child(path: str) -> str:
+    return next(p for p in schema.FIELDS if p.startswith(path + "."))
+
+
+def _term(body, where: str, depth: int) -> dict:
+    f, value = _single_field(body, where)
+    if isinstance(value, dict):
+        _only_options(value, {"value"}, f"{where}.{f.path}")
+        if "value" not in value:
+            raise DslError(f"{where}.{f.path}", "missing value")
+        value = value["value"]
+    return {f.path: _scalar(f, value, f"{where}.{f.path}")}
+
+
+def _terms(body, where: str, depth: int) -> dict:
+    f, values = _single_field(body, where)
+    if not isinstance(values, list) or not values:
+        raise DslError(f"{where}.{f.path}", "expected a non-empty list of values")
+    _check_cap(values, f"{where}.{f.path}")
+    return {f.path: [_scalar(f, v, f"{where}.{f.path}") for v in values]}
+
+
+def _match(body, where: str, depth: int) -> dict:
+    f, value = _single_field(body, where)
+    options = value if isinstance(value, dict) else {"query": value}
+    _only_options(options, {"query", "operator", "minimum_should_match"}, f"{where}.{f.path}")
+    if "query" not in options:
+        raise DslError(f"{where}.{f.path}", "missing query")
+    result = {"query": _match_text(f, options["query"], f"{where}.{f.path}")}
+    operator = options.get("operator", "or")
+    if not isinstance(operator, str) or operator.lower() not in ("or", "and"):
+        raise DslError(f"{where}.{f.path}.operator", "must be \"or\" or \"and\"")
+    result["operator"] = operator.lower()
+    if "minimum_should_match" in options:
+        result["minimum_should_match"] = _minimum_should_match(options["minimum_should_match"], f"{where}.{f.path}.minimum_should_match")
+    return {f.path: result}
+
+
+def _match_phrase(body, where: str, depth: int) -> dict:
+    f, value = _single_field(body, where)
+    options = value if isinstance(value, dict) else {"query": value}
+    _only_options(options, {"query", "slop"}, f"{where}.{f.path}")
+    if "query" not in options:
+        raise DslError(f"{where}.{f.path}", "missing query")
+    result = {"query": _match_text(f, options["query"], f"{where}.{f.path}")}
+    if "slop" in options:
+        slop = options["slop"]
+        if not _is_int(slop) or not 0 <= slop <= 100:
+            raise DslError(f"{where}.{f.path}.slop", "must be an integer 0-100")
+        result["slop"] = slop
+    return {f.path: result}
+
+
+def _match_text(f: schema.Field, value, where: str):
+    if f.kind == TEXT:
+        if not isinstance(value, (str, int, float)) or isinstance(value, bool):
+            raise DslError(where, "expected text")
+        return str(value)
+    return _scalar(f, value, where)
+
+
+def _exists(body, where: str, depth: int) -> dict:
+    if not isinstance(body, dict) or set(body) != {"field"}:
+        raise DslError(where, "expected {\"field\": <name>}")
+    path = body["field"]
+    if not (isinstance(path, str) and path in schema.OBJECT_PATHS):
+        _known_field(path, where)
+    return {"field": path}
+
+
+def _range(body, where: str, depth: int) -> dict:
+    f, bounds = _single_field(body, where)
+    here = f"{where}.{f.path}"
+    if f.kind not in (INTEGER, FLOAT, DATE, KEYWORD):
+        raise DslError(here, f"range works on numbers, dates and keywords, not on {f.kind} fields")
+    if not isinstance(bounds, dict) or not bounds:
+        raise DslError(here, "expected at least one of gt, gte, lt, lte")
+    _only_options(bounds, set(RANGE_BOUNDS), here)
+    if "gt" in bounds and "gte" in bounds or "lt" in bounds and "lte" in bounds:
+        raise DslError(here, "give at most one lower bound (gt or gte) and one upper bound (lt or lte)")
+    return {f.path: {name: _scalar(f, value, f"{here}.{name}") for name, value in bounds.items()}}
+
+
+def _pattern(body, where: str, depth: int) -> dict:
+    f, value = _single_field(body, where)
+    here = f"{where}.{f.path}"
+    if f.kind not in (KEYWORD, TEXT):
+        raise DslError(here, f"works on keyword and text fields, not on {f.kind} fields")
+    if isinstance(value, dict):
+        _only_options(value, {"value"}, here)
+        value = value.get("value")
+    if not isinstance(value, str) or not value:
+        raise DslError(here, "expected a non-empty string")
+    return {f.path: {"value": value}}
+
+
+def _match_all(body, where: str, depth: int) -> dict:
+    if body not in ({}, None):
+        raise DslError(where, "takes no options")
+    return {}
+
+
+_VALIDATORS = {
+    "bool": _bool,
+    "term": _term,
+    "terms": _terms,
+    "match": _match,
+    "match_phrase": _match_phrase,
+    "exists": _exists,
+    "range": _range,
+    "prefix": _pattern,
+    "wildcard": _pattern,
+    "match_all": _match_all,
+}
+
+
+def _scalar(f: schema.Field, value, where: str):
+    """A value checked and typed for the field's kind."""
+    if f.kind in (KEYWORD, TEXT):
+        if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+            raise DslError(where, f"expected a string for {f.kind} field {f.path!r}")
+        return str(value)
+    if f.kind == INTEGER:
+        if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+            value = int(value)
+        if not _is_int(value):
+            raise DslError(where, f"expected an integer for {f.path!r}")
+        return value
+    if f.kind == FLOAT:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise DslError(where, f"expected a number for {f.path!r}")
+        return value
+    if f.kind == BOOLEAN:
+        if isinstance(value, str) and value in ("true", "false"):
+            value = value == "true"
+        if not isinstance(value, bool):
+            raise DslError(where, f"expected true or false for {f.path!r}")
+        return value
+    if f.kind == DATE:
+        try:
+            schema.parse_date(value)
+        except ValueError:
+            raise DslError(where, f"expected a date (yyyy-MM-dd, yyyy-MM or yyyy) for {f.path!r}") from None
+        return value
+    raise DslError(where, f"unsupported kind {f.kind}")
+
+
+def _minimum_should_match(value, where: str):
+    if _is_int(value):
+        return value
+    if isinstance(value, str):
+        text = value.strip()
+        number = text[:-1] if text.endswith("%") else text
+        if number.lstrip("-").isdigit():
+            return text
+    raise DslError(where, "expected an integer or a percentage such as \"75%\"")
+
+
+def resolve_minimum_should_match(spec, optional_count: int) -> int:
+    """Elasticsearch's reading of minimum_should_match (2, -1, "75%", "-25%") against the number of optional clauses."""
+    if isinstance(spec, str):
+        text = spec.strip()
+        if text.endswith("%"):
+            percent = int(text[:-1])
+            wanted = int(optional_count * abs(percent) / 100)
+            wanted = wanted if percent >= 0 else optional_count - wanted
+        else:
+            wanted = int(text)
+    else:
+        wanted = spec
+    if wanted < 0:
+        wanted = optional_count + wanted
+    return max(0, min(wanted, optional_count))
+
+
+def _only_options(options: dict, allowed: set, where: str) -> None:
+    unknown = set(options) - allowed
+    if unknown:
+        raise DslError(where, f"unsupported option {sorted(unknown)[0]!r}; allowed: {', '.join(sorted(allowed))}")
+
+
+def _check_cap(values: list, where: str) -> None:
+    if len(values) > MAX_VALUES:
+        raise DslError(where, f"at most {MAX_VALUES} values are allowed, got {len(values)}")
+
+
+def _is_int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def validate_sort(sort) -> list[tuple[str, str]]:
+    """[(field, "asc"|"desc")]: empty means relevance (score descending). One field sort is supported (plus an id tiebreaker)."""
+    if sort is None or sort == []:
+        return []
+    if isinstance(sort, (dict, str)):
+        sort = [sort]
+    if not isinstance(sort, list):
+        raise DslError("sort", "expected a list such as [{\"inferred_years_experience\": \"desc\"}]")
+    keys = [_sort_key(item, f"sort[{i}]") for i, item in enumerate(sort)]
+    if keys and keys[-1] == (SCORE, "desc") and len(keys) <= 2 and (len(keys) == 1 or keys[0][0] != SCORE):
+        keys = keys[:-1] if len(keys) == 1 else keys[:1]
+    if len(keys) > 1:
+        raise DslError("sort", "sort by one field (ties are broken by index order)")
+    return keys
+
+
+def _sort_key(item, where: str) -> tuple[str, str]:
+    if isinstance(item, str):
+        path, order = item, None
+    elif isinstance(item, dict) and len(item) == 1:
+        (path, order), = item.items()
+        if isinstance(order, dict):
+            _only_options(order, {"order"}, f"{where}.{path}")
+            order = order.get("order")
+    else:
+        raise DslError(where, "expected {\"field\": \"asc\"|\"desc\"}")
+    if path == SCORE:
+        if order not in (None, "desc"):
+            raise DslError(where, "_score sorts descending only")
+        return SCORE, "desc"
+    f = _known_field(path, where)
+    if f.kind == TEXT:
+        raise DslError(where, f"{path!r} is a text field and cannot be sorted on")
+    if not f.sortable:
+        raise DslError(where, f"{path!r} is inside an object array and cannot be sorted on")
+    order = "asc" if order is None else order
+    if order not in ("asc", "desc"):
+        raise DslError(where, "order must be \"asc\" or \"desc\"")
+    return path, order

@@ -1,0 +1,190 @@
+"""The local enrichment vendor: matches identifying inputs against the configured dataset through the search backend.
+
+Likelihood (1-10) is the sum of the weights of the inputs that agree with the profile, capped at 10:
+  id (vendor_id / servicegraph_id) 10 · email 6 · profile URL 6 · phone number 5 · full name (or first + last) 3 ·
+  current company 2 (a past company 1) · school 1 · location 1 · job title 1.
+A name that is given but disagrees subtracts 3. So an email alone is 6, a name with the current company 5,
+a name with a past company and a location 3, and email + name + company 10.
+"""
+
+from __future__ import annotations
+
+from plugins.person.backends import SearchBackend
+from plugins.person.enrich import EnrichVendor, Match, NoMatch
+from plugins.person.enrich import identity
+
+WEIGHTS = {"id": 10, "email": 6, "profile": 6, "phone_number": 5, "full_name": 3, "company_name": 2, "past_company": 1,
+           "school": 1, "location": 1, "job_title": 1}
+NAME_MISMATCH_PENALTY = 3
+CANDIDATES = 20
+EMAIL_FIELDS = ("work_email", "personal_emails", "emails.address")
+PROFILE_FIELDS = ("profiles.url", "linkedin_url")
+LOCATION_FIELDS = ("location_name", "location_locality", "location_region", "location_country")
+
+
+class LocalVendor(EnrichVendor):
+    """Exact identifiers first, then name plus context; every candidate is scored by the documented weights."""
+
+    name = "local"
+
+    def __init__(self, backend: SearchBackend):
+        self.backend = backend
+
+    def _version(self) -> str | None:
+        return self.backend.dataset_info().get("dataset_version")
+
+    def by_ids(self, ids: list[str]) -> dict[str, Match]:
+        version = self._version()
+        return {pid: Match(record, 10, ["id"], version) for pid, record in self.backend.get_by_ids(ids).items()}
+
+    def enrich(self, params: dict) -> Match:
+        if params.get("id"):
+            found = self.by_ids([params["id"]])
+            if params["id"] not in found:
+                raise NoMatch()
+            return found[params["id"]]
+        inputs = normalized_inputs(params)
+        query = candidate_query(inputs)
+        if query is None:
+            raise NoMatch()
+        hits = self.backend.search(query, size=CANDIDATES).hits
+        best: Match | None = None
+        for record in hits:
+            likelihood, matched = score(inputs, record)
+            if likelihood > 0 and (best is None or likelihood > best.likelihood):
+                best = Match(record, likelihood, matched)
+        if best is None:
+            raise NoMatch()
+        best.dataset_version = self._version()
+        return best
+
+
+def normalized_inputs(params: dict) -> dict:
+    """The inputs in the dataset's form (lowercase names, E.164 phones, bare profile URLs); absent ones are left out."""
+    inputs: dict = {}
+    if params.get("email"):
+        inputs["email"] = [identity.email(e) for e in _as_list(params["email"])]
+    if params.get("phone_number"):
+        phones = [p for p in (identity.phone(v) for v in _as_list(params["phone_number"])) if p]
+        if phones:
+            inputs["phone_number"] = phones
+    if params.get("profile"):
+        inputs["profile"] = [identity.profile_url(p) for p in _as_list(params["profile"])]
+    full_name = params.get("full_name")
+    if not full_name and params.get("first_name") and params.get("last_name"):
+        parts = [params["first_name"], params.get("middle_name"), params["last_name"]]
+        full_name = " ".join(p for p in parts if p)
+        inputs["first_last"] = (identity.name(params["first_name"]), identity.name(params["last_name"]))
+    if full_name:
+        inputs["full_name"] = identity.name(full_name)
+    for key in ("company_name", "school", "location", "job_title"):
+        if params.get(key):
+            inputs[key] = identity.name(params[key])
+    return inputs
+
+
+def candidate_query(inputs: dict) -> dict | None:
+    """One DSL query whose hits include every profile an identifier or the name points at."""
+    should = []
+    for key, fields in (("email", EMAIL_FIELDS), ("profile", PROFILE_FIELDS)):
+        for path in fields:
+            if key in inputs:
+                should.append({"terms": {path: inputs[key]}})
+    if "phone_number" in inputs:
+        should.append({"terms": {"phone_numbers": inputs["phone_number"]}})
+    name_clause = None
+    if "first_last" in inputs:
+        first, last = inputs["first_last"]
+        name_clause = {"bool": {"should": [{"term": {"full_name": inputs["full_name"]}},
+                                           {"bool": {"filter": [{"term": {"first_name": first}}, {"term": {"last_name": last}}]}}]}}
+    elif "full_name" in inputs:
+        name_clause = {"term": {"full_name": inputs["full_name"]}}
+    if name_clause:
+        context = _context_clauses(inputs)
+        should.append({"bool": {"must": [name_clause], "should": context}} if context else name_clause)
+    if not should:
+        return None
+    return {"bool": {"should": should}}
+
+
+def _context_clauses(inputs: dict) -> list[dict]:
+    clauses = []
+    if "company_name" in inputs:
+        clauses.append({"terms": {"job_company_name": [inputs["company_name"]]}})
+        clauses.append({"terms": {"experience.company.name": [inputs["company_name"]]}})
+    if "school" in inputs:
+        clauses.append({"terms": {"education.school.name": [inputs["school"]]}})
+    if "location" in inputs:
+        parts = _location_parts(inputs["location"])
+        for path in LOCATION_FIELDS:
+            clauses.append({"terms": {path: parts}})
+    if "job_title" in inputs:
+        clauses.append({"match": {"job_title": {"query": inputs["job_title"], "operator": "or"}}})
+    return clauses
+
+
+def score(inputs: dict, record: dict) -> tuple[int, list[str]]:
+    """(likelihood 1-10 or 0 for no agreement, names of the inputs that agreed) by the weights in the module docstring."""
+    matched: list[str] = []
+    total = 0
+    if "email" in inputs and set(inputs["email"]) & _emails(record):
+        matched.append("email")
+    if "phone_number" in inputs and set(inputs["phone_number"]) & set(record.get("phone_numbers") or []):
+        matched.append("phone_number")
+    if "profile" in inputs and set(inputs["profile"]) & _profiles(record):
+        matched.append("profile")
+    if "full_name" in inputs:
+        if _name_agrees(inputs, record):
+            matched.append("full_name")
+        else:
+            total -= NAME_MISMATCH_PENALTY
+    if "company_name" in inputs:
+        company = inputs["company_name"]
+        if company == (record.get("job_company_name") or ""):
+            matched.append("company_name")
+        elif company in {(e.get("company") or {}).get("name") for e in record.get("experience") or []}:
+            matched.append("company_name")
+            total += WEIGHTS["past_company"] - WEIGHTS["company_name"]
+    if "school" in inputs and inputs["school"] in {(e.get("school") or {}).get("name") for e in record.get("education") or []}:
+        matched.append("school")
+    if "location" in inputs and _location_agrees(inputs["location"], record):
+        matched.append("location")
+    if "job_title" in inputs and record.get("job_title") and identity.words(inputs["job_title"]) <= identity.words(record["job_title"]):
+        matched.append("job_title")
+    if not matched:
+        return 0, []
+    total += sum(WEIGHTS[name] for name in matched)
+    return max(1, min(10, total)), matched
+
+
+def _name_agrees(inputs: dict, record: dict) -> bool:
+    if inputs["full_name"] == record.get("full_name"):
+        return True
+    if "first_last" in inputs:
+        return inputs["first_last"] == (record.get("first_name"), record.get("last_name"))
+    return False
+
+
+def _emails(record: dict) -> set[str]:
+    found = {record.get("work_email")} | set(record.get("personal_emails") or [])
+    found |= {e.get("address") for e in record.get("emails") or [] if isinstance(e, dict)}
+    return {e for e in found if e}
+
+
+def _profiles(record: dict) -> set[str]:
+    found = {record.get("linkedin_url")} | {p.get("url") for p in record.get("profiles") or [] if isinstance(p, dict)}
+    return {identity.profile_url(p) for p in found if p}
+
+
+def _location_parts(location: str) -> list[str]:
+    parts = [location] + [p.strip() for p in location.split(",") if p.strip()]
+    return list(dict.fromkeys(parts))
+
+
+def _location_agrees(location: str, record: dict) -> bool:
+    parts = set(_location_parts(location))
+    return any(record.get(path) in parts for path in LOCATION_FIELDS)
+
+
+def _as_list(value) -> list:
+    return value if isinstance(value, list) else [value]

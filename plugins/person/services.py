@@ -1,0 +1,195 @@
+"""Person operations shared by the REST routes and the MCP sourcing tools: plain functions over validated dicts, answering the REST bodies."""
+
+from __future__ import annotations
+
+import math
+
+import marshmallow as ma
+
+from app.errors import ApiError, flatten_fields, summarize_fields
+from plugins.person import dsl, schema, tokens
+from plugins.person.backends import MAX_RESULT_WINDOW
+from plugins.person.datasets import sources
+from plugins.person.enrich import Match, NoMatch
+from plugins.person.schemas import PersonEnrichV1Schema, PersonEnrichV2Schema
+
+DEFAULT_MIN_LIKELIHOOD = 2
+ID_FIELDS = ("vendor_id", "servicegraph_id")
+STRONG_INPUTS = ("profile", "email", "phone_number")
+CONTEXT_INPUTS = ("company_name", "school", "location")
+
+
+# ---- search ----------------------------------------------------------------
+
+def people_search(params: dict, *, sandbox: bool = False) -> dict:
+    """Scroll-form search (SPEC 2.9): {status, total, data, scroll_token?}; the token is present only when more hits remain."""
+    size = params.get("size", 10)
+    if "from" in params and params.get("scroll_token"):
+        raise ApiError(400, "from and scroll_token cannot be combined: continue a scroll with the token alone.",
+                       fields={"from": ["Not allowed with scroll_token."]})
+    offset = params.get("from", 0)
+    if offset + size > MAX_RESULT_WINDOW:
+        raise ApiError(400, f"from + size must not exceed {MAX_RESULT_WINDOW}; page deeper with scroll_token.",
+                       fields={"from": [f"from + size > {MAX_RESULT_WINDOW}."]})
+    return _run_search(params, size=size, offset=offset, sandbox=sandbox)
+
+
+def people_search_page(params: dict, *, sandbox: bool = False) -> dict:
+    """Page-form search (SPEC 2.9): {data, total, page, size, total_pages = ceil(total / size)}."""
+    size, page = params.get("size", 10), params.get("page", 1)
+    if page * size > MAX_RESULT_WINDOW:
+        raise ApiError(400, f"page * size must not exceed {MAX_RESULT_WINDOW}; use /v2/person/search with scroll_token to go deeper.",
+                       fields={"page": [f"page * size > {MAX_RESULT_WINDOW}."]})
+    found = _run_search({k: v for k, v in params.items() if k != "page"}, size=size, offset=(page - 1) * size, sandbox=sandbox)
+    return {"data": found["data"], "total": found["total"], "page": page, "size": size,
+            "total_pages": math.ceil(found["total"] / size)}
+
+
+def people_search_enrich(params: dict, *, sandbox: bool = False) -> dict:
+    """Search, then overlay each hit with its enriched profile (enrichment values win, search-only keys stay), in hit order."""
+    side = sources(sandbox)
+    side.backend()
+    vendor = side.vendor()
+    found = people_search(params, sandbox=sandbox)
+    matches = vendor.by_ids([hit["id"] for hit in found["data"] if hit.get("id")]) if found["data"] else {}
+    found["data"] = [overlay(hit, matches[hit["id"]].record) if hit.get("id") in matches else hit for hit in found["data"]]
+    return found
+
+
+def overlay(hit: dict, enriched: dict) -> dict:
+    """The hit with every present enrichment value written over it."""
+    merged = dict(hit)
+    merged.update({key: value for key, value in enriched.items() if value not in (None, [], "", {})})
+    return merged
+
+
+def _run_search(params: dict, *, size: int, offset: int, sandbox: bool) -> dict:
+    backend = sources(sandbox).backend()
+    query = dsl.validate_query(params["query"])
+    sort = dsl.validate_sort(params.get("sort"))
+    fingerprint = tokens.query_fingerprint(query, sort, f"{'sandbox' if sandbox else 'production'}:{backend.name}")
+    cursor = tokens.decode(params["scroll_token"], fingerprint) if params.get("scroll_token") else None
+    result = backend.search(query, size=size, offset=offset, sort=sort, cursor=cursor)
+    body = {"status": 200, "total": result.total, "data": result.hits}
+    if result.cursor:
+        body["scroll_token"] = tokens.encode(result.cursor, fingerprint)
+    return body
+
+
+def person_mapping(*, sandbox: bool = False) -> dict:
+    """The raw mapping of the person index (GET /v2/person/schema)."""
+    side = sources(sandbox)
+    try:
+        return side.backend().mapping()
+    except ApiError:
+        return {"mappings": schema.elasticsearch_mapping()}
+
+
+# ---- enrichment ------------------------------------------------------------
+
+def people_enrich(params: dict, *, contact: bool = True, sandbox: bool = False) -> dict:
+    """Enrich one person (SPEC 2.10): {status, likelihood, data, dataset_version, matched?}; 404 below min_likelihood (default 2).
+
+    `contact=False` (v2 "enrich") leaves out emails, phone numbers and social profiles; the "info" variants keep them.
+    """
+    require_identifying_inputs(params)
+    vendor = sources(sandbox).vendor()
+    match = vendor.enrich(vendor_params(params))
+    return enrich_answer(match, params, contact=contact)
+
+
+def people_bulk_enrich(params: dict, *, contact: bool = True, sandbox: bool = False, version: str = "v2") -> dict:
+    """Enrich 1-100 people: {data: [...]} in request order, each {status, likelihood, data, error?, metadata?}; HTTP 200 overall."""
+    vendor = sources(sandbox).vendor()
+    item_schema = PersonEnrichV2Schema() if version == "v2" else PersonEnrichV1Schema()
+    shared = {k: params[k] for k in ("min_likelihood", "include_if_matched") if k in params}
+    answers: list[dict | None] = []
+    pending: list[tuple[int, dict]] = []
+    for position, item in enumerate(params["requests"]):
+        raw = item.get("params") if isinstance(item.get("params"), dict) else item
+        try:
+            values = {**shared, **item_schema.load({k: v for k, v in raw.items() if k != "metadata"} if raw is item else raw)}
+            require_identifying_inputs(values)
+        except ma.ValidationError as error:
+            messages = error.messages if isinstance(error.messages, dict) else {"_schema": error.messages}
+            answers.append(_item_error(422, summarize_fields(messages), item, fields=flatten_fields(messages)))
+            continue
+        except ApiError as error:
+            answers.append(_item_error(error.status, error.message, item))
+            continue
+        answers.append(None)
+        pending.append((position, values))
+    results = vendor.enrich_many([vendor_params(values) for _, values in pending]) if pending else []
+    for (position, values), result in zip(pending, results):
+        item = params["requests"][position]
+        try:
+            if isinstance(result, ApiError):
+                raise result
+            answer = enrich_answer(result, values, contact=contact)
+        except ApiError as error:
+            answers[position] = _item_error(error.status, error.message, item)
+            continue
+        if isinstance(item.get("metadata"), (dict, list, str)):
+            answer["metadata"] = item["metadata"]
+        answers[position] = answer
+    return {"data": answers}
+
+
+def _item_error(status: int, message: str, item: dict, fields: dict | None = None) -> dict:
+    error = {"type": _error_type(status), "message": message}
+    if fields:
+        error["fields"] = fields
+    answer = {"status": status, "likelihood": None, "data": None, "error": error}
+    if isinstance(item, dict) and "metadata" in item:
+        answer["metadata"] = item["metadata"]
+    return answer
+
+
+def _error_type(status: int) -> str:
+    from app.errors import ERROR_TYPES
+
+    return ERROR_TYPES.get(status, "api_error")
+
+
+def require_identifying_inputs(params: dict) -> None:
+    """400 unless the inputs can identify someone: an id, profile, email or phone, or a name with company, school or location."""
+    if any(params.get(key) for key in ID_FIELDS + STRONG_INPUTS):
+        return
+    has_name = bool(params.get("full_name") or (params.get("first_name") and params.get("last_name")))
+    if has_name and any(params.get(key) for key in CONTEXT_INPUTS):
+        return
+    given = [key for key, value in params.items() if value and key not in ("min_likelihood", "include_if_matched")]
+    if has_name:
+        missing = "a name needs one of company_name, school or location with it"
+    elif params.get("first_name") or params.get("last_name"):
+        missing = "give both first_name and last_name (or full_name), plus one of company_name, school or location"
+    else:
+        missing = ("send one of profile, email, phone_number or the person's id, or a name (full_name, or first_name and "
+                   "last_name) with one of company_name, school or location")
+    raise ApiError(400, f"Not enough to identify a person: {missing}. Got: {', '.join(given) or 'nothing'}.")
+
+
+def vendor_params(params: dict) -> dict:
+    """The validated inputs as vendors take them: the id under `id`, the seed's names for the rest."""
+    values = {k: v for k, v in params.items() if k not in ID_FIELDS}
+    person_id = next((params[k] for k in ID_FIELDS if params.get(k)), None)
+    if person_id:
+        values["id"] = person_id
+    return values
+
+
+def enrich_answer(match: Match, params: dict, *, contact: bool) -> dict:
+    minimum = params.get("min_likelihood") or DEFAULT_MIN_LIKELIHOOD
+    if match.likelihood < minimum:
+        raise NoMatch(f"The best match has likelihood {match.likelihood}, below min_likelihood {minimum}.")
+    record = match.record if contact else without_contact_details(match.record)
+    answer = {"status": 200, "likelihood": match.likelihood, "data": record,
+              "dataset_version": match.dataset_version or match.record.get("dataset_version")}
+    if params.get("include_if_matched"):
+        id_name = next((k for k in ID_FIELDS if k in params), "id")
+        answer["matched"] = [id_name if name == "id" else name for name in match.matched]
+    return answer
+
+
+def without_contact_details(record: dict) -> dict:
+    return {key: value for key, value in record.items() if key not in schema.CONTACT_FIELDS}
