@@ -1,0 +1,22 @@
+"""The calls family: instant and scheduled screening calls through a telephony provider, analyzed into a summary and assessment."""
+
+from app import events
+from app.plugins import Plugin
+from plugins.calls import tasks
+from plugins.calls.cli import calls_cli
+from plugins.calls.models import Call, CallPlan
+from plugins.calls.routes import blp, callbacks_blp
+from plugins.calls.scheduling import on_application_activity, on_scheduling_toggled
+
+
+def init_app(app) -> None:
+    events.add_listener(app, on_application_activity)
+    if "scheduling" in app.config["PLUGINS"]:
+        from plugins.scheduling.services import add_toggle_listener
+
+        add_toggle_listener(app, on_scheduling_toggled)
+
+
+PLUGIN = Plugin(name="calls", blueprints=(blp, callbacks_blp), models=(Call, CallPlan),
+                needs=("jobs", "candidates", "applications", "questions", "scheduling"),
+                tasks=(tasks.run_call, tasks.run_scheduled_call, tasks.send_reminder), init_app=init_app, cli=(calls_cli,))

@@ -1,0 +1,61 @@
+"""Twilio's status and speech callbacks: verify the signature, record answers, ask the next question, move the status."""
+
+from __future__ import annotations
+
+from flask import current_app
+from twilio.request_validator import RequestValidator
+
+from app.errors import ApiError
+from plugins.calls.models import Call
+from plugins.calls.services import advance, find_call, questions_for
+from plugins.calls.telephony import Progress
+from plugins.calls.telephony.twilio import STATUS_MAP, question_twiml
+
+EMPTY_TWIML = '<?xml version="1.0" encoding="UTF-8"?><Response />'
+
+
+def public_url(path_with_query: str, request_url: str) -> str:
+    """The URL Twilio signed: the configured public base plus the path, else the URL this request arrived at."""
+    base = current_app.config["TWILIO_CALLBACK_BASE_URL"]
+    return base.rstrip("/") + path_with_query if base else request_url
+
+
+def verify_signature(url: str, form: dict, signature: str | None) -> None:
+    token = current_app.config["TWILIO_AUTH_TOKEN"]
+    if not token:
+        raise ApiError(404, "Twilio callbacks are not configured (HIREKIT_TWILIO_AUTH_TOKEN).")
+    if not signature or not RequestValidator(token).validate(url, form, signature):
+        raise ApiError(403, "The X-Twilio-Signature header does not match this request.")
+
+
+def handle(url: str, form: dict, signature: str | None, *, call_id: str, question: str | None, silent: bool) -> str:
+    """Apply one callback; answers the TwiML Twilio should run next."""
+    verify_signature(url, form, signature)
+    call = find_call(call_id)
+    if question is not None:
+        return record_answer(call, question, form.get("SpeechResult"), silent=silent)
+    status = STATUS_MAP.get(form.get("CallStatus", ""))
+    if status is None:
+        raise ApiError(422, f"Unknown CallStatus {form.get('CallStatus')!r}.")
+    error = f"Twilio reported {form.get('CallStatus')}" if status in ("failed", "canceled") else None
+    advance(call.id, Progress(status, error=error))
+    return EMPTY_TWIML
+
+
+def record_answer(call: Call, question: str, speech: str | None, *, silent: bool) -> str:
+    try:
+        index = int(question)
+    except ValueError:
+        raise ApiError(422, "question must be an integer.") from None
+    questions = questions_for(call)
+    transcript = list(call.transcript or [])
+    if not any(turn.get("question_index") == index and turn.get("speaker") == "agent" for turn in transcript) \
+            and 0 <= index < len(questions):
+        transcript.append({"speaker": "agent", "text": questions[index], "question_index": index})
+    if speech and not silent:
+        transcript.append({"speaker": "candidate", "text": speech.strip(), "question_index": index})
+    following = index + 1
+    if following < len(questions):
+        transcript.append({"speaker": "agent", "text": questions[following], "question_index": following})
+    Call.update(transcript=transcript).where(Call.id == call.id).execute()
+    return question_twiml(current_app.config["TWILIO_CALLBACK_BASE_URL"], str(call.id), questions, following)

@@ -1,0 +1,18 @@
+"""`flask calls run-due`: place due scheduled attempts (the cron job of deployments without Redis and a worker)."""
+
+import click
+from flask.cli import AppGroup
+
+from app.db import database
+
+calls_cli = AppGroup("calls", help="Screening calls.")
+
+
+@calls_cli.command("run-due")
+def run_due_command():
+    """Place every scheduled attempt whose time has come."""
+    from plugins.calls.scheduling import run_due_calls
+
+    with database.connection_context():
+        count = run_due_calls()
+    click.echo(f"{count} scheduled call(s) run")

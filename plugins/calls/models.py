@@ -1,0 +1,69 @@
+"""Screening calls: one row per attempt to reach a candidate, and the per-application plan that drives scheduled attempts."""
+
+import peewee as pw
+
+from app.db import JSONField, TimestampedModel
+from app.records import TenantRecord
+from app.tenancy import Tenant
+from plugins.applications.models import Application
+from plugins.candidates.models import Candidate
+from plugins.jobs.models import Job
+
+QUEUED, RINGING, IN_PROGRESS = "queued", "ringing", "in_progress"
+COMPLETED, NO_ANSWER, BUSY, FAILED, CANCELED = "completed", "no_answer", "busy", "failed", "canceled"
+STATUSES = (QUEUED, RINGING, IN_PROGRESS, COMPLETED, NO_ANSWER, BUSY, FAILED, CANCELED)
+ACTIVE_STATUSES = (QUEUED, RINGING, IN_PROGRESS)
+UNREACHED_STATUSES = (NO_ANSWER, BUSY, FAILED)  # a scheduled series tries again after these
+FINAL_STATUSES = (COMPLETED, NO_ANSWER, BUSY, FAILED, CANCELED)
+
+INSTANT, SCHEDULED = "instant", "scheduled"
+
+
+class Call(TenantRecord):
+    label = "call"
+
+    application = pw.ForeignKeyField(Application, on_delete="CASCADE", column_name="application_id")
+    job = pw.ForeignKeyField(Job, on_delete="CASCADE", column_name="job_id")
+    candidate = pw.ForeignKeyField(Candidate, on_delete="CASCADE", column_name="candidate_id")
+    application_source_id = pw.CharField(max_length=255, null=True)
+    job_source_id = pw.CharField(max_length=255, null=True)
+    candidate_source_id = pw.CharField(max_length=255, null=True)
+    status = pw.CharField(max_length=16, default=QUEUED)
+    attempt = pw.IntegerField(default=1)
+    trigger = pw.CharField(max_length=16, default=INSTANT)
+    series = pw.UUIDField(null=True)  # the scheduled series (CallPlan.series) this attempt belongs to
+    scheduled_for = pw.DateTimeField(null=True)
+    phone_no = pw.CharField(max_length=32)
+    provider = pw.CharField(max_length=32)
+    provider_call_id = pw.CharField(max_length=64, null=True)
+    transcript = JSONField(default=list)
+    summary = pw.TextField(null=True)
+    assessment = JSONField(null=True)
+    voicemail_left = pw.BooleanField(default=False)
+    error = pw.TextField(null=True)
+    started_at = pw.DateTimeField(null=True)
+    ended_at = pw.DateTimeField(null=True)
+
+    class Meta:
+        table_name = "calls"
+        indexes = (
+            (("tenant", "created_at"), False),
+            (("application", "status"), False),
+            (("job", "status"), False),
+            (("provider", "provider_call_id"), False),
+            (("series",), False),
+        )
+
+
+class CallPlan(TimestampedModel):
+    """Scheduled calling for one application: armed when it becomes ACTIVE on a job with scheduling on."""
+
+    application = pw.ForeignKeyField(Application, primary_key=True, on_delete="CASCADE", column_name="application_id")
+    tenant = pw.ForeignKeyField(Tenant, on_delete="CASCADE", column_name="tenant_id")
+    job = pw.ForeignKeyField(Job, on_delete="CASCADE", column_name="job_id")
+    last_stage = pw.CharField(max_length=16, null=True)  # the stage last seen, so "moved to ACTIVE" can be told apart
+    series = pw.UUIDField(null=True)  # the current series of attempts; null when none is running
+    triggered_at = pw.DateTimeField(null=True)
+
+    class Meta:
+        table_name = "call_plans"

@@ -1,0 +1,53 @@
+"""/v1/applications/:id/instant-call, /v1/calls (read, list) and Twilio's callback route (SPEC 4.1)."""
+
+from flask import Response, request
+from flask.views import MethodView
+
+from app.api import Blueprint, page_schema
+from app.auth import current_tenant_id
+from plugins.calls import callbacks, services
+from plugins.calls.schemas import CallListArgsSchema, CallSchema
+
+blp = Blueprint("calls", __name__, url_prefix="/v1", description="Screening calls to candidates: instant or scheduled")
+callbacks_blp = Blueprint("calls_callbacks", __name__, url_prefix="/v1/calls/callbacks", auth=None,
+                          description="Telephony provider callbacks (authenticated by the provider's signature)")
+
+
+@blp.route("/applications/<application_id>/instant-call")
+class InstantCall(MethodView):
+    @blp.response(202, CallSchema)
+    @blp.errors(404, 409)
+    def post(self, application_id):
+        """Call the application's candidate now: answers the queued call; 409 while one is queued, ringing or in progress"""
+        return services.start_instant_call(current_tenant_id(), application_id)
+
+
+@blp.route("/calls")
+class Calls(MethodView):
+    @blp.arguments(CallListArgsSchema, location="query")
+    @blp.response(200, page_schema(CallSchema))
+    def get(self, args):
+        """List calls, oldest first, filtered by job, candidate, application (ids or source ids) or status"""
+        return services.list_calls(current_tenant_id(), **args)
+
+
+@blp.route("/calls/<call_id>")
+class CallItem(MethodView):
+    @blp.response(200, CallSchema)
+    @blp.errors(404)
+    def get(self, call_id):
+        """Read a call: status, summary, assessment, transcript and timing"""
+        return services.get_call(current_tenant_id(), call_id)
+
+
+@callbacks_blp.route("/twilio")
+class TwilioCallback(MethodView):
+    @callbacks_blp.response(200, description="TwiML for Twilio to run next", content_type="text/xml")
+    @callbacks_blp.errors(403, 404, 422)
+    def post(self):
+        """Twilio status and speech callbacks (X-Twilio-Signature required); not for API clients"""
+        twiml = callbacks.handle(callbacks.public_url(request.full_path.rstrip("?"), request.url),
+                                 request.form.to_dict(), request.headers.get("X-Twilio-Signature"),
+                                 call_id=request.args.get("call_id", ""), question=request.args.get("question"),
+                                 silent=bool(request.args.get("silent")))
+        return Response(twiml, mimetype="text/xml")

@@ -1,0 +1,232 @@
+"""Scheduled calls: arm a series when an application becomes ACTIVE on a job with scheduling on, place each attempt
+inside the job's schedule setting via RQ's scheduler, retry unreached candidates, send reminders, cancel on disable."""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import uuid
+
+from flask import current_app
+
+from app import events
+from app.db import database, utcnow
+from app.notify import get_notifier
+from app.queue import get_queue
+from plugins.applications.models import Application
+from plugins.calls.models import CANCELED, COMPLETED, QUEUED, SCHEDULED, UNREACHED_STATUSES, Call, CallPlan
+from plugins.calls.schedule_rules import ScheduleError, next_attempt_at
+
+log = logging.getLogger("hirekit.calls")
+
+ACTIVE_STAGE = "ACTIVE"
+REMINDER_CHANNELS = ("email", "sms")
+
+
+def job_schedule(tenant_id: str, job_id) -> dict:
+    from plugins.scheduling.services import get_schedule
+
+    return get_schedule(tenant_id, job_id)
+
+
+def on_application_activity(event) -> None:
+    """events listener: an application created or moved to ACTIVE arms scheduled calling; leaving ACTIVE disarms it."""
+    if event.type != events.APPLICATION_ACTIVITY:
+        return
+    try:
+        with database.atomic():
+            react_to_application(event.tenant_id, event.payload)
+    except Exception:  # noqa: BLE001 - scheduling must never fail the application write that emitted the event
+        log.exception("scheduling calls for application event %s failed", event.event_id)
+
+
+def react_to_application(tenant_id: str, record: dict) -> None:
+    application = Application.get_or_none((Application.id == record.get("id")) & (Application.tenant == tenant_id))
+    if application is None:
+        return
+    stage = str(record.get("application_stage") or application.application_stage).upper()
+    plan = CallPlan.get_or_none(CallPlan.application == application.id)
+    previous = plan.last_stage if plan else None
+    if plan is None:
+        plan = CallPlan.create(application=application.id, tenant=tenant_id, job=application.job_id, last_stage=stage)
+    elif previous != stage:
+        plan.last_stage = stage
+        plan.save()
+    if stage == ACTIVE_STAGE and previous != ACTIVE_STAGE:
+        start_series(plan, application)
+    elif stage != ACTIVE_STAGE and previous == ACTIVE_STAGE:
+        cancel_pending(Call.application == application.id, reason="the application left the ACTIVE stage")
+
+
+def start_series(plan: CallPlan, application: Application) -> Call | None:
+    schedule = job_schedule(plan.tenant_id, application.job_id)
+    if not schedule["scheduling"]:
+        return None
+    if not application.candidate.phone_no:
+        log.info("application %s: candidate has no phone number, no call scheduled", application.id)
+        return None
+    cancel_pending(Call.application == application.id, reason="a new scheduled series started")
+    plan.series, plan.triggered_at = uuid.uuid4(), utcnow()
+    plan.save()
+    return schedule_next(plan, application, schedule)
+
+
+def series_attempt_times(series) -> list[dt.datetime]:
+    calls = Call.select().where((Call.series == series) & (Call.status != CANCELED) & (Call.status != QUEUED))
+    return [call.ended_at or call.started_at or call.scheduled_for for call in calls]
+
+
+def schedule_next(plan: CallPlan, application: Application, schedule: dict) -> Call | None:
+    """Create the next queued attempt at the time the rules allow and hand it to RQ's scheduler; None when none is left."""
+    from plugins.calls.services import emit_activity, new_call
+
+    attempts = series_attempt_times(plan.series)
+    try:
+        when = next_attempt_at(schedule, triggered_at=plan.triggered_at, attempts=attempts, now=utcnow(),
+                               timezone=current_app.config["TIMEZONE"])
+    except ScheduleError as exc:
+        log.warning("job %s: cannot schedule calls: %s", application.job_id, exc)
+        when = None
+    if when is None:
+        CallPlan.update(series=None).where(CallPlan.application == plan.application_id).execute()
+        return None
+    call = new_call(application, trigger=SCHEDULED, attempt=len(attempts) + 1, series=plan.series, scheduled_for=when)
+    emit_activity(call)
+    enqueue_attempt(call, schedule)
+    return call
+
+
+def enqueue_attempt(call: Call, schedule: dict) -> None:
+    """The attempt and its reminders as RQ scheduled jobs; without Redis, `flask calls run-due` places due attempts."""
+    from plugins.calls.tasks import run_scheduled_call, send_reminder
+
+    queue = get_queue()
+    if queue.is_inline:
+        log.info("no Redis: scheduled call %s waits for `flask calls run-due` at %s", call.id, call.scheduled_for)
+        return
+    when = call.scheduled_for.replace(tzinfo=dt.timezone.utc)
+    queue.enqueue_at(when, run_scheduled_call, str(call.id), queue="calls", job_id=f"call-{call.id}", job_timeout=600)
+    now = dt.datetime.now(dt.timezone.utc)
+    for channel in REMINDER_CHANNELS:
+        if schedule.get(f"{channel}_enabled") and (call.attempt == 1 or schedule.get(f"{channel}_repeat")):
+            remind_at = max(when - dt.timedelta(minutes=int(schedule.get(f"{channel}_notify_minutes") or 0)), now)
+            queue.enqueue_at(remind_at, send_reminder, str(call.id), channel, queue="calls",
+                             job_id=f"reminder-{channel}-{call.id}")
+
+
+def run_attempt(call: Call) -> None:
+    """At the scheduled time: re-check that the attempt is still wanted and allowed, then place it."""
+    from plugins.calls.services import place_call
+
+    schedule = job_schedule(call.tenant_id, call.job_id)
+    plan = CallPlan.get_or_none(CallPlan.application == call.application_id)
+    application = call.application
+    if not schedule["scheduling"]:
+        return cancel_call(call, "scheduling was disabled for the job")
+    if plan is None or plan.series != call.series or application.application_stage.upper() != ACTIVE_STAGE:
+        return cancel_call(call, "the scheduled series is no longer current")
+    allowed = next_attempt_at(schedule, triggered_at=plan.triggered_at, attempts=series_attempt_times(call.series),
+                              now=utcnow() - dt.timedelta(seconds=60), timezone=current_app.config["TIMEZONE"])
+    if allowed is None:
+        return cancel_call(call, "no attempt is left in the schedule")
+    if allowed > utcnow() + dt.timedelta(seconds=60):  # the setting changed since: move the attempt
+        Call.update(scheduled_for=allowed).where(Call.id == call.id).execute()
+        call.scheduled_for = allowed
+        return enqueue_attempt(call, schedule)
+    place_call(call, voicemail=bool(schedule.get("voicemail_enabled")))
+
+
+def after_attempt(call: Call) -> None:
+    """A finished scheduled attempt: unreached -> the next attempt; completed -> the series is done."""
+    if call.trigger != SCHEDULED or call.series is None:
+        return
+    plan = CallPlan.get_or_none(CallPlan.application == call.application_id)
+    if plan is None or plan.series != call.series:
+        return
+    if call.status == COMPLETED:
+        CallPlan.update(series=None).where(CallPlan.application == plan.application_id).execute()
+    elif call.status in UNREACHED_STATUSES:
+        schedule = job_schedule(call.tenant_id, call.job_id)
+        if schedule["scheduling"]:
+            with database.atomic():
+                schedule_next(plan, call.application, schedule)
+
+
+def cancel_call(call: Call, reason: str) -> None:
+    from plugins.calls.services import emit_activity
+
+    with database.atomic():
+        updated = (Call.update(status=CANCELED, error=reason, ended_at=utcnow(), updated_at=utcnow())
+                   .where((Call.id == call.id) & (Call.status == QUEUED)).execute())
+        if updated:
+            emit_activity(Call.get(Call.id == call.id))
+    if updated:
+        forget_jobs(call.id)
+
+
+def cancel_pending(condition, *, reason: str) -> int:
+    pending = list(Call.select().where(condition & (Call.status == QUEUED) & (Call.trigger == SCHEDULED)))
+    for call in pending:
+        cancel_call(call, reason)
+    return len(pending)
+
+
+def cancel_scheduled_calls(tenant_id: str, job_id) -> int:
+    """Cancel the job's pending scheduled attempts (scheduling turned off); returns how many were canceled."""
+    with database.atomic():
+        count = cancel_pending((Call.tenant == tenant_id) & (Call.job == job_id), reason="scheduling was disabled for the job")
+        CallPlan.update(series=None).where((CallPlan.tenant == tenant_id) & (CallPlan.job == job_id)).execute()
+    return count
+
+
+def on_scheduling_toggled(tenant_id: str, job_id, enabled: bool) -> None:
+    if not enabled:
+        cancel_scheduled_calls(tenant_id, job_id)
+
+
+def forget_jobs(call_id) -> None:
+    """Drop the attempt's and reminders' RQ jobs (the jobs also check the call's status when they run)."""
+    queue = get_queue()
+    if queue.is_inline:
+        return
+    from redis.exceptions import RedisError
+
+    registry = queue.queue("calls").scheduled_job_registry
+    for job_id in (f"call-{call_id}", *(f"reminder-{channel}-{call_id}" for channel in REMINDER_CHANNELS)):
+        try:
+            registry.remove(job_id, delete_job=True)
+        except (RedisError, ValueError, TypeError) as exc:
+            log.debug("could not drop RQ job %s: %s", job_id, exc)
+
+
+def send_reminder(call: Call, channel: str) -> bool:
+    """Email or SMS the candidate about a pending attempt; nothing once the call is no longer queued."""
+    if call.status != QUEUED:
+        return False
+    candidate, job = call.candidate, call.job
+    local = call.scheduled_for.replace(tzinfo=dt.timezone.utc).astimezone(_zone())
+    when = local.strftime("%A %d %B at %H:%M %Z")
+    text = f"Hello {candidate.first_name}, we will call you about the {job.title} position on {when}."
+    notifier = get_notifier()
+    if channel == "email":
+        notifier.send_email(candidate.email, f"Screening call for {job.title}", text)
+    else:
+        notifier.send_sms(call.phone_no, text)
+    return True
+
+
+def run_due_calls(now: dt.datetime | None = None) -> int:
+    """Embedded mode (no Redis): place every scheduled attempt that is due; returns how many were run."""
+    now = now or utcnow()
+    due = list(Call.select().where((Call.status == QUEUED) & (Call.trigger == SCHEDULED) & (Call.scheduled_for <= now)))
+    for call in due:
+        run_attempt(call)
+    return len(due)
+
+
+def _zone():
+    from zoneinfo import ZoneInfo
+
+    return ZoneInfo(current_app.config["TIMEZONE"])
+
+

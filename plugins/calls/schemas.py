@@ -1,0 +1,58 @@
+"""The call record (DESIGN: status, assessment, summary, transcript, timing, attempt) and the list filters of SPEC 4.1."""
+
+import marshmallow as ma
+
+from app.api import PageArgsSchema, RecordSchema, UtcDateTime
+from plugins.calls.models import STATUSES
+
+
+class AnswerSchema(ma.Schema):
+    question = ma.fields.String()
+    answer = ma.fields.String(allow_none=True)
+    meets_requirement = ma.fields.Boolean()
+    note = ma.fields.String(allow_none=True)
+
+
+class AssessmentSchema(ma.Schema):
+    score = ma.fields.Integer(metadata={"description": "0-100"})
+    recommendation = ma.fields.String(metadata={"description": "advance, hold or reject"})
+    answers = ma.fields.List(ma.fields.Nested(AnswerSchema))
+    analyzer = ma.fields.String(metadata={"description": "rules, or llm:<model>"})
+
+
+class TranscriptTurnSchema(ma.Schema):
+    speaker = ma.fields.String(metadata={"description": "agent or candidate"})
+    text = ma.fields.String()
+    question_index = ma.fields.Integer(allow_none=True)
+
+
+class CallSchema(RecordSchema):
+    application_id = ma.fields.UUID()
+    job_id = ma.fields.UUID()
+    candidate_id = ma.fields.UUID()
+    application_source_id = ma.fields.String(allow_none=True)
+    job_source_id = ma.fields.String(allow_none=True)
+    candidate_source_id = ma.fields.String(allow_none=True)
+    status = ma.fields.String(metadata={"description": ", ".join(STATUSES)})
+    attempt = ma.fields.Integer(metadata={"description": "1 for an instant call; n-th attempt of a scheduled series"})
+    trigger = ma.fields.String(metadata={"description": "instant or scheduled"})
+    scheduled_for = UtcDateTime(allow_none=True)
+    phone_no = ma.fields.String()
+    provider = ma.fields.String()
+    summary = ma.fields.String(allow_none=True)
+    assessment = ma.fields.Nested(AssessmentSchema, allow_none=True)
+    transcript = ma.fields.List(ma.fields.Nested(TranscriptTurnSchema))
+    voicemail_left = ma.fields.Boolean()
+    error = ma.fields.String(allow_none=True)
+    started_at = UtcDateTime(allow_none=True)
+    ended_at = UtcDateTime(allow_none=True)
+
+
+class CallListArgsSchema(PageArgsSchema):
+    job_id = ma.fields.UUID()
+    candidate_id = ma.fields.UUID()
+    application_id = ma.fields.UUID()
+    application_source_id = ma.fields.String()
+    job_source_id = ma.fields.String()
+    candidate_source_id = ma.fields.String()
+    status = ma.fields.String(validate=ma.validate.OneOf(STATUSES))
