@@ -6,6 +6,7 @@ import datetime as dt
 import decimal
 import enum
 import uuid
+from typing import Callable
 
 import marshmallow as ma
 from marshmallow import fields, validate
@@ -31,6 +32,14 @@ FIELD_TYPES: tuple[tuple[type, dict], ...] = (
 )
 
 JSON_LITERALS = (str, int, float, bool)
+
+# Custom field classes a family defines, and how to describe them: field class -> (field -> JSON Schema).
+CUSTOM_FIELDS: dict[type, Callable[[fields.Field], dict]] = {}
+
+
+def register_field(field_type: type, describe: Callable[[fields.Field], dict]) -> None:
+    """Teach the converter a custom field class (e.g. a JSON-object field); subclasses are covered too."""
+    CUSTOM_FIELDS[field_type] = describe
 
 
 def schema_to_json_schema(schema: type[ma.Schema] | ma.Schema, *, mode: str = LOAD) -> dict:
@@ -81,6 +90,9 @@ def field_to_json_schema(field: fields.Field, *, mode: str = LOAD, _seen: tuple 
 
 
 def _type_of(field: fields.Field, mode: str, seen: tuple) -> dict:
+    for field_type, describe in CUSTOM_FIELDS.items():
+        if isinstance(field, field_type):
+            return describe(field)
     if isinstance(field, fields.Pluck):
         inner = field_to_json_schema(field.schema.fields[field.field_name], mode=mode, _seen=seen)
         return {"type": "array", "items": inner} if field.many else inner

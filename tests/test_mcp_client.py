@@ -14,6 +14,7 @@ from mcp.shared.exceptions import MCPError
 from werkzeug.serving import make_server
 
 from tests.factories import create_job, job_body
+from tests.test_mcp_sourcing import load_people
 
 MODES = ["legacy", "auto"]  # auto probes server/discover (2026-07-28) first and falls back to initialize
 
@@ -79,13 +80,21 @@ def test_the_sdk_client_lists_reads_and_writes_jobs(live_url, client, tenant_a, 
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_the_sdk_client_connects_to_the_sourcing_server(live_url, tenant_a, mode):
-    async def steps(mcp):
-        return mcp.protocol_version, mcp.server_info, (await mcp.list_tools()).tools
+def test_the_sdk_client_searches_and_enriches_people_on_the_sourcing_server(app, live_url, tenant_a, mode):
+    load_people(app)
 
-    version, server_info, tools = run_session(f"{live_url}/mcp/sourcing", tenant_a.key, mode, steps)
+    async def steps(mcp):
+        tools = (await mcp.list_tools()).tools
+        found = await mcp.call_tool("people_search", {"query": {"match": {"job_title": "engineer"}}, "size": 10})
+        enriched = await mcp.call_tool("people_enrich", {"servicegraph_id": found.structured_content["data"][0]["id"]})
+        return mcp.protocol_version, mcp.server_info, tools, found, enriched
+
+    version, server_info, tools, found, enriched = run_session(f"{live_url}/mcp/sourcing", tenant_a.key, mode, steps)
     assert version == "2025-11-25" and server_info.name == "hirekit-sourcing"
+    assert [tool.name for tool in tools] == ["people_search", "people_search_page", "people_enrich", "people_bulk_enrich"]
     assert_valid_tool_schemas(tools)
+    assert not found.is_error and found.structured_content["total"] == 4
+    assert not enriched.is_error and enriched.structured_content["likelihood"] == 10
 
 
 def test_the_sdk_client_is_refused_without_a_valid_key(live_url):

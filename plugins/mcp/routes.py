@@ -27,7 +27,7 @@ JOBS_SERVER = McpServer(
         "and screening questions, generate questions from a job description, and start or read screening calls. "
         "Ids are UUIDs returned by the list and create tools."
     ),
-    families=("jobs", "applications", "questions"),
+    families=("jobs", "applications", "questions", "calls"),
 )
 
 SOURCING_SERVER = McpServer(
