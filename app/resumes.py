@@ -219,6 +219,10 @@ class Base64Resume(ma.fields.String):
         text = re.sub(r"\s+", "", text)
         if len(text) * 3 // 4 > max_resume_bytes() + 3:
             raise too_large()
+        if "=" not in text:
+            text += "=" * (-len(text) % 4)  # unpadded base64 is common; a length of 4n+1 stays invalid below
+        if len(text) % 4:
+            raise self.make_error("invalid_base64")
         try:
             return base64.b64decode(text, validate=True)
         except (binascii.Error, ValueError):

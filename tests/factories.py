@@ -73,3 +73,21 @@ def create_application(client, tenant, candidate=None, job=None, **overrides) ->
     response = client.post("/v1/applications", json=application_body(candidate, job, **overrides), headers=tenant.headers)
     assert response.status_code == 201, response.json
     return response.json
+
+
+def pdf_bytes(text: str = "Jane Doe - Registered Nurse") -> bytes:
+    """A small but well-formed PDF."""
+    return (b"%PDF-1.4\n1 0 obj<</Type/Catalog/Pages 2 0 R>>endobj\n2 0 obj<</Type/Pages/Kids[]/Count 0>>endobj\n"
+            b"% " + text.encode() + b"\ntrailer<</Root 1 0 R>>\n%%EOF\n")
+
+
+def docx_bytes(text: str = "Jane Doe") -> bytes:
+    """A minimal Word (OOXML) package."""
+    import io
+    import zipfile
+
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as package:
+        package.writestr("[Content_Types].xml", "<Types/>")
+        package.writestr("word/document.xml", f"<w:document><w:body><w:p><w:r><w:t>{text}</w:t></w:r></w:p></w:body></w:document>")
+    return buffer.getvalue()
