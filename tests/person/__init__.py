@@ -1,0 +1,1 @@
+"""Tests of the person family (search, enrichment, datasets)."""
