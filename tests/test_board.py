@@ -112,3 +112,9 @@ def test_board_routes_are_documented(client):
     apply = paths["/jobs/{number}/apply"]["post"]
     assert set(apply["requestBody"]["content"]) == {"multipart/form-data"}
     assert {"/jobs", "/jobs/{number}"} <= set(paths)
+
+
+def test_apply_as_json_is_415(client, tenant_a):
+    job = create_job(client, tenant_a)
+    response = client.post(f"/jobs/{job['number']}/apply", json={"name": "A", "email": "a@example.com"}, headers=tenant_a.headers)
+    assert response.status_code == 415

@@ -19,17 +19,17 @@ class BoardPageArgsSchema(ma.Schema):
                               metadata={"description": "Jobs per page, 1-100 (default 20)"})
 
 
-class ApplyFormSchema(ma.Schema):
+class ApplyBodySchema(ma.Schema):
+    """The multipart/form-data body of an application: two text fields and the resume file part."""
+
     name = Text(required=True, max_length=511, metadata={"description": "Full name, e.g. Jane Doe"})
     email = ma.fields.Email(required=True, validate=ma.validate.Length(max=320))
-
-
-class ApplyFilesSchema(ma.Schema):
     resume = Upload(required=True, metadata={"description": f"The resume file ({ACCEPTED})"})
 
-
-class ApplyBodySchema(ApplyFormSchema, ApplyFilesSchema):
-    """The whole multipart/form-data body, for OpenAPI (the route reads form and file parts separately)."""
+    @ma.validates("resume")
+    def is_a_file_part(self, value, **kwargs):
+        if not hasattr(value, "stream"):
+            raise ma.ValidationError("Send the resume as a file part.")
 
 
 class ApplyResultSchema(ma.Schema):
