@@ -13,7 +13,8 @@ MISSING_ID = "6f1c1c1e-0000-4000-8000-000000000000"
 
 def test_applications_and_questions_tools_are_listed_with_valid_schemas(client, tenant_a):
     tools = listed_tools(client, tenant_a)
-    for name in ("list_applications", "get_application", "list_job_questions", "generate_job_questions"):
+    for name in ("list_applications", "get_application", "list_job_questions", "generate_job_questions",
+                 "start_instant_call", "get_call", "list_calls"):
         jsonschema.Draft202012Validator.check_schema(tools[name]["inputSchema"])
         jsonschema.Draft202012Validator.check_schema(tools[name]["outputSchema"])
     assert tools["get_application"]["inputSchema"]["required"] == ["application_id"]
@@ -58,4 +59,27 @@ def test_generated_questions_are_stored_and_listed(client, tenant_a, tenant_b):
 
 def test_questions_of_a_missing_job_are_a_tool_error(client, tenant_a):
     result = tool_result(client, tenant_a, "list_job_questions", {"job_id": MISSING_ID})
+    assert result["isError"] is True and MISSING_ID in result["content"][0]["text"]
+
+
+def test_start_instant_call_then_read_it_like_rest(client, tenant_a, tenant_b):
+    tools = listed_tools(client, tenant_a)
+    assert tools["start_instant_call"]["annotations"]["readOnlyHint"] is False
+    application = create_application(client, tenant_a)
+    started = tool_result(client, tenant_a, "start_instant_call", {"application_id": application["id"]})
+    assert started["isError"] is False
+    call_id = started["structuredContent"]["id"]
+    assert started["structuredContent"]["application_id"] == application["id"]
+    read = tool_result(client, tenant_a, "get_call", {"call_id": call_id})["structuredContent"]
+    assert read == client.get(f"/v1/calls/{call_id}", headers=tenant_a.headers).json
+    jsonschema.validate(read, tools["get_call"]["outputSchema"])
+    listed = tool_result(client, tenant_a, "list_calls", {"application_id": application["id"]})["structuredContent"]
+    assert [c["id"] for c in listed["data"]] == [call_id]
+    for name, arguments in [("get_call", {"call_id": call_id}), ("start_instant_call", {"application_id": application["id"]})]:
+        refused = tool_result(client, tenant_b, name, arguments)
+        assert refused["isError"] is True and "not found" in refused["content"][0]["text"]
+
+
+def test_starting_a_call_for_a_missing_application_is_a_tool_error(client, tenant_a):
+    result = tool_result(client, tenant_a, "start_instant_call", {"application_id": MISSING_ID})
     assert result["isError"] is True and MISSING_ID in result["content"][0]["text"]
