@@ -440,8 +440,9 @@ class EmbeddedBackend(SearchBackend):
             more = consumed < total and result.hits
             return [a for _, a in result.hits], total, (["missing", consumed, result.hits[-1][0]] if more else None)
         if last is not None:
-            lower, upper = (last, None) if order == "asc" else (None, last)
-            valued = _with(valued, Query.range_query(SCHEMA, key, FieldType.Integer, lower, upper, False, False))
+            bound = (Query.range_query(SCHEMA, key, FieldType.Integer, last, None, False, True) if order == "asc"
+                     else Query.range_query(SCHEMA, key, FieldType.Integer, None, last, True, False))
+            valued = _with(valued, bound)
         result = searcher.search(valued, size, count=True, order_by_field=key, offset=offset,
                                  order=Order.Asc if order == "asc" else Order.Desc)
         addresses = [a for _, a in result.hits]
