@@ -331,6 +331,7 @@ class EmbeddedBackend(SearchBackend):
         self._index: tantivy.Index | None = None
         self._lock = threading.Lock()
         self._meta_cache: tuple[float, dict] | None = None
+        self._commit_stamp: int | None = None
 
     # lifecycle
     def _open(self) -> tantivy.Index:
@@ -339,13 +340,20 @@ class EmbeddedBackend(SearchBackend):
                 if self._index is None:
                     if not self.engine_dir.is_dir() or not tantivy.Index.exists(str(self.engine_dir)):
                         raise DatasetUnavailable(f"no embedded index at {self.directory}.")
-                    index = tantivy.Index.open(str(self.engine_dir))
-                    index.config_reader(reload_policy="commit")
-                    self._index = index
+                    self._index = tantivy.Index.open(str(self.engine_dir))
         return self._index
 
     def _searcher(self) -> tantivy.Searcher:
-        return self._open().searcher()
+        """A snapshot of the last commit: a writer's commit (another process) is picked up on the next request."""
+        index = self._open()
+        try:
+            stamp = (self.engine_dir / "meta.json").stat().st_mtime_ns
+        except FileNotFoundError:
+            raise DatasetUnavailable(f"the embedded index at {self.directory} is being replaced.") from None
+        if stamp != self._commit_stamp:
+            index.reload()
+            self._commit_stamp = stamp
+        return index.searcher()
 
     def check(self) -> None:
         self._searcher()
