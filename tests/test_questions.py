@@ -1,10 +1,12 @@
 """The questions family: SPEC 2.6 bodies and 4.1 routes, job vs application questions, order, PATCH locator, with-questions."""
 
+import io
+import json
 import uuid
 
 import pytest
 
-from tests.factories import application_body, create_application, create_candidate, create_job
+from tests.factories import application_body, create_application, create_candidate, create_job, pdf_bytes
 
 
 def add_question(client, tenant, job, **body):
@@ -159,3 +161,15 @@ def test_other_tenant_cannot_see_or_change_questions(client, tenant_a, tenant_b)
     assert client.post(f"/v1/jobs/{job['id']}/questions", json={"question_text": "X?", "source_id": "x"},
                        headers=tenant_b.headers).status_code == 404
     assert client.get(url, headers=tenant_a.headers).json["question_text"] == question["question_text"]
+
+
+def test_with_questions_accepts_multipart_with_a_resume(client, tenant_a):
+    job = create_job(client, tenant_a)
+    resume = pdf_bytes("with questions")
+    form = {**application_body(create_candidate(client, tenant_a), job),
+            "questions": json.dumps([{"question_text": "Can you lift 50 lbs?", "source_id": "lift"}]),
+            "file": (io.BytesIO(resume), "cv.pdf")}
+    response = client.post("/v1/applications/with-questions", data=form, headers=tenant_a.headers)
+    assert response.status_code == 201, response.json
+    assert [q["source_id"] for q in response.json["questions"]] == ["lift"]
+    assert client.get(f"/v1/applications/{response.json['id']}/resume", headers=tenant_a.headers).data == resume
