@@ -43,24 +43,24 @@ def tool_result(client, tenant, name, arguments=None, **kwargs) -> dict:
 # ---- initialize, ping, notifications ------------------------------------
 
 @pytest.mark.parametrize("path", ENDPOINTS)
-@pytest.mark.parametrize("version", ["2025-11-25", "2025-06-18", "2025-03-26"])
-def test_initialize_answers_the_clients_version_when_supported(client, tenant_a, path, version):
-    response = call(client, tenant_a, "initialize", {"protocolVersion": version, **INITIALIZE_PARAMS}, path=path, version=None)
-    assert response.status_code == 200
-    assert response.headers["Content-Type"] == "application/json"
-    assert "Mcp-Session-Id" not in response.headers
-    result = response.json["result"]
-    assert response.json["id"] == 1
-    assert result["protocolVersion"] == version
-    assert result["capabilities"] == {"tools": {"listChanged": False}}
-    assert result["serverInfo"]["name"] == {"/mcp": "hirekit-jobs", "/mcp/sourcing": "hirekit-sourcing"}[path]
-    assert "stateless" in result["instructions"]
+def test_initialize_answers_the_clients_version_when_supported(client, tenant_a, path):
+    for version in ("2025-11-25", "2025-06-18", "2025-03-26"):
+        response = call(client, tenant_a, "initialize", {"protocolVersion": version, **INITIALIZE_PARAMS}, path=path, version=None)
+        assert response.status_code == 200
+        assert response.headers["Content-Type"] == "application/json"
+        assert "Mcp-Session-Id" not in response.headers
+        result = response.json["result"]
+        assert response.json["id"] == 1
+        assert result["protocolVersion"] == version
+        assert result["capabilities"] == {"tools": {"listChanged": False}}
+        assert result["serverInfo"]["name"] == {"/mcp": "hirekit-jobs", "/mcp/sourcing": "hirekit-sourcing"}[path]
+        assert "stateless" in result["instructions"]
 
 
-@pytest.mark.parametrize("offered", ["2026-07-28", "2024-11-05", "next"])
-def test_initialize_with_an_unsupported_version_answers_the_latest(client, tenant_a, offered):
-    response = call(client, tenant_a, "initialize", {"protocolVersion": offered, **INITIALIZE_PARAMS}, version=None)
-    assert response.json["result"]["protocolVersion"] == "2025-11-25"
+def test_initialize_with_an_unsupported_version_answers_the_latest(client, tenant_a):
+    for offered in ("2026-07-28", "2024-11-05", "next"):
+        response = call(client, tenant_a, "initialize", {"protocolVersion": offered, **INITIALIZE_PARAMS}, version=None)
+        assert response.json["result"]["protocolVersion"] == "2025-11-25", offered
 
 
 def test_initialize_without_a_protocol_version_is_invalid_params(client, tenant_a):
@@ -74,29 +74,31 @@ def test_ping_answers_an_empty_result_with_the_same_id(client, tenant_a):
     assert response.json == {"jsonrpc": "2.0", "id": "ping-7", "result": {}}
 
 
-@pytest.mark.parametrize("message", [
+NOT_REQUESTS = [
     {"jsonrpc": "2.0", "method": "notifications/initialized"},
     {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 3}},
     {"jsonrpc": "2.0", "method": "notifications/never-heard-of-it"},
     {"jsonrpc": "2.0", "id": 9, "result": {}},  # a client's response to a server request
-])
+]
+
+
 @pytest.mark.parametrize("path", ENDPOINTS)
-def test_notifications_and_client_responses_are_202_with_no_body(client, tenant_a, message, path):
-    response = post_rpc(client, tenant_a, message, path=path)
-    assert response.status_code == 202
-    assert response.data == b""
+def test_notifications_and_client_responses_are_202_with_no_body(client, tenant_a, path):
+    for message in NOT_REQUESTS:
+        response = post_rpc(client, tenant_a, message, path=path)
+        assert (response.status_code, response.data) == (202, b""), message
 
 
 # ---- malformed messages --------------------------------------------------
 
-@pytest.mark.parametrize("body", ["{not json", "", b"\xff\xfe", '{"jsonrpc": "2.0", "id": 1, "method": "ping"'])
-def test_a_body_that_is_not_json_is_a_parse_error(client, tenant_a, body):
-    response = post_rpc(client, tenant_a, body)
-    assert response.status_code == 400
-    assert response.json == {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": response.json["error"]["message"]}}
+def test_a_body_that_is_not_json_is_a_parse_error(client, tenant_a):
+    for body in ("{not json", "", b"\xff\xfe", '{"jsonrpc": "2.0", "id": 1, "method": "ping"'):
+        response = post_rpc(client, tenant_a, body)
+        assert response.status_code == 400, body
+        assert response.json == {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": response.json["error"]["message"]}}
 
 
-@pytest.mark.parametrize("message, echoed_id", [
+INVALID_REQUESTS = [
     ({"id": 1, "method": "ping"}, 1),
     ({"jsonrpc": "1.0", "id": 1, "method": "ping"}, 1),
     ({"jsonrpc": "2.0", "id": 1, "method": 42}, 1),
@@ -107,21 +109,24 @@ def test_a_body_that_is_not_json_is_a_parse_error(client, tenant_a, body):
     ({"jsonrpc": "2.0", "id": 1, "method": "ping", "params": "x"}, 1),
     ('"a JSON string"', None),
     ("17", None),
-])
-def test_an_invalid_request_object_is_400_invalid_request(client, tenant_a, message, echoed_id):
-    response = post_rpc(client, tenant_a, message)
-    assert response.status_code == 400
-    assert response.json["error"]["code"] == -32600
-    assert response.json["id"] == echoed_id
+]
 
 
-@pytest.mark.parametrize("method", ["resources/list", "prompts/list", "server/discover", "tools/destroy"])
-def test_an_unknown_method_is_method_not_found_on_200(client, tenant_a, method):
-    response = call(client, tenant_a, method, {}, request_id="abc")
-    assert response.status_code == 200
-    assert response.json["id"] == "abc"
-    assert response.json["error"]["code"] == -32601
-    assert method in response.json["error"]["message"]
+def test_an_invalid_request_object_is_400_invalid_request(client, tenant_a):
+    for message, echoed_id in INVALID_REQUESTS:
+        response = post_rpc(client, tenant_a, message)
+        assert response.status_code == 400, message
+        assert response.json["error"]["code"] == -32600, message
+        assert response.json["id"] == echoed_id, message
+
+
+def test_an_unknown_method_is_method_not_found_on_200(client, tenant_a):
+    for method in ("resources/list", "prompts/list", "server/discover", "tools/destroy"):
+        response = call(client, tenant_a, method, {}, request_id="abc")
+        assert response.status_code == 200
+        assert response.json["id"] == "abc"
+        assert response.json["error"]["code"] == -32601
+        assert method in response.json["error"]["message"]
 
 
 def test_an_unknown_tool_is_invalid_params(client, tenant_a):
@@ -130,12 +135,12 @@ def test_an_unknown_tool_is_invalid_params(client, tenant_a):
     assert reply["error"]["message"] == "Unknown tool: drop_database"
 
 
-@pytest.mark.parametrize("params", [{"arguments": {}}, {"name": 5}, {"name": "list_jobs", "arguments": [1]},
-                                    {"name": "list_jobs", "arguments": "page=1"}])
-def test_malformed_tool_call_params_are_invalid_params(client, tenant_a, params):
-    response = call(client, tenant_a, "tools/call", params)
-    assert response.status_code == 200
-    assert response.json["error"]["code"] == -32602
+def test_malformed_tool_call_params_are_invalid_params(client, tenant_a):
+    for params in ({"arguments": {}}, {"name": 5}, {"name": "list_jobs", "arguments": [1]},
+                   {"name": "list_jobs", "arguments": "page=1"}):
+        response = call(client, tenant_a, "tools/call", params)
+        assert response.status_code == 200
+        assert response.json["error"]["code"] == -32602, params
 
 
 def test_params_given_as_an_array_are_invalid_params(client, tenant_a):
@@ -216,7 +221,8 @@ def test_an_unsupported_protocol_version_header_is_400_naming_the_supported_ones
 
 
 @pytest.mark.parametrize("path", ENDPOINTS)
-@pytest.mark.parametrize("headers", [{}, {"Authorization": "Bearer not-a-key"}, {"Authorization": "Basic dXNlcjpwdw=="}])
+@pytest.mark.parametrize("headers", [{}, {"Authorization": "Bearer not-a-key"}, {"Authorization": "Basic dXNlcjpwdw=="}],
+                         ids=["missing", "unknown", "basic"])
 def test_a_missing_or_wrong_key_is_401_with_www_authenticate_before_json_rpc(client, path, headers):
     for message in ({"jsonrpc": "2.0", "id": 1, "method": "ping"}, {"jsonrpc": "2.0", "method": "notifications/initialized"}, "{junk"):
         response = post_rpc(client, None, message, path=path, headers=headers)
@@ -227,12 +233,12 @@ def test_a_missing_or_wrong_key_is_401_with_www_authenticate_before_json_rpc(cli
 
 
 @pytest.mark.parametrize("path", ENDPOINTS)
-@pytest.mark.parametrize("method", ["GET", "DELETE", "PUT", "OPTIONS"])
-def test_anything_but_post_is_405_allow_post(client, tenant_a, path, method):
-    response = client.open(path, method=method, headers=tenant_a.headers)
-    assert response.status_code == 405
-    assert response.headers["Allow"] == "POST"
-    assert response.json["status"] == 405
+def test_anything_but_post_is_405_allow_post(client, tenant_a, path):
+    for method in ("GET", "DELETE", "PUT", "OPTIONS"):
+        response = client.open(path, method=method, headers=tenant_a.headers)
+        assert response.status_code == 405, method
+        assert response.headers["Allow"] == "POST"
+        assert response.json["status"] == 405
 
 
 def test_a_foreign_origin_is_403_before_auth_and_an_allowed_one_passes(make_app, make_tenant):
