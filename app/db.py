@@ -9,7 +9,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlparse
 
 import peewee as pw
-from playhouse.pool import PooledPostgresqlDatabase
+from playhouse.pool import PooledPostgresqlDatabase, PooledSqliteDatabase
 
 database = pw.DatabaseProxy()
 
@@ -38,10 +38,13 @@ def _open_database(url: str, pool_size: int) -> pw.Database:
         path = unquote(parsed.path)[1:] if parsed.path else ":memory:"
         if path not in (":memory:", ""):
             Path(path).parent.mkdir(parents=True, exist_ok=True)
-        return pw.SqliteDatabase(
+        # pooled, so the pragmas run once per connection rather than once per request
+        return PooledSqliteDatabase(
             path or ":memory:",
             pragmas={"journal_mode": "wal", "foreign_keys": 1, "busy_timeout": 10000, "synchronous": "normal"},
             check_same_thread=False,
+            max_connections=pool_size,
+            stale_timeout=300,
         )
     if parsed.scheme in ("postgres", "postgresql"):
         return PooledPostgresqlDatabase(

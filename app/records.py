@@ -28,10 +28,32 @@ def get_owned(model: type[TenantRecord], tenant_id: str, record_id) -> TenantRec
     ident = parse_uuid(record_id)
     if ident is None:
         raise NotFound(model.label, record_id)
-    record = model.owned_by(tenant_id).where(model.id == ident).first()
-    if record is None:
+    cursor = database.execute_sql(_owned_record_sql(model), (model.tenant.db_value(tenant_id), model.id.db_value(ident)))
+    row = cursor.fetchone()
+    if row is None:
         raise NotFound(model.label, record_id)
-    return record
+    return _instance_from_row(model, row)
+
+
+def _instance_from_row(model, row):
+    """Build the model instance as peewee would for `select()` (same column order), without re-resolving columns."""
+    instance = model(__no_default__=1)
+    instance.__data__ = {field.name: field.python_value(value) for field, value in zip(model._meta.sorted_fields, row)}
+    return instance
+
+
+_compiled_sql: dict[tuple, str] = {}
+
+
+def _owned_record_sql(model) -> str:
+    """The by-id SELECT compiled once per model and database: peewee's query building costs more than the query."""
+    key = (model, id(database.obj))
+    sql = _compiled_sql.get(key)
+    if sql is None:
+        placeholder = new_uuid()
+        sql, _ = model.owned_by("x").where(model.id == placeholder).limit(1).sql()
+        _compiled_sql[key] = sql = sql.rsplit(" LIMIT ", 1)[0] + " LIMIT 1"
+    return sql
 
 
 def find_by_source_id(model, tenant_id: str, source_id: str):

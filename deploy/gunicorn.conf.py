@@ -18,7 +18,7 @@ limit_request_line = 8190
 limit_request_fields = 100
 max_requests = 5000  # recycle workers now and then; jitter keeps them from restarting together
 max_requests_jitter = 500
-accesslog = os.environ.get("HIREKIT_ACCESS_LOG", "-")
+accesslog = os.environ.get("HIREKIT_ACCESS_LOG", "-") or None  # empty: no access log
 access_log_format = (
     '{"time":"%(t)s","remote":"%(h)s","method":"%(m)s","path":"%(U)s","query":"%(q)s","status":%(s)s,'
     '"bytes":%(B)s,"duration_ms":%(M)s,"request_id":"%({x-request-id}o)s","user_agent":"%(a)s"}'

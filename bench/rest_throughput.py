@@ -1,0 +1,263 @@
+"""REST throughput: Hirekit under gunicorn against a bare Flask app under the same gunicorn, same load, same run.
+
+Prints req/s, p50 and p99 per scenario and the ratio to the bare app (GET scenarios against the bare GET, POSTs
+against the bare POST, which parses the JSON body). Load comes from wrk when installed (Debian's `wrk`), else from a
+Python generator with keep-alive connections. PostgreSQL is used when HIREKIT_BENCH_DATABASE_URL (or
+HIREKIT_TEST_DATABASE_URL) is set, else SQLite in a temporary directory.
+
+    python bench/rest_throughput.py [--duration 10] [--connections 32] [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import requests
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+
+@dataclass
+class Result:
+    name: str
+    rps: float
+    p50_ms: float
+    p99_ms: float
+    errors: int
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def start_gunicorn(module: str, port: int, env: dict) -> subprocess.Popen:
+    process = subprocess.Popen(
+        [sys.executable, "-m", "gunicorn", "-c", str(ROOT / "deploy/gunicorn.conf.py"), "--bind", f"127.0.0.1:{port}",
+         "--workers", "2", module],
+        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            requests.get(f"http://127.0.0.1:{port}/healthz" if module == "wsgi:app" else f"http://127.0.0.1:{port}/", timeout=2)
+            return process
+        except requests.RequestException:
+            time.sleep(0.3)
+    process.kill()
+    raise RuntimeError(f"gunicorn {module} did not start: {process.stderr.read().decode()[-2000:]}")
+
+
+def stop(process: subprocess.Popen) -> None:
+    os.killpg(process.pid, signal.SIGTERM)
+    process.wait(timeout=30)
+
+
+LUA_TEMPLATE = """
+local counter = 0
+local thread_no = 0
+local threads = {}
+function setup(thread)
+  thread_no = thread_no + 1
+  thread:set("tid", thread_no)
+end
+function request()
+  counter = counter + 1
+  local body = string.format(BODY, tid or 0, counter)
+  return wrk.format("%(method)s", "%(path)s", HEADERS, body)
+end
+"""
+
+
+def lua_script(method: str, path: str, headers: dict, body_template: str | None) -> str:
+    header_lua = "{" + ", ".join(f'["{k}"] = "{v}"' for k, v in headers.items()) + "}"
+    if body_template is None:
+        return f'wrk.method = "{method}"\nwrk.headers = {header_lua}\n'
+    return (f"BODY = [==[{body_template}]==]\nHEADERS = {header_lua}\n" + LUA_TEMPLATE % {"method": method, "path": path})
+
+
+def parse_latency(text: str, label: str) -> float:
+    match = re.search(rf"^\s*{label}%\s+([\d.]+)(us|ms|s)\s*$", text, re.MULTILINE)
+    value, unit = float(match.group(1)), match.group(2)
+    return value / 1000 if unit == "us" else value * 1000 if unit == "s" else value
+
+
+def run_wrk(name, url, method, headers, body_template, duration, connections) -> Result:
+    with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as script:
+        parts = urlsplit(url)
+        script.write(lua_script(method, parts.path + (f"?{parts.query}" if parts.query else ""), headers, body_template))
+    done = subprocess.run(["wrk", "-t2", f"-c{connections}", f"-d{duration}s", "--latency", "-s", script.name, url],
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"wrk failed: {done.stdout}{done.stderr}")
+    out = done.stdout
+    os.unlink(script.name)
+    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
+    errors = int(m.group(1)) if (m := re.search(r"Non-2xx or 3xx responses:\s+(\d+)", out)) else 0
+    socket_errors = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", out)
+    if socket_errors:
+        errors += sum(int(x) for x in socket_errors.groups())
+    return Result(name, rps, parse_latency(out, "50"), parse_latency(out, "99"), errors)
+
+
+def run_python_load(name, url, method, headers, body_template, duration, connections) -> Result:
+    """Fallback when wrk is missing: one keep-alive session per thread."""
+    latencies, errors, lock = [], [0], threading.Lock()
+    stop_at = time.monotonic() + duration
+
+    def worker(tid):
+        session, counter = requests.Session(), 0
+        while time.monotonic() < stop_at:
+            counter += 1
+            body = (body_template % (tid, counter)).encode() if body_template else None
+            started = time.perf_counter()
+            response = session.request(method, url, headers=headers, data=body)
+            elapsed = (time.perf_counter() - started) * 1000
+            with lock:
+                latencies.append(elapsed)
+                if response.status_code >= 300:
+                    errors[0] += 1
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(connections)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    latencies.sort()
+    return Result(name, len(latencies) / duration, statistics.median(latencies), latencies[int(len(latencies) * 0.99) - 1], errors[0])
+
+
+def drive(*args) -> Result:
+    return (run_wrk if shutil.which("wrk") else run_python_load)(*args)
+
+
+def seed(database_url: str, instance: Path):
+    """Migrate, create a tenant with a key, and the records the scenarios read."""
+    os.environ.update({"HIREKIT_DATABASE_URL": database_url, "HIREKIT_INSTANCE_DIR": str(instance), "HIREKIT_LOG_LEVEL": "WARNING"})
+    from app import create_app
+    from app.cli import upgrade_database
+    from app.db import database
+    from app.tenancy import create_tenant
+
+    app = create_app({"DATABASE_URL": database_url, "RESUME_DIR": str(instance / "resumes")})
+    tenant_id = f"bench-{uuid.uuid4().hex[:8]}"
+    with app.app_context():
+        upgrade_database()
+        with database.connection_context():
+            _, key = create_tenant(tenant_id)
+    client = app.test_client()
+    headers = {"Authorization": f"Bearer {key}"}
+    from tests.factories import job_body
+
+    job_ids = [client.post("/v1/jobs", json=job_body(source_id=f"seed-{i}"), headers=headers).json["id"] for i in range(25)]
+    seeded = {"key": key, "tenant": tenant_id, "job_id": job_ids[0], "app": app}
+    if "applications" in app.extensions["hirekit_plugins"]:
+        seeded.update(seed_applications(app, client, headers, tenant_id))
+    return seeded
+
+
+def seed_applications(app, client, headers, tenant_id, candidates=40_000):
+    """Candidates enough for every POST /v1/applications of the run to be a new (candidate, job) pair."""
+    from app.db import database
+    from plugins.candidates.models import Candidate
+
+    job = client.post("/v1/jobs", json=__import__("tests.factories", fromlist=["job_body"]).job_body(source_id="apps-job"), headers=headers).json
+    with app.app_context(), database.connection_context(), database.atomic():
+        rows = [{"tenant": tenant_id, "source_id": f"cand-{t}-{n}", "source": "bench", "first_name": "Bench",
+                 "email": f"c{t}-{n}@example.com", "phone_no": "+14155550100"} for t in range(1, 3) for n in range(1, candidates // 2)]
+        for start in range(0, len(rows), 2000):
+            Candidate.insert_many(rows[start:start + 2000]).execute()
+    for n in range(60):
+        client.post("/v1/applications", json={"candidate_source_id": f"cand-1-{candidates // 2 - 1 - n}", "job_source_id": "apps-job",
+                                              "source_application_status": "new", "application_stage": "ACTIVE"}, headers=headers)
+    return {"apps_job_source_id": "apps-job", "apps_job_id": job["id"]}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--duration", type=int, default=10)
+    parser.add_argument("--connections", type=int, default=32)
+    parser.add_argument("--quick", action="store_true", help="3 s per scenario")
+    args = parser.parse_args()
+    duration = 3 if args.quick else args.duration
+
+    instance = Path(tempfile.mkdtemp(prefix="hirekit-bench-"))
+    database_url = os.environ.get("HIREKIT_BENCH_DATABASE_URL") or os.environ.get("HIREKIT_TEST_DATABASE_URL") or f"sqlite:///{instance}/bench.sqlite3"
+    seeded = seed(database_url, instance)
+    key = seeded["key"]
+    env = {**os.environ, "HIREKIT_DATABASE_URL": database_url, "HIREKIT_INSTANCE_DIR": str(instance), "HIREKIT_ACCESS_LOG": "",
+           "HIREKIT_RATE_LIMIT": "100000000/minute", "HIREKIT_LOG_LEVEL": "WARNING", "HIREKIT_REDIS_URL": os.environ.get("HIREKIT_BENCH_REDIS_URL", "")}
+
+    bare_port, app_port = free_port(), free_port()
+    bare = start_gunicorn("bench.bare_app:app", bare_port, env)
+    hirekit = start_gunicorn("wsgi:app", app_port, env)
+    bearer = {"Authorization": f"Bearer {key}"}
+    json_headers = {**bearer, "Content-Type": "application/json"}
+    base = f"http://127.0.0.1:{app_port}"
+    job_template = json.dumps({"title": "Bench job", "industry": "tech", "state_name": "CA", "country": "US",
+                               "recruiter_name": "R", "recruiter_email": "r@example.com", "recruiter_work_phone_no": "+14155550100",
+                               "status": "open", "desc": "Benchmark job description", "source_id": "bench-%d-%d"})
+    load = (duration, args.connections)
+    try:
+        results = {
+            "bare GET": drive("bare GET", f"http://127.0.0.1:{bare_port}/", "GET", {}, None, *load),
+            "bare POST": drive("bare POST", f"http://127.0.0.1:{bare_port}/", "POST", {"Content-Type": "application/json"}, job_template, *load),
+        }
+        scenarios = [
+            ("GET /v1/jobs/:id", f"{base}/v1/jobs/{seeded['job_id']}", "GET", bearer, None, "bare GET"),
+            ("GET /v1/jobs?page=1&size=20", f"{base}/v1/jobs?page=1&size=20", "GET", bearer, None, "bare GET"),
+            ("POST /v1/jobs", f"{base}/v1/jobs", "POST", json_headers, job_template, "bare POST"),
+        ]
+        if "apps_job_source_id" in seeded:
+            resume = base64.b64encode(b"%PDF-1.4\n" + os.urandom(100 * 1024 - 9)).decode()
+            app_template = json.dumps({"candidate_source_id": "cand-%d-%d", "job_source_id": seeded["apps_job_source_id"],
+                                       "source_application_status": "new", "application_stage": "ACTIVE",
+                                       "base64file": resume, "file_name": "resume.pdf"})
+            scenarios += [
+                ("POST /v1/applications (100 KiB resume)", f"{base}/v1/applications", "POST", json_headers, app_template, "bare POST"),
+                ("GET /v1/applications?page=1&size=50", f"{base}/v1/applications?page=1&size=50", "GET", bearer, None, "bare GET"),
+            ]
+        rows = []
+        for name, url, method, headers, body, baseline in scenarios:
+            result = drive(name, url, method, headers, body, *load)
+            rows.append((result, results[baseline]))
+    finally:
+        stop(bare)
+        stop(hirekit)
+
+    tool = "wrk" if shutil.which("wrk") else "python load generator"
+    backend = "PostgreSQL" if database_url.startswith("postgres") else "SQLite"
+    print(f"\nREST throughput — gunicorn, 2 workers, {args.connections} connections, {duration} s each, {tool}, {backend}")
+    print(f"{'scenario':44} {'req/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'non-2xx':>8} {'vs bare':>8}")
+    for name in ("bare GET", "bare POST"):
+        r = results[name]
+        print(f"{name:44} {r.rps:9.0f} {r.p50_ms:8.2f} {r.p99_ms:8.2f} {r.errors:8d} {'1.00':>8}")
+    for result, baseline in rows:
+        print(f"{result.name:44} {result.rps:9.0f} {result.p50_ms:8.2f} {result.p99_ms:8.2f} {result.errors:8d} {result.rps / baseline.rps:8.2f}")
+    target = next(r for r, b in rows if r.name == "GET /v1/jobs/:id")
+    ratio = target.rps / results["bare GET"].rps
+    print(f"\ntarget: GET /v1/jobs/:id >= 0.50 of bare Flask -> {ratio:.2f} {'met' if ratio >= 0.5 else 'NOT met'}")
+    shutil.rmtree(instance, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
