@@ -26,14 +26,14 @@ def test_every_response_carries_a_request_id(client):
     assert client.get("/healthz", headers={"X-Request-Id": "bad id!"}).headers["X-Request-Id"] != "bad id!"
 
 
-def test_readyz_reports_each_dependency(client):
-    response = client.get("/readyz")
+def test_readyz_reports_each_dependency(make_app):
+    response = make_app(PLUGINS=["jobs"]).test_client().get("/readyz")
     assert response.status_code == 200
     assert response.json["checks"]["database"] == "ok"
 
 
 def test_readyz_is_503_naming_what_is_down(make_app):
-    client = make_app(REDIS_URL="redis://127.0.0.1:1/0").test_client()
+    client = make_app(REDIS_URL="redis://127.0.0.1:1/0", PLUGINS=["jobs"]).test_client()
     response = client.get("/readyz")
     assert response.status_code == 503
     assert "redis" in response.json["status"] and response.json["checks"]["redis"].startswith("down")
