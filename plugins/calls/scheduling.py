@@ -190,12 +190,13 @@ def forget_jobs(call_id) -> None:
     if queue.is_inline:
         return
     from redis.exceptions import RedisError
+    from rq.exceptions import NoSuchJobError
 
     registry = queue.queue("calls").scheduled_job_registry
     for job_id in (f"call-{call_id}", *(f"reminder-{channel}-{call_id}" for channel in REMINDER_CHANNELS)):
         try:
             registry.remove(job_id, delete_job=True)
-        except (RedisError, ValueError, TypeError) as exc:
+        except (RedisError, NoSuchJobError) as exc:
             log.debug("could not drop RQ job %s: %s", job_id, exc)
 
 
