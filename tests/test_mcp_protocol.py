@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from tests.factories import create_job, job_body
+from tests.factories import job_body
 
 ENDPOINTS = ["/mcp", "/mcp/sourcing"]
 INITIALIZE_PARAMS = {"capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}
