@@ -21,9 +21,18 @@ from plugins.jobs.models import Job
 _record_schema = ApplicationSchema()
 
 
-def with_summaries(query):
-    """Join the candidate and the job so records embed them without a query per row."""
-    return query.select_extend(Candidate, Job).join(Candidate).switch(Application).join(Job).switch(Application)
+CANDIDATE_SUMMARY = (Candidate.id, Candidate.source_id, Candidate.first_name, Candidate.last_name, Candidate.email,
+                     Candidate.phone_no)
+JOB_SUMMARY = (Job.id, Job.number, Job.source_id, Job.title, Job.status, Job.city, Job.state_name, Job.country)
+
+
+def with_summaries(query, *, full: bool = False):
+    """Join the candidate and the job so records embed them without a query per row.
+
+    Lists load only the summary columns; `full` loads the whole candidate and job (single records, which callers
+    such as the calls family and MCP tools may read further)."""
+    columns = (Candidate, Job) if full else (*CANDIDATE_SUMMARY, *JOB_SUMMARY)
+    return query.select_extend(*columns).join(Candidate).switch(Application).join(Job).switch(Application)
 
 
 def list_applications(tenant_id: str, *, page: int, size: int, job_id=None, candidate_id=None, **filters) -> dict:
@@ -38,7 +47,7 @@ def list_applications(tenant_id: str, *, page: int, size: int, job_id=None, cand
 
 def get_application(tenant_id: str, application_id) -> Application:
     ident = parse_uuid(application_id)
-    record = with_summaries(Application.owned_by(tenant_id)).where(Application.id == ident).first() if ident else None
+    record = with_summaries(Application.owned_by(tenant_id), full=True).where(Application.id == ident).first() if ident else None
     if record is None:
         raise NotFound("application", application_id)
     return record
