@@ -194,3 +194,35 @@ def parse_date(value) -> dt.date:
 def date_ordinal(value) -> int:
     """Days since 0001-01-01: the integer the embedded engine stores for a date."""
     return parse_date(value).toordinal()
+
+
+def typed_values(record: dict) -> dict[str, list]:
+    """Each known path's distinct values typed for its kind (dates as day ordinals); ValueError names a value that does not fit."""
+    values: dict[str, list] = {}
+    for path, value in leaf_values(record):
+        kind = FIELDS[path].kind
+        try:
+            if kind in (KEYWORD, BOOLEAN, TEXT):
+                if isinstance(value, (dict, list)):
+                    raise ValueError
+                typed = ("true" if value else "false") if isinstance(value, bool) else str(value)
+            elif kind == INTEGER:
+                if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+                    raise ValueError
+                typed = int(value)
+            elif kind == FLOAT:
+                typed = float(value)
+            else:
+                typed = date_ordinal(value)
+        except (ValueError, TypeError, OverflowError):
+            raise ValueError(f"{path}: {value!r} is not a valid {kind}") from None
+        bucket = values.setdefault(path, [])
+        if typed not in bucket:
+            bucket.append(typed)
+    return values
+
+
+def require_id(record: dict) -> str:
+    if not isinstance(record.get("id"), str) or not record["id"]:
+        raise ValueError("id: missing or not a string")
+    return record["id"]

@@ -78,38 +78,16 @@ SCHEMA = _build_schema()
 def _keyword(value) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, (dict, list)):
-        raise ValueError("expected a scalar")
     return str(value)
 
 
 def prepare_document(record: dict, raw: bytes, seq: int) -> tuple[str, int, str]:
-    """One record -> (id, seq, the JSON document tantivy indexes) (ValueError names the bad field); runs in loader processes."""
-    if not isinstance(record.get("id"), str) or not record["id"]:
-        raise ValueError("id: missing or not a string")
+    """One record -> (id, seq, the JSON document tantivy indexes); ValueError names the bad field. Runs in loader processes."""
+    record_id = schema.require_id(record)
     if seq > SEQ_MAX:
         raise ValueError("the index is full (sequence exhausted); reload with --replace")
-    values: dict[str, list] = {}
-    present: set[str] = set()
-    for path, value in schema.leaf_values(record):
-        kind = schema.FIELDS[path].kind
-        try:
-            if kind in (KEYWORD, BOOLEAN, TEXT):
-                typed = _keyword(value)
-            elif kind == INTEGER:
-                if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-                    raise ValueError
-                typed = int(value)
-            elif kind == FLOAT:
-                typed = float(value)
-            else:
-                typed = schema.date_ordinal(value)
-        except (ValueError, TypeError, OverflowError):
-            raise ValueError(f"{path}: {value!r} is not a valid {kind}") from None
-        bucket = values.setdefault(path, [])
-        if typed not in bucket:
-            bucket.append(typed)
-        present.add(path)
+    values = schema.typed_values(record)
+    present = values.keys()
     document: dict = {"_seq": seq, "_source": base64.b64encode(raw).decode()}
     names = set()
     for path in present:
@@ -127,7 +105,7 @@ def prepare_document(record: dict, raw: bytes, seq: int) -> tuple[str, int, str]
         elif f.kind in (INTEGER, DATE):
             document[f"{path}__asc"] = _fold(min(bucket), seq)
             document[f"{path}__desc"] = _fold(max(bucket), SEQ_MAX - seq)
-    return record["id"], seq, orjson.dumps(document).decode()
+    return record_id, seq, orjson.dumps(document).decode()
 
 
 def _fold(value: int, seq: int) -> int:

@@ -1,0 +1,158 @@
+"""The Elasticsearch search backend: the validated DSL sent as is through the official client, search_after paging, bulk loading."""
+
+from __future__ import annotations
+
+import time
+from typing import Iterable
+
+from elasticsearch import ApiError as EsApiError
+from elasticsearch import Elasticsearch, NotFoundError, TransportError, helpers
+
+from app.errors import ApiError
+from plugins.person import schema
+from plugins.person.backends import DatasetUnavailable, DatasetWriter, SearchBackend, SearchResult
+
+TIEBREAKER = "id"
+INFO_CACHE_SECONDS = 30.0
+BULK_CHUNK = 1000
+
+
+def prepare_action(record: dict, raw: bytes, seq: int) -> dict:
+    """One record -> a bulk index action (the record is checked against the schema first, like the embedded backend does)."""
+    record_id = schema.require_id(record)
+    schema.typed_values(record)
+    return {"_op_type": "index", "_id": record_id, "_source": record}
+
+
+class ElasticsearchBackend(SearchBackend):
+    """One index on a cluster; every call maps transport failures to 503 and a missing index to 503 with setup advice."""
+
+    name = "elasticsearch"
+    preparer = staticmethod(prepare_action)
+
+    def __init__(self, client: Elasticsearch, index: str):
+        self.client = client
+        self.index = index
+        self._info: tuple[float, dict] | None = None
+
+    @classmethod
+    def from_config(cls, config, url: str, index: str) -> "ElasticsearchBackend":
+        options: dict = {"request_timeout": float(config["ELASTICSEARCH_TIMEOUT"]), "max_retries": 2, "retry_on_timeout": True}
+        if config.get("ELASTICSEARCH_API_KEY"):
+            options["api_key"] = config["ELASTICSEARCH_API_KEY"]
+        elif config.get("ELASTICSEARCH_USERNAME"):
+            options["basic_auth"] = (config["ELASTICSEARCH_USERNAME"], config.get("ELASTICSEARCH_PASSWORD", ""))
+        if config.get("ELASTICSEARCH_CA_CERTS"):
+            options["ca_certs"] = config["ELASTICSEARCH_CA_CERTS"]
+        return cls(Elasticsearch(url, **options), index)
+
+    def _call(self, operation, **kwargs):
+        try:
+            return operation(**kwargs)
+        except NotFoundError:
+            raise DatasetUnavailable(f"the Elasticsearch index {self.index!r} does not exist; run `flask --app wsgi person "
+                                     "create-index` and load a dataset.") from None
+        except EsApiError as error:
+            if error.meta.status == 400:
+                raise ApiError(400, f"Elasticsearch refused the query: {_reason(error)}") from None
+            if error.meta.status in (401, 403):
+                raise DatasetUnavailable("Elasticsearch refused our credentials (HIREKIT_ELASTICSEARCH_API_KEY).") from None
+            raise DatasetUnavailable(f"Elasticsearch answered {error.meta.status}.") from None
+        except TransportError as error:
+            raise DatasetUnavailable(f"Elasticsearch is not reachable ({type(error).__name__}).") from None
+
+    # reading
+    def search(self, query: dict, *, size: int, offset: int = 0, sort=(), cursor: list | None = None) -> SearchResult:
+        sort_clause = [{path: {"order": order, "missing": "_last"}} for path, order in sort] or [{"_score": {"order": "desc"}}]
+        sort_clause.append({TIEBREAKER: {"order": "asc"}})
+        body = {"query": query, "size": size, "sort": sort_clause, "track_total_hits": True}
+        seen = 0
+        if cursor:
+            _, seen, after = cursor
+            body["search_after"] = after
+        elif offset:
+            body["from"] = offset
+        answer = self._call(self.client.search, index=self.index, **body)
+        hits = answer["hits"]["hits"]
+        total = answer["hits"]["total"]["value"]
+        consumed = seen + offset + len(hits)
+        next_cursor = ["after", consumed, hits[-1]["sort"]] if hits and consumed < total else None
+        return SearchResult(total=total, hits=[hit["_source"] for hit in hits], cursor=next_cursor)
+
+    def get_by_ids(self, ids: Iterable[str]) -> dict[str, dict]:
+        ids = [i for i in dict.fromkeys(ids) if isinstance(i, str) and i]
+        if not ids:
+            return {}
+        answer = self._call(self.client.mget, index=self.index, ids=ids)
+        return {doc["_id"]: doc["_source"] for doc in answer["docs"] if doc.get("found")}
+
+    def count(self, query: dict) -> int:
+        return self._call(self.client.count, index=self.index, query=query)["count"]
+
+    def mapping(self) -> dict:
+        answer = self._call(self.client.indices.get_mapping, index=self.index)
+        return next(iter(answer.body.values()))
+
+    def dataset_info(self) -> dict:
+        now = time.monotonic()
+        if self._info is None or now - self._info[0] > INFO_CACHE_SECONDS:
+            meta = self.mapping().get("mappings", {}).get("_meta", {})
+            self._info = (now, {"dataset_version": meta.get("dataset_version"), "count": self.count({"match_all": {}})})
+        return self._info[1]
+
+    def check(self) -> None:
+        if not self._call(self.client.indices.exists, index=self.index):
+            raise DatasetUnavailable(f"the Elasticsearch index {self.index!r} does not exist.")
+
+    # writing
+    def create_index(self, *, replace: bool = False) -> None:
+        if replace:
+            self._call(self.client.indices.delete, index=self.index, ignore_unavailable=True)
+        elif self.client.indices.exists(index=self.index):
+            return
+        self._call(self.client.indices.create, index=self.index, mappings=schema.elasticsearch_mapping(),
+                   settings={"index": {"max_result_window": 10_000}})
+
+    def drop_index(self) -> None:
+        self._call(self.client.indices.delete, index=self.index, ignore_unavailable=True)
+
+    def writer(self, *, replace: bool = False, threads: int = 0) -> "ElasticsearchWriter":
+        self.create_index(replace=replace)
+        return ElasticsearchWriter(self, threads=threads)
+
+
+class ElasticsearchWriter(DatasetWriter):
+    """Bulk upserts by id (the document _id is the person id); refreshes and records the dataset version on close."""
+
+    max_seq = -1
+
+    def __init__(self, backend: ElasticsearchBackend, *, threads: int):
+        self.backend = backend
+        self.threads = max(1, threads)
+
+    def add(self, documents: list) -> None:
+        actions = [{**action, "_index": self.backend.index} for action in documents]
+        if not actions:
+            return
+        if self.threads > 1:
+            failures = [info for ok, info in helpers.parallel_bulk(self.backend.client, actions, thread_count=self.threads,
+                                                                    chunk_size=BULK_CHUNK, raise_on_error=False) if not ok]
+        else:
+            _, failures = helpers.bulk(self.backend.client, actions, chunk_size=BULK_CHUNK, raise_on_error=False)
+        if failures:
+            raise RuntimeError(f"Elasticsearch rejected {len(failures)} document(s), first: {failures[0]}")
+
+    def close(self, dataset_version: str | None) -> int:
+        client, index = self.backend.client, self.backend.index
+        if dataset_version:
+            self.backend._call(client.indices.put_mapping, index=index, meta={"dataset_version": dataset_version})
+        self.backend._call(client.indices.refresh, index=index)
+        self.backend._info = None
+        return self.backend.count({"match_all": {}})
+
+
+def _reason(error: EsApiError) -> str:
+    try:
+        return error.body["error"]["root_cause"][0]["reason"]
+    except (KeyError, IndexError, TypeError):
+        return str(error.message)

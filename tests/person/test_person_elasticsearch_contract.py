@@ -1,0 +1,142 @@
+"""The Elasticsearch backend against a local HTTP server playing Elasticsearch: request bodies, response mapping, tokens, errors."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from werkzeug import Response
+
+from tests.person.conftest import PEOPLE8
+
+ES_HEADERS = {"X-Elastic-Product": "Elasticsearch", "Content-Type": "application/json"}
+INDEX = "people"
+
+
+def es_json(body, status=200):
+    return Response(json.dumps(body), status=status, headers=ES_HEADERS)
+
+
+def hits_answer(ids, total, sort_base=0):
+    return {"took": 1, "timed_out": False, "hits": {"total": {"value": total, "relation": "eq"}, "max_score": None, "hits": [
+        {"_index": INDEX, "_id": pid, "_score": None, "_source": {"id": pid, "full_name": f"person {pid}"},
+         "sort": [sort_base + n, pid]} for n, pid in enumerate(ids)]}}
+
+
+@pytest.fixture
+def es_client(person_client, httpserver):
+    client, headers = person_client(None, SEARCH_BACKEND="elasticsearch", ELASTICSEARCH_URL=httpserver.url_for("/").rstrip("/"),
+                                    ELASTICSEARCH_INDEX=INDEX)
+    return client, headers, httpserver
+
+
+def recorder(answers):
+    """A handler that records each request's JSON body and answers the next prepared response."""
+    seen = []
+
+    def handle(request):
+        seen.append(json.loads(request.data or b"null"))
+        return answers.pop(0)
+
+    return seen, handle
+
+
+def test_search_sends_the_dsl_as_is_and_pages_with_search_after(es_client):
+    client, headers, server = es_client
+    seen, handle = recorder([es_json(hits_answer(["a", "b"], 3)), es_json(hits_answer(["c"], 3, sort_base=2))])
+    server.expect_request(f"/{INDEX}/_search", method="POST").respond_with_handler(handle)
+    query = {"bool": {"filter": [{"term": {"location_country": "canada"}}], "must": [{"match": {"job_title": "data scientist"}}]}}
+    first = client.post("/v2/person/search", json={"query": query, "size": 2, "sort": [{"inferred_years_experience": "desc"}]},
+                        headers=headers)
+    assert first.status_code == 200
+    assert first.json["total"] == 3 and [h["id"] for h in first.json["data"]] == ["a", "b"]
+    assert seen[0]["query"] == {"bool": {"filter": [{"term": {"location_country": "canada"}}],
+                                         "must": [{"match": {"job_title": {"query": "data scientist", "operator": "or"}}}]}}
+    assert seen[0]["size"] == 2 and seen[0]["track_total_hits"] is True and "from" not in seen[0]
+    assert seen[0]["sort"] == [{"inferred_years_experience": {"order": "desc", "missing": "_last"}}, {"id": {"order": "asc"}}]
+    second = client.post("/v2/person/search", json={"query": query, "size": 2, "sort": [{"inferred_years_experience": "desc"}],
+                                                     "scroll_token": first.json["scroll_token"]}, headers=headers)
+    assert seen[1]["search_after"] == [1, "b"] and "from" not in seen[1]
+    assert [h["id"] for h in second.json["data"]] == ["c"] and "scroll_token" not in second.json
+
+
+def test_relevance_sort_and_from_are_sent(es_client):
+    client, headers, server = es_client
+    seen, handle = recorder([es_json(hits_answer([], 0))])
+    server.expect_request(f"/{INDEX}/_search", method="POST").respond_with_handler(handle)
+    response = client.post("/v1/person/search", json={"query": {"match_all": {}}, "from": 20, "size": 5}, headers=headers)
+    assert response.json == {"status": 200, "total": 0, "data": []}
+    assert seen[0]["from"] == 20 and seen[0]["sort"] == [{"_score": {"order": "desc"}}, {"id": {"order": "asc"}}]
+
+
+@pytest.mark.parametrize("status, body, expected, says", [
+    (404, {"error": {"type": "index_not_found_exception", "reason": "no such index [people]"}, "status": 404}, 503, "create-index"),
+    (500, {"error": {"type": "exception", "reason": "boom"}, "status": 500}, 503, "answered 500"),
+    (400, {"error": {"root_cause": [{"type": "x", "reason": "No mapping found for [zzz]"}], "type": "search_phase_execution_exception"},
+           "status": 400}, 400, "No mapping found"),
+])
+def test_cluster_errors_map_to_our_statuses(es_client, status, body, expected, says):
+    client, headers, server = es_client
+    server.expect_request(f"/{INDEX}/_search").respond_with_response(es_json(body, status))
+    response = client.post("/v2/person/search", json={"query": {"match_all": {}}}, headers=headers)
+    assert response.status_code == expected and says in response.json["error"]["message"]
+    if expected == 503:
+        assert response.headers["Retry-After"]
+
+
+def test_unreachable_cluster_is_503(person_client):
+    client, headers = person_client(None, SEARCH_BACKEND="elasticsearch", ELASTICSEARCH_URL="http://127.0.0.1:9",
+                                    ELASTICSEARCH_TIMEOUT=1.0)
+    response = client.post("/v2/person/search", json={"query": {"match_all": {}}}, headers=headers)
+    assert response.status_code == 503 and "not reachable" in response.json["error"]["message"]
+
+
+def test_create_index_sends_the_mapping_derived_from_the_schema(es_client):
+    client, _, server = es_client
+    seen, handle = recorder([es_json({"acknowledged": True, "index": INDEX, "shards_acknowledged": True})])
+    server.expect_request(f"/{INDEX}", method="DELETE").respond_with_response(es_json({"acknowledged": True}))
+    server.expect_request(f"/{INDEX}", method="PUT").respond_with_handler(handle)
+    result = client.application.test_cli_runner().invoke(args=["person", "create-index", "--replace"])
+    assert result.exit_code == 0, result.output
+    properties = seen[0]["mappings"]["properties"]
+    assert properties["job_title"] == {"type": "text", "analyzer": "standard"}
+    assert properties["education"]["properties"]["school"]["properties"]["name"] == {"type": "keyword"}
+    assert seen[0]["settings"]["index"]["max_result_window"] == 10000
+
+
+def test_load_bulk_indexes_by_id_and_records_the_dataset_version(es_client):
+    client, _, server = es_client
+    bulk_lines = []
+
+    def bulk(request):
+        lines = [json.loads(line) for line in request.data.splitlines() if line.strip()]
+        bulk_lines.extend(lines)
+        actions = lines[::2]
+        return es_json({"took": 1, "errors": False, "items": [{"index": {"_id": a["index"]["_id"], "status": 201}} for a in actions]})
+
+    meta = []
+    server.expect_request(f"/{INDEX}", method="HEAD").respond_with_response(Response(status=200, headers=ES_HEADERS))
+    server.expect_request("/_bulk", method="PUT").respond_with_handler(bulk)
+    server.expect_request(f"/{INDEX}/_mapping", method="PUT").respond_with_handler(
+        lambda request: meta.append(json.loads(request.data)) or es_json({"acknowledged": True}))
+    server.expect_request(f"/{INDEX}/_refresh").respond_with_response(es_json({"_shards": {}}))
+    server.expect_request(f"/{INDEX}/_count").respond_with_response(es_json({"count": 8}))
+    result = client.application.test_cli_runner().invoke(args=["person", "load", PEOPLE8, "--dataset-version", "31.0"])
+    assert result.exit_code == 0, result.output
+    assert "loaded 8 profiles" in result.output
+    assert [line["index"]["_id"] for line in bulk_lines[::2]] == [f"p{n}" for n in range(1, 9)]
+    assert bulk_lines[1]["job_company_name"] == "acme"
+    assert meta == [{"_meta": {"dataset_version": "31.0"}}]
+
+
+def test_search_enrich_on_elasticsearch_fetches_hits_by_id(es_client):
+    client, headers, server = es_client
+    server.expect_request(f"/{INDEX}/_search").respond_with_response(es_json(hits_answer(["a"], 1)))
+    server.expect_request(f"/{INDEX}/_mget").respond_with_response(es_json({"docs": [
+        {"_index": INDEX, "_id": "a", "found": True, "_source": {"id": "a", "full_name": "person a", "work_email": "a@x.io"}}]}))
+    server.expect_request(f"/{INDEX}/_mapping", method="GET").respond_with_response(es_json(
+        {INDEX: {"mappings": {"_meta": {"dataset_version": "31.0"}, "properties": {}}}}))
+    server.expect_request(f"/{INDEX}/_count").respond_with_response(es_json({"count": 1}))
+    response = client.post("/v1/person/search-enrich", json={"query": {"match_all": {}}}, headers=headers)
+    assert response.status_code == 200
+    assert response.json["data"] == [{"id": "a", "full_name": "person a", "work_email": "a@x.io"}]
