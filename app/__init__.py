@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-import logging
 import re
 import time
 import uuid
 
 from flask import Flask, g, request
 
-from app import auth, db, errors, limits, queue
+from app import auth, db, errors, limits, metrics, queue
 from app.api import init_api
 from app.config import load_config
 from app.json import OrjsonProvider
+from app.observability import configure_logging, install_request_logging
 from app.plugins import register, resolve
 
 REQUEST_ID_PATTERN = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
@@ -34,11 +34,13 @@ def create_app(config: dict | None = None) -> Flask:
         app.wsgi_app = ProxyFix(app.wsgi_app, x_for=1, x_proto=1, x_host=1, x_prefix=1)
 
     install_request_id(app)
+    install_request_logging(app)
     errors.init_app(app)
     db.init_app(app)
     auth.init_app(app)  # before the limiter: limits are keyed by the resolved caller
     limits.build_limiter(app)
     queue.init_app(app)
+    metrics.init_app(app)
     api = init_api(app)
     app.extensions["hirekit_api"] = api
 
@@ -67,21 +69,3 @@ def install_request_id(app: Flask) -> None:
     def _emit_request_id(response):
         response.headers["X-Request-Id"] = g.get("request_id") or uuid.uuid4().hex
         return response
-
-
-class RequestIdFilter(logging.Filter):
-    def filter(self, record):
-        from flask import has_request_context
-
-        record.request_id = g.get("request_id", "-") if has_request_context() else "-"
-        return True
-
-
-def configure_logging(app: Flask) -> None:
-    handler = logging.StreamHandler()
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s"))
-    handler.addFilter(RequestIdFilter())
-    root = logging.getLogger("hirekit")
-    if not any(isinstance(f, RequestIdFilter) for h in root.handlers for f in h.filters):
-        root.addHandler(handler)
-    root.setLevel(app.config["LOG_LEVEL"])

@@ -32,6 +32,9 @@ DEFAULTS: dict[str, object] = {
     "PORT": 8000,
     "INSTANCE_DIR": str(INSTANCE_DIR),
     "LOG_LEVEL": "INFO",
+    "LOG_FORMAT": "json",  # or "text"
+    "METRICS_ENABLED": False,
+    "METRICS_TOKEN": "",
     "AUTH_CACHE_SECONDS": 5.0,
     "MAX_CONTENT_LENGTH": 16 * 1024 * 1024,
     # rate limits
