@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from flask import current_app, g
-from flask_limiter import Limiter, RateLimitExceeded
+from flask_limiter import ExemptionScope, Limiter, RateLimitExceeded
 from flask_limiter.util import get_remote_address
 
 from app.errors import error_response
@@ -42,7 +42,15 @@ def build_limiter(app) -> Limiter:
     app.config.setdefault("RATELIMIT_KEY_PREFIX", app.config["RATE_LIMIT_KEY_PREFIX"])
     app.config.setdefault("RATELIMIT_STORAGE_URI", redis_url or "memory://")
     app.config.setdefault("RATELIMIT_STRATEGY", "fixed-window")
-    limiter = Limiter(key_func=rate_limit_key, default_limits=[limit_from("RATE_LIMIT")])
+    # an application limit: one counter per key across every route (default limits would count per route)
+    limiter = Limiter(key_func=rate_limit_key, application_limits=[limit_from("RATE_LIMIT")])
+
+    @app.after_request  # registered first, so it runs after the limiter's header injection
+    def _retry_after_only_when_retrying(response):
+        if response.status_code not in (429, 503):
+            response.headers.pop("Retry-After", None)
+        return response
+
     limiter.init_app(app)
     app.register_error_handler(RateLimitExceeded, handle_rate_limited)
     app.extensions["hirekit_limiter"] = limiter
@@ -50,9 +58,12 @@ def build_limiter(app) -> Limiter:
 
 
 def apply_limit(app, blueprint, config_name: str) -> None:
-    """Give a blueprint its own limit (it replaces the default limit for those routes)."""
-    app.extensions["hirekit_limiter"].limit(limit_from(config_name))(blueprint)
+    """Give a family its own limit: one counter per key shared by all of the family's routes, instead of the app-wide one."""
+    limiter = app.extensions["hirekit_limiter"]
+    limiter.shared_limit(limit_from(config_name), scope=config_name.lower())(blueprint)
+    limiter.exempt(blueprint, flags=ExemptionScope.APPLICATION)
 
 
 def exempt(app, blueprint) -> None:
-    app.extensions["hirekit_limiter"].exempt(blueprint)
+    """No limit at all (health checks, metrics scrapes)."""
+    app.extensions["hirekit_limiter"].exempt(blueprint, flags=ExemptionScope.APPLICATION | ExemptionScope.DEFAULT)

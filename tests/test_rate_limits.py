@@ -2,6 +2,8 @@
 
 import pytest
 
+from tests.factories import job_body
+
 LIST = "/v1/jobs?page=1&size=1"
 
 
@@ -9,8 +11,9 @@ def test_429_after_the_limit_with_headers(make_app, make_tenant):
     app = make_app(RATE_LIMIT="3/minute")
     tenant = make_tenant("limited")
     client = app.test_client()
-    statuses = [client.get(LIST, headers=tenant.headers).status_code for _ in range(3)]
-    assert statuses == [200, 200, 200]
+    answers = [client.get(LIST, headers=tenant.headers) for _ in range(3)]
+    assert [a.status_code for a in answers] == [200, 200, 200]
+    assert answers[-1].headers["X-RateLimit-Remaining"] == "0" and "Retry-After" not in answers[-1].headers
     limited = client.get(LIST, headers=tenant.headers)
     assert limited.status_code == 429
     assert limited.json["error"]["type"] == "rate_limit_error"
@@ -28,6 +31,16 @@ def test_limits_are_per_key(make_app, make_tenant):
         client.get(LIST, headers=first.headers)
     assert client.get(LIST, headers=first.headers).status_code == 429
     assert client.get(LIST, headers=second.headers).status_code == 200
+
+
+def test_one_limit_counts_every_route_of_a_key(make_app, make_tenant):
+    app = make_app(RATE_LIMIT="3/minute")
+    tenant = make_tenant("roaming")
+    client = app.test_client()
+    job_id = client.post("/v1/jobs", json=job_body(), headers=tenant.headers).json["id"]
+    assert client.get(f"/v1/jobs/{job_id}", headers=tenant.headers).status_code == 200
+    assert client.get(f"/v1/jobs/{job_id}/scheduling", headers=tenant.headers).status_code == 200
+    assert client.get(LIST, headers=tenant.headers).status_code == 429
 
 
 def test_tenant_override_raises_the_limit(make_app, make_tenant):
