@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import logging
 import random
 import time
 
+import peewee as pw
 from flask import current_app
 
 from app.db import database, utcnow
@@ -50,6 +52,20 @@ def lease_length() -> dt.timedelta:
     return dt.timedelta(seconds=float(config["WEBHOOK_TIMEOUT"]) + float(config["WEBHOOK_LEASE_GRACE"]))
 
 
+@contextlib.contextmanager
+def relaxed_durability():
+    """While sending, commits do not wait for the disk on PostgreSQL (4-5 ms each otherwise). Safe here: losing a lease
+    or an attempt record in a database crash only means the delivery is sent again, which at-least-once allows."""
+    postgres = isinstance(database.obj, pw.PostgresqlDatabase) and not database.in_transaction()
+    if postgres:
+        database.execute_sql("SET synchronous_commit TO OFF")
+    try:
+        yield
+    finally:
+        if postgres and not database.is_closed():
+            database.execute_sql("RESET synchronous_commit")
+
+
 def claim(delivery_id: str, now: dt.datetime) -> bool:
     """Take the sender's lease on a pending, due delivery; False when it is done, not due, or being sent elsewhere."""
     claimed = (WebhookDelivery.update(claimed_until=now + lease_length())
@@ -60,12 +76,24 @@ def claim(delivery_id: str, now: dt.datetime) -> bool:
     return claimed == 1
 
 
+# Only what a send needs: the hot path of every delivery
+SEND_COLUMNS = (WebhookDelivery.id, WebhookDelivery.event_id, WebhookDelivery.event_type, WebhookDelivery.payload,
+                WebhookDelivery.attempt_count, WebhookDelivery.failures_in_row, TenantWebhook.id, TenantWebhook.tenant,
+                TenantWebhook.url, TenantWebhook.http_method, TenantWebhook.content_type, TenantWebhook.secret,
+                TenantWebhook.is_active, TenantWebhook.is_deleted, TenantWebhook.failing_since)
+
+
 def _exists(delivery_id: str) -> bool:
     return WebhookDelivery.select().where(WebhookDelivery.id == delivery_id).exists()
 
 
 def deliver(delivery_id: str) -> str:
     """Send the delivery once if it is still owed; returns what happened (for logs and tests)."""
+    with relaxed_durability():
+        return _deliver(delivery_id)
+
+
+def _deliver(delivery_id: str) -> str:
     now = utcnow()
     if not claim(delivery_id, now):
         deadline = time.monotonic() + VISIBILITY_WAIT_SECONDS
@@ -76,8 +104,7 @@ def deliver(delivery_id: str) -> str:
         now = utcnow()
         if not claim(delivery_id, now):
             return "skipped"
-    delivery = (WebhookDelivery.select(WebhookDelivery, TenantWebhook).join(TenantWebhook)
-                .where(WebhookDelivery.id == delivery_id).get())
+    delivery = (WebhookDelivery.select(*SEND_COLUMNS).join(TenantWebhook).where(WebhookDelivery.id == delivery_id).get())
     webhook = delivery.webhook
     if webhook.is_deleted or not webhook.is_active:
         reason = "webhook unsubscribed" if webhook.is_deleted else "webhook inactive"
@@ -131,9 +158,9 @@ def record(delivery: WebhookDelivery, webhook: TenantWebhook, outcome: Outcome, 
                 f"deliveries have failed since {failing_since.isoformat(timespec='seconds')}Z "
                 f"(last: {outcome.error or f'HTTP {outcome.status_code}'})"))
     with database.atomic():
-        WebhookAttempt.create(delivery=delivery.id, number=number, started_at=started, duration_ms=outcome.duration_ms,
+        WebhookAttempt.insert(delivery=delivery.id, number=number, started_at=started, duration_ms=outcome.duration_ms,
                               status_code=outcome.status_code, error=outcome.error, response_body=outcome.response_body,
-                              next_retry_at=changes.get("next_attempt_at") if not outcome.succeeded else None)
+                              next_retry_at=changes.get("next_attempt_at") if not outcome.succeeded else None).execute()
         WebhookDelivery.update(**changes).where(WebhookDelivery.id == delivery.id).execute()
         if webhook_changes:
             webhook_changes["updated_at"] = now

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import binascii
 import datetime as dt
+import functools
 import secrets
 
 from standardwebhooks import Webhook
@@ -31,10 +32,15 @@ def secret_problem(secret: str) -> str | None:
     return None
 
 
+@functools.lru_cache(maxsize=1024)
+def signer(secret: str) -> Webhook:
+    return Webhook(secret)
+
+
 def signature_headers(secret: str | None, message_id: str, body: bytes, now: dt.datetime) -> dict[str, str]:
     """The three Standard Webhooks headers for this attempt (no signature without a secret)."""
     timestamp = now.replace(tzinfo=dt.timezone.utc)
     headers = {"webhook-id": message_id, "webhook-timestamp": str(int(timestamp.timestamp()))}
     if secret:
-        headers["webhook-signature"] = Webhook(secret).sign(message_id, timestamp, body.decode())
+        headers["webhook-signature"] = signer(secret).sign(message_id, timestamp, body.decode())
     return headers

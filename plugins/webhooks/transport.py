@@ -48,7 +48,7 @@ def send(method: str, url: str, body: bytes, headers: dict, *, timeout: float) -
     try:
         with session().request(method, url, data=body, headers=headers, timeout=(min(timeout, 5.0), timeout),
                                allow_redirects=False, stream=True) as response:
-            excerpt = response.raw.read(MAX_RESPONSE_BYTES, decode_content=True) if response.raw else b""
+            excerpt = read_capped(response)
             return Outcome(status_code=response.status_code, duration_ms=_elapsed_ms(started),
                            response_body=excerpt.decode("utf-8", "replace") or None,
                            retry_after=_retry_after_seconds(response.headers.get("Retry-After")))
@@ -58,6 +58,14 @@ def send(method: str, url: str, body: bytes, headers: dict, *, timeout: float) -
         return Outcome(None, _elapsed_ms(started), error=f"connection failed: {_short(exc)}")
     except requests.RequestException as exc:
         return Outcome(None, _elapsed_ms(started), error=f"request failed: {_short(exc)}")
+
+
+def read_capped(response: requests.Response) -> bytes:
+    """At most MAX_RESPONSE_BYTES of the body; a fully read body gives its connection back to the keep-alive pool."""
+    data = response.raw.read(MAX_RESPONSE_BYTES + 1, decode_content=True)
+    if len(data) <= MAX_RESPONSE_BYTES:
+        response.raw.release_conn()
+    return data[:MAX_RESPONSE_BYTES]
 
 
 def _elapsed_ms(started: float) -> int:
