@@ -56,7 +56,11 @@ def _empty_all_tables(url: str) -> None:
     with db.connection_context():
         tables = [t for t in db.get_tables() if t != "migratehistory"]
         if url.startswith("postgres"):
-            db.execute_sql("TRUNCATE " + ", ".join(f'"{t}"' for t in tables) + " RESTART IDENTITY CASCADE")
+            # DELETE with foreign-key triggers off is much faster than TRUNCATE on small tables
+            with db.atomic():
+                db.execute_sql("SET LOCAL session_replication_role = replica")
+                for table in tables:
+                    db.execute_sql(f'DELETE FROM "{table}"')
         else:
             db.execute_sql("PRAGMA foreign_keys = OFF")
             with db.atomic():
