@@ -61,8 +61,8 @@ def load_file(backend: SearchBackend, path: str, *, replace: bool = False, datas
     report = LoadReport()
     writer = backend.writer(replace=replace, threads=writer_threads)
     base_seq = writer.max_seq + 1 if hasattr(writer, "max_seq") else 0
-    if processes is None:
-        processes = max(1, (os.cpu_count() or 1))
+    if processes is None:  # the engine's add loop holds one core; parse in the others
+        processes = max(1, (os.cpu_count() or 1) - 1)
     if os.path.getsize(path) < PARALLEL_THRESHOLD * max(processes, 1):
         processes = 1
     jobs = ((backend.preparer, base_seq, batch) for batch in _batches(path, BATCH_LINES))

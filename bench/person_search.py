@@ -1,0 +1,287 @@
+"""Person search benchmark: generate (cached) profiles, load them into the embedded index, time a fixed query mix in-process and
+through gunicorn (2 workers), and time bulk enrichment of 100 local matches.
+
+    .venv/bin/python bench/person_search.py            # 1,000,000 profiles (generation and index are cached in bench/.cache/)
+    .venv/bin/python bench/person_search.py --quick    # 50,000 profiles, fewer repetitions
+    .venv/bin/python bench/person_search.py --count 200000 --reload
+
+Figures are printed as milliseconds and as ratios against the in-process engine measured in the same run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import orjson  # noqa: E402
+import requests  # noqa: E402
+
+CACHE = ROOT / "bench" / ".cache"
+T = lambda field, value: {"term": {field: value}}  # noqa: E731
+
+QUERIES = [  # (name, request body): every clause type, relevance and field sorts, deep from, scroll
+    ("term", {"query": T("job_company_name", "acme labs")}),
+    ("terms + match", {"query": {"bool": {"filter": [{"terms": {"location_country": ["united states", "canada"]}}],
+                                          "must": [{"match": {"job_title": "software engineer"}}]}}}),
+    ("match operator and", {"query": {"match": {"job_title": {"query": "senior data engineer", "operator": "and"}}}}),
+    ("match msm 2", {"query": {"match": {"job_title": {"query": "senior staff software engineer", "minimum_should_match": 2}}}}),
+    ("match_phrase", {"query": {"match_phrase": {"job_title": "senior software engineer"}}}),
+    ("match_phrase summary", {"query": {"match_phrase": {"summary": "years of experience"}}}),
+    ("bool must_not", {"query": {"bool": {"filter": [T("job_title_role", "engineering")],
+                                          "must_not": [T("job_title_levels", "senior"), {"terms": {"location_country": ["india"]}},
+                                                       {"exists": {"field": "linkedin_url"}}]}}}),
+    ("range years, sort desc", {"query": {"range": {"inferred_years_experience": {"gte": 10, "lte": 15}}},
+                                "sort": [{"inferred_years_experience": "desc"}]}),
+    ("range date", {"query": {"range": {"job_start_date": {"gte": "2023-01", "lt": "2024"}}}}),
+    ("exists x2 + term", {"query": {"bool": {"filter": [{"exists": {"field": "linkedin_url"}},
+                                                        {"exists": {"field": "education.school.name"}},
+                                                        T("industry", "computer software")]}}}),
+    ("prefix", {"query": {"prefix": {"last_name": "mc"}}}),
+    ("wildcard nested path", {"query": {"wildcard": {"experience.company.name": "*analytics"}}}),
+    ("prefix + wildcard", {"query": {"bool": {"must": [{"prefix": {"last_name": "ma"}},
+                                                       {"wildcard": {"experience.company.name": "*labs"}}]}}}),
+    ("should x6 msm 2 + range", {"query": {"bool": {"should": [
+        {"match": {"job_title": "engineer"}}, {"match": {"job_title": "manager"}}, T("skills", "python"),
+        {"terms": {"location_country": ["germany", "france"]}}, {"match": {"summary": "kubernetes"}}, T("job_title_levels", "senior")],
+        "minimum_should_match": 2, "filter": [{"range": {"inferred_years_experience": {"gte": 3}}}]}}}),
+    ("should only + must_not", {"query": {"bool": {"should": [T("skills", "rust"), T("skills", "go")],
+                                                   "must_not": [T("location_country", "united states")]}}}),
+    ("flattened objects", {"query": {"bool": {"filter": [T("experience.company.name", "hooli"),
+                                                         T("experience.title.role", "product")]}}}),
+    ("match skills and + term", {"query": {"bool": {"must": [{"match": {"skills": "machine learning"}}],
+                                                    "filter": [T("experience.company.name", "nova analytics")]}}}),
+    ("must_not only", {"query": {"bool": {"must_not": [{"exists": {"field": "job_title"}}]}}}),
+    ("match_all sort keyword", {"query": {"match_all": {}}, "sort": [{"location_country": "asc"}]}),
+    ("match_all sort date desc", {"query": {"match_all": {}}, "sort": [{"job_start_date": "desc"}]}),
+    ("term, from 9900", {"query": T("location_country", "united states"), "from": 9900, "size": 100}),
+    ("relevance, from 9900", {"query": {"match": {"job_title": "engineer manager"}}, "from": 9900, "size": 100}),
+    ("number sort, from 9900", {"query": T("job_title_role", "engineering"), "sort": [{"birth_year": "asc"}], "from": 9900, "size": 100}),
+]
+SCROLLS = [  # (name, body, pages to walk): each page after the first is timed as one "scroll" query
+    ("scroll index order", {"query": T("location_country", "united states"), "size": 100}, 30),
+    ("scroll number sort", {"query": {"match_all": {}}, "size": 100, "sort": [{"inferred_years_experience": "desc"}]}, 30),
+]
+
+
+def percentile(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
+
+
+def summary(values: list[float]) -> str:
+    return f"p50 {percentile(values, 50):7.2f}  p95 {percentile(values, 95):7.2f}  p99 {percentile(values, 99):7.2f} ms"
+
+
+def ensure_sample(count: int, seed: int) -> Path:
+    from plugins.person.cli import write_sample
+
+    CACHE.mkdir(parents=True, exist_ok=True)
+    path = CACHE / f"person-{count}-{seed}.jsonl"
+    if not path.exists():
+        started = time.perf_counter()
+        write_sample(str(path), count, seed)
+        elapsed = time.perf_counter() - started
+        print(f"generated {count:,} profiles in {elapsed:.1f}s ({count / elapsed:,.0f}/s) -> {path}")
+    else:
+        print(f"using cached sample {path}")
+    return path
+
+
+def ensure_index(sample: Path, count: int, reload: bool, processes: int | None, threads: int) -> Path:
+    from plugins.person.backends.embedded import EmbeddedBackend
+    from plugins.person.loader import load_file
+
+    directory = CACHE / f"index-{count}"
+    if reload or not (directory / "dataset.json").exists():
+        shutil.rmtree(directory, ignore_errors=True)
+        report = load_file(EmbeddedBackend(str(directory)), str(sample), replace=True, processes=processes, writer_threads=threads)
+        print(f"loaded {report.loaded:,} profiles in {report.seconds:.1f}s: {report.loaded / report.seconds:,.0f} profiles/s "
+              f"({processes or os.cpu_count()} parser processes, {threads or 'auto'} indexing threads); skipped {len(report.skipped)}")
+        size = sum(f.stat().st_size for f in directory.rglob("*") if f.is_file())
+        print(f"index size {size / 2**20:,.0f} MiB")
+    else:
+        print(f"using cached index {directory} (--reload to rebuild and time the load)")
+    return directory
+
+
+def time_engine(app, repeats: int) -> dict[str, list[float]]:
+    from plugins.person import services
+
+    timings: dict[str, list[float]] = {}
+    with app.app_context():
+        for name, body in QUERIES:
+            params = {"size": 10, **body}
+            for _ in range(2):
+                services.people_search(params)
+            timings[name] = []
+            for _ in range(repeats):
+                started = time.perf_counter()
+                services.people_search(params)
+                timings[name].append((time.perf_counter() - started) * 1000)
+        for name, body, pages in SCROLLS:
+            timings[name] = walk_scroll(lambda params: services.people_search(params), body, pages)
+    return timings
+
+
+def walk_scroll(search, body: dict, pages: int) -> list[float]:
+    times, token = [], None
+    for _ in range(pages):
+        params = {**body, **({"scroll_token": token} if token else {})}
+        started = time.perf_counter()
+        answer = search(params)
+        if token:
+            times.append((time.perf_counter() - started) * 1000)
+        token = answer.get("scroll_token")
+        if not token:
+            break
+    return times
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_gunicorn(index: Path, database_url: str, port: int) -> subprocess.Popen:
+    env = {**os.environ, "HIREKIT_DATABASE_URL": database_url, "HIREKIT_SEARCH_INDEX": str(index),
+           "HIREKIT_RATE_LIMIT_ENABLED": "false", "HIREKIT_LOG_LEVEL": "WARNING", "HIREKIT_REDIS_URL": ""}
+    process = subprocess.Popen([str(ROOT / ".venv" / "bin" / "gunicorn"), "-w", "2", "-b", f"127.0.0.1:{port}", "wsgi:app"],
+                               cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            if requests.get(f"http://127.0.0.1:{port}/healthz", timeout=5).ok:
+                return process
+        except requests.RequestException:
+            time.sleep(0.2)
+    process.kill()
+    raise RuntimeError("gunicorn did not start")
+
+
+def time_http(base: str, key: str, repeats: int) -> dict[str, list[float]]:
+    session = requests.Session()
+    session.headers["X-API-Key"] = key
+    timings: dict[str, list[float]] = {}
+
+    def post(params):
+        response = session.post(f"{base}/v2/person/search", data=orjson.dumps(params), headers={"Content-Type": "application/json"})
+        response.raise_for_status()
+        return response.json()
+
+    for name, body in QUERIES:
+        params = {"size": 10, **body}
+        for _ in range(4):  # warm both workers
+            post(params)
+        timings[name] = []
+        for _ in range(repeats):
+            started = time.perf_counter()
+            post(params)
+            timings[name].append((time.perf_counter() - started) * 1000)
+    for name, body, pages in SCROLLS:
+        timings[name] = walk_scroll(post, body, pages)
+    return timings
+
+
+def bulk_enrich_body(sample: Path) -> dict:
+    requests_ = []
+    with open(sample, "rb") as handle:
+        for line in handle:
+            person = orjson.loads(line)
+            if person.get("work_email"):
+                requests_.append({"params": {"email": person["work_email"]}})
+            elif person.get("linkedin_url"):
+                requests_.append({"params": {"profile": [person["linkedin_url"]]}})
+            if len(requests_) == 100:
+                return {"requests": requests_}
+    return {"requests": requests_}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--count", type=int, default=None, help="profiles (default 1,000,000; 50,000 with --quick)")
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--reload", action="store_true", help="rebuild the index even when cached")
+    parser.add_argument("--processes", type=int, default=None, help="loader parser processes (default CPU count)")
+    parser.add_argument("--threads", type=int, default=0, help="tantivy indexing threads (0: automatic)")
+    parser.add_argument("--repeats", type=int, default=None)
+    args = parser.parse_args()
+    count = args.count or (50_000 if args.quick else 1_000_000)
+    repeats = args.repeats or (10 if args.quick else 30)
+
+    sample = ensure_sample(count, args.seed)
+    index = ensure_index(sample, count, args.reload, args.processes, args.threads)
+
+    from app import create_app
+    from app.cli import upgrade_database
+    from app.db import database
+    from app.tenancy import create_tenant
+
+    workdir = Path(tempfile.mkdtemp(prefix="hirekit-bench-"))
+    database_url = f"sqlite:///{workdir / 'bench.sqlite3'}"
+    app = create_app({"DATABASE_URL": database_url, "SEARCH_INDEX": str(index), "RATE_LIMIT_ENABLED": False, "LOG_LEVEL": "WARNING"})
+    with app.app_context():
+        upgrade_database()
+        with database.connection_context():
+            _, key = create_tenant("bench")
+
+    print(f"\n{count:,} profiles, {repeats} runs per query")
+    engine = time_engine(app, repeats)
+    port = free_port()
+    server = start_gunicorn(index, database_url, port)
+    try:
+        http = time_http(f"http://127.0.0.1:{port}", key, repeats)
+        body = bulk_enrich_body(sample)
+        session = requests.Session()
+        session.headers["X-API-Key"] = key
+        bulk_http = []
+        for attempt in range(3 + repeats // 3):
+            started = time.perf_counter()
+            response = session.post(f"http://127.0.0.1:{port}/v2/person/enrich/info/bulk", json=body)
+            elapsed = (time.perf_counter() - started) * 1000
+            if attempt >= 2:
+                bulk_http.append(elapsed)
+        statuses = [item["status"] for item in response.json()["data"]]
+    finally:
+        server.terminate()
+        server.wait(10)
+
+    from plugins.person import services
+
+    bulk_engine = []
+    with app.app_context():
+        for attempt in range(3 + repeats // 3):
+            started = time.perf_counter()
+            services.people_bulk_enrich(body)
+            if attempt >= 2:
+                bulk_engine.append((time.perf_counter() - started) * 1000)
+
+    print(f"\n{'query':32} {'engine (in-process)':44} {'HTTP (gunicorn -w 2)':44} ratio")
+    all_engine, all_http = [], []
+    for name in engine:
+        all_engine += engine[name]
+        all_http += http[name]
+        ratio = statistics.median(http[name]) / statistics.median(engine[name])
+        print(f"{name:32} {summary(engine[name]):44} {summary(http[name]):44} {ratio:4.2f}x")
+    print(f"{'ALL QUERIES':32} {summary(all_engine):44} {summary(all_http):44} "
+          f"{statistics.median(all_http) / statistics.median(all_engine):4.2f}x")
+    print(f"\nbulk enrich of {len(body['requests'])} local matches: engine {summary(bulk_engine)}; HTTP {summary(bulk_http)}; "
+          f"{statuses.count(200)} of {len(statuses)} matched")
+    print("targets: engine p50 <= 10 ms and p95 <= 50 ms; HTTP <= 1.5x engine; load >= 20,000 profiles/s; bulk enrich of 100 <= 150 ms")
+    shutil.rmtree(workdir, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
