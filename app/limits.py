@@ -2,11 +2,32 @@
 
 from __future__ import annotations
 
+import time
+
 from flask import current_app, g
 from flask_limiter import ExemptionScope, Limiter, RateLimitExceeded
 from flask_limiter.util import get_remote_address
+from limits.storage import MemoryStorage
 
 from app.errors import error_response
+
+
+class SweepingMemoryStorage(MemoryStorage):
+    """limits' in-memory storage without its timer thread per hit: a fixed window already expires lazily on read,
+    and stale keys are swept inline at most every SWEEP_SECONDS. Used when no Redis is configured."""
+
+    STORAGE_SCHEME = ["hirekit-memory"]
+    SWEEP_SECONDS = 10.0
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._next_sweep = time.monotonic() + self.SWEEP_SECONDS
+
+    def _MemoryStorage__schedule_expiry(self) -> None:  # replaces MemoryStorage's private timer restart
+        now = time.monotonic()
+        if now >= self._next_sweep:
+            self._next_sweep = now + self.SWEEP_SECONDS
+            self._MemoryStorage__expire_events()
 
 
 def rate_limit_key() -> str:
@@ -40,7 +61,7 @@ def build_limiter(app) -> Limiter:
     app.config.setdefault("RATELIMIT_ENABLED", app.config["RATE_LIMIT_ENABLED"])
     app.config.setdefault("RATELIMIT_SWALLOW_ERRORS", app.config["RATE_LIMIT_FAIL_OPEN"])
     app.config.setdefault("RATELIMIT_KEY_PREFIX", app.config["RATE_LIMIT_KEY_PREFIX"])
-    app.config.setdefault("RATELIMIT_STORAGE_URI", redis_url or "memory://")
+    app.config.setdefault("RATELIMIT_STORAGE_URI", redis_url or "hirekit-memory://")
     app.config.setdefault("RATELIMIT_STRATEGY", "fixed-window")
     # an application limit: one counter per key across every route (default limits would count per route)
     limiter = Limiter(key_func=rate_limit_key, application_limits=[limit_from("RATE_LIMIT")])

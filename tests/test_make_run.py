@@ -49,6 +49,14 @@ def test_make_run_serves_the_api_with_the_printed_key(tmp_path):
         assert requests.get(f"{base}/v1/jobs/{created.json()['id']}", headers=headers, timeout=5).json()["title"] == created.json()["title"]
         assert requests.get(f"{base}/openapi.json", timeout=5).json()["info"]["title"] == "Hirekit"
         assert (tmp_path / "instance" / "hirekit.sqlite3").exists()
+        search = requests.post(f"{base}/v1/person/search", json={"query": {"match_all": {}}, "size": 3},
+                               headers={"X-API-Key": key}, timeout=10)
+        assert search.status_code == 200 and search.json()["total"] == 10_000, search.text
+        sandbox = requests.post(f"{base}/v1/sandbox/person/search", json={"query": {"match_all": {}}, "size": 1},
+                                headers={"X-API-Key": key}, timeout=10)
+        assert sandbox.status_code == 200 and sandbox.json()["total"] == 1_000, sandbox.text
+        board = requests.get(f"{base}/jobs", headers=headers, timeout=5)
+        assert board.status_code == 200 and created.json()["title"] in [job["title"] for job in board.json()]
     finally:
         os.killpg(process.pid, signal.SIGTERM)
         process.wait(timeout=30)

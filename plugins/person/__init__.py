@@ -11,6 +11,10 @@ def init_app(app) -> None:
     datasets.init_app(app)
     readiness = app.extensions.setdefault("hirekit_readiness", [])
     readiness.append(("search", lambda: datasets.check_ready(app)))
+    from app.cli import add_demo_step
+    from plugins.person.demo import load_demo_datasets
+
+    add_demo_step(app, load_demo_datasets)
 
 
 PLUGIN = Plugin(name="person", blueprints=BLUEPRINTS, rate_limit="PERSON_RATE_LIMIT", init_app=init_app, cli=(person_cli,))
