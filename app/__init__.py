@@ -45,9 +45,12 @@ def create_app(config: dict | None = None) -> Flask:
     app.extensions["hirekit_api"] = api
 
     from app.health import blp as health_blp
+    from app.tenant_routes import blp as tenant_blp
 
     api.register_blueprint(health_blp)
     limits.exempt(app, health_blp)
+    auth.protect(app, tenant_blp.name, tenant_blp.auth)
+    api.register_blueprint(tenant_blp)
     register(app, api, plugins)
 
     from app.cli import register_commands
