@@ -60,6 +60,19 @@ def test_a_spent_schedule_gives_up_and_says_so(make_app, redis_url, tenant_a, ht
     assert [a["status_code"] for a in delivery["attempts"]] == [502, 502] and delivery["next_attempt_at"] is None
 
 
+def test_a_burst_of_events_is_sent_by_one_drain_job_in_order(make_app, redis_url, tenant_a, httpserver):
+    httpserver.expect_request("/hook").respond_with_data("ok")
+    app = make_app(REDIS_URL=redis_url)
+    client = app.test_client()
+    webhook = create_webhook(client, tenant_a, httpserver.url_for("/hook"))
+    emitted = [str(emit(app, tenant_a).event_id) for _ in range(30)]
+    queued = [job.func_name.rsplit(".", 1)[-1] for job in app.extensions["hirekit_queue"].queue("webhooks").jobs]
+    assert queued.count("drain_webhook") == 1  # one job drains the webhook, not one job per delivery
+    work_until(app, lambda: len(httpserver.log) == 30)
+    assert [request.headers["webhook-id"] for request, _ in httpserver.log] == emitted
+    assert {d["status"] for d in delivery_log(client, tenant_a, webhook)["data"]} == {"succeeded"}
+
+
 def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))

@@ -14,4 +14,4 @@ def init_app(app) -> None:
 
 
 PLUGIN = Plugin(name="webhooks", blueprints=(blp,), models=(TenantWebhook, WebhookDelivery, WebhookAttempt),
-                tasks=(tasks.deliver_webhook, tasks.reap_stalled_deliveries), init_app=init_app, cli=(webhooks_cli,))
+                tasks=(tasks.drain_webhook, tasks.deliver_webhook, tasks.reap_stalled_deliveries), init_app=init_app, cli=(webhooks_cli,))

@@ -12,6 +12,7 @@ import peewee as pw
 from flask import current_app
 
 from app.db import database, utcnow
+from plugins.webhooks import statements
 from plugins.webhooks.egress import UnsafeTarget, check_target
 from plugins.webhooks.models import (
     DELIVERY_CANCELED,
@@ -19,7 +20,6 @@ from plugins.webhooks.models import (
     DELIVERY_PENDING,
     DELIVERY_SUCCEEDED,
     TenantWebhook,
-    WebhookAttempt,
     WebhookDelivery,
 )
 from plugins.webhooks.payloads import encode_body
@@ -66,46 +66,59 @@ def relaxed_durability():
             database.execute_sql("RESET synchronous_commit")
 
 
-def claim(delivery_id: str, now: dt.datetime) -> bool:
-    """Take the sender's lease on a pending, due delivery; False when it is done, not due, or being sent elsewhere."""
-    claimed = (WebhookDelivery.update(claimed_until=now + lease_length())
-               .where((WebhookDelivery.id == delivery_id) & (WebhookDelivery.status == DELIVERY_PENDING)
-                      & (WebhookDelivery.next_attempt_at <= now + DUE_SLACK)
-                      & (WebhookDelivery.claimed_until.is_null() | (WebhookDelivery.claimed_until < now)))
-               .execute())
-    return claimed == 1
+WEBHOOK_COLUMNS = (TenantWebhook.id, TenantWebhook.tenant, TenantWebhook.url, TenantWebhook.http_method,
+                   TenantWebhook.content_type, TenantWebhook.secret, TenantWebhook.is_active, TenantWebhook.is_deleted,
+                   TenantWebhook.failing_since)
 
 
-# Only what a send needs: the hot path of every delivery
-SEND_COLUMNS = (WebhookDelivery.id, WebhookDelivery.event_id, WebhookDelivery.event_type, WebhookDelivery.payload,
-                WebhookDelivery.attempt_count, WebhookDelivery.failures_in_row, TenantWebhook.id, TenantWebhook.tenant,
-                TenantWebhook.url, TenantWebhook.http_method, TenantWebhook.content_type, TenantWebhook.secret,
-                TenantWebhook.is_active, TenantWebhook.is_deleted, TenantWebhook.failing_since)
+def claim_for_send(delivery_id: str, now: dt.datetime) -> WebhookDelivery | None:
+    """Take the sender's lease on a pending, due, unheld delivery and read what sending it needs, in one statement."""
+    return statements.claim(delivery_id, now, lease_until=now + lease_length(), due_by=now + DUE_SLACK)
+
+
+def load_webhook(webhook_id) -> TenantWebhook | None:
+    return TenantWebhook.select(*WEBHOOK_COLUMNS).where(TenantWebhook.id == webhook_id).first()
 
 
 def _exists(delivery_id: str) -> bool:
     return WebhookDelivery.select().where(WebhookDelivery.id == delivery_id).exists()
 
 
-def deliver(delivery_id: str) -> str:
+class VisibilityWait:
+    """A job can start before the emitting transaction commits its delivery row: wait for it, within a budget."""
+
+    def __init__(self, seconds: float = VISIBILITY_WAIT_SECONDS):
+        self.deadline = time.monotonic() + seconds
+
+    def until_visible(self, delivery_id: str) -> bool:
+        while not _exists(delivery_id):
+            if time.monotonic() > self.deadline:
+                return False  # rolled back, or committed later: then the reaper sends it
+            time.sleep(0.02)
+        return True
+
+
+def deliver(delivery_id: str, webhook: TenantWebhook | None = None, *, visibility: VisibilityWait | None = None) -> str:
     """Send the delivery once if it is still owed; returns what happened (for logs and tests)."""
     with relaxed_durability():
-        return _deliver(delivery_id)
+        return send_owed(delivery_id, webhook, visibility or VisibilityWait())
 
 
-def _deliver(delivery_id: str) -> str:
+def send_owed(delivery_id: str, webhook: TenantWebhook | None, visibility: VisibilityWait) -> str:
+    """Claim, send and record one delivery; `webhook` (already loaded by a drain) saves a query per send."""
     now = utcnow()
-    if not claim(delivery_id, now):
-        deadline = time.monotonic() + VISIBILITY_WAIT_SECONDS
-        while not _exists(delivery_id):
-            if time.monotonic() > deadline:
-                return "missing"  # rolled back, or committed later: then the reaper sends it
-            time.sleep(0.02)
+    delivery = claim_for_send(delivery_id, now)
+    if delivery is None:
+        if _exists(delivery_id):
+            return "skipped"  # sent already, not due, or held by another sender
+        if not visibility.until_visible(delivery_id):
+            return "missing"
         now = utcnow()
-        if not claim(delivery_id, now):
+        delivery = claim_for_send(delivery_id, now)
+        if delivery is None:
             return "skipped"
-    delivery = (WebhookDelivery.select(*SEND_COLUMNS).join(TenantWebhook).where(WebhookDelivery.id == delivery_id).get())
-    webhook = delivery.webhook
+    if webhook is None or webhook.id != delivery.webhook_id:
+        webhook = load_webhook(delivery.webhook_id)
     if webhook.is_deleted or not webhook.is_active:
         reason = "webhook unsubscribed" if webhook.is_deleted else "webhook inactive"
         WebhookDelivery.update(status=DELIVERY_CANCELED, claimed_until=None, last_error=reason, next_attempt_at=None,
@@ -130,26 +143,22 @@ def attempt(delivery: WebhookDelivery, webhook: TenantWebhook, now: dt.datetime)
 def record(delivery: WebhookDelivery, webhook: TenantWebhook, outcome: Outcome, started: dt.datetime) -> str:
     """Log the attempt and move the delivery (and, after long failure or a 410, the webhook) to its next state."""
     now = utcnow()
-    number = delivery.attempt_count + 1
-    changes = {"attempt_count": number, "claimed_until": None, "last_status_code": outcome.status_code,
-               "last_error": outcome.error, "updated_at": now}
     webhook_changes: dict = {}
-    delay = None
     if outcome.succeeded:
-        changes.update(status=DELIVERY_SUCCEEDED, delivered_at=now, next_attempt_at=None, failures_in_row=0)
+        status, next_at, failures, delivered_at = DELIVERY_SUCCEEDED, None, 0, now
         if webhook.failing_since is not None:
             webhook_changes["failing_since"] = None
     else:
-        failures = delivery.failures_in_row + 1
+        failures, delivered_at = delivery.failures_in_row + 1, None
         gone = outcome.status_code == 410
-        if not gone:
-            delay = retry_delay(failures, retry_schedule(), jitter=float(current_app.config["WEBHOOK_RETRY_JITTER"]),
-                                retry_after=outcome.retry_after)
+        delay = None if gone else retry_delay(failures, retry_schedule(),
+                                              jitter=float(current_app.config["WEBHOOK_RETRY_JITTER"]),
+                                              retry_after=outcome.retry_after)
         next_at = now + dt.timedelta(seconds=delay) if delay is not None else None
-        changes.update(failures_in_row=failures, next_attempt_at=next_at,
-                       status=DELIVERY_PENDING if next_at else DELIVERY_FAILED)
+        status = DELIVERY_PENDING if next_at else DELIVERY_FAILED
         failing_since = webhook.failing_since or started
-        webhook_changes["failing_since"] = failing_since
+        if webhook.failing_since is None:
+            webhook_changes["failing_since"] = failing_since
         disable_after = dt.timedelta(seconds=float(current_app.config["WEBHOOK_DISABLE_AFTER"]))
         if gone:
             webhook_changes.update(is_active=False, disabled_reason="the receiver answered 410 Gone")
@@ -157,56 +166,52 @@ def record(delivery: WebhookDelivery, webhook: TenantWebhook, outcome: Outcome, 
             webhook_changes.update(is_active=False, disabled_reason=(
                 f"deliveries have failed since {failing_since.isoformat(timespec='seconds')}Z "
                 f"(last: {outcome.error or f'HTTP {outcome.status_code}'})"))
-    with database.atomic():
-        WebhookAttempt.insert(delivery=delivery.id, number=number, started_at=started, duration_ms=outcome.duration_ms,
-                              status_code=outcome.status_code, error=outcome.error, response_body=outcome.response_body,
-                              next_retry_at=changes.get("next_attempt_at") if not outcome.succeeded else None).execute()
-        WebhookDelivery.update(**changes).where(WebhookDelivery.id == delivery.id).execute()
-        if webhook_changes:
-            webhook_changes["updated_at"] = now
-            TenantWebhook.update(**webhook_changes).where(TenantWebhook.id == webhook.id).execute()
+
+    def update_webhook():
+        TenantWebhook.update(**webhook_changes, updated_at=now).where(TenantWebhook.id == webhook.id).execute()
+
+    statements.record_attempt(delivery.id, number=delivery.attempt_count + 1, started_at=started,
+                              duration_ms=outcome.duration_ms, status_code=outcome.status_code, error=outcome.error,
+                              response_body=outcome.response_body, next_retry_at=next_at, status=status,
+                              next_attempt_at=next_at, failures_in_row=failures, delivered_at=delivered_at, now=now,
+                              also=update_webhook if webhook_changes else None)
+    for name, value in webhook_changes.items():  # a drain sends the webhook's next delivery with this same object
+        setattr(webhook, name, value)
     if webhook_changes.get("is_active") is False:
         log.warning("webhook %s of tenant %s disabled: %s", webhook.id, webhook.tenant_id, webhook_changes["disabled_reason"])
-    if delay is not None:
-        schedule_retry(str(delivery.id), delay)
-    return changes["status"]
-
-
-def schedule_retry(delivery_id: str, delay: float) -> None:
-    """RQ's scheduler sends it again after `delay`; without Redis, `flask webhooks reap` sends due retries."""
-    from app.queue import get_queue
-    from plugins.webhooks.tasks import enqueue_delivery
-
-    if get_queue().is_inline:
-        return
-    enqueue_delivery(delivery_id, delay=dt.timedelta(seconds=delay))
+    return status
 
 
 def due_for_reaping(now: dt.datetime, grace: dt.timedelta):
-    """Pending deliveries that should have been sent by now and that nobody holds: lost enqueues, dead workers."""
-    return (WebhookDelivery.select(WebhookDelivery.id, WebhookDelivery.next_attempt_at)
+    """Pending deliveries that should have been sent by now and that nobody holds: lost wake-ups, dead workers."""
+    return (WebhookDelivery.select(WebhookDelivery.id, WebhookDelivery.webhook, WebhookDelivery.next_attempt_at)
             .where((WebhookDelivery.status == DELIVERY_PENDING) & (WebhookDelivery.next_attempt_at <= now - grace)
                    & (WebhookDelivery.claimed_until.is_null() | (WebhookDelivery.claimed_until < now)))
             .order_by(WebhookDelivery.next_attempt_at).limit(1000))
 
 
 def reap(now: dt.datetime | None = None) -> int:
-    """Enqueue every stalled delivery again (sending them now when there is no Redis); returns how many."""
+    """Send every stalled delivery again: a drain per webhook on Redis, or right here without it; returns how many."""
     from app.queue import get_queue
-    from plugins.webhooks.tasks import enqueue_delivery
+    from plugins.webhooks.wakeups import enqueue_drain
 
     now = now or utcnow()
     inline = get_queue().is_inline
     grace = dt.timedelta(0) if inline else dt.timedelta(seconds=float(current_app.config["WEBHOOK_LEASE_GRACE"]))
-    count = 0
+    stalled: dict[str, list[str]] = {}
     for row in list(due_for_reaping(now, grace)):
         bumped = (WebhookDelivery.update(next_attempt_at=now)
                   .where((WebhookDelivery.id == row.id) & (WebhookDelivery.next_attempt_at == row.next_attempt_at)
                          & (WebhookDelivery.status == DELIVERY_PENDING)).execute())
         if bumped:
-            enqueue_delivery(str(row.id))
-            count += 1
+            stalled.setdefault(str(row.webhook_id), []).append(str(row.id))
+    for webhook_id, delivery_ids in stalled.items():
+        if inline:
+            for delivery_id in delivery_ids:
+                deliver(delivery_id)
+        else:
+            enqueue_drain(webhook_id)
+    count = sum(len(ids) for ids in stalled.values())
     if count:
-        log.info("re-enqueued %d stalled webhook deliveries", count)
+        log.info("picked up %d stalled webhook deliveries of %d webhook(s)", count, len(stalled))
     return count
-

@@ -20,7 +20,7 @@ from plugins.webhooks.models import (
 )
 from plugins.webhooks.payloads import select_fields
 from plugins.webhooks.signing import generate_secret
-from plugins.webhooks.tasks import enqueue_delivery
+from plugins.webhooks.tasks import send_soon
 
 
 def list_webhooks(tenant_id: str) -> dict:
@@ -84,7 +84,7 @@ def fan_out(event: Event) -> None:
                                       event_type=event.type, payload=select_fields(event.payload, webhook.fields))
                for webhook in webhooks]
     for delivery in created:
-        enqueue_delivery(str(delivery.id))
+        send_soon(str(delivery.webhook_id), [str(delivery.id)])
 
 
 def list_deliveries(tenant_id: str, webhook_id, *, page: int, size: int, status: str | None = None) -> dict:
@@ -134,7 +134,7 @@ def redeliver(tenant_id: str, delivery_id) -> WebhookDelivery:
                     & (WebhookDelivery.claimed_until.is_null() | (WebhookDelivery.claimed_until < now))).execute())
     if not reset:
         raise Conflict("The delivery is being sent right now; read the log again in a moment.")
-    enqueue_delivery(str(delivery.id))
+    send_soon(str(webhook.id), [str(delivery.id)])
     delivery = get_delivery(tenant_id, delivery.id)
     attach_attempts([delivery])
     return delivery

@@ -1,4 +1,4 @@
-"""Background jobs of the webhooks family on the `webhooks` queue: send a delivery, and the reaper that re-sends stalled ones."""
+"""Background jobs of the webhooks family on the `webhooks` queue: drain a webhook's deliveries, and the reaper of stalled ones."""
 
 from __future__ import annotations
 
@@ -14,11 +14,19 @@ log = logging.getLogger("hirekit.webhooks")
 
 QUEUE = "webhooks"
 REAPER_JOB_ID = "hirekit-webhooks-reaper"
-ABANDONED_RETRIES = 3  # RQ re-queues a job whose worker died this many times (its own abandoned-job handling)
+
+
+@task
+def drain_webhook(webhook_id: str, wakeup: str | None = None) -> int:
+    """Send everything the webhook is owed (one job for many deliveries); see plugins.webhooks.drain."""
+    from plugins.webhooks.drain import drain
+
+    return drain(webhook_id, wakeup=wakeup)
 
 
 @task
 def deliver_webhook(delivery_id: str) -> str:
+    """One delivery by id: what earlier releases enqueued per delivery, still run after an upgrade."""
     from plugins.webhooks.delivery import deliver
 
     return deliver(delivery_id)
@@ -26,7 +34,7 @@ def deliver_webhook(delivery_id: str) -> str:
 
 @task
 def reap_stalled_deliveries() -> int:
-    """Re-enqueue deliveries nobody is sending, then schedule the next pass (one chain: a fixed job id)."""
+    """Send deliveries nobody is sending again, then schedule the next pass (one chain: a fixed job id)."""
     from plugins.webhooks.delivery import reap
 
     try:
@@ -35,21 +43,16 @@ def reap_stalled_deliveries() -> int:
         schedule_reaper()
 
 
-def enqueue_delivery(delivery_id: str, *, delay: dt.timedelta | None = None) -> None:
-    """Queue a send; a Redis outage is logged, not raised: the delivery row stays pending and the reaper finds it."""
-    from rq import Retry
+def send_soon(webhook_id: str, delivery_ids: list[str]) -> None:
+    """New or replayed deliveries of a webhook: woken drain on Redis, sent right away inline without it."""
+    from plugins.webhooks.delivery import deliver
+    from plugins.webhooks.wakeups import post
 
-    queue = get_queue()
-    options = {"queue": QUEUE, "job_timeout": int(float(current_app.config["WEBHOOK_TIMEOUT"])) + 30, "result_ttl": 0}
-    if not queue.is_inline:
-        options["retry"] = Retry(max=ABANDONED_RETRIES)
-    try:
-        if delay is None:
-            queue.enqueue(deliver_webhook, delivery_id, **options)
-        else:
-            queue.enqueue_in(delay, deliver_webhook, delivery_id, **options)
-    except RedisError as exc:
-        log.warning("could not enqueue webhook delivery %s (%s); the reaper will send it", delivery_id, exc)
+    if get_queue().is_inline:
+        for delivery_id in delivery_ids:
+            deliver(delivery_id)
+    else:
+        post(webhook_id, delivery_ids)
 
 
 def schedule_reaper(app=None) -> None:
