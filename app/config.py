@@ -67,6 +67,7 @@ DEFAULTS: dict[str, object] = {
     "TWILIO_AUTH_TOKEN": "",
     "TWILIO_FROM_NUMBER": "",
     "TWILIO_CALLBACK_BASE_URL": "",  # public https base Twilio calls back, e.g. https://api.example.com
+    "TWILIO_API_BASE_URL": "",  # Twilio's REST API elsewhere than https://api.twilio.com (a mock, a regional proxy)
     "SMTP_HOST": "",  # reminders by email go through SMTP when set, else to the log
     "SMTP_PORT": 587,
     "SMTP_USERNAME": "",

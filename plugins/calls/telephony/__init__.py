@@ -24,7 +24,8 @@ def get_provider(app=None) -> TelephonyProvider:
 
         provider = TwilioProvider(account_sid=app.config["TWILIO_ACCOUNT_SID"], auth_token=app.config["TWILIO_AUTH_TOKEN"],
                                   from_number=app.config["TWILIO_FROM_NUMBER"],
-                                  callback_base_url=app.config["TWILIO_CALLBACK_BASE_URL"])
+                                  callback_base_url=app.config["TWILIO_CALLBACK_BASE_URL"],
+                                  api_base_url=app.config["TWILIO_API_BASE_URL"])
     else:
         raise ValueError(f"HIREKIT_TELEPHONY={name!r}: choose one of {', '.join(PROVIDERS)}")
     app.extensions["hirekit_telephony"] = provider

@@ -43,13 +43,16 @@ def question_twiml(base_url: str, call_id: str, questions: list[str], index: int
 class TwilioProvider(TelephonyProvider):
     name = "twilio"
 
-    def __init__(self, *, account_sid: str, auth_token: str, from_number: str, callback_base_url: str, http_client=None):
+    def __init__(self, *, account_sid: str, auth_token: str, from_number: str, callback_base_url: str,
+                 api_base_url: str = "", http_client=None):
         missing = [name for name, value in (("TWILIO_ACCOUNT_SID", account_sid), ("TWILIO_AUTH_TOKEN", auth_token),
                                             ("TWILIO_FROM_NUMBER", from_number),
                                             ("TWILIO_CALLBACK_BASE_URL", callback_base_url)) if not value]
         if missing:
             raise ValueError(f"HIREKIT_TELEPHONY=twilio needs {', '.join('HIREKIT_' + m for m in missing)}")
         self.client = Client(account_sid, auth_token, http_client=http_client)
+        if api_base_url:
+            self.client.api.base_url = api_base_url.rstrip("/")  # the Api domain's root, https://api.twilio.com
         self.from_number = from_number
         self.callback_base_url = callback_base_url
 

@@ -1,0 +1,177 @@
+"""The Twilio provider against a local server playing Twilio's REST API, and Twilio's signed callbacks against the route."""
+
+import xml.etree.ElementTree as ElementTree
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+from twilio.request_validator import RequestValidator
+from werkzeug import Response
+
+from tests.call_factories import JOB_QUESTIONS, application_for, instant_call
+
+ACCOUNT_SID = "AC" + "0" * 31 + "1"
+AUTH_TOKEN = "12345678901234567890123456789012"
+PUBLIC_BASE = "https://hirekit.example.com"
+CALL_SID = "CA" + "f" * 32
+CALLBACK_PATH = "/v1/calls/callbacks/twilio"
+
+
+@pytest.fixture
+def twilio_api(httpserver):
+    """Twilio's Calls.json create, answering what Twilio answers (201 and the call resource); requests are kept."""
+    placed = []
+
+    def create_call(request):
+        placed.append(request)
+        form = request.form
+        return Response(status=201, content_type="application/json", response=(
+            '{"sid": "%s", "account_sid": "%s", "to": "%s", "from": "%s", "status": "queued", "direction": '
+            '"outbound-api", "api_version": "2010-04-01", "date_created": null, "price": null, '
+            '"uri": "/2010-04-01/Accounts/%s/Calls/%s.json"}'
+            % (CALL_SID, ACCOUNT_SID, form["To"], form["From"], ACCOUNT_SID, CALL_SID)))
+
+    httpserver.expect_request(f"/2010-04-01/Accounts/{ACCOUNT_SID}/Calls.json", method="POST").respond_with_handler(create_call)
+    httpserver.placed = placed
+    return httpserver
+
+
+@pytest.fixture
+def twilio_app(make_app, twilio_api):
+    return make_app(TELEPHONY="twilio", TWILIO_ACCOUNT_SID=ACCOUNT_SID, TWILIO_AUTH_TOKEN=AUTH_TOKEN,
+                    TWILIO_FROM_NUMBER="+14155550000", TWILIO_CALLBACK_BASE_URL=PUBLIC_BASE,
+                    TWILIO_API_BASE_URL=twilio_api.url_for("/"))
+
+
+def get_call(client, tenant, call_id) -> dict:
+    response = client.get(f"/v1/calls/{call_id}", headers=tenant.headers)
+    assert response.status_code == 200
+    return response.json
+
+
+def callback(client, path_with_query: str, form: dict, *, signature: str | None = "sign", token: str = AUTH_TOKEN):
+    """POST a Twilio callback; by default signed as Twilio signs it (the public URL plus the form parameters)."""
+    headers = {}
+    if signature == "sign":
+        headers["X-Twilio-Signature"] = RequestValidator(token).compute_signature(PUBLIC_BASE + path_with_query, form)
+    elif signature is not None:
+        headers["X-Twilio-Signature"] = signature
+    return client.post(path_with_query, data=form, headers=headers)
+
+
+def status_form(status: str, call: dict, sequence: int) -> dict:
+    """The fields of Twilio's status callback (call progress events), as Twilio posts them."""
+    return {"AccountSid": ACCOUNT_SID, "ApiVersion": "2010-04-01", "CallSid": CALL_SID, "CallStatus": status,
+            "Called": call["phone_no"], "CallbackSource": "call-progress-events", "Caller": "+14155550000",
+            "Direction": "outbound-api", "From": "+14155550000", "SequenceNumber": str(sequence),
+            "Timestamp": "Mon, 02 Mar 2026 10:00:0%d +0000" % sequence, "To": call["phone_no"]}
+
+
+def speech_form(call: dict, speech: str) -> dict:
+    """The fields of a <Gather input="speech"> action request."""
+    return {"AccountSid": ACCOUNT_SID, "ApiVersion": "2010-04-01", "CallSid": CALL_SID, "CallStatus": "in-progress",
+            "Called": call["phone_no"], "Caller": "+14155550000", "Confidence": "0.92", "Direction": "outbound-api",
+            "From": "+14155550000", "Language": "en-US", "SpeechResult": speech, "To": call["phone_no"]}
+
+
+def gathers(twiml: str) -> list[tuple[dict, str]]:
+    """(the <Gather> attributes, what it says) for each speech gather in a TwiML document."""
+    root = ElementTree.fromstring(twiml)
+    return [(gather.attrib, " ".join(say.text for say in gather.iter("Say"))) for gather in root.iter("Gather")]
+
+
+def action_path(url: str) -> str:
+    parts = urlsplit(url)
+    assert f"{parts.scheme}://{parts.netloc}" == PUBLIC_BASE
+    return f"{parts.path}?{parts.query}"
+
+
+def test_placing_a_call_sends_twiml_that_asks_the_first_question_by_speech(twilio_app, twilio_api, tenant_a):
+    client = twilio_app.test_client()
+    call = instant_call(client, tenant_a, application_for(client, tenant_a, phone_no="+14155550142")).json
+    (request,) = twilio_api.placed
+    form = request.form
+    assert request.authorization.username == ACCOUNT_SID and request.authorization.password == AUTH_TOKEN
+    assert form["To"] == "+14155550142" and form["From"] == "+14155550000"
+    assert form["StatusCallback"] == f"{PUBLIC_BASE}{CALLBACK_PATH}?call_id={call['id']}"
+    assert form.getlist("StatusCallbackEvent") == ["initiated", "ringing", "answered", "completed"]
+    ((attributes, said),) = gathers(form["Twiml"])
+    assert attributes["input"] == "speech" and attributes["method"] == "POST"
+    assert parse_qs(urlsplit(attributes["action"]).query) == {"call_id": [call["id"]], "question": ["0"]}
+    assert said == JOB_QUESTIONS[0]
+    stored = get_call(client, tenant_a, call["id"])
+    assert stored["provider"] == "twilio" and stored["status"] == "queued"  # Twilio reports the rest by callback
+
+
+def test_signed_callbacks_walk_the_call_through_every_question_to_an_assessment(twilio_app, twilio_api, tenant_a):
+    client = twilio_app.test_client()
+    call = instant_call(client, tenant_a, application_for(client, tenant_a)).json
+    status_path = f"{CALLBACK_PATH}?call_id={call['id']}"
+    for sequence, status in enumerate(("initiated", "ringing", "in-progress")):
+        response = callback(client, status_path, status_form(status, call, sequence))
+        assert response.status_code == 200 and response.mimetype == "text/xml"
+    assert get_call(client, tenant_a, call["id"])["status"] == "in_progress"
+
+    answers = ["I have 6 years of ICU experience.", "Yes, I do, renewed last spring.",
+               "A night with three admissions at once; I triaged and asked for help early."]
+    path = action_path(gathers(twilio_api.placed[0].form["Twiml"])[0][0]["action"])
+    for index, answer in enumerate(answers):
+        response = callback(client, path, speech_form(call, answer))
+        assert response.status_code == 200
+        following = gathers(response.get_data(as_text=True))
+        if index + 1 < len(JOB_QUESTIONS):
+            ((attributes, said),) = following
+            assert said == JOB_QUESTIONS[index + 1]
+            path = action_path(attributes["action"])
+        else:
+            assert following == [] and "<Hangup" in response.get_data(as_text=True)
+
+    assert callback(client, status_path, status_form("completed", call, 3)).status_code == 200
+    done = get_call(client, tenant_a, call["id"])
+    assert done["status"] == "completed" and done["ended_at"]
+    assert [(a["question"], a["answer"]) for a in done["assessment"]["answers"]] == list(zip(JOB_QUESTIONS, answers))
+    assert done["assessment"]["answers"][0]["meets_requirement"] is True
+    for question in JOB_QUESTIONS:
+        assert question in done["summary"]
+
+
+@pytest.mark.parametrize("signature", [None, "bm90IGEgc2lnbmF0dXJl", "wrong-token"])
+def test_a_missing_or_wrong_signature_is_403_and_changes_nothing(twilio_app, tenant_a, signature):
+    client = twilio_app.test_client()
+    call = instant_call(client, tenant_a, application_for(client, tenant_a)).json
+    form = status_form("completed", call, 1)
+    if signature == "wrong-token":
+        response = callback(client, f"{CALLBACK_PATH}?call_id={call['id']}", form, token="f" * 32)
+    else:
+        response = callback(client, f"{CALLBACK_PATH}?call_id={call['id']}", form, signature=signature)
+    assert response.status_code == 403 and response.json["error"]["type"] == "permission_error"
+    assert get_call(client, tenant_a, call["id"])["status"] == "queued"
+
+
+def test_a_signature_for_another_call_does_not_verify(twilio_app, tenant_a):
+    client = twilio_app.test_client()
+    call = instant_call(client, tenant_a, application_for(client, tenant_a)).json
+    form = status_form("completed", call, 1)
+    signed_elsewhere = RequestValidator(AUTH_TOKEN).compute_signature(
+        f"{PUBLIC_BASE}{CALLBACK_PATH}?call_id=6f1c1c1e-0000-4000-8000-000000000000", form)
+    response = callback(client, f"{CALLBACK_PATH}?call_id={call['id']}", form, signature=signed_elsewhere)
+    assert response.status_code == 403
+
+
+def test_an_unknown_call_is_404_even_when_signed(twilio_app, tenant_a):
+    client = twilio_app.test_client()
+    call = instant_call(client, tenant_a, application_for(client, tenant_a)).json
+    for call_id in ("6f1c1c1e-0000-4000-8000-000000000000", "not-a-call"):
+        response = callback(client, f"{CALLBACK_PATH}?call_id={call_id}", status_form("ringing", call, 1))
+        assert response.status_code == 404
+
+
+def test_twilio_refusing_the_call_fails_it_with_the_reason(make_app, httpserver, tenant_a):
+    httpserver.expect_request(f"/2010-04-01/Accounts/{ACCOUNT_SID}/Calls.json").respond_with_json(
+        {"code": 21211, "message": "The 'To' number +14155550143 is not a valid phone number.", "status": 400}, status=400)
+    app = make_app(TELEPHONY="twilio", TWILIO_ACCOUNT_SID=ACCOUNT_SID, TWILIO_AUTH_TOKEN=AUTH_TOKEN,
+                   TWILIO_FROM_NUMBER="+14155550000", TWILIO_CALLBACK_BASE_URL=PUBLIC_BASE,
+                   TWILIO_API_BASE_URL=httpserver.url_for("/"))
+    client = app.test_client()
+    call = instant_call(client, tenant_a, application_for(client, tenant_a, phone_no="+14155550143")).json
+    failed = get_call(client, tenant_a, call["id"])
+    assert failed["status"] == "failed" and "not a valid phone number" in failed["error"]
