@@ -74,6 +74,10 @@ SCROLLS = [  # (name, body, pages to walk): each page after the first is timed a
 ]
 
 
+def load_average() -> str:
+    return " ".join(f"{value:.2f}" for value in os.getloadavg())
+
+
 def percentile(values: list[float], p: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
@@ -99,15 +103,16 @@ def ensure_sample(count: int, seed: int) -> Path:
 
 
 def ensure_index(sample: Path, count: int, reload: bool, processes: int | None, threads: int) -> Path:
-    from plugins.person.backends.embedded import EmbeddedBackend
+    from plugins.person.backends.embedded import SCHEMA_VERSION, EmbeddedBackend
     from plugins.person.loader import load_file
 
     directory = CACHE / f"index-{count}"
-    if reload or not (directory / "dataset.json").exists():
+    stale = EmbeddedBackend(str(directory)).read_meta().get("schema_version") != SCHEMA_VERSION
+    if reload or stale:
         shutil.rmtree(directory, ignore_errors=True)
         report = load_file(EmbeddedBackend(str(directory)), str(sample), replace=True, processes=processes, writer_threads=threads)
         print(f"loaded {report.loaded:,} profiles in {report.seconds:.1f}s: {report.loaded / report.seconds:,.0f} profiles/s "
-              f"({processes or os.cpu_count()} parser processes, {threads or 'auto'} indexing threads); skipped {len(report.skipped)}")
+              f"({processes or os.cpu_count()} slice processes); skipped {len(report.skipped)}; load average {load_average()}")
         size = sum(f.stat().st_size for f in directory.rglob("*") if f.is_file())
         print(f"index size {size / 2**20:,.0f} MiB")
     else:
@@ -214,7 +219,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--reload", action="store_true", help="rebuild the index even when cached")
-    parser.add_argument("--processes", type=int, default=None, help="loader parser processes (default CPU count)")
+    parser.add_argument("--processes", type=int, default=None, help="loader slice processes (default CPU count)")
     parser.add_argument("--threads", type=int, default=0, help="tantivy indexing threads (0: automatic)")
     parser.add_argument("--repeats", type=int, default=None)
     args = parser.parse_args()

@@ -1,4 +1,5 @@
-"""Streams a JSONL dataset into a search backend: parallel parsing in worker processes, batched upserts, malformed lines reported by number."""
+"""Streams a JSONL dataset into a search backend (in parallel slices when the backend supports it, else parsed in worker processes and
+upserted in batches); malformed lines are reported by number."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from plugins.person.backends import LoadReport, SearchBackend
 
 BATCH_LINES = 2000
 PARALLEL_THRESHOLD = 20_000  # below this many bytes-per-worker the process pool costs more than it saves
+SLICE_THRESHOLD = 8 << 20  # files this large (or an explicit processes > 1) load in parallel slices when the backend can
 
 
 def prepare_batch(args) -> tuple[list, list[tuple[int, str]], str | None]:
@@ -58,12 +60,18 @@ def load_file(backend: SearchBackend, path: str, *, replace: bool = False, datas
               progress: Callable[[int], None] | None = None) -> LoadReport:
     """Load every good line of `path` (upsert by id; --replace empties the dataset first); report the bad ones."""
     started = time.perf_counter()
+    size = os.path.getsize(path)
+    parallel_load = getattr(backend, "parallel_load", None)
+    if parallel_load and (processes or 0) != 1 and (processes or size >= SLICE_THRESHOLD):
+        # the embedded engine: each process parses and indexes its own slice of the file
+        return parallel_load(path, replace=replace, processes=processes or os.cpu_count() or 1,
+                             dataset_version=dataset_version, progress=progress)
     report = LoadReport()
     writer = backend.writer(replace=replace, threads=writer_threads)
     base_seq = writer.max_seq + 1 if hasattr(writer, "max_seq") else 0
     if processes is None:  # the engine's add loop holds one core; parse in the others
         processes = max(1, (os.cpu_count() or 1) - 1)
-    if os.path.getsize(path) < PARALLEL_THRESHOLD * max(processes, 1):
+    if size < PARALLEL_THRESHOLD * max(processes, 1):
         processes = 1
     jobs = ((backend.preparer, base_seq, batch) for batch in _batches(path, BATCH_LINES))
     pool = multiprocessing.get_context("fork").Pool(processes) if processes > 1 else None

@@ -79,17 +79,21 @@ _OBJECT_ARRAYS = {
     "profiles": {"network": KEYWORD, "id": KEYWORD, "url": KEYWORD, "username": KEYWORD},
 }
 
+# Top-level fields that hold a list of values; every other top-level field holds one value (a list there is malformed).
+ARRAY_FIELDS = frozenset({"personal_emails", "phone_numbers", "job_title_levels", "skills", "interests"})
+
 # Contact details: answered by "enrich with additional profile info", removed from plain v2 enrich.
 CONTACT_FIELDS = ("work_email", "personal_emails", "emails", "phone_numbers", "profiles", "linkedin_url", "linkedin_id")
 
 
 @dataclass(frozen=True)
 class Field:
-    """One searchable path: its kind, and whether it may be sorted on (top-level, non-text)."""
+    """One searchable path: its kind, whether it sits inside an object array, whether it holds a list, and whether it sorts."""
 
     path: str
     kind: str
     in_object_array: bool
+    multi: bool = False
 
     @property
     def sortable(self) -> bool:
@@ -97,15 +101,16 @@ class Field:
 
 
 def _build_fields() -> dict[str, Field]:
-    fields = {path: Field(path, kind, False) for path, kind in _TOP_LEVEL.items()}
+    fields = {path: Field(path, kind, False, path in ARRAY_FIELDS) for path, kind in _TOP_LEVEL.items()}
     for parent, children in _OBJECT_ARRAYS.items():
         for sub, kind in children.items():
             path = f"{parent}.{sub}"
-            fields[path] = Field(path, kind, True)
+            fields[path] = Field(path, kind, True, True)
     return fields
 
 
 FIELDS: dict[str, Field] = _build_fields()
+OBJECT_ARRAYS: dict[str, tuple[str, ...]] = {parent: tuple(children) for parent, children in _OBJECT_ARRAYS.items()}
 
 
 def _object_paths() -> frozenset[str]:
@@ -155,28 +160,6 @@ def _leaf_mapping(kind: str) -> dict:
     return {"type": "keyword"}
 
 
-def leaf_values(record: dict):
-    """(path, value) for every non-null leaf of a record, object arrays flattened; unknown keys are skipped."""
-    yield from _walk(record, "")
-
-
-def _walk(node, prefix: str):
-    for key, value in node.items():
-        path = f"{prefix}{key}"
-        if value is None:
-            continue
-        if isinstance(value, dict):
-            yield from _walk(value, path + ".")
-        elif isinstance(value, list):
-            for item in value:
-                if isinstance(item, dict):
-                    yield from _walk(item, path + ".")
-                elif item is not None and path in FIELDS:
-                    yield path, item
-        elif path in FIELDS:
-            yield path, value
-
-
 def parse_date(value) -> dt.date:
     """yyyy-MM-dd, yyyy-MM or yyyy (missing parts default to the first), as Elasticsearch's date format does; ValueError otherwise."""
     if isinstance(value, int) and not isinstance(value, bool):
@@ -194,32 +177,6 @@ def parse_date(value) -> dt.date:
 def date_ordinal(value) -> int:
     """Days since 0001-01-01: the integer the embedded engine stores for a date."""
     return parse_date(value).toordinal()
-
-
-def typed_values(record: dict) -> dict[str, list]:
-    """Each known path's distinct values typed for its kind (dates as day ordinals); ValueError names a value that does not fit."""
-    values: dict[str, list] = {}
-    for path, value in leaf_values(record):
-        kind = FIELDS[path].kind
-        try:
-            if kind in (KEYWORD, BOOLEAN, TEXT):
-                if isinstance(value, (dict, list)):
-                    raise ValueError
-                typed = ("true" if value else "false") if isinstance(value, bool) else str(value)
-            elif kind == INTEGER:
-                if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-                    raise ValueError
-                typed = int(value)
-            elif kind == FLOAT:
-                typed = float(value)
-            else:
-                typed = date_ordinal(value)
-        except (ValueError, TypeError, OverflowError):
-            raise ValueError(f"{path}: {value!r} is not a valid {kind}") from None
-        bucket = values.setdefault(path, [])
-        if typed not in bucket:
-            bucket.append(typed)
-    return values
 
 
 def require_id(record: dict) -> str:

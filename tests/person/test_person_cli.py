@@ -58,3 +58,31 @@ def test_load_upserts_by_id_and_readers_see_the_new_commit(person_app, tmp_path)
         assert backend.count({"match_all": {}}) == 4
         assert backend.get_by_ids([people[0]["id"]])[people[0]["id"]]["job_company_name"] == "renamed co"
         assert backend.dataset_info() == {"dataset_version": "v2", "count": 4}
+
+
+def test_parallel_slices_load_name_bad_lines_and_keep_the_last_copy_of_each_id(tmp_path):
+    from plugins.person.backends.embedded import EmbeddedBackend
+    from plugins.person.loader import load_file
+
+    people = list(generate(40, 12))
+    renamed = {**people[3], "job_company_name": "second copy co"}
+    lines = [orjson.dumps(p).decode() for p in people[:20]] + ["{broken"] + [orjson.dumps(p).decode() for p in people[20:]]
+    lines.append(orjson.dumps(renamed).decode())  # a repeat in another slice: the later line wins
+    path = tmp_path / "people.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    backend = EmbeddedBackend(str(tmp_path / "index"))
+    report = load_file(backend, str(path), replace=True, processes=2)
+    assert report.skipped == [(21, report.skipped[0][1])] and "invalid JSON" in report.skipped[0][1]
+    assert backend.count({"match_all": {}}) == 40
+    assert backend.get_by_ids([people[3]["id"]])[people[3]["id"]]["job_company_name"] == "second copy co"
+
+    again = {**people[5], "job_company_name": "reloaded co"}
+    extra = next(generate(1, 13))
+    update = tmp_path / "update.jsonl"
+    update.write_bytes(orjson.dumps(again) + b"\n" + orjson.dumps(extra) + b"\n")
+    load_file(backend, str(update), processes=2)
+    assert backend.count({"match_all": {}}) == 41
+    assert backend.get_by_ids([people[5]["id"]])[people[5]["id"]]["job_company_name"] == "reloaded co"
+    assert backend.dataset_info()["count"] == 41
+    first_page = backend.search({"match_all": {}}, size=2).hits
+    assert [p["id"] for p in first_page] == [people[0]["id"], people[1]["id"]]

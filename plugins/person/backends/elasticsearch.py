@@ -11,6 +11,7 @@ from elasticsearch import Elasticsearch, NotFoundError, TransportError, helpers
 from app.errors import ApiError
 from plugins.person import schema
 from plugins.person.backends import DatasetUnavailable, DatasetWriter, SearchBackend, SearchResult
+from plugins.person.flatten import flatten
 
 TIEBREAKER = "id"
 INFO_CACHE_SECONDS = 30.0
@@ -20,7 +21,7 @@ BULK_CHUNK = 1000
 def prepare_action(record: dict, raw: bytes, seq: int) -> dict:
     """One record -> a bulk index action (the record is checked against the schema first, like the embedded backend does)."""
     record_id = schema.require_id(record)
-    schema.typed_values(record)
+    flatten(record)
     return {"_op_type": "index", "_id": record_id, "_source": record}
 
 

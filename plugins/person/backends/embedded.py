@@ -2,7 +2,8 @@
 
 Layout (one tantivy field per Elasticsearch path, see reference/embedded-search.md):
   <path>            keyword: raw tokens; text: the standard-analyzer tokens with positions; integer/date: i64; float: f64
-  <path>__min/__max keyword sort keys (the smallest and largest value: Elasticsearch sorts arrays by min asc, max desc)
+  <path> (fast)     single-valued keywords are their own sort key
+  <path>__min/__max list keywords' sort keys (the smallest and largest value: Elasticsearch sorts arrays by min asc, max desc)
   <path>__asc/__desc integer/date sort keys that fold the ingest sequence in, so ties break by index order and a
                     scroll continues with one range query
   _field_names      one raw term per non-empty path and its parent objects: `exists`
@@ -27,9 +28,10 @@ from tantivy import FieldType, Occur, Order, Query
 from plugins.person import schema
 from plugins.person.backends import DatasetUnavailable, DatasetWriter, SearchBackend, SearchResult
 from plugins.person.dsl import resolve_minimum_should_match
+from plugins.person.flatten import flatten, present_names
 from plugins.person.schema import BOOLEAN, DATE, FLOAT, INTEGER, KEYWORD, TEXT
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 ENGINE_DIR = "engine"
 META_FILE = "dataset.json"
 # tantivy keeps Lucene's older (k1 + 1) BM25 factor: its scores are 2.2 times Elasticsearch's.
@@ -47,6 +49,17 @@ def analyze(text: str) -> list[str]:
     return [t for t in TOKEN_PATTERN.findall(text.lower()) if len(t.encode()) < MAX_TOKEN_BYTES]
 
 
+def sort_field(path: str, order: str) -> str:
+    """The fast field a sort on `path` reads: single-valued keywords sort on themselves, lists on their min (asc) or max
+    (desc) twin, numbers and dates on a key that folds the ingest sequence in (ties by index order)."""
+    f = schema.FIELDS[path]
+    if f.kind in (INTEGER, DATE):
+        return f"{path}__asc" if order == "asc" else f"{path}__desc"
+    if f.multi:
+        return f"{path}__min" if order == "asc" else f"{path}__max"
+    return path
+
+
 def _build_schema() -> tantivy.Schema:
     builder = tantivy.SchemaBuilder()
     builder.add_text_field("_field_names", tokenizer_name="raw", index_option="basic")
@@ -54,8 +67,8 @@ def _build_schema() -> tantivy.Schema:
     builder.add_bytes_field("_source", stored=True)
     for f in schema.FIELDS.values():
         if f.kind in (KEYWORD, BOOLEAN):
-            builder.add_text_field(f.path, tokenizer_name="raw", index_option="basic")
-            if f.sortable:
+            builder.add_text_field(f.path, tokenizer_name="raw", index_option="basic", fast=f.sortable and not f.multi)
+            if f.sortable and f.multi:
                 builder.add_text_field(f"{f.path}__min", tokenizer_name="raw", fast=True, index_option="basic")
                 builder.add_text_field(f"{f.path}__max", tokenizer_name="raw", fast=True, index_option="basic")
         elif f.kind == TEXT:
@@ -71,6 +84,10 @@ def _build_schema() -> tantivy.Schema:
 
 
 SCHEMA = _build_schema()
+_MIN_MAX_KEYS = tuple((f.path, f"{f.path}__min", f"{f.path}__max") for f in schema.FIELDS.values()
+                      if f.sortable and f.multi and f.kind in (KEYWORD, BOOLEAN))
+_FOLDED_KEYS = tuple((f.path, f"{f.path}__asc", f"{f.path}__desc") for f in schema.FIELDS.values()
+                     if f.sortable and f.kind in (INTEGER, DATE))
 
 
 # ---- documents -------------------------------------------------------------
@@ -81,31 +98,27 @@ def _keyword(value) -> str:
     return str(value)
 
 
-def prepare_document(record: dict, raw: bytes, seq: int) -> tuple[str, int, str]:
+def prepare_document(record: dict, raw: bytes, seq: int) -> tuple[str, int, bytes]:
     """One record -> (id, seq, the JSON document tantivy indexes); ValueError names the bad field. Runs in loader processes."""
     record_id = schema.require_id(record)
     if seq > SEQ_MAX:
         raise ValueError("the index is full (sequence exhausted); reload with --replace")
-    values = schema.typed_values(record)
-    present = values.keys()
-    document: dict = {"_seq": seq, "_source": base64.b64encode(raw).decode()}
-    names = set()
-    for path in present:
-        parts = path.split(".")
-        names.update(".".join(parts[:depth]) for depth in range(1, len(parts) + 1))
-    document["_field_names"] = sorted(names)
-    for path, bucket in values.items():
-        f = schema.FIELDS[path]
-        document[path] = bucket
-        if not f.sortable:
-            continue
-        if f.kind in (KEYWORD, BOOLEAN):
-            document[f"{path}__min"] = min(bucket)
-            document[f"{path}__max"] = max(bucket)
-        elif f.kind in (INTEGER, DATE):
-            document[f"{path}__asc"] = _fold(min(bucket), seq)
-            document[f"{path}__desc"] = _fold(max(bucket), SEQ_MAX - seq)
-    return record_id, seq, orjson.dumps(document).decode()
+    document = flatten(record)
+    names = present_names(document)
+    for path, low, high in _MIN_MAX_KEYS:
+        bucket = document.get(path)
+        if bucket:
+            document[low] = min(bucket)
+            document[high] = max(bucket)
+    for path, ascending, descending in _FOLDED_KEYS:
+        value = document.get(path)
+        if value is not None:
+            document[ascending] = _fold(value, seq)
+            document[descending] = _fold(value, SEQ_MAX - seq)
+    document["_field_names"] = names
+    document["_seq"] = seq
+    document["_source"] = base64.b64encode(raw).decode("ascii")
+    return record_id, seq, orjson.dumps(document)
 
 
 def _fold(value: int, seq: int) -> int:
@@ -414,7 +427,7 @@ class EmbeddedBackend(SearchBackend):
 
     def _by_number(self, searcher, query, path, order, size, offset, cursor):
         """Valued documents by the folded (value, sequence) key, then documents without a value in index order."""
-        key = f"{path}__asc" if order == "asc" else f"{path}__desc"
+        key = sort_field(path, order)
         has_value = Query.term_query(SCHEMA, "_field_names", path)
         valued = _with(query, has_value)
         missing = _with(query, excluded=has_value)
@@ -449,7 +462,7 @@ class EmbeddedBackend(SearchBackend):
     def _by_keyword(self, searcher, query, path, order, size, offset, cursor):
         if cursor:
             _, offset = cursor
-        key = f"{path}__min" if order == "asc" else f"{path}__max"
+        key = sort_field(path, order)
         has_value = Query.term_query(SCHEMA, "_field_names", path)
         valued = _with(query, has_value)
         window = offset + size
@@ -490,6 +503,32 @@ class EmbeddedBackend(SearchBackend):
     def writer(self, *, replace: bool = False, threads: int = 0) -> "EmbeddedWriter":
         return EmbeddedWriter(self, replace=replace, threads=threads)
 
+    def parallel_load(self, path: str, *, replace: bool, processes: int, dataset_version: str | None, progress=None):
+        """Load a large file with `processes` slice workers (plugins/person/backends/embedded_build.py)."""
+        from plugins.person.backends.embedded_build import parallel_load
+
+        return parallel_load(self, path, replace=replace, processes=processes, dataset_version=dataset_version, progress=progress)
+
+    def check_layout(self, replace: bool) -> None:
+        meta = self.read_meta()
+        if meta and meta.get("schema_version") != SCHEMA_VERSION and not replace:
+            raise RuntimeError("the index was built with another layout; load with --replace")
+
+    def write_meta(self, *, replace: bool, dataset_version: str | None, count: int, next_seq: int) -> None:
+        """Record what was loaded (dataset.json beside the engine directory), atomically."""
+        meta = self.read_meta() if not replace else {}
+        meta.update({
+            "schema_version": SCHEMA_VERSION,
+            "dataset_version": dataset_version or meta.get("dataset_version") or dt.date.today().isoformat(),
+            "count": count,
+            "next_seq": next_seq,
+            "loaded_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        })
+        target = self.directory / META_FILE
+        temporary = target.with_suffix(".tmp")
+        temporary.write_bytes(orjson.dumps(meta))
+        temporary.replace(target)
+
     def read_meta(self) -> dict:
         path = self.directory / META_FILE
         return orjson.loads(path.read_bytes()) if path.exists() else {}
@@ -504,23 +543,24 @@ class EmbeddedWriter(DatasetWriter):
     def __init__(self, backend: EmbeddedBackend, *, replace: bool, threads: int):
         self.backend = backend
         backend.directory.mkdir(parents=True, exist_ok=True)
-        meta = backend.read_meta()
-        if meta and meta.get("schema_version") != SCHEMA_VERSION and not replace:
-            raise RuntimeError("the index was built with another layout; load with --replace")
+        backend.check_layout(replace)
         backend.create_index(replace=False)
         self.index = tantivy.Index.open(str(backend.engine_dir))
         self._writer = self.index.writer(heap_size=512_000_000 if threads != 1 else 256_000_000, num_threads=threads)
         self.replace = replace
+        self._loaded: set[str] = set()
         if replace:
             self._writer.delete_all_documents()
         self.max_seq = backend.next_seq(replace) - 1
 
     def add(self, documents: list) -> None:
         """documents: (id, seq, engine JSON) from prepare_document; a later document with the same id replaces the earlier."""
-        writer = self._writer
+        writer, loaded, replace = self._writer, self._loaded, self.replace
         for record_id, seq, document in documents:
-            writer.delete_documents_by_term("id", record_id)
-            writer.add_json(document)
+            if not replace or record_id in loaded:  # after --replace only this load's own repeats need deleting
+                writer.delete_documents_by_term("id", record_id)
+            loaded.add(record_id)
+            writer.add_json(document.decode())
             if seq > self.max_seq:
                 self.max_seq = seq
 
@@ -529,18 +569,7 @@ class EmbeddedWriter(DatasetWriter):
         self._writer.wait_merging_threads()
         self.index.reload()
         count = self.index.searcher().num_docs
-        meta = self.backend.read_meta() if not self.replace else {}
-        meta.update({
-            "schema_version": SCHEMA_VERSION,
-            "dataset_version": dataset_version or meta.get("dataset_version") or dt.date.today().isoformat(),
-            "count": count,
-            "next_seq": self.max_seq + 1,
-            "loaded_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-        })
-        target = self.backend.directory / META_FILE
-        temporary = target.with_suffix(".tmp")
-        temporary.write_bytes(orjson.dumps(meta))
-        temporary.replace(target)
+        self.backend.write_meta(replace=self.replace, dataset_version=dataset_version, count=count, next_seq=self.max_seq + 1)
         return count
 
 

@@ -1,0 +1,231 @@
+"""Parallel bulk load of the embedded index: worker processes each index one slice of the JSONL file into a tantivy directory
+of their own (parsing, flattening and indexing all in that process), then their segments are grafted into the live index
+under its writer lock, and older copies of re-loaded ids are deleted.
+
+Why: one process tops out at one core of Python document building feeding tantivy; slices use every core.
+Readers keep answering from the previous commit throughout; between the graft and the delete commit (a few seconds) a
+re-loaded id can briefly answer twice.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import multiprocessing
+import os
+import shutil
+import time
+import uuid
+from pathlib import Path
+from typing import Callable
+
+import orjson
+import tantivy
+from tantivy import FieldType, Occur, Query
+
+from plugins.person.backends import LoadReport
+
+WORKER_HEAP = 1_000_000_000
+PROGRESS_EVERY = 2000
+WRITER_LOCK = ".tantivy-writer.lock"
+MANAGED = ".managed.json"
+
+
+def plan_slices(path: str, parts: int) -> list[tuple[int, int, int]]:
+    """[(start byte, end byte, number of the slice's first line)]: `parts` slices cut at line ends."""
+    size = os.path.getsize(path)
+    cuts = [0]
+    with open(path, "rb") as handle:
+        for k in range(1, parts):
+            handle.seek(max(cuts[-1], size * k // parts))
+            handle.readline()
+            cuts.append(min(size, handle.tell()))
+        cuts.append(size)
+        slices, line = [], 1
+        for start, end in zip(cuts, cuts[1:]):
+            if end > start:
+                slices.append((start, end, line))
+                line += _count_lines(handle, start, end)
+    return slices
+
+
+def _count_lines(handle, start: int, end: int) -> int:
+    handle.seek(start)
+    remaining, lines, last = end - start, 0, b"\n"
+    while remaining:
+        block = handle.read(min(remaining, 1 << 24))
+        if not block:
+            break
+        lines += block.count(b"\n")
+        last = block[-1:]
+        remaining -= len(block)
+    return lines + (last != b"\n")
+
+
+_PROGRESS = None
+
+
+def _share_counter(counter) -> None:
+    """Pool initializer: the lines-read counter the parent polls for its progress bar."""
+    global _PROGRESS
+    _PROGRESS = counter
+
+
+def index_slice(args) -> dict:
+    """Worker: index lines [start, end) of `path` into `directory`; returns ids with their sequences and the bad lines."""
+    from plugins.person.backends.embedded import SCHEMA, prepare_document
+
+    directory, path, start, end, first_line, base_seq = args
+    counter = _PROGRESS
+    os.makedirs(directory, exist_ok=True)
+    writer = tantivy.Index(SCHEMA, path=directory).writer(heap_size=WORKER_HEAP, num_threads=1)
+    ids, seqs, bad, version, pending = [], [], [], None, 0
+    with open(path, "rb") as handle:
+        handle.seek(start)
+        position, line_no = start, first_line - 1
+        for raw in handle:
+            if position >= end:
+                break
+            position += len(raw)
+            line_no += 1
+            pending += 1
+            if pending == PROGRESS_EVERY:
+                with counter.get_lock():
+                    counter.value += pending
+                pending = 0
+            raw = raw.strip()
+            if not raw:
+                continue
+            try:
+                record = orjson.loads(raw)
+                if not isinstance(record, dict):
+                    raise TypeError
+                record_id, seq, document = prepare_document(record, raw, base_seq + line_no)
+            except orjson.JSONDecodeError as exc:
+                bad.append((line_no, f"invalid JSON ({exc})"))
+                continue
+            except TypeError:
+                bad.append((line_no, "not a JSON object"))
+                continue
+            except ValueError as exc:
+                bad.append((line_no, str(exc)))
+                continue
+            writer.add_json(document.decode())
+            ids.append(record_id)
+            seqs.append(seq)
+            if version is None and isinstance(record.get("dataset_version"), str):
+                version = record["dataset_version"]
+    with counter.get_lock():
+        counter.value += pending
+    writer.commit()
+    writer.wait_merging_threads()
+    return {"directory": directory, "ids": ids, "seqs": seqs, "bad": bad, "version": version, "last_line": line_no}
+
+
+def parallel_load(backend, path: str, *, replace: bool, processes: int, dataset_version: str | None,
+                  progress: Callable[[int], None] | None) -> LoadReport:
+    """Load `path` into the embedded `backend` with `processes` slice workers (see the module docstring)."""
+    from plugins.person.backends.embedded import SCHEMA, _after_seq, _with
+
+    started = time.perf_counter()
+    backend.directory.mkdir(parents=True, exist_ok=True)
+    backend.check_layout(replace)
+    backend.create_index(replace=False)
+    base_seq = backend.next_seq(replace)
+    staging = backend.directory / f"staging-{uuid.uuid4().hex[:8]}"
+    counter = multiprocessing.get_context("fork").Value("q", 0)
+    jobs = [(str(staging / f"part-{k}"), path, start, end, first, base_seq)
+            for k, (start, end, first) in enumerate(plan_slices(path, processes))]
+    report = LoadReport()
+    try:
+        with multiprocessing.get_context("fork").Pool(len(jobs) or 1, initializer=_share_counter, initargs=(counter,)) as pool:
+            pending = pool.map_async(index_slice, jobs)
+            reported = 0
+            while not pending.ready():
+                pending.wait(0.25)
+                if progress and counter.value > reported:
+                    progress(counter.value - reported)
+                    reported = counter.value
+            parts = pending.get()
+        if progress and counter.value > reported:
+            progress(counter.value - reported)
+        latest: dict[str, int] = {}
+        repeated: set[str] = set()
+        max_seq = base_seq - 1
+        for part in parts:
+            report.skipped.extend(part["bad"])
+            report.loaded += len(part["ids"])
+            dataset_version = dataset_version or part["version"]
+            for record_id, seq in zip(part["ids"], part["seqs"]):
+                if record_id in latest:
+                    repeated.add(record_id)
+                latest[record_id] = seq
+            if part["seqs"]:
+                max_seq = max(max_seq, part["seqs"][-1])
+        if not replace:
+            repeated |= _already_indexed(backend, list(latest))
+        _graft(backend.engine_dir, [Path(part["directory"]) for part in parts], replace)
+        index = tantivy.Index.open(str(backend.engine_dir))
+        writer = index.writer(heap_size=128_000_000, num_threads=1)
+        for record_id in repeated:  # every copy older than the last one loaded
+            older = _with(Query.term_query(SCHEMA, "id", record_id),
+                          Query.range_query(SCHEMA, "_seq", FieldType.Integer, None, latest[record_id], True, False))
+            writer.delete_documents_by_query(older)
+        writer.commit()
+        writer.garbage_collect_files()
+        writer.wait_merging_threads()
+        index.reload()
+        backend.write_meta(replace=replace, dataset_version=dataset_version, count=index.searcher().num_docs,
+                           next_seq=max_seq + 1)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    report.skipped.sort()
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _already_indexed(backend, ids: list[str], batch: int = 1000) -> set[str]:
+    """The ids (of this load) the live index already holds."""
+    from plugins.person.backends.embedded import SCHEMA
+
+    try:
+        searcher = backend._searcher()
+    except Exception:  # noqa: BLE001 - no readable index yet: nothing is already indexed
+        return set()
+    found: set[str] = set()
+    for start in range(0, len(ids), batch):
+        chunk = ids[start:start + batch]
+        query = Query.term_set_query(SCHEMA, "id", chunk)
+        if searcher.search(query, 1, count=True).count:
+            found.update(i for i in chunk if searcher.doc_freq("id", i))
+    return found
+
+
+def _graft(engine_dir: Path, parts: list[Path], replace: bool) -> None:
+    """Move the parts' segments into the live index and publish them in one atomic meta.json write, under the writer lock."""
+    with open(engine_dir / WRITER_LOCK, "a+b") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise RuntimeError(f"another process is writing the index at {engine_dir}; try again when it is done") from None
+        meta = orjson.loads((engine_dir / "meta.json").read_bytes())
+        managed_path = engine_dir / MANAGED
+        managed = set(orjson.loads(managed_path.read_bytes())) if managed_path.exists() else set()
+        segments = [] if replace else list(meta["segments"])
+        opstamp = meta.get("opstamp", 0)
+        for part in parts:
+            part_meta = orjson.loads((part / "meta.json").read_bytes())
+            opstamp = max(opstamp, part_meta.get("opstamp", 0))
+            for segment in part_meta["segments"]:
+                prefix = segment["segment_id"].replace("-", "")
+                for file in part.glob(f"{prefix}.*"):
+                    os.replace(file, engine_dir / file.name)
+                    managed.add(file.name)
+                segments.append(segment)
+        meta["segments"] = segments
+        meta["opstamp"] = opstamp
+        managed_tmp = managed_path.with_name(MANAGED + ".tmp")
+        managed_tmp.write_bytes(orjson.dumps(sorted(managed)))
+        os.replace(managed_tmp, managed_path)
+        meta_tmp = engine_dir / "meta.json.tmp"
+        meta_tmp.write_bytes(orjson.dumps(meta))
+        os.replace(meta_tmp, engine_dir / "meta.json")
