@@ -1,5 +1,6 @@
 """Tenant webhooks: SPEC 2.8 bodies, subscribe/unsubscribe, signed deliveries of exactly the selected fields, the log."""
 
+import time
 from urllib.parse import parse_qsl
 
 import pytest
@@ -188,3 +189,39 @@ def test_a_410_disables_the_webhook_with_the_reason(app, client, tenant_a, https
 
 def test_requires_a_bearer_key(client):
     assert client.get("/v1/tenant-webhook").status_code == 401
+
+
+def webhook_state(client, tenant) -> dict:
+    (listed,) = client.get("/v1/tenant-webhook", headers=tenant.headers).json["data"]
+    return listed
+
+
+def test_a_webhook_failing_for_longer_than_the_span_is_disabled_with_the_reason(make_app, tenant_a, httpserver):
+    httpserver.expect_request("/hook").respond_with_data("broken", status=500)
+    app = make_app(WEBHOOK_DISABLE_AFTER=0.3)
+    client = app.test_client()
+    webhook = create_webhook(client, tenant_a, httpserver.url_for("/hook"))
+    emit(app, tenant_a)
+    assert webhook_state(client, tenant_a)["is_active"] is True  # failing, but not for long yet
+    time.sleep(0.4)
+    emit(app, tenant_a)
+    state = webhook_state(client, tenant_a)
+    assert state["is_active"] is False and "failed since" in state["disabled_reason"] and "HTTP 500" in state["disabled_reason"]
+    emit(app, tenant_a)
+    assert len(httpserver.log) == 2  # disabled: the third event is not sent
+    revived = client.post("/v1/tenant-webhook", json=webhook_body(tenant_a, webhook["url"], is_active=True),
+                          headers=tenant_a.headers)
+    assert revived.json["is_active"] is True and revived.json["disabled_reason"] is None
+
+
+def test_a_success_in_between_restarts_the_failing_span(make_app, tenant_a, httpserver):
+    for status in (500, 200, 500):
+        httpserver.expect_ordered_request("/hook").respond_with_data("", status=status)
+    app = make_app(WEBHOOK_DISABLE_AFTER=0.3)
+    client = app.test_client()
+    create_webhook(client, tenant_a, httpserver.url_for("/hook"))
+    emit(app, tenant_a)
+    time.sleep(0.4)
+    emit(app, tenant_a)
+    emit(app, tenant_a)
+    assert len(httpserver.log) == 3 and webhook_state(client, tenant_a)["is_active"] is True
