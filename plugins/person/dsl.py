@@ -267,19 +267,27 @@ def _is_int(value) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+MAX_SORT_KEYS = 10
+
+
 def validate_sort(sort) -> list[tuple[str, str]]:
-    """[(field, "asc"|"desc")]: empty means relevance (score descending). One field sort is supported (plus an id tiebreaker)."""
+    """[(field or "_score", "asc"|"desc")] in priority order; empty means relevance (score descending). Ties after the last key
+    keep index order. A lone [_score] is the default, so it becomes []; a repeated key adds nothing and is dropped."""
     if sort is None or sort == []:
         return []
     if isinstance(sort, (dict, str)):
         sort = [sort]
     if not isinstance(sort, list):
-        raise DslError("sort", "expected a list such as [{\"inferred_years_experience\": \"desc\"}]")
-    keys = [_sort_key(item, f"sort[{i}]") for i, item in enumerate(sort)]
-    if keys and keys[-1] == (SCORE, "desc") and len(keys) <= 2 and (len(keys) == 1 or keys[0][0] != SCORE):
-        keys = keys[:-1] if len(keys) == 1 else keys[:1]
-    if len(keys) > 1:
-        raise DslError("sort", "sort by one field (ties are broken by index order)")
+        raise DslError("sort", "expected a list such as [{\"inferred_years_experience\": \"desc\"}, {\"last_name\": \"asc\"}]")
+    if len(sort) > MAX_SORT_KEYS:
+        raise DslError("sort", f"at most {MAX_SORT_KEYS} sort keys are allowed, got {len(sort)}")
+    keys: list[tuple[str, str]] = []
+    for i, item in enumerate(sort):
+        key = _sort_key(item, f"sort[{i}]")
+        if key[0] not in (path for path, _ in keys):
+            keys.append(key)
+    if keys and keys[-1][0] == SCORE and len(keys) == 1:
+        return []
     return keys
 
 

@@ -38,9 +38,12 @@ class JsonValue(ma.fields.Field):
 
 
 def _sort_field():
-    return JsonValue(list, metadata={"description": "[{\"field\": \"asc\"|\"desc\"}]; default relevance (score descending), "
-                                                    "ties by index order. One field; text fields cannot be sorted on.",
-                                     "example": [{"inferred_years_experience": "desc"}]})
+    return JsonValue(list, metadata={"description": "[{\"field\": \"asc\"|\"desc\"}, ...]: up to 10 keys in priority order (\"_score\" "
+                                                    "for relevance); ties on one key are broken by the next, then by index order. "
+                                                    "Default relevance (score descending). Lists sort by their smallest value "
+                                                    "ascending and largest descending; missing values sort last. Text fields and "
+                                                    "fields inside object arrays cannot be sorted on.",
+                                     "example": [{"inferred_years_experience": "desc"}, {"last_name": "asc"}]})
 
 
 def _query_field():
@@ -83,6 +86,11 @@ class PersonSearchPageSchema(_RejectsSql, StrictSchema):
     sort = _sort_field()
 
 
+def _url_strings(urls: list) -> None:
+    if not all(isinstance(url, str) for url in urls):
+        raise ma.ValidationError("Must be a list of URL strings.")
+
+
 class _EnrichFields(StrictSchema):
     first_name = ma.fields.String()
     last_name = ma.fields.String()
@@ -94,7 +102,9 @@ class _EnrichFields(StrictSchema):
     company_name = ma.fields.String(metadata={"description": "Alias: company"})
     location = ma.fields.String(metadata={"description": "City, region, country, e.g. \"san francisco, california\""})
     school = ma.fields.String()
-    profile = JsonValue(list, metadata={"description": "Social profile URLs (a single string is accepted)"})
+    profile = JsonValue(list, validate=_url_strings,
+                        metadata={"description": "Social profile URLs (a single string is accepted)",
+                                  "oneOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]})
     min_likelihood = ma.fields.Integer(validate=ma.validate.Range(min=1, max=10),
                                        metadata={"description": "1-10, default 2: a weaker best match answers 404"})
     include_if_matched = ma.fields.Boolean(metadata={"description": "Add `matched`: the inputs that agreed with the profile"})

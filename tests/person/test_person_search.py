@@ -49,6 +49,8 @@ def test_malformed_queries_are_400_naming_the_clause_or_field(person_client, que
     ({"query": MATCH_ALL, "sql": "SELECT * FROM person"}, "sql"),
     ({"query": MATCH_ALL, "aggs": {"x": {}}}, "aggs"),
     ({"query": MATCH_ALL, "sort": [{"job_title": "asc"}]}, "job_title"),
+    ({"query": MATCH_ALL, "sort": [{"skills": "asc"}, {"experience.company.name": "asc"}]}, "experience.company.name"),
+    ({"query": MATCH_ALL, "sort": [{"birth_year": "asc"}] * 11}, "at most 10 sort keys"),
     ({"query": MATCH_ALL, "from": 9950, "size": 51}, "from"),
 ])
 def test_unsupported_requests_are_400(person_client, body, named):
@@ -132,7 +134,8 @@ def _walk_pages(client, headers, body):
     {"sort": [{"birth_year": "asc"}]},
     {"sort": [{"location_country": "asc"}]},
     {"query": {"match": {"job_title": "senior software engineer manager"}}},
-], ids=["index order", "number desc", "number with missing", "keyword", "relevance"])
+    {"sort": [{"job_title_role": "asc"}, {"birth_year": "desc"}, {"last_name": "asc"}]},
+], ids=["index order", "number desc", "number with missing", "keyword", "relevance", "several keys"])
 def test_scrolling_1234_hits_returns_each_once_in_page_order(person_client, extra):
     client, headers = person_client("scroll")
     body = {"query": MATCH_ALL, "size": 100, **extra}

@@ -64,7 +64,8 @@ class ElasticsearchBackend(SearchBackend):
 
     # reading
     def search(self, query: dict, *, size: int, offset: int = 0, sort=(), cursor: list | None = None) -> SearchResult:
-        sort_clause = [{path: {"order": order, "missing": "_last"}} for path, order in sort] or [{"_score": {"order": "desc"}}]
+        sort_clause = [{path: {"order": order}} if path == "_score" else {path: {"order": order, "missing": "_last"}}
+                       for path, order in sort] or [{"_score": {"order": "desc"}}]
         sort_clause.append({TIEBREAKER: {"order": "asc"}})
         body = {"query": query, "size": size, "sort": sort_clause, "track_total_hits": True}
         seen = 0

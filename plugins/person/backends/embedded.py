@@ -27,7 +27,8 @@ from tantivy import FieldType, Occur, Order, Query
 
 from plugins.person import schema
 from plugins.person.backends import DatasetUnavailable, DatasetWriter, SearchBackend, SearchResult
-from plugins.person.dsl import resolve_minimum_should_match
+from plugins.person.backends.embedded_sort import MultiKeySorter, top_by_score
+from plugins.person.dsl import SCORE, resolve_minimum_should_match
 from plugins.person.flatten import flatten, present_names
 from plugins.person.schema import BOOLEAN, DATE, FLOAT, INTEGER, KEYWORD, TEXT
 
@@ -385,6 +386,9 @@ class EmbeddedBackend(SearchBackend):
     def search(self, query: dict, *, size: int, offset: int = 0, sort=(), cursor: list | None = None) -> SearchResult:
         searcher = self._searcher()
         builder = QueryBuilder(searcher)
+        if len(sort) > 1:
+            return self._by_keys(searcher, builder.build(query, scoring=any(p == SCORE for p, _ in sort)), list(sort),
+                                 size, offset, cursor)
         if sort:
             path, order = sort[0]
             f = schema.FIELDS[path]
@@ -416,14 +420,20 @@ class EmbeddedBackend(SearchBackend):
     def _by_score(self, searcher, query, size, offset, cursor):
         if cursor:
             _, offset = cursor
-        window = offset + size
-        result = searcher.search(query, window, count=True)
-        hits = result.hits
-        seqs = searcher.fast_field_values("_seq", [a for _, a in hits])
-        ranked = sorted(zip(hits, seqs), key=lambda pair: (-pair[0][0], pair[1]))
-        addresses = [hit[1] for hit, _ in ranked[offset:window]]
-        more = offset + len(addresses) < result.count
-        return addresses, result.count, (["offset", offset + len(addresses)] if more and addresses else None)
+        hits, total = top_by_score(searcher, query, offset + size)
+        addresses = [address for _, address in hits[offset:]]
+        more = offset + len(addresses) < total
+        return addresses, total, (["offset", offset + len(addresses)] if more and addresses else None)
+
+    def _by_keys(self, searcher, query, keys, size, offset, cursor) -> SearchResult:
+        """Several sort keys (embedded_sort.py); continues by offset like the keyword sort."""
+        if cursor:
+            _, offset = cursor
+        rows, total = MultiKeySorter(self, searcher, query).first(query, keys, offset + size)
+        page = rows[offset:offset + size]
+        more = offset + len(page) < total
+        return SearchResult(total=total, hits=[row.record for row in page],
+                            cursor=["offset", offset + len(page)] if more and page else None)
 
     def _by_number(self, searcher, query, path, order, size, offset, cursor):
         """Valued documents by the folded (value, sequence) key, then documents without a value in index order."""
