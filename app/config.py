@@ -63,6 +63,8 @@ DEFAULTS: dict[str, object] = {
     "WEBHOOK_DISABLE_AFTER": 3 * 24 * 3600,  # seconds of failing deliveries before a webhook is disabled
     "WEBHOOK_LEASE_GRACE": 30.0,  # seconds past the timeout before a claimed delivery counts as abandoned
     "WEBHOOK_REAPER_INTERVAL": 60.0,  # seconds between passes re-enqueuing stalled deliveries (0: off)
+    "CALL_STALL_SECONDS": 3600.0,  # a call ringing or in progress this long without news has lost its worker: failed
+    "CALL_REAPER_INTERVAL": 300.0,  # seconds between passes failing stalled calls (0: off)
     "TWILIO_ACCOUNT_SID": "",
     "TWILIO_AUTH_TOKEN": "",
     "TWILIO_FROM_NUMBER": "",

@@ -11,6 +11,7 @@ from plugins.calls.scheduling import on_application_activity, on_scheduling_togg
 
 def init_app(app) -> None:
     events.add_listener(app, on_application_activity)
+    tasks.start_reaper(app)
     if "scheduling" in app.config["PLUGINS"]:
         from plugins.scheduling.services import add_toggle_listener
 
@@ -19,4 +20,4 @@ def init_app(app) -> None:
 
 PLUGIN = Plugin(name="calls", blueprints=(blp, callbacks_blp), models=(Call, CallPlan),
                 needs=("jobs", "candidates", "applications", "questions", "scheduling"),
-                tasks=(tasks.run_call, tasks.run_scheduled_call, tasks.send_reminder), init_app=init_app, cli=(calls_cli,))
+                tasks=(tasks.run_call, tasks.run_scheduled_call, tasks.send_reminder, tasks.reap_stalled_calls), init_app=init_app, cli=(calls_cli,))

@@ -5,6 +5,7 @@ from __future__ import annotations
 from flask import current_app
 from twilio.request_validator import RequestValidator
 
+from app.db import utcnow
 from app.errors import ApiError
 from plugins.calls.models import Call
 from plugins.calls.services import advance, find_call, questions_for
@@ -57,5 +58,5 @@ def record_answer(call: Call, question: str, speech: str | None, *, silent: bool
     following = index + 1
     if following < len(questions):
         transcript.append({"speaker": "agent", "text": questions[following], "question_index": following})
-    Call.update(transcript=transcript).where(Call.id == call.id).execute()
+    Call.update(transcript=transcript, updated_at=utcnow()).where(Call.id == call.id).execute()  # news: not stalled
     return question_twiml(current_app.config["TWILIO_CALLBACK_BASE_URL"], str(call.id), questions, following)

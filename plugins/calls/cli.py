@@ -1,4 +1,4 @@
-"""`flask calls run-due`: place due scheduled attempts (the cron job of deployments without Redis and a worker)."""
+"""`flask calls run-due` and `flask calls reap`: the cron jobs of deployments without Redis and a worker."""
 
 import click
 from flask.cli import AppGroup
@@ -16,3 +16,13 @@ def run_due_command():
     with database.connection_context():
         count = run_due_calls()
     click.echo(f"{count} scheduled call(s) run")
+
+
+@calls_cli.command("reap")
+def reap_command():
+    """Fail calls stuck ringing or in progress for longer than HIREKIT_CALL_STALL_SECONDS."""
+    from plugins.calls.reaper import reap_stalled_calls
+
+    with database.connection_context():
+        count = reap_stalled_calls()
+    click.echo(f"{count} stalled call(s) failed")

@@ -1,9 +1,14 @@
-"""Background jobs of the calls family on the `calls` queue: place an instant call, run a scheduled attempt, remind."""
+"""Background jobs of the calls family on the `calls` queue: place an instant call, run a scheduled attempt, remind,
+and the reaper of calls whose worker died."""
 
 from __future__ import annotations
 
+from app import periodic
 from app.queue import task
 from plugins.calls.models import QUEUED
+
+QUEUE = "calls"
+REAPER_JOB_ID = "hirekit-calls-reaper"
 
 
 @task
@@ -36,3 +41,18 @@ def send_reminder(call_id: str, channel: str) -> bool:
 
     call = wait_for_call(call_id)
     return call is not None and remind(call, channel)
+
+
+@task
+def reap_stalled_calls() -> int:
+    """Fail calls stuck ringing or in progress, then schedule the next pass (one chain: a fixed job id)."""
+    from plugins.calls.reaper import reap_stalled_calls as reap
+
+    try:
+        return reap()
+    finally:
+        periodic.schedule_next(reap_stalled_calls, queue=QUEUE, job_id=REAPER_JOB_ID, interval_setting="CALL_REAPER_INTERVAL")
+
+
+def start_reaper(app) -> None:
+    periodic.start(app, reap_stalled_calls, queue=QUEUE, interval_setting="CALL_REAPER_INTERVAL")

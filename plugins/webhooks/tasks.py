@@ -2,15 +2,8 @@
 
 from __future__ import annotations
 
-import datetime as dt
-import logging
-
-from flask import current_app
-from redis.exceptions import RedisError
-
+from app import periodic
 from app.queue import get_queue, task
-
-log = logging.getLogger("hirekit.webhooks")
 
 QUEUE = "webhooks"
 REAPER_JOB_ID = "hirekit-webhooks-reaper"
@@ -57,24 +50,10 @@ def send_soon(webhook_id: str, delivery_ids: list[str]) -> None:
 
 def schedule_reaper(app=None) -> None:
     """Keep one scheduled reaper pass WEBHOOK_REAPER_INTERVAL seconds ahead (0 turns the reaper off)."""
-    config = (app or current_app).config
-    interval = float(config["WEBHOOK_REAPER_INTERVAL"])
-    queue = (app or current_app).extensions["hirekit_queue"]
-    if interval <= 0 or queue.is_inline:
-        return
-    try:
-        queue.enqueue_in(dt.timedelta(seconds=interval), reap_stalled_deliveries, queue=QUEUE, job_id=REAPER_JOB_ID,
-                         result_ttl=0)
-    except RedisError as exc:
-        log.warning("could not schedule the webhook reaper: %s", exc)
+    periodic.schedule_next(reap_stalled_deliveries, queue=QUEUE, job_id=REAPER_JOB_ID,
+                           interval_setting="WEBHOOK_REAPER_INTERVAL", app=app)
 
 
 def start_reaper(app) -> None:
     """On process start: one reaper pass now (so a fresh worker picks up what a dead one left) and the chain after it."""
-    queue = app.extensions["hirekit_queue"]
-    if float(app.config["WEBHOOK_REAPER_INTERVAL"]) <= 0 or queue.is_inline:
-        return
-    try:
-        queue.enqueue(reap_stalled_deliveries, queue=QUEUE, result_ttl=0)
-    except RedisError as exc:
-        log.warning("could not start the webhook reaper: %s", exc)
+    periodic.start(app, reap_stalled_deliveries, queue=QUEUE, interval_setting="WEBHOOK_REAPER_INTERVAL")
