@@ -1,5 +1,8 @@
 """Scheduled calls: arm a series when an application becomes ACTIVE on a job with scheduling on, place each attempt
-inside the job's schedule setting via RQ's scheduler, retry unreached candidates, send reminders, cancel on disable."""
+inside the job's schedule setting via RQ's scheduler, retry unreached candidates, send reminders, cancel on disable.
+
+repeat_calling: an application that re-enters ACTIVE after a completed screening call starts a new series only when
+it is on; off (the default), one completed screening per application is enough. Instant calls are never limited."""
 
 from __future__ import annotations
 
@@ -65,10 +68,18 @@ def start_series(plan: CallPlan, application: Application) -> Call | None:
     if not application.candidate.phone_no:
         log.info("application %s: candidate has no phone number, no call scheduled", application.id)
         return None
+    if not schedule.get("repeat_calling") and already_screened(application):
+        log.info("application %s: already screened and repeat_calling is off, no call scheduled", application.id)
+        return None
     cancel_pending(Call.application == application.id, reason="a new scheduled series started")
     plan.series, plan.triggered_at = uuid.uuid4(), utcnow()
     plan.save()
     return schedule_next(plan, application, schedule)
+
+
+def already_screened(application: Application) -> bool:
+    """Whether a call to the application's candidate about this job was completed (instant or scheduled)."""
+    return Call.select().where((Call.application == application.id) & (Call.status == COMPLETED)).exists()
 
 
 def series_attempt_times(series) -> list[dt.datetime]:

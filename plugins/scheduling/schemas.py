@@ -48,7 +48,10 @@ class ScheduleSettingSchema(StrictSchema):
     sms_notify_minutes = ma.fields.Integer(validate=NOT_NEGATIVE, metadata={"description": "Minutes before the call"})
     sms_repeat = ma.fields.Boolean()
     voicemail_enabled = ma.fields.Boolean()
-    repeat_calling = ma.fields.Boolean()
+    repeat_calling = ma.fields.Boolean(metadata={"description": (
+        "When an application re-enters ACTIVE after its candidate already completed a screening call for the job: "
+        "true starts a new series of attempts, false (default) does not call again (one completed screening per "
+        "application; instant calls are always allowed)")})
     call_schedule_minutes = ma.fields.Integer(validate=NOT_NEGATIVE, metadata={"description": "Minutes after the trigger before the first call"})
     default = ma.fields.Boolean()
     name = Text(max_length=255, metadata={"description": "A label for this setting"})
