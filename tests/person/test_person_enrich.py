@@ -196,3 +196,23 @@ def test_enrichment_without_a_vendor_is_503(person_client, path, body):
     assert response.status_code == 503 and response.headers["Retry-After"]
     assert "HIREKIT_ENRICH_VENDOR" in response.json["error"]["message"]
     assert client.post("/v2/person/search", json={"query": {"match_all": {}}}, headers=headers).status_code == 200
+
+
+def test_bulk_of_identifiers_answers_what_one_by_one_enrich_answers(enrich_client, people):
+    client, headers = enrich_client
+    with_phone = [p for p in people if p["phone_numbers"]][:10]
+    with_url = [p for p in people if p["linkedin_url"]][10:20]
+    with_email = [p for p in people if p["work_email"]][20:40]
+    singles = ([{"email": p["work_email"]} for p in with_email] + [{"phone": p["phone_numbers"][0]} for p in with_phone]
+               + [{"profile": p["linkedin_url"]} for p in with_url]
+               + [{"email": "nobody@nowhere.example"}, {"email": with_email[0]["work_email"], "phone": "+15550000000"},
+                  {"name": with_email[1]["full_name"], "company": with_email[1]["job_company_name"]}])
+    bulk = client.post("/v2/person/enrich/info/bulk", json={"requests": singles, "include_if_matched": True}, headers=headers)
+    assert bulk.status_code == 200
+    for single, item in zip(singles, bulk.json["data"]):
+        one = client.post("/v2/person/enrich/info", json={**single, "include_if_matched": True}, headers=headers)
+        assert item["status"] == one.status_code, single
+        if one.status_code == 200:
+            assert (item["data"]["id"], item["likelihood"], item["matched"]) == (one.json["data"]["id"], one.json["likelihood"],
+                                                                                 one.json["matched"])
+    assert sum(item["status"] == 200 for item in bulk.json["data"]) >= 41

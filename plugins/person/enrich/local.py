@@ -9,6 +9,7 @@ a name with a past company and a location 3, and email + name + company 10.
 
 from __future__ import annotations
 
+from app.errors import ApiError
 from plugins.person.backends import SearchBackend
 from plugins.person.enrich import EnrichVendor, Match, NoMatch
 from plugins.person.enrich import identity
@@ -17,9 +18,12 @@ WEIGHTS = {"id": 10, "email": 6, "profile": 6, "phone_number": 5, "full_name": 3
            "school": 1, "location": 1, "job_title": 1}
 NAME_MISMATCH_PENALTY = 3
 CANDIDATES = 20
+BATCH_CANDIDATES = 5000
+IDENTIFIER_INPUTS = frozenset({"email", "phone_number", "profile"})
 EMAIL_FIELDS = ("work_email", "personal_emails", "emails.address")
 PROFILE_FIELDS = ("profiles.url", "linkedin_url")
 LOCATION_FIELDS = ("location_name", "location_locality", "location_region", "location_country")
+IDENTIFIER_FIELDS = {"email": EMAIL_FIELDS, "profile": PROFILE_FIELDS, "phone_number": ("phone_numbers",)}
 
 
 class LocalVendor(EnrichVendor):
@@ -37,6 +41,44 @@ class LocalVendor(EnrichVendor):
         version = self._version()
         return {pid: Match(record, 10, ["id"], version) for pid, record in self.backend.get_by_ids(ids).items()}
 
+    def enrich_many(self, params_list: list[dict]) -> list[Match | ApiError]:
+        """Bulk: the ids in one fetch and the identifier-only requests (email, phone, profile) in one search for the batch;
+        requests with a name keep the one-by-one matcher, since their candidates depend on the name's context."""
+        answers: list[Match | ApiError | None] = [None] * len(params_list)
+        by_id = {i: p["id"] for i, p in enumerate(params_list) if p.get("id")}
+        identified = {i: normalized_inputs(p) for i, p in enumerate(params_list) if i not in by_id}
+        identified = {i: inputs for i, inputs in identified.items()
+                      if inputs and "full_name" not in inputs and set(inputs) & IDENTIFIER_INPUTS}
+        if by_id:
+            found = self.by_ids(list(by_id.values()))
+            for i, person_id in by_id.items():
+                answers[i] = found.get(person_id) or NoMatch()
+        if identified:
+            candidates = self._identifier_candidates(identified.values())
+            version = self._version()
+            for i, inputs in identified.items():
+                best = _best_match(inputs, candidates)
+                if best is None:
+                    answers[i] = NoMatch()
+                else:
+                    best.dataset_version = version
+                    answers[i] = best
+        rest = [i for i, answer in enumerate(answers) if answer is None]
+        for i, answer in zip(rest, super().enrich_many([params_list[i] for i in rest])):
+            answers[i] = answer
+        return answers
+
+    def _identifier_candidates(self, inputs_list) -> list[dict]:
+        """Every profile that any request's email, phone or profile URL points at, in one search."""
+        values: dict[str, set] = {"email": set(), "phone_number": set(), "profile": set()}
+        for inputs in inputs_list:
+            for key in values:
+                values[key].update(inputs.get(key, ()))
+        should = [{"terms": {path: sorted(values[key])}} for key, paths in IDENTIFIER_FIELDS.items() if values[key]
+                  for path in paths]
+        wanted = sum(len(v) for v in values.values())
+        return self.backend.search({"bool": {"should": should}}, size=min(BATCH_CANDIDATES, CANDIDATES * wanted)).hits
+
     def enrich(self, params: dict) -> Match:
         if params.get("id"):
             found = self.by_ids([params["id"]])
@@ -47,16 +89,21 @@ class LocalVendor(EnrichVendor):
         query = candidate_query(inputs)
         if query is None:
             raise NoMatch()
-        hits = self.backend.search(query, size=CANDIDATES).hits
-        best: Match | None = None
-        for record in hits:
-            likelihood, matched = score(inputs, record)
-            if likelihood > 0 and (best is None or likelihood > best.likelihood):
-                best = Match(record, likelihood, matched)
+        best = _best_match(inputs, self.backend.search(query, size=CANDIDATES).hits)
         if best is None:
             raise NoMatch()
         best.dataset_version = self._version()
         return best
+
+
+def _best_match(inputs: dict, candidates: list[dict]) -> Match | None:
+    """The candidate with the highest likelihood (the first of equals), or None when no input agrees with any."""
+    best: Match | None = None
+    for record in candidates:
+        likelihood, matched = score(inputs, record)
+        if likelihood > 0 and (best is None or likelihood > best.likelihood):
+            best = Match(record, likelihood, matched)
+    return best
 
 
 def normalized_inputs(params: dict) -> dict:
