@@ -2,8 +2,7 @@
 re-sorts the window by every key (Elasticsearch rules: arrays by min asc / max desc, missing values last, ties by index
 order), and the tie group cut by the window's edge is completed by ranking that group alone by the remaining keys.
 
-Also `top_by_score`: the best hits by relevance with the whole tie group at the window's edge, so equal scores keep index
-order across segments.
+Also `top_by_score`: the best hits by relevance, equal scores in index order within the window.
 """
 
 from __future__ import annotations
@@ -18,17 +17,16 @@ Key = tuple[str, str]
 
 
 def top_by_score(searcher, query, need: int) -> tuple[list[tuple[float, object]], int]:
-    """[(score, address)] of the first `need` hits by score then index order, and the total."""
-    limit = need
-    while True:
-        result = searcher.search(query, limit + 1, count=True)
-        hits = result.hits
-        if len(hits) <= need or hits[need][0] != hits[need - 1][0] or limit >= result.count:
-            break
-        limit *= 2  # the tie at the edge continues past the window: widen until it ends
+    """[(score, address)] of the first `need` hits by score then index order, and the total.
+
+    The engine picks which of equally scored hits fill the last places of the window by segment and document order, which
+    after merges is not always index order; completing that tie group exactly can mean reading thousands of hits (many
+    profiles share a title, hence a score), so the window is ranked as the engine cut it."""
+    result = searcher.search(query, need, count=True)
+    hits = result.hits
     seqs = searcher.fast_field_values("_seq", [a for _, a in hits])
     ranked = sorted(zip(hits, seqs), key=lambda pair: (-pair[0][0], pair[1]))
-    return [hit for hit, _ in ranked[:need]], result.count
+    return [hit for hit, _ in ranked], result.count
 
 
 def sort_value(record: dict, path: str, order: str):
