@@ -61,6 +61,7 @@ DEFAULTS: dict[str, object] = {
     "WEBHOOK_RETRY_SCHEDULE": [5, 300, 1800, 7200, 18000, 36000],  # seconds after each failure; then give up
     "WEBHOOK_RETRY_JITTER": 0.1,  # up to +10% on each retry delay
     "WEBHOOK_DISABLE_AFTER": 3 * 24 * 3600,  # seconds of failing deliveries before a webhook is disabled
+    "WEBHOOK_SECRET_OVERLAP": 24 * 3600,  # seconds deliveries stay signed with the old secret too after a rotation
     "WEBHOOK_LEASE_GRACE": 30.0,  # seconds past the timeout before a claimed delivery counts as abandoned
     "WEBHOOK_REAPER_INTERVAL": 60.0,  # seconds between passes re-enqueuing stalled deliveries (0: off)
     "CALL_STALL_SECONDS": 3600.0,  # a call ringing or in progress this long without news has lost its worker: failed

@@ -225,3 +225,22 @@ def test_a_success_in_between_restarts_the_failing_span(make_app, tenant_a, http
     emit(app, tenant_a)
     emit(app, tenant_a)
     assert len(httpserver.log) == 3 and webhook_state(client, tenant_a)["is_active"] is True
+
+
+def test_a_rotated_secret_signs_alongside_the_old_one_until_the_overlap_ends(make_app, tenant_a, receiver):
+    app = make_app(WEBHOOK_SECRET_OVERLAP=0.5)
+    client = app.test_client()
+    old = create_webhook(client, tenant_a, receiver.url_for("/hook"))["secret"]
+    new = "whsec_" + "MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+    rotated = client.post("/v1/tenant-webhook", json=webhook_body(tenant_a, receiver.url_for("/hook"), secret=new),
+                          headers=tenant_a.headers)
+    assert rotated.status_code == 200 and rotated.json["previous_secret_until"]
+    emit(app, tenant_a)
+    time.sleep(0.6)
+    emit(app, tenant_a)
+    during, after = (request for request, _ in receiver.log)
+    for secret in (old, new):
+        verified_payload(during, secret)  # a receiver on either secret accepts it while both are in use
+    verified_payload(after, new)
+    with pytest.raises(Exception):
+        verified_payload(after, old)

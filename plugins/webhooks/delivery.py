@@ -68,7 +68,7 @@ def relaxed_durability():
 
 WEBHOOK_COLUMNS = (TenantWebhook.id, TenantWebhook.tenant, TenantWebhook.url, TenantWebhook.http_method,
                    TenantWebhook.content_type, TenantWebhook.secret, TenantWebhook.is_active, TenantWebhook.is_deleted,
-                   TenantWebhook.failing_since)
+                   TenantWebhook.failing_since, TenantWebhook.previous_secret, TenantWebhook.previous_secret_until)
 
 
 def claim_for_send(delivery_id: str, now: dt.datetime) -> WebhookDelivery | None:
@@ -136,8 +136,14 @@ def attempt(delivery: WebhookDelivery, webhook: TenantWebhook, now: dt.datetime)
         return Outcome(None, 0, error=f"refused: {exc}")
     body = encode_body(delivery.payload, webhook.content_type)
     headers = {"Content-Type": webhook.content_type, "X-Hirekit-Event": delivery.event_type,
-               **signature_headers(webhook.secret, str(delivery.event_id), body, now)}
+               **signature_headers(webhook.secret, str(delivery.event_id), body, now, previous_secret(webhook, now))}
     return send(webhook.http_method, webhook.url, body, headers, timeout=float(current_app.config["WEBHOOK_TIMEOUT"]))
+
+
+def previous_secret(webhook: TenantWebhook, now: dt.datetime) -> str | None:
+    """The secret replaced by a rotation, while its overlap lasts."""
+    until = webhook.previous_secret_until
+    return webhook.previous_secret if until is not None and now < until else None
 
 
 def record(delivery: WebhookDelivery, webhook: TenantWebhook, outcome: Outcome, started: dt.datetime) -> str:

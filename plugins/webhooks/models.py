@@ -25,6 +25,8 @@ class TenantWebhook(TenantRecord):
     http_method = pw.CharField(max_length=8)
     content_type = pw.CharField(max_length=64)
     secret = pw.CharField(max_length=128, null=True)
+    previous_secret = pw.CharField(max_length=128, null=True)  # after a rotation, also signed with this one ...
+    previous_secret_until = pw.DateTimeField(null=True)  # ... until then, so receivers can switch without a gap
     is_active = pw.BooleanField(default=True)
     is_deleted = pw.BooleanField(default=False)
     disabled_reason = pw.TextField(null=True)

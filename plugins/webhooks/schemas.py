@@ -26,7 +26,9 @@ class TenantWebhookBodySchema(StrictSchema):
     http_method = ma.fields.String(required=True, validate=ma.validate.OneOf(HTTP_METHODS))
     content_type = ma.fields.String(required=True, validate=ma.validate.OneOf(CONTENT_TYPES))
     secret = ma.fields.String(load_default=None, allow_none=True, metadata={
-        "description": "whsec_ + base64 of 24-64 bytes; generated (and shown once, in this answer) when omitted"})
+        "description": "whsec_ + base64 of 24-64 bytes; generated (and shown once, in this answer) when omitted. A new "
+                       "secret for an existing webhook rotates it: the old one keeps signing too for "
+                       "HIREKIT_WEBHOOK_SECRET_OVERLAP seconds (default a day)"})
     is_active = ma.fields.Boolean(load_default=None, allow_none=True,
                                   metadata={"description": "Default true; true also re-enables an auto-disabled webhook"})
 
@@ -61,6 +63,9 @@ class TenantWebhookSchema(RecordSchema):
     is_active = ma.fields.Boolean()
     is_deleted = ma.fields.Boolean(metadata={"description": "true after unsubscribe, false after subscribe"})
     disabled_reason = ma.fields.String(allow_none=True, metadata={"description": "Why deliveries disabled the webhook"})
+    previous_secret_until = UtcDateTime(allow_none=True, metadata={
+        "description": "After a secret rotation (a POST with a new secret), deliveries also carry a signature with the "
+                       "previous secret until then, so receivers can switch without rejecting any"})
     has_secret = ma.fields.Function(lambda webhook: bool(webhook.secret), metadata={"description": "Deliveries are signed"})
     secret = ma.fields.String(attribute="revealed_secret", metadata={
         "description": "Only in the answer to the POST that set or generated it"})

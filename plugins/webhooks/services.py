@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from collections import defaultdict
 
 from flask import current_app
@@ -51,8 +52,8 @@ def save_webhook(tenant_id: str, values: dict) -> tuple[TenantWebhook, bool]:
             revealed = webhook.secret
         else:
             revealed = secret
-            if secret is not None:
-                webhook.secret = secret
+            if secret is not None and secret != webhook.secret:
+                rotate_secret(webhook, secret)
         for name, value in values.items():
             setattr(webhook, name, value)
         if is_active is not None:
@@ -64,6 +65,14 @@ def save_webhook(tenant_id: str, values: dict) -> tuple[TenantWebhook, bool]:
     if revealed:
         webhook.revealed_secret = revealed
     return webhook, created
+
+
+def rotate_secret(webhook: TenantWebhook, secret: str) -> None:
+    """A new secret signs from now on; the old one keeps signing too for WEBHOOK_SECRET_OVERLAP seconds."""
+    if webhook.secret:
+        webhook.previous_secret = webhook.secret
+        webhook.previous_secret_until = utcnow() + dt.timedelta(seconds=float(current_app.config["WEBHOOK_SECRET_OVERLAP"]))
+    webhook.secret = secret
 
 
 def set_subscribed(tenant_id: str, webhook_id, subscribed: bool) -> TenantWebhook:

@@ -37,10 +37,14 @@ def signer(secret: str) -> Webhook:
     return Webhook(secret)
 
 
-def signature_headers(secret: str | None, message_id: str, body: bytes, now: dt.datetime) -> dict[str, str]:
-    """The three Standard Webhooks headers for this attempt (no signature without a secret)."""
+def signature_headers(secret: str | None, message_id: str, body: bytes, now: dt.datetime,
+                      previous_secret: str | None = None) -> dict[str, str]:
+    """The three Standard Webhooks headers for this attempt (no signature without a secret). During a rotation the
+    signature header carries one signature per secret, space-separated: a receiver verifying with either accepts it."""
     timestamp = now.replace(tzinfo=dt.timezone.utc)
     headers = {"webhook-id": message_id, "webhook-timestamp": str(int(timestamp.timestamp()))}
     if secret:
-        headers["webhook-signature"] = signer(secret).sign(message_id, timestamp, body.decode())
+        text = body.decode()
+        headers["webhook-signature"] = " ".join(signer(s).sign(message_id, timestamp, text)
+                                                for s in (secret, previous_secret) if s)
     return headers
