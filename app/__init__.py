@@ -8,7 +8,7 @@ import uuid
 
 from flask import Flask, g, request
 
-from app import auth, db, errors, limits, metrics, queue
+from app import auth, db, errors, limits, metrics, nul_guard, queue
 from app.api import init_api
 from app.config import load_config
 from app.json import OrjsonProvider
@@ -39,6 +39,7 @@ def create_app(config: dict | None = None) -> Flask:
     db.init_app(app)
     auth.init_app(app)  # before the limiter: limits are keyed by the resolved caller
     limits.build_limiter(app)
+    nul_guard.init_app(app)  # after auth and limits: a bad key is 401 and a flood 429 before the body is read
     queue.init_app(app)
     metrics.init_app(app)
     api = init_api(app)

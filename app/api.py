@@ -102,10 +102,14 @@ class RecordSchema(ma.Schema):
     updated_at = UtcDateTime(dump_only=True)
 
 
+MAX_PAGE = 1_000_000_000  # far past any real list, and keeps (page - 1) * size inside a 64-bit OFFSET
+
+
 class PageArgsSchema(ma.Schema):
     """page and size are required on every /v1 list (SPEC 4.1)."""
 
-    page = ma.fields.Integer(required=True, validate=ma.validate.Range(min=1), metadata={"description": "1-based page"})
+    page = ma.fields.Integer(required=True, validate=ma.validate.Range(min=1, max=MAX_PAGE),
+                             metadata={"description": f"1-based page (at most {MAX_PAGE:,})"})
     size = ma.fields.Integer(required=True, validate=ma.validate.Range(min=1, max=100), metadata={"description": "1-100"})
 
 

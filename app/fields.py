@@ -8,15 +8,18 @@ import marshmallow as ma
 
 
 class Text(ma.fields.String):
-    """A string that is trimmed and, when given, not blank."""
+    """A string that is trimmed and, when given, not blank; max_length bounds what is sent, as OpenAPI documents it."""
 
     def __init__(self, *args, max_length: int | None = None, **kwargs):
         validators = list(kwargs.pop("validate", None) or [])
         validators.append(ma.validate.Length(min=1, max=max_length, error="Must not be blank." if max_length is None else None))
         super().__init__(*args, validate=validators, **kwargs)
+        self.max_length = max_length
 
     def _deserialize(self, value, attr, data, **kwargs):
         text = super()._deserialize(value, attr, data, **kwargs)
+        if self.max_length is not None and len(text) > self.max_length:
+            raise ma.ValidationError(f"Longer than maximum length {self.max_length}.")
         return text.strip()
 
 

@@ -16,6 +16,7 @@ from plugins.jobs.models import Job
 
 UNPUBLISHED_STATUSES = ("closed", "draft")
 BOARD_SOURCE = "job_board"
+MAX_JOB_NUMBER = 2**31 - 1  # Job.number is a 32-bit column: a larger number in the path names no job
 
 
 def published(tenant_id: str):
@@ -29,7 +30,7 @@ def list_jobs(tenant_id: str, *, page: int, limit: int) -> list[Job]:
 
 
 def get_job(tenant_id: str, number: int) -> Job:
-    job = published(tenant_id).where(Job.number == number).first()
+    job = published(tenant_id).where(Job.number == number).first() if 0 < number <= MAX_JOB_NUMBER else None
     if job is None:
         raise NotFound("job", number)
     return job

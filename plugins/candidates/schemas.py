@@ -16,7 +16,7 @@ class PhoneNumber(ma.fields.String):
     default_error_messages = {
         "no_country_code": f"Include the country code in international format, e.g. {PHONE_EXAMPLE}.",
         "unparsable": f"Not a phone number; use international format, e.g. {PHONE_EXAMPLE}.",
-        "invalid": "Not a valid phone number for country code +{code}.",
+        "invalid_number": "Not a valid phone number for country code +{code}.",  # "invalid" is String's: not a string
     }
 
     def _deserialize(self, value, attr, data, **kwargs):
@@ -30,7 +30,7 @@ class PhoneNumber(ma.fields.String):
                 raise self.make_error("no_country_code") from None
             raise self.make_error("unparsable") from None
         if not phonenumbers.is_valid_number(number):
-            raise self.make_error("invalid", code=number.country_code)
+            raise self.make_error("invalid_number", code=number.country_code)
         return phonenumbers.format_number(number, phonenumbers.PhoneNumberFormat.E164)
 
 

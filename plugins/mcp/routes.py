@@ -14,7 +14,7 @@ from app.api import Blueprint
 from app.auth import BEARER
 from app.errors import ApiError
 from plugins.mcp import protocol
-from plugins.mcp.schemas import JsonRpcRequestSchema, JsonRpcResponseSchema
+from plugins.mcp.schemas import JsonRpcRequestSchema, JsonRpcResponseSchema, one_or_batch
 from plugins.mcp.server import McpServer
 
 VERSION_HEADER = "MCP-Protocol-Version"
@@ -98,6 +98,7 @@ def server_blueprint(server: McpServer, name: str, path: str, description: str) 
     blp = Blueprint(name, __name__, url_prefix=path, auth=BEARER, description=description)
     blp.url_value_preprocessor(reject_foreign_origin)
     blp.after_request(describe_invalid_token)
+    blp.reads_raw_body = True  # every malformed message is answered as a JSON-RPC error, not the REST error body
 
     @blp.route("")
     class Endpoint(MethodView):
@@ -111,9 +112,10 @@ def server_blueprint(server: McpServer, name: str, path: str, description: str) 
                 "and client responses answer 202 with no body. A malformed message or an unsupported "
                 "MCP-Protocol-Version answers 400 with a JSON-RPC error."
             ),
-            requestBody={"required": True, "content": {"application/json": {"schema": JsonRpcRequestSchema}}},
+            requestBody={"required": True, "content": {"application/json": {
+                "schema": one_or_batch(JsonRpcRequestSchema, items_checked=False)}}},
         )
-        @blp.response(200, JsonRpcResponseSchema, description="The JSON-RPC response (or an array, for a batch)")
+        @blp.response(200, one_or_batch(JsonRpcResponseSchema), description="The JSON-RPC response (or an array, for a batch)")
         @blp.alt_response(202, description="A notification or client response was accepted; no body")
         @blp.alt_response(400, schema=JsonRpcResponseSchema,
                           description="Parse error (-32700) or invalid request / unsupported protocol version (-32600)")

@@ -23,6 +23,17 @@ class JsonRpcErrorSchema(ma.Schema):
     data = ma.fields.Raw()
 
 
+def one_or_batch(schema: type[ma.Schema], *, items_checked: bool = True) -> dict:
+    """OpenAPI for a message or a batch of them (protocol version 2025-03-26 only).
+
+    A batch's items are answered one by one, as JSON-RPC says: a malformed item gets its own error in the answer array,
+    so a request batch accepts any items (`items_checked=False`).
+    """
+    items = schema if items_checked else {"description": f"Each item should be a {schema.__name__.removesuffix('Schema')}; "
+                                                         "a malformed one is answered with its own JSON-RPC error"}
+    return {"oneOf": [schema, {"type": "array", "items": items, "minItems": 1}]}
+
+
 class JsonRpcResponseSchema(ma.Schema):
     """The answer to a request: the same id with a result or an error (tool failures are results with isError)."""
 

@@ -62,6 +62,8 @@ class ApplicationWithQuestionsCreateSchema(ApplicationCreateSchema):
     def source_ids_unique(self, questions, **kwargs):
         seen = set()
         for item in questions:
+            if "source_id" not in item:  # an invalid item: its own error is reported
+                continue
             if item["source_id"] in seen:
                 raise ma.ValidationError(f"source_id {item['source_id']!r} appears more than once.")
             seen.add(item["source_id"])

@@ -1,0 +1,45 @@
+"""Refuse NUL characters in request text: PostgreSQL text cannot store them, so every backend answers the same 422."""
+
+from __future__ import annotations
+
+from flask import current_app, request
+
+from app.errors import ValidationFailed
+
+NUL = "\x00"
+MESSAGE = "Must not contain NUL (\\u0000) characters."
+
+
+def paths_with_nul(value, path: str = "") -> list[str]:
+    """Dotted paths of the strings (and keys) holding a NUL in a decoded JSON value."""
+    if isinstance(value, str):
+        return [path or "_schema"] if NUL in value else []
+    found: list[str] = []
+    if isinstance(value, dict):
+        for key, item in value.items():
+            name = f"{path}.{key}" if path else str(key)
+            if NUL in str(key):
+                found.append(name)
+            found += paths_with_nul(item, name)
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            found += paths_with_nul(item, f"{path}.{index}" if path else str(index))
+    return found
+
+
+def refuse_nul_characters():
+    """before_request: query string, form fields and JSON body; blueprints that parse their own body opt out."""
+    blueprint = current_app.blueprints.get(request.blueprint or "")
+    if getattr(blueprint, "reads_raw_body", False):
+        return
+    found = [key for key, value in request.args.items(multi=True) if NUL in key or NUL in value]
+    if request.mimetype in ("multipart/form-data", "application/x-www-form-urlencoded"):
+        found += [key for key, value in request.form.items(multi=True) if NUL in key or NUL in value]
+    elif request.is_json and request.content_length:
+        found += paths_with_nul(request.get_json(silent=True))
+    if found:
+        raise ValidationFailed({name: [MESSAGE] for name in found})
+
+
+def init_app(app) -> None:
+    app.before_request(refuse_nul_characters)

@@ -1,0 +1,45 @@
+"""One record of every kind for a tenant, built through the public API, keyed by the path parameter that names it.
+
+The fuzzer pins path parameters to these ids so generated bodies reach real records; the tenant-isolation matrix
+points another tenant's key at them.
+"""
+
+from __future__ import annotations
+
+import base64
+
+from tests.factories import candidate_body, create_job, pdf_bytes
+
+# a receiver nobody listens on: deliveries fail fast and are logged as attempts
+UNREACHABLE_RECEIVER = "http://127.0.0.1:9/hooks"
+
+
+def ok(response, status=200) -> dict:
+    assert response.status_code == status, (response.status_code, response.get_data(as_text=True))
+    return response.json
+
+
+def seed_records(client, tenant) -> dict:
+    """{path parameter name: value} for a job, question, candidate (with a resume), application, call, webhook, delivery."""
+    headers = tenant.headers
+    job = create_job(client, tenant, source_id=f"{tenant.id}-job")
+    question = ok(client.post(f"/v1/jobs/{job['id']}/questions", headers=headers,
+                              json={"question_text": "How many years of ICU experience do you have?",
+                                    "source_id": f"{tenant.id}-question"}), 201)
+    candidate = ok(client.post("/v1/candidates", headers=headers, json=candidate_body(
+        source_id=f"{tenant.id}-candidate", base64file=base64.b64encode(pdf_bytes()).decode(), file_name="cv.pdf")), 201)
+    webhook = ok(client.post("/v1/tenant-webhook", headers=headers, json={
+        "tenant_id": tenant.id, "triggered_event": "application_activty", "type": "post_call_screening",
+        "fields": ["id", "application_stage"], "url": UNREACHABLE_RECEIVER, "http_method": "POST",
+        "content_type": "application/json"}), 201)
+    application = ok(client.post("/v1/applications", headers=headers, json={
+        "candidate_source_id": candidate["source_id"], "job_source_id": job["source_id"],
+        "source_application_status": "applied", "application_stage": "ACTIVE"}), 201)
+    call = ok(client.post(f"/v1/applications/{application['id']}/instant-call", headers=headers), 202)
+    deliveries = ok(client.get(f"/v1/tenant-webhook/{webhook['id']}/deliveries?page=1&size=1", headers=headers))
+    assert deliveries["data"], "creating the application should have produced a webhook delivery"
+    return {
+        "job_id": job["id"], "number": job["number"], "question_id": question["id"], "candidate_id": candidate["id"],
+        "application_id": application["id"], "call_id": call["id"], "tenant_webhook_id": webhook["id"],
+        "delivery_id": deliveries["data"][0]["id"],
+    }
