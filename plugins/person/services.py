@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import marshmallow as ma
+import orjson
 
 from app.errors import ApiError, flatten_fields, summarize_fields
 from plugins.person import dsl, schema, tokens
@@ -23,6 +24,17 @@ CONTEXT_INPUTS = ("company_name", "school", "location")
 
 def people_search(params: dict, *, sandbox: bool = False) -> dict:
     """Scroll-form search (SPEC 2.9): {status, total, data, scroll_token?}; the token is present only when more hits remain."""
+    head, result = _scroll_search(params, sandbox)
+    return {**head, "data": result.hits}
+
+
+def people_search_json(params: dict, *, sandbox: bool = False) -> bytes:
+    """people_search's answer as JSON bytes, each hit spliced in as the dataset stored it (no parse and re-dump per record)."""
+    head, result = _scroll_search(params, sandbox)
+    return _splice(head, result)
+
+
+def _scroll_search(params: dict, sandbox: bool):
     size = params.get("size", 10)
     if "from" in params and params.get("scroll_token"):
         raise ApiError(400, "from and scroll_token cannot be combined: continue a scroll with the token alone.",
@@ -36,13 +48,29 @@ def people_search(params: dict, *, sandbox: bool = False) -> dict:
 
 def people_search_page(params: dict, *, sandbox: bool = False) -> dict:
     """Page-form search (SPEC 2.9): {data, total, page, size, total_pages = ceil(total / size)}."""
+    head, result = _page_search(params, sandbox)
+    return {**head, "data": result.hits}
+
+
+def people_search_page_json(params: dict, *, sandbox: bool = False) -> bytes:
+    """people_search_page's answer as JSON bytes, hits spliced in as stored."""
+    head, result = _page_search(params, sandbox)
+    return _splice(head, result)
+
+
+def _page_search(params: dict, sandbox: bool):
     size, page = params.get("size", 10), params.get("page", 1)
     if page * size > MAX_RESULT_WINDOW:
         raise ApiError(400, f"page * size must not exceed {MAX_RESULT_WINDOW}; use /v2/person/search with scroll_token to go deeper.",
                        fields={"page": [f"page * size > {MAX_RESULT_WINDOW}."]})
-    found = _run_search({k: v for k, v in params.items() if k != "page"}, size=size, offset=(page - 1) * size, sandbox=sandbox)
-    return {"data": found["data"], "total": found["total"], "page": page, "size": size,
-            "total_pages": math.ceil(found["total"] / size)}
+    _, result = _run_search({k: v for k, v in params.items() if k != "page"}, size=size, offset=(page - 1) * size,
+                            sandbox=sandbox)
+    return {"total": result.total, "page": page, "size": size, "total_pages": math.ceil(result.total / size)}, result
+
+
+def _splice(head: dict, result) -> bytes:
+    """{...head, "data": [hits]} with the hits' JSON bytes joined in place."""
+    return orjson.dumps(head)[:-1] + b',"data":[' + b",".join(result.raw_hits()) + b"]}"
 
 
 def people_search_enrich(params: dict, *, sandbox: bool = False) -> dict:
@@ -63,17 +91,18 @@ def overlay(hit: dict, enriched: dict) -> dict:
     return merged
 
 
-def _run_search(params: dict, *, size: int, offset: int, sandbox: bool) -> dict:
+def _run_search(params: dict, *, size: int, offset: int, sandbox: bool):
+    """({status, total, scroll_token?}, the backend's SearchResult)."""
     backend = sources(sandbox).backend()
     query = dsl.validate_query(params["query"])
     sort = dsl.validate_sort(params.get("sort"))
     fingerprint = tokens.query_fingerprint(query, sort, f"{'sandbox' if sandbox else 'production'}:{backend.name}")
     cursor = tokens.decode(params["scroll_token"], fingerprint) if params.get("scroll_token") else None
     result = backend.search(query, size=size, offset=offset, sort=sort, cursor=cursor)
-    body = {"status": 200, "total": result.total, "data": result.hits}
+    head = {"status": 200, "total": result.total}
     if result.cursor:
-        body["scroll_token"] = tokens.encode(result.cursor, fingerprint)
-    return body
+        head["scroll_token"] = tokens.encode(result.cursor, fingerprint)
+    return head, result
 
 
 def person_mapping(*, sandbox: bool = False) -> dict:

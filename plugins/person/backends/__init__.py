@@ -6,6 +6,8 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Iterable
 
+import orjson
+
 from app.errors import ApiError
 
 MAX_RESULT_WINDOW = 10_000
@@ -20,13 +22,27 @@ class DatasetUnavailable(ApiError):
         super().__init__(503, f"The person dataset is not available: {reason} {SETUP_HINT}", headers={"Retry-After": "30"})
 
 
-@dataclass
 class SearchResult:
-    """One page of hits in rank order; `cursor` continues after the last hit and is None on the last page."""
+    """One page of hits in rank order; `cursor` continues after the last hit and is None on the last page.
 
-    total: int
-    hits: list[dict]
-    cursor: list | None = None
+    A backend that keeps each record's original JSON may give `raw` (one JSON object per hit) instead of `hits`: the HTTP
+    routes splice those bytes into their answer, and `hits` parses them only when someone asks."""
+
+    def __init__(self, total: int, hits: list[dict] | None = None, cursor: list | None = None, raw: list[bytes] | None = None):
+        self.total = total
+        self.cursor = cursor
+        self._hits = hits if hits is not None or raw is not None else []
+        self._raw = raw
+
+    @property
+    def hits(self) -> list[dict]:
+        if self._hits is None:
+            self._hits = [orjson.loads(blob) for blob in self._raw]
+        return self._hits
+
+    def raw_hits(self) -> list[bytes]:
+        """Each hit as JSON bytes: the stored original when the backend kept it."""
+        return self._raw if self._raw is not None else [orjson.dumps(hit) for hit in self._hits]
 
 
 @dataclass

@@ -402,7 +402,7 @@ class EmbeddedBackend(SearchBackend):
         else:
             ranked = self._by_score(searcher, builder.build(query), size, offset, cursor)
         addresses, total, next_cursor = ranked
-        return SearchResult(total=total, hits=[_source(searcher, a) for a in addresses], cursor=next_cursor)
+        return SearchResult(total=total, raw=[searcher.doc(a)["_source"][0] for a in addresses], cursor=next_cursor)
 
     # ranking strategies: each returns (addresses, total, cursor)
     def _by_index_order(self, searcher, query, size, offset, cursor):
