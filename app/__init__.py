@@ -2,20 +2,14 @@
 
 from __future__ import annotations
 
-import re
-import time
-import uuid
-
-from flask import Flask, g, request
+from flask import Flask
 
 from app import auth, db, errors, limits, metrics, nul_guard, queue
 from app.api import init_api
 from app.config import load_config
 from app.json import OrjsonProvider
-from app.observability import configure_logging, install_request_logging
+from app.observability import configure_logging, install_request_context
 from app.plugins import register, resolve
-
-REQUEST_ID_PATTERN = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 
 
 def create_app(config: dict | None = None) -> Flask:
@@ -33,8 +27,7 @@ def create_app(config: dict | None = None) -> Flask:
 
         app.wsgi_app = ProxyFix(app.wsgi_app, x_for=1, x_proto=1, x_host=1, x_prefix=1)
 
-    install_request_id(app)
-    install_request_logging(app)
+    install_request_context(app)
     errors.init_app(app)
     db.init_app(app)
     auth.init_app(app)  # before the limiter: limits are keyed by the resolved caller
@@ -58,18 +51,3 @@ def create_app(config: dict | None = None) -> Flask:
 
     register_commands(app)
     return app
-
-
-def install_request_id(app: Flask) -> None:
-    """Every response carries X-Request-Id (the client's when sane, else a new one); logs carry it too."""
-
-    @app.before_request
-    def _assign_request_id():
-        incoming = request.headers.get("X-Request-Id", "")
-        g.request_id = incoming if REQUEST_ID_PATTERN.match(incoming) else uuid.uuid4().hex
-        g.started_at = time.perf_counter()
-
-    @app.after_request
-    def _emit_request_id(response):
-        response.headers["X-Request-Id"] = g.get("request_id") or uuid.uuid4().hex
-        return response

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import time
+import uuid
 
 from flask import g, has_request_context, request
 
 request_log = logging.getLogger("hirekit.request")
+
+REQUEST_ID_PATTERN = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 
 STANDARD_ATTRIBUTES = set(logging.LogRecord("", 0, "", 0, "", None, None).__dict__) | {"message", "asctime", "request_id"}
 
@@ -63,11 +67,19 @@ def configure_logging(app) -> None:
     root.propagate = app.config.get("LOG_PROPAGATE", True)
 
 
-def install_request_logging(app) -> None:
-    """After each request: one line with route, status, duration, request id and tenant."""
+def install_request_context(app) -> None:
+    """Every request gets an id (the client's X-Request-Id when sane), echoed in the response and on one log line
+    with route, status, duration and tenant."""
+
+    @app.before_request
+    def _start_request():
+        incoming = request.headers.get("X-Request-Id", "")
+        g.request_id = incoming if REQUEST_ID_PATTERN.match(incoming) else uuid.uuid4().hex
+        g.started_at = time.perf_counter()
 
     @app.after_request
-    def _log_request(response):
+    def _finish_request(response):
+        response.headers["X-Request-Id"] = g.get("request_id") or uuid.uuid4().hex
         if request_log.isEnabledFor(logging.INFO):
             started = g.get("started_at")
             request_log.info(
