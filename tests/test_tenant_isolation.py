@@ -1,0 +1,235 @@
+"""Tenant isolation matrix: every registered route and method, called with tenant B's key at tenant A's records.
+
+Routes are read from app.url_map, so a new route fails the matrix until it says how to fill its path parameters and
+what body reaches its ownership check (a 422 would prove nothing). Nothing of A's may be returned (no A id or
+source_id in any 2xx body), changed or deleted (A's records read the same afterwards); MCP tools see only the
+caller's tenant; a revoked key is refused on every authenticated route.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+
+import pytest
+
+from app.auth import scheme_for
+from app.db import database
+from app.tenancy import revoke_key
+from tests.factories import candidate_body, create_job, job_body, pdf_bytes
+from tests.tenant_records import seed_records
+
+# routes that hold no tenant data: health, the API document, and the person dataset (shared, read-only)
+NO_TENANT_DATA = re.compile(r"^/(healthz|readyz|openapi\.json|docs|static/|v[12]/(sandbox/)?person/)")
+METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
+SCHEDULE_SETTING = {"window_start_time": "09:00:00", "window_end_time": "17:00:00", "daily_attempts": 1, "total_attempts": 1,
+                    "retry_interval": 60, "days_of_week": [1, 2, 3, 4, 5]}
+
+
+def request_for(rule: str, method: str, a: dict) -> dict | None:
+    """What tenant B sends to `method rule` aimed at A's records: client.open kwargs; None when the matrix does not know."""
+    question_query = {"source_id": a["question_source_id"]}
+    known = {
+        ("PATCH", "/v1/jobs/<job_id>"): {"json": {"title": "Taken over"}},
+        ("PATCH", "/v1/candidates/<candidate_id>"): {"json": candidate_body(first_name="Mallory")},
+        ("PATCH", "/v1/applications/<application_id>"): {"json": {"source_application_status": "rejected",
+                                                                  "application_stage": "PASSIVE"}},
+        ("POST", "/v1/applications/<application_id>/instant-call"): {},
+        ("POST", "/v1/jobs/<job_id>/questions"): {"json": {"question_text": "Planted?", "source_id": "planted"}},
+        ("POST", "/v1/jobs/<job_id>/questions/generate"): {},
+        ("PATCH", "/v1/jobs/<job_id>/questions/<question_id>"): {"query_string": question_query,
+                                                                 "json": {"question_text": "Changed?", "source_id": "changed"}},
+        ("DELETE", "/v1/jobs/<job_id>/questions/<question_id>"): {"query_string": question_query},
+        ("PATCH", "/v1/jobs/<job_id>/scheduling"): {"json": {"scheduling": True}},
+        ("PUT", "/v1/jobs/<job_id>/schedule-setting"): {"json": SCHEDULE_SETTING},
+        ("POST", "/v1/tenant-webhook/subscribe/<tenant_webhook_id>"): {},
+        ("POST", "/v1/tenant-webhook/unsubscribe/<tenant_webhook_id>"): {},
+        ("POST", "/v1/tenant-webhook/deliveries/<delivery_id>/redeliver"): {},
+        ("POST", "/jobs/<int:number>/apply"): {"data": lambda: {"name": "Mallory B", "email": "mallory@example.com",
+                                                                 "resume": (io.BytesIO(pdf_bytes()), "cv.pdf")}},
+        # creates: the body names A's records by their source ids or A's tenant id; B must not reach them
+        ("POST", "/v1/applications"): {"json": {"candidate_source_id": a["candidate_source_id"],
+                                                "job_source_id": a["job_source_id"], "source_application_status": "applied",
+                                                "application_stage": "ACTIVE"}},
+        ("POST", "/v1/applications/with-questions"): {"json": {
+            "candidate_source_id": a["candidate_source_id"], "job_source_id": a["job_source_id"],
+            "source_application_status": "applied", "application_stage": "ACTIVE",
+            "questions": [{"question_text": "Planted?", "source_id": "planted"}]}},
+        ("POST", "/v1/tenant-webhook"): {"json": {"tenant_id": a["tenant_id"], "triggered_event": "application_activty",
+                                                  "type": "post_call_screening", "fields": ["id"], "url": "http://127.0.0.1:9/b",
+                                                  "http_method": "POST", "content_type": "application/json"}},
+        # creates that name nothing of A's: they land in B's tenant
+        ("POST", "/v1/jobs"): {"json": job_body()},
+        ("POST", "/v1/candidates"): {"json": candidate_body()},
+        # Twilio calls back with its signature, not a key: an unsigned callback about A's call is refused
+        ("POST", "/v1/calls/callbacks/twilio"): {"query_string": {"call_id": a["call_id"]}, "data": {"CallStatus": "completed"}},
+    }
+    if (method, rule) in known:
+        return known[(method, rule)]
+    if method == "GET":
+        return {"query_string": {"page": 1, "size": 100}}  # lists require them; single records ignore them
+    return None
+
+
+# what B may be answered on creates that name A's records (never 2xx); creates in B's own tenant are 201
+CREATE_EXPECTED = {"/v1/applications": {404, 422}, "/v1/applications/with-questions": {404, 422}, "/v1/tenant-webhook": {403},
+                   "/v1/jobs": {201}, "/v1/candidates": {201}, "/v1/calls/callbacks/twilio": {403, 404}}
+
+
+@pytest.fixture
+def isolated(app, client, tenant_a, tenant_b):
+    """A with three jobs (so its seeded job has a number B does not have), B with its own records."""
+    for _ in range(2):
+        create_job(client, tenant_a)
+    a = seed_records(client, tenant_a)
+    b = seed_records(client, tenant_b)
+    a.update(tenant_id=tenant_a.id, job_source_id=f"{tenant_a.id}-job", candidate_source_id=f"{tenant_a.id}-candidate",
+             question_source_id=f"{tenant_a.id}-question")
+    assert a["number"] > b["number"]
+    return a, b
+
+
+def identifiers(a: dict) -> set[str]:
+    """Strings that must never appear in an answer to B: A's ids, source ids and tenant id."""
+    return {str(value) for key, value in a.items() if key != "number"}
+
+
+def path_for(rule, a: dict) -> str:
+    values = {}
+    for name in rule.arguments:
+        if name not in a:
+            pytest.fail(f"the isolation matrix does not know how to fill <{name}> of {rule.rule}: add it to seed_records")
+        values[name] = a[name]
+    return rule.build(values, append_unknown=False)[1]
+
+
+def snapshot(client, tenant, a: dict) -> dict:
+    """Everything of A's, read with A's key."""
+    pages = "?page=1&size=100"
+    paths = [f"/v1/jobs/{a['job_id']}", f"/v1/candidates/{a['candidate_id']}", f"/v1/applications/{a['application_id']}",
+             f"/v1/calls/{a['call_id']}", f"/v1/jobs/{a['job_id']}/questions", f"/v1/jobs/{a['job_id']}/scheduling",
+             f"/v1/jobs/{a['job_id']}/schedule-setting", f"/v1/jobs/{a['job_id']}/questions/{a['question_id']}",
+             f"/v1/tenant-webhook/{a['tenant_webhook_id']}/deliveries{pages}", f"/v1/candidates/{a['candidate_id']}/resume",
+             "/v1/tenant-webhook", f"/v1/jobs{pages}", f"/v1/candidates{pages}", f"/v1/applications{pages}", f"/v1/calls{pages}"]
+    state = {}
+    for path in paths:
+        response = client.get(path, headers=tenant.headers)
+        assert response.status_code == 200, (path, response.status_code)
+        state[path] = response.get_data()
+    return state
+
+
+def test_tenant_b_reaches_nothing_of_tenant_a_on_any_route(app, client, tenant_a, tenant_b, isolated):
+    a, b = isolated
+    before = snapshot(client, tenant_a, a)
+    leaks = identifiers(a)
+    checked = 0
+    for rule in app.url_map.iter_rules():
+        if NO_TENANT_DATA.match(rule.rule) or rule.rule.startswith("/mcp"):
+            continue  # the MCP endpoints are walked tool by tool below
+        for method in sorted(set(rule.methods) & set(METHODS)):
+            sent = request_for(rule.rule, method, a)
+            assert sent is not None, f"the isolation matrix has no request for {method} {rule.rule}: add one to request_for"
+            sent = {k: (v() if callable(v) else v) for k, v in sent.items()}
+            with app.app_context(), database.connection_context():
+                scheme = scheme_for(rule.endpoint.split(".")[0])
+            headers = tenant_b.person_headers if scheme == "api_key" else tenant_b.headers
+            response = client.open(path_for(rule, a), method=method, headers=headers, **sent)
+            label = f"{method} {rule.rule} -> {response.status_code}"
+            if rule.arguments:
+                assert response.status_code in (403, 404), (label, response.get_data(as_text=True))
+            elif method == "POST":
+                assert response.status_code in CREATE_EXPECTED[rule.rule], (label, response.get_data(as_text=True))
+            else:
+                assert response.status_code == 200, label
+            if response.status_code < 300:
+                body = response.get_data(as_text=True)
+                assert not [s for s in leaks if s in body], f"{label} answered A's records: {body[:300]}"
+            checked += 1
+    assert checked > 30
+    assert snapshot(client, tenant_a, a) == before, "B changed something of A's"
+
+
+def test_list_filters_naming_a_records_find_nothing_for_b(client, tenant_b, isolated):
+    a, _ = isolated
+    filters = {"/v1/jobs": {"source_id": a["job_source_id"]}, "/v1/candidates": {"source_id": a["candidate_source_id"]},
+               "/v1/applications": {"job_id": a["job_id"], "candidate_id": a["candidate_id"]},
+               "/v1/calls": {"application_id": a["application_id"], "job_id": a["job_id"]}}
+    for path, query in filters.items():
+        for name, value in query.items():
+            response = client.get(path, query_string={"page": 1, "size": 100, name: value}, headers=tenant_b.headers)
+            assert response.status_code in (200, 404, 422), (path, name, response.status_code)
+            if response.status_code == 200:
+                assert response.json["data"] == [], (path, name)
+
+
+def test_webhook_deliveries_stay_with_their_tenant(client, tenant_a, tenant_b, isolated):
+    a, b = isolated
+    for tenant, own, other in ((tenant_a, a, b), (tenant_b, b, a)):
+        hooks = client.get("/v1/tenant-webhook", headers=tenant.headers).get_data(as_text=True)
+        assert own["tenant_webhook_id"] in hooks and other["tenant_webhook_id"] not in hooks
+        log = client.get(f"/v1/tenant-webhook/{own['tenant_webhook_id']}/deliveries?page=1&size=100", headers=tenant.headers).json
+        assert log["data"] and {d["payload"]["id"] for d in log["data"]} == {own["application_id"]}
+
+
+def rpc(client, tenant, path, method, params, request_id=1):
+    response = client.post(path, data=json.dumps({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}),
+                           content_type="application/json",
+                           headers={**tenant.headers, "Accept": "application/json, text/event-stream",
+                                    "MCP-Protocol-Version": "2025-11-25"})
+    assert response.status_code == 200, response.get_data(as_text=True)
+    return response.json
+
+
+def tool_arguments(schema: dict, a: dict) -> dict:
+    """Arguments for a tool from its input schema: A's ids and source ids where the tool takes them, else plain values."""
+    plain = {"string": "x", "integer": 1, "number": 1, "boolean": False, "array": [], "object": {}}
+    arguments = {}
+    for name, prop in schema.get("properties", {}).items():
+        if name in a:
+            arguments[name] = a[name]
+        elif name == "source_id" and "job_id" in schema.get("properties", {}):
+            arguments[name] = a["job_source_id"]
+        elif name in schema.get("required", []):
+            arguments[name] = prop.get("enum", [None])[0] or plain.get(prop.get("type"), "x")
+    return arguments
+
+
+@pytest.mark.parametrize("endpoint", ["/mcp", "/mcp/sourcing"])
+def test_mcp_tools_see_only_the_callers_tenant(app, client, tenant_a, tenant_b, isolated, endpoint):
+    a, _ = isolated
+    before = snapshot(client, tenant_a, a)
+    leaks = identifiers(a)
+    tools = rpc(client, tenant_b, endpoint, "tools/list", {})["result"]["tools"]
+    assert tools
+    for tool in tools:
+        arguments = tool_arguments(tool["inputSchema"], a)
+        reply = rpc(client, tenant_b, endpoint, "tools/call", {"name": tool["name"], "arguments": arguments})
+        result = reply.get("result", {})
+        if not result.get("isError") and "error" not in reply:
+            text = json.dumps(result)
+            assert not [s for s in leaks if s in text], f"{tool['name']}({arguments}) answered A's records: {text[:300]}"
+    assert snapshot(client, tenant_a, a) == before, "an MCP tool called by B changed something of A's"
+
+
+def test_a_revoked_key_is_refused_on_every_authenticated_route(app, client, tenant_b, extra_key, isolated):
+    a, _ = isolated
+    key = extra_key(tenant_b.id)
+    with app.app_context(), database.connection_context():
+        assert revoke_key(key) == 1
+    families = set()
+    for rule in app.url_map.iter_rules():
+        family = rule.endpoint.split(".")[0]
+        with app.app_context():
+            scheme = scheme_for(family)
+        if scheme is None:
+            continue
+        headers = {"X-API-Key": key} if scheme == "api_key" else {"Authorization": f"Bearer {key}"}
+        for method in sorted(set(rule.methods) & set(METHODS)):
+            response = client.open(path_for(rule, a), method=method, headers=headers, json={})
+            assert response.status_code == 401, f"{method} {rule.rule} -> {response.status_code}"
+            assert response.json["error"]["type"] == "authentication_error"
+        families.add(family)
+    assert {"jobs", "candidates", "applications", "questions", "scheduling", "calls", "webhooks", "board", "mcp",
+            "person_v2"} <= families
