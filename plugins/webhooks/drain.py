@@ -61,8 +61,12 @@ def send_pass(webhook_id: str) -> tuple[int, bool]:
     deadline = time.monotonic() + DRAIN_BUDGET_SECONDS
     visibility = VisibilityWait()
     sent = 0
-    pending = due_ids(webhook_id)
+    pending: list[str] = []
+    more_due = True  # the last look at the table filled a whole batch: look again once it is sent
     while True:
+        if more_due and not pending:
+            pending = due_ids(webhook_id)
+            more_due = len(pending) == DUE_BATCH
         taken = set(pending)
         pending += [i for i in wakeups.take_mail(webhook_id) if i not in taken]
         if not pending:

@@ -84,7 +84,11 @@ def post(webhook_id: str, delivery_ids: list[str]) -> None:
         rang = _redis().eval(_POST, 2, mailbox_key(webhook_id), doorbell_key(webhook_id), DOORBELL_TTL_SECONDS,
                              *delivery_ids)
         if rang:
-            get_queue().enqueue(drain_webhook, webhook_id, **_job_options())
+            try:
+                get_queue().enqueue(drain_webhook, webhook_id, **_job_options())
+            except RedisError:
+                release(webhook_id)  # no drain is coming: let the next emitter ring
+                raise
     except RedisError as exc:
         log.warning("could not wake the sender of webhook %s (%s); the reaper will send its deliveries", webhook_id, exc)
 
