@@ -86,3 +86,15 @@ def test_parallel_slices_load_name_bad_lines_and_keep_the_last_copy_of_each_id(t
     assert backend.dataset_info()["count"] == 41
     first_page = backend.search({"match_all": {}}, size=2).hits
     assert [p["id"] for p in first_page] == [people[0]["id"], people[1]["id"]]
+
+
+def test_load_refuses_a_list_where_the_schema_wants_one_value(tmp_path):
+    from plugins.person.backends.embedded import EmbeddedBackend
+    from plugins.person.loader import load_file
+
+    path = tmp_path / "lists.jsonl"
+    path.write_bytes(b'{"id": "a", "job_company_name": ["acme", "globex"]}\n{"id": "b", "skills": "python"}\n')
+    backend = EmbeddedBackend(str(tmp_path / "index"))
+    report = load_file(backend, str(path), replace=True, processes=1)
+    assert report.skipped == [(1, "job_company_name: expected one value, not a list")]
+    assert backend.search({"term": {"skills": "python"}}, size=5).hits == [{"id": "b", "skills": "python"}]

@@ -20,7 +20,7 @@ from typing import Callable
 
 import orjson
 import tantivy
-from tantivy import FieldType, Occur, Query
+from tantivy import FieldType, Query
 
 from plugins.person.backends import LoadReport
 
@@ -124,7 +124,7 @@ def index_slice(args) -> dict:
 def parallel_load(backend, path: str, *, replace: bool, processes: int, dataset_version: str | None,
                   progress: Callable[[int], None] | None) -> LoadReport:
     """Load `path` into the embedded `backend` with `processes` slice workers (see the module docstring)."""
-    from plugins.person.backends.embedded import SCHEMA, _after_seq, _with
+    from plugins.person.backends.embedded import SCHEMA, _with
 
     started = time.perf_counter()
     backend.directory.mkdir(parents=True, exist_ok=True)
