@@ -79,19 +79,27 @@ def new_call(application: Application, *, trigger: str, attempt: int = 1, series
 
 
 def start_instant_call(tenant_id: str, application_id) -> Call:
-    """POST .../instant-call: queue a call now; 409 while the application has one queued, ringing or in progress."""
-    from app.queue import enqueue
+    """POST .../instant-call: queue a call now; 409 while the application has one queued, ringing or in progress.
+
+    On Redis the job is enqueued inside the transaction: if Redis refuses it, the call and its event roll back and the
+    client gets 503 with nothing stored (run_call waits for the commit). Inline, the call runs after the commit.
+    """
+    from app.queue import enqueue, get_queue
 
     from plugins.calls.tasks import run_call
 
     application = get_owned(Application, tenant_id, application_id)
+    inline = get_queue().is_inline
     with database.atomic():
         existing = active_call(application.id)
         if existing is not None:
             raise Conflict(f"application {application.id} already has a call {existing.status}", existing_id=existing.id)
         call = new_call(application, trigger=INSTANT)
         emit_activity(call)
-    enqueue(run_call, str(call.id), queue=CALLS_QUEUE, job_timeout=CALL_JOB_TIMEOUT)
+        if not inline:
+            enqueue(run_call, str(call.id), queue=CALLS_QUEUE, job_timeout=CALL_JOB_TIMEOUT)
+    if inline:
+        enqueue(run_call, str(call.id), queue=CALLS_QUEUE, job_timeout=CALL_JOB_TIMEOUT)
     return call
 
 
