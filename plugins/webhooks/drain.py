@@ -8,6 +8,7 @@ killed mid-pass leaves at most one delivery held, which the reaper re-sends when
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 import time
 
@@ -22,9 +23,8 @@ DRAIN_BUDGET_SECONDS = 5.0  # then the pass hands over to a fresh job, so other 
 DUE_BATCH = 500
 
 
-def due_ids(webhook_id: str, limit: int = DUE_BATCH) -> list[str]:
+def due_ids(webhook_id: str, now: dt.datetime, limit: int = DUE_BATCH) -> list[str]:
     """The webhook's deliveries that are due and held by nobody, oldest due first (retries keep their order)."""
-    now = utcnow()
     rows = (WebhookDelivery.select(WebhookDelivery.id)
             .where((WebhookDelivery.webhook == webhook_id) & (WebhookDelivery.status == DELIVERY_PENDING)
                    & (WebhookDelivery.next_attempt_at <= now)
@@ -33,11 +33,11 @@ def due_ids(webhook_id: str, limit: int = DUE_BATCH) -> list[str]:
     return [str(delivery_id) for delivery_id, in rows]
 
 
-def next_retry_at(webhook_id: str):
-    """When the webhook's earliest retry falls due (naive UTC), or None; deliveries due now are a sender's business."""
+def next_retry_at(webhook_id: str, after: dt.datetime) -> dt.datetime | None:
+    """When the webhook's earliest delivery due later than `after` falls due (naive UTC), or None."""
     return (WebhookDelivery.select(WebhookDelivery.next_attempt_at)
             .where((WebhookDelivery.webhook == webhook_id) & (WebhookDelivery.status == DELIVERY_PENDING)
-                   & (WebhookDelivery.next_attempt_at > utcnow()))
+                   & (WebhookDelivery.next_attempt_at > after))
             .order_by(WebhookDelivery.next_attempt_at).limit(1).scalar())
 
 
@@ -47,42 +47,43 @@ def drain(webhook_id: str, *, wakeup: str | None = None) -> int:
         wakeups.woke_up(webhook_id, wakeup)
     try:
         with relaxed_durability():
-            sent, finished = send_pass(webhook_id)
+            sent, finished_at = send_pass(webhook_id)
     except BaseException:
         wakeups.release(webhook_id)  # the next emitter rings again; the reaper finds whatever was taken and not sent
         raise
-    if finished:
-        schedule_next_retry(webhook_id)
+    if finished_at is not None:
+        schedule_next_retry(webhook_id, finished_at)
     return sent
 
 
-def send_pass(webhook_id: str) -> tuple[int, bool]:
-    """(sends made, whether the pass ended with nothing left) - False when it handed over to a fresh job."""
+def send_pass(webhook_id: str) -> tuple[int, dt.datetime | None]:
+    """(sends made, when the pass found nothing due) - None when it handed over to a fresh job instead.
+
+    Nothing due at that moment and the retries due after it (schedule_next_retry) cover every unheld pending delivery:
+    a retry falling due while the pass ends is in one set or the other, never lost between them."""
     deadline = time.monotonic() + DRAIN_BUDGET_SECONDS
     visibility = VisibilityWait()
     sent = 0
-    pending: list[str] = []
-    more_due = True  # the last look at the table filled a whole batch: look again once it is sent
+    pending = due_ids(webhook_id, utcnow())
     while True:
-        if more_due and not pending:
-            pending = due_ids(webhook_id)
-            more_due = len(pending) == DUE_BATCH
         taken = set(pending)
         pending += [i for i in wakeups.take_mail(webhook_id) if i not in taken]
         if not pending:
-            if wakeups.may_leave(webhook_id):
-                return sent, True
+            now = utcnow()
+            pending = due_ids(webhook_id, now)
+            if not pending and wakeups.may_leave(webhook_id):
+                return sent, now
             continue
         webhook = load_webhook(webhook_id)
         if webhook is None:  # deleted with its deliveries
             wakeups.release(webhook_id)
-            return sent, False
+            return sent, None
         for position, delivery_id in enumerate(pending):
             if send_owed(delivery_id, webhook, visibility) not in ("skipped", "missing"):
                 sent += 1
             if time.monotonic() > deadline:
                 hand_over(webhook_id, pending[position + 1:])
-                return sent, False
+                return sent, None
         pending = []
 
 
@@ -93,7 +94,7 @@ def hand_over(webhook_id: str, remaining: list[str]) -> None:
     wakeups.enqueue_drain(webhook_id)
 
 
-def schedule_next_retry(webhook_id: str) -> None:
-    at = next_retry_at(webhook_id)
+def schedule_next_retry(webhook_id: str, after: dt.datetime) -> None:
+    at = next_retry_at(webhook_id, after)
     if at is not None:
         wakeups.schedule_wakeup(webhook_id, at)

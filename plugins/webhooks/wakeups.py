@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import math
 import time
 
 from flask import current_app
@@ -125,7 +126,8 @@ def schedule_wakeup(webhook_id: str, at: dt.datetime) -> None:
     """A drain at `at` (naive UTC) for the webhook's next retry, unless one is already scheduled no later than that."""
     from plugins.webhooks.tasks import drain_webhook
 
-    epoch = at.replace(tzinfo=dt.timezone.utc).timestamp()
+    # RQ's scheduler keeps whole seconds (rounded down): round up so that a drain never wakes before the retry is due
+    epoch = float(math.ceil(at.replace(tzinfo=dt.timezone.utc).timestamp()))
     key = wakeup_key(webhook_id)
     try:
         connection = _redis()
@@ -134,7 +136,7 @@ def schedule_wakeup(webhook_id: str, at: dt.datetime) -> None:
             return
         ttl = max(60, int(epoch - time.time()) + 3600)
         connection.set(key, repr(epoch), ex=ttl)
-        get_queue().enqueue_at(at.replace(tzinfo=dt.timezone.utc), drain_webhook,
+        get_queue().enqueue_at(dt.datetime.fromtimestamp(epoch, dt.timezone.utc), drain_webhook,
                                **_job_options(args=(webhook_id,), kwargs={"wakeup": repr(epoch)}))
     except RedisError as exc:
         log.warning("could not schedule the next retry of webhook %s (%s); the reaper will send it", webhook_id, exc)
