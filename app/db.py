@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import time
 import uuid
 from pathlib import Path
 from urllib.parse import unquote, urlparse
@@ -17,6 +18,29 @@ database = pw.DatabaseProxy()
 def utcnow() -> dt.datetime:
     """Naive UTC now: every timestamp is stored in UTC without an offset."""
     return dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
+
+
+class PostgresPool(PooledPostgresqlDatabase):
+    """peewee's pool pings every connection on checkout (a SELECT 1 round trip per request); ping only the ones idle
+    longer than PING_AFTER_SECONDS. A hot connection that died anyway fails its query (503) and is discarded at check-in."""
+
+    PING_AFTER_SECONDS = 30.0
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._returned_at: dict[int, float] = {}
+
+    def _is_closed(self, conn):
+        if conn.closed or self._adapter.txn_status(conn) == self._adapter.txn_unknown:
+            return True
+        returned_at = self._returned_at.get(self.conn_key(conn), 0.0)
+        if time.monotonic() - returned_at > self.PING_AFTER_SECONDS:
+            return super()._is_closed(conn)
+        return False
+
+    def _close(self, conn, close_conn=False):
+        self._returned_at[self.conn_key(conn)] = time.monotonic()
+        return super()._close(conn, close_conn)
 
 
 _databases: dict[tuple[str, int], pw.Database] = {}
@@ -47,7 +71,7 @@ def _open_database(url: str, pool_size: int) -> pw.Database:
             stale_timeout=300,
         )
     if parsed.scheme in ("postgres", "postgresql"):
-        return PooledPostgresqlDatabase(
+        return PostgresPool(
             unquote(parsed.path.lstrip("/")),
             user=unquote(parsed.username) if parsed.username else None,
             password=unquote(parsed.password) if parsed.password else None,
