@@ -29,18 +29,43 @@ class PostgresPool(PooledPostgresqlDatabase):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self._returned_at: dict[int, float] = {}
+        self._prepared: dict[int, set[str]] = {}  # per live connection: the statements PREPAREd on it
 
     def _is_closed(self, conn):
         if conn.closed or self._adapter.txn_status(conn) == self._adapter.txn_unknown:
-            return True
-        returned_at = self._returned_at.get(self.conn_key(conn), 0.0)
-        if time.monotonic() - returned_at > self.PING_AFTER_SECONDS:
-            return super()._is_closed(conn)
-        return False
+            closed = True
+        elif time.monotonic() - self._returned_at.get(self.conn_key(conn), 0.0) > self.PING_AFTER_SECONDS:
+            closed = super()._is_closed(conn)
+        else:
+            closed = False
+        if closed:  # the pool drops it: forget it, its id may be reused by a new connection
+            self._forget(conn)
+        return closed
 
     def _close(self, conn, close_conn=False):
         self._returned_at[self.conn_key(conn)] = time.monotonic()
         return super()._close(conn, close_conn)
+
+    def _close_raw(self, conn):
+        self._forget(conn)
+        return super()._close_raw(conn)
+
+    def _forget(self, conn) -> None:
+        key = self.conn_key(conn)
+        self._returned_at.pop(key, None)
+        self._prepared.pop(key, None)
+
+    def execute_prepared(self, name: str, sql: str, params: tuple):
+        """Run `sql` (with %s placeholders) as a server-side prepared statement: planned once per connection."""
+        conn = self.connection()
+        prepared = self._prepared.setdefault(self.conn_key(conn), set())
+        if name not in prepared:
+            numbered = sql
+            for position in range(1, len(params) + 1):
+                numbered = numbered.replace("%s", f"${position}", 1)
+            self.execute_sql(f"PREPARE {name} AS {numbered}")
+            prepared.add(name)
+        return self.execute_sql(f"EXECUTE {name}({', '.join(['%s'] * len(params))})", params)
 
 
 _databases: dict[tuple[str, int], pw.Database] = {}

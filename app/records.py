@@ -28,7 +28,12 @@ def get_owned(model: type[TenantRecord], tenant_id: str, record_id) -> TenantRec
     ident = parse_uuid(record_id)
     if ident is None:
         raise NotFound(model.label, record_id)
-    cursor = database.execute_sql(_owned_record_sql(model), (model.tenant.db_value(tenant_id), model.id.db_value(ident)))
+    params = (model.tenant.db_value(tenant_id), model.id.db_value(ident))
+    sql = _owned_record_sql(model)
+    if hasattr(database.obj, "execute_prepared"):
+        cursor = database.obj.execute_prepared(f"hk_owned_{model._meta.table_name}", sql, params)
+    else:
+        cursor = database.execute_sql(sql, params)
     row = cursor.fetchone()
     if row is None:
         raise NotFound(model.label, record_id)
