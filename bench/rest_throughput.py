@@ -160,6 +160,10 @@ def seed(database_url: str, instance: Path):
     app = create_app({"DATABASE_URL": database_url, "RESUME_DIR": str(instance / "resumes")})
     tenant_id = f"bench-{uuid.uuid4().hex[:8]}"
     with app.app_context():
+        if database_url.startswith("postgres"):  # a clean schema: earlier runs' rows must not weigh on this one
+            with database.connection_context():
+                database.execute_sql("DROP SCHEMA IF EXISTS public CASCADE")
+                database.execute_sql("CREATE SCHEMA public")
         upgrade_database()
         with database.connection_context():
             _, key = create_tenant(tenant_id)
@@ -171,10 +175,13 @@ def seed(database_url: str, instance: Path):
     seeded = {"key": key, "tenant": tenant_id, "job_id": job_ids[0], "app": app}
     if "applications" in app.extensions["hirekit_plugins"]:
         seeded.update(seed_applications(app, client, headers, tenant_id))
+    if database_url.startswith("postgres"):  # settle statistics now, so autovacuum does not run during the measurements
+        with app.app_context(), database.connection_context():
+            database.execute_sql("VACUUM ANALYZE")
     return seeded
 
 
-def seed_applications(app, client, headers, tenant_id, candidates=40_000):
+def seed_applications(app, client, headers, tenant_id, candidates=12_000):
     """Candidates enough for every POST /v1/applications of the run to be a new (candidate, job) pair."""
     from app.db import database
     from plugins.candidates.models import Candidate
@@ -196,6 +203,7 @@ def main() -> int:
     parser.add_argument("--duration", type=int, default=10)
     parser.add_argument("--connections", type=int, default=32)
     parser.add_argument("--quick", action="store_true", help="3 s per scenario")
+    parser.add_argument("--pairs", type=int, default=5, help="interleaved bare/app runs for the target ratio (median)")
     args = parser.parse_args()
     duration = 3 if args.quick else args.duration
 
@@ -235,6 +243,14 @@ def main() -> int:
                 ("POST /v1/applications (100 KiB resume)", f"{base}/v1/applications", "POST", json_headers, app_template, "bare POST"),
                 ("GET /v1/applications?page=1&size=50", f"{base}/v1/applications?page=1&size=50", "GET", bearer, None, "bare GET"),
             ]
+        # The target pair first (before writes dirty the database), interleaved: on a 2-core machine a single run
+        # swings by tens of percent either way, so the median of paired ratios is the figure.
+        pair_ratios, pair_rates = [], []
+        for _ in range(args.pairs):
+            bare_run = drive("bare GET", f"http://127.0.0.1:{bare_port}/", "GET", {}, None, *load)
+            app_run = drive(*scenarios[0][:5], *load)
+            pair_ratios.append(app_run.rps / bare_run.rps)
+            pair_rates.append((bare_run.rps, app_run.rps))
         rows = []
         for name, url, method, headers, body, baseline in scenarios:
             result = drive(name, url, method, headers, body, *load)
@@ -252,9 +268,11 @@ def main() -> int:
         print(f"{name:44} {r.rps:9.0f} {r.p50_ms:8.2f} {r.p99_ms:8.2f} {r.errors:8d} {'1.00':>8}")
     for result, baseline in rows:
         print(f"{result.name:44} {result.rps:9.0f} {result.p50_ms:8.2f} {result.p99_ms:8.2f} {result.errors:8d} {result.rps / baseline.rps:8.2f}")
-    target = next(r for r, b in rows if r.name == "GET /v1/jobs/:id")
-    ratio = target.rps / results["bare GET"].rps
-    print(f"\ntarget: GET /v1/jobs/:id >= 0.50 of bare Flask -> {ratio:.2f} {'met' if ratio >= 0.5 else 'NOT met'}")
+    ratio = statistics.median(pair_ratios)
+    print(f"\nGET /v1/jobs/:id vs bare GET over {len(pair_ratios)} interleaved pairs (req/s bare/app = ratio): "
+          + ", ".join(f"{bare:.0f}/{app_rps:.0f} = {r:.2f}" for (bare, app_rps), r in zip(pair_rates, pair_ratios)))
+    print(f"target: GET /v1/jobs/:id >= 0.50 of bare Flask -> median {ratio:.2f} {'met' if ratio >= 0.5 else 'NOT met'}")
+    print(f"load average after the run: {os.getloadavg()[0]:.2f}")
     shutil.rmtree(instance, ignore_errors=True)
     return 0
 

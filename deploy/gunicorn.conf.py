@@ -27,8 +27,10 @@ graceful_timeout = 20
 keepalive = 5
 limit_request_line = 8190
 limit_request_fields = 100
-max_requests = 5000  # recycle workers now and then; jitter keeps them from restarting together
-max_requests_jitter = 500
+# Worker recycling is off by default: a fast API reaches any fixed count within seconds, and each restart costs an
+# app boot. Set HIREKIT_WEB_MAX_REQUESTS (jitter is a tenth of it) only to contain a suspected leak.
+max_requests = int(os.environ.get("HIREKIT_WEB_MAX_REQUESTS", "0"))
+max_requests_jitter = max_requests // 10
 accesslog = os.environ.get("HIREKIT_ACCESS_LOG", "-") or None  # empty: no access log
 access_log_format = (
     '{"time":"%(t)s","remote":"%(h)s","method":"%(m)s","path":"%(U)s","query":"%(q)s","status":%(s)s,'
