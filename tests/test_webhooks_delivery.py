@@ -1,6 +1,7 @@
 """Webhook delivery on Redis and real RQ workers: retries on a schedule, receiver outages, a worker killed mid-send."""
 
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -27,6 +28,13 @@ def delivery_log(client, tenant, webhook) -> dict:
     return response.json
 
 
+def delivery_outcomes(client) -> dict:
+    """hirekit_webhook_deliveries_total by outcome, as Prometheus scrapes it."""
+    text = client.get("/metrics", headers={"Authorization": "Bearer scrape"}).get_data(as_text=True)
+    found = dict(re.findall(r'^hirekit_webhook_deliveries_total\{outcome="(\w+)"\} ([\d.]+)$', text, re.MULTILINE))
+    return {outcome: float(found.get(outcome, 0)) for outcome in ("delivered", "retrying", "failed", "disabled")}
+
+
 def delivered(client, tenant, webhook):
     return lambda: [d["status"] for d in delivery_log(client, tenant, webhook)["data"]] == ["succeeded"]
 
@@ -34,11 +42,14 @@ def delivered(client, tenant, webhook):
 def test_two_500s_then_200_is_delivered_on_the_third_attempt_and_logged(make_app, redis_url, tenant_a, httpserver):
     for status in (500, 500, 200):
         httpserver.expect_ordered_request("/hook").respond_with_data(f"status {status}", status=status)
-    app = make_app(REDIS_URL=redis_url, **FAST_RETRIES)
+    app = make_app(REDIS_URL=redis_url, METRICS_ENABLED=True, METRICS_TOKEN="scrape", **FAST_RETRIES)
     client = app.test_client()
+    before = delivery_outcomes(client)
     webhook = create_webhook(client, tenant_a, httpserver.url_for("/hook"))
     event = emit(app, tenant_a)
     work_until(app, delivered(client, tenant_a, webhook), timeout=15)
+    after = delivery_outcomes(client)
+    assert after["retrying"] - before["retrying"] == 2 and after["delivered"] - before["delivered"] == 1
     (delivery,) = delivery_log(client, tenant_a, webhook)["data"]
     assert [a["status_code"] for a in delivery["attempts"]] == [500, 500, 200]
     assert [bool(a["next_retry_at"]) for a in delivery["attempts"]] == [True, True, False]

@@ -12,6 +12,7 @@ import peewee as pw
 from flask import current_app
 
 from app.db import database, utcnow
+from app.metrics import record_webhook_delivery
 from plugins.webhooks import statements
 from plugins.webhooks.egress import UnsafeTarget, check_target
 from plugins.webhooks.models import (
@@ -183,7 +184,9 @@ def record(delivery: WebhookDelivery, webhook: TenantWebhook, outcome: Outcome, 
                               also=update_webhook if webhook_changes else None)
     for name, value in webhook_changes.items():  # a drain sends the webhook's next delivery with this same object
         setattr(webhook, name, value)
+    record_webhook_delivery("delivered" if outcome.succeeded else "retrying" if next_at else "failed")
     if webhook_changes.get("is_active") is False:
+        record_webhook_delivery("disabled")
         log.warning("webhook %s of tenant %s disabled: %s", webhook.id, webhook.tenant_id, webhook_changes["disabled_reason"])
     return status
 
