@@ -78,7 +78,17 @@ def db_makemigration(name, plugin_name):
             return CLEAN_RE.sub("\n", NEWLINE + NEWLINE.join("\n\n".join(changes).split("\n")))
 
         created = router.compile(name, indent(migrate), indent(rollback))
+        _compact_header(MIGRATIONS_DIR / f"{created}.py", created)
         click.echo(f"created migrations/{created}.py")
+
+
+def _compact_header(path: Path, name: str) -> None:
+    """peewee-migrate writes a 40-line usage docstring into every file; keep one line instead."""
+    import re
+
+    text = path.read_text()
+    header = f'"""Migration {name} (peewee-migrate; `flask --app wsgi db upgrade` applies it)."""\n'
+    path.write_text(re.sub(r'^""".*?\n"""\n', lambda _: header, text, count=1, flags=re.S))
 
 
 @tenants_cli.command("create")
