@@ -65,11 +65,16 @@ def find_by_source_id(model, tenant_id: str, source_id: str):
     return model.owned_by(tenant_id).where(model.source_id == source_id).first()
 
 
+def source_id_taken(model, source_id: str, existing_id) -> Conflict:
+    """The 409 for a source_id already in use, naming the record that has it."""
+    return Conflict(f"{model.label} with source_id {source_id!r} already exists", existing_id=existing_id)
+
+
 def create_with_source_id(model, tenant_id: str, values: dict, **extra) -> TenantRecord:
     """Insert a record whose source_id is unique per tenant; a duplicate is 409 naming the existing id."""
     existing = find_by_source_id(model, tenant_id, values["source_id"])
     if existing is not None:
-        raise Conflict(f"{model.label} with source_id {values['source_id']!r} already exists", existing_id=existing.id)
+        raise source_id_taken(model, values["source_id"], existing.id)
     try:
         with database.atomic():
             return model.create(tenant=tenant_id, **values, **extra)
@@ -77,7 +82,7 @@ def create_with_source_id(model, tenant_id: str, values: dict, **extra) -> Tenan
         existing = find_by_source_id(model, tenant_id, values["source_id"])
         if existing is None:
             raise
-        raise Conflict(f"{model.label} with source_id {values['source_id']!r} already exists", existing_id=existing.id) from None
+        raise source_id_taken(model, values["source_id"], existing.id) from None
 
 
 def apply_changes(record: TimestampedModel, values: dict) -> TimestampedModel:

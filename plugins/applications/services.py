@@ -12,7 +12,7 @@ from app import events, resumes
 from app.api import paginate
 from app.db import database, parse_uuid
 from app.errors import Conflict, NotFound, ValidationFailed
-from app.records import apply_changes, apply_filters, find_by_source_id
+from app.records import apply_changes, apply_filters, find_by_source_id, source_id_taken
 from plugins.applications.models import Application
 from plugins.applications.schemas import ApplicationSchema
 from plugins.candidates.models import Candidate
@@ -80,7 +80,7 @@ def _refuse_duplicates(tenant_id: str, candidate: Candidate, job: Job, source_id
     if source_id:
         same = find_by_source_id(Application, tenant_id, source_id)
         if same is not None:
-            raise Conflict(f"application with source_id {source_id!r} already exists", existing_id=same.id)
+            raise source_id_taken(Application, source_id, same.id)
 
 
 def create_application(tenant_id: str, values: dict, *, attach: Callable[[Application], None] | None = None) -> Application:

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from app import resumes
 from app.api import paginate
-from app.errors import Conflict
-from app.records import apply_changes, apply_filters, create_with_source_id, find_by_source_id, get_owned
+from app.records import apply_changes, apply_filters, create_with_source_id, find_by_source_id, get_owned, source_id_taken
 from plugins.candidates.models import Candidate
 
 
@@ -37,7 +36,7 @@ def update_candidate(tenant_id: str, candidate_id, values: dict) -> Candidate:
     if new_source_id and new_source_id != candidate.source_id:
         existing = find_by_source_id(Candidate, tenant_id, new_source_id)
         if existing is not None:
-            raise Conflict(f"candidate with source_id {new_source_id!r} already exists", existing_id=existing.id)
+            raise source_id_taken(Candidate, new_source_id, existing.id)
     return apply_changes(candidate, values)
 
 

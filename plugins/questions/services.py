@@ -8,8 +8,8 @@ import peewee as pw
 from flask import current_app
 
 from app.db import database, parse_uuid
-from app.errors import Conflict, NotFound, ValidationFailed
-from app.records import apply_changes
+from app.errors import NotFound, ValidationFailed
+from app.records import apply_changes, source_id_taken
 from plugins.applications import services as applications
 from plugins.applications.models import Application
 from plugins.jobs import services as jobs
@@ -62,7 +62,7 @@ def _refuse_duplicate_source_id(job: Job, application_id, source_id: str, *, ign
         query = query.where(Question.id != ignore)
     existing = query.first()
     if existing is not None:
-        raise Conflict(f"question with source_id {source_id!r} already exists", existing_id=existing.id)
+        raise source_id_taken(Question, source_id, existing.id)
 
 
 def next_position(job_id) -> int:
