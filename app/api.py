@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import http
 import math
 
 import marshmallow as ma
@@ -55,7 +56,6 @@ class Blueprint(SmorestBlueprint):
 
     def errors(self, *status_codes: int):
         """Document the error statuses a route can answer besides 401/422/429."""
-        import http
 
         def decorator(func):
             for code in status_codes:

@@ -61,10 +61,9 @@ class ValidationFailed(ApiError):
 
 def summarize_fields(fields: dict) -> str:
     """'title: Missing data for required field.' for the first few fields: the message a person reads."""
-    parts = []
-    for name, messages in list(flatten_fields(fields).items())[:3]:
-        parts.append(f"{name}: {' '.join(messages)}")
-    more = len(flatten_fields(fields)) - len(parts)
+    flat = flatten_fields(fields)
+    parts = [f"{name}: {' '.join(messages)}" for name, messages in list(flat.items())[:3]]
+    more = len(flat) - len(parts)
     text = "; ".join(parts) or "Invalid input."
     return text + (f" (and {more} more)" if more > 0 else "")
 

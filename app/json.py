@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import decimal
-import uuid
 
 import orjson
 from flask.json.provider import DefaultJSONProvider

@@ -10,6 +10,7 @@ from flask import Blueprint, Response, current_app, g, request
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.core import GaugeMetricFamily
 
+from app import limits
 from app.errors import ApiError
 
 REQUESTS = Counter("hirekit_http_requests_total", "HTTP requests", ["route", "method", "status"])
@@ -67,19 +68,15 @@ def init_app(app) -> None:
     if not app.config["METRICS_ENABLED"]:
         return
 
-    @app.before_request
-    def _start_timer():
-        g.metrics_started = time.perf_counter()
-
     @app.after_request
     def _observe(response):
         route = request.url_rule.rule if request.url_rule else "unmatched"
         if route != "/metrics":
             REQUESTS.labels(route=route, method=request.method, status=str(response.status_code)).inc()
-            started = g.get("metrics_started")
+            started = g.get("started_at")  # set for every request by app.observability
             if started is not None:
                 LATENCY.labels(route=route, method=request.method).observe(time.perf_counter() - started)
         return response
 
     app.register_blueprint(blp)
-    app.extensions["hirekit_limiter"].exempt(blp)
+    limits.exempt(app, blp)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import peewee as pw
 
-from app.db import BaseModel, TimestampedModel, database, new_uuid, parse_uuid, utcnow
+from app.db import TimestampedModel, database, new_uuid, parse_uuid
 from app.errors import Conflict, NotFound
 from app.tenancy import Counter, Tenant
 
@@ -113,6 +113,3 @@ def next_in_sequence(tenant_id: str, name: str) -> int:
         Counter.update(value=Counter.value + 1).where((Counter.tenant == tenant_id) & (Counter.name == name)).execute()
         return Counter.select(Counter.value).where((Counter.tenant == tenant_id) & (Counter.name == name)).scalar()
 
-
-__all__ = ["BaseModel", "TenantRecord", "get_owned", "create_with_source_id", "apply_changes", "apply_filters",
-           "next_in_sequence", "find_by_source_id", "utcnow"]
