@@ -72,3 +72,22 @@ def test_limiter_storage_down_fails_open_or_closed(make_app, make_tenant, fail_o
     assert response.status_code == expected
     if expected == 503:
         assert response.json["error"]["type"] == "service_unavailable" and response.headers["Retry-After"]
+
+
+@pytest.mark.parametrize("strategy", ["moving-window", "sliding-window-counter"])
+def test_other_flask_limiter_strategies_count_the_same(make_app, make_tenant, strategy):
+    app = make_app(RATE_LIMIT="3/minute", RATELIMIT_STRATEGY=strategy)
+    tenant = make_tenant("strategist")
+    client = app.test_client()
+    answers = [client.get(LIST, headers=tenant.headers) for _ in range(4)]
+    assert [a.status_code for a in answers] == [200, 200, 200, 429]
+    assert [a.headers["X-RateLimit-Remaining"] for a in answers] == ["2", "1", "0", "0"]
+    assert int(answers[-1].headers["Retry-After"]) > 0 and answers[-1].headers["X-RateLimit-Limit"] == "3"
+
+
+def test_remaining_counts_down_per_request(make_app, make_tenant):
+    app = make_app(RATE_LIMIT="5/minute")
+    tenant = make_tenant("counter")
+    client = app.test_client()
+    remaining = [client.get(LIST, headers=tenant.headers).headers["X-RateLimit-Remaining"] for _ in range(5)]
+    assert remaining == ["4", "3", "2", "1", "0"]  # one hit per request: Flask-Limiter's own hook does not count too
