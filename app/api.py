@@ -10,6 +10,7 @@ from flask_smorest import Api as SmorestApi
 from flask_smorest import Blueprint as SmorestBlueprint
 
 from app import errors
+from app.fields import Schema
 from app.auth import BEARER, SECURITY_SCHEMES
 
 
@@ -94,7 +95,7 @@ class UtcDateTime(ma.fields.DateTime):
         return value.replace(tzinfo=None).isoformat(timespec="seconds") + "Z"
 
 
-class RecordSchema(ma.Schema):
+class RecordSchema(Schema):
     """Fields every stored /v1 record answers."""
 
     id = ma.fields.UUID(dump_only=True)
@@ -113,7 +114,7 @@ class PageArgsSchema(ma.Schema):
     size = ma.fields.Integer(required=True, validate=ma.validate.Range(min=1, max=100), metadata={"description": "1-100"})
 
 
-class PageMetaSchema(ma.Schema):
+class PageMetaSchema(Schema):
     page = ma.fields.Integer(required=True)
     size = ma.fields.Integer(required=True)
     total = ma.fields.Integer(required=True)
