@@ -12,9 +12,27 @@ from app.observability import configure_logging, install_request_context
 from app.plugins import register, resolve
 
 
+class HirekitFlask(Flask):
+    """Flask with `ensure_sync` memoized: Flask asks it of every hook on every request (a dozen per request here), and
+    each answer costs an `inspect.iscoroutinefunction`; the hooks never change once the app serves."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._sync_views: dict = {}
+
+    def ensure_sync(self, func):
+        try:
+            return self._sync_views[func]
+        except KeyError:
+            wrapped = self._sync_views[func] = super().ensure_sync(func)
+            return wrapped
+        except TypeError:  # an unhashable callable: ask Flask every time
+            return super().ensure_sync(func)
+
+
 def create_app(config: dict | None = None) -> Flask:
     """Build the app; `config` (a mapping) wins over environment and files, which is how tests configure it."""
-    app = Flask(__name__, instance_relative_config=False)
+    app = HirekitFlask(__name__, instance_relative_config=False)
     app.json = OrjsonProvider(app)
     settings = load_config(config)
     app.config.update(settings)

@@ -37,33 +37,35 @@ def scheme_for(blueprint: str | None) -> str | None:
     return None
 
 
-def presented_key(scheme: str) -> str | None:
+def presented_key(scheme: str, headers=None) -> str | None:
     """The key from the header the scheme names, or None when absent or malformed."""
+    headers = request.headers if headers is None else headers
     if scheme == BEARER:
-        header = request.headers.get("Authorization", "")
+        header = headers.get("Authorization", "")
         kind, _, value = header.partition(" ")
         if kind.lower() != "bearer" or not value.strip():
             return None
         return value.strip()
-    value = request.headers.get("X-API-Key", "").strip()
+    value = headers.get("X-API-Key", "").strip()
     return value or None
 
 
 def authenticate() -> None:
     """before_request: resolve the caller for protected routes, 401 when the key is missing or unknown."""
-    g.caller = None
-    scheme = scheme_for(request.blueprint)
-    g.auth_scheme = scheme
-    if scheme is None or request.method == "OPTIONS":
+    req, ctx = request._get_current_object(), g._get_current_object()  # one proxy lookup each, not one per use
+    ctx.caller = None
+    scheme = scheme_for(req.blueprint)
+    ctx.auth_scheme = scheme
+    if scheme is None or req.method == "OPTIONS":
         return
-    key = presented_key(scheme)
+    key = presented_key(scheme, req.headers)
     header = "Authorization: Bearer <key>" if scheme == BEARER else "X-API-Key"
     if key is None:
         raise ApiError(401, f"Missing API key: send it in the {header} header.")
     caller = resolve_key(key, cache_seconds=current_app.config["AUTH_CACHE_SECONDS"])
     if caller is None:
         raise ApiError(401, "Unknown or revoked API key.")
-    g.caller = caller
+    ctx.caller = caller
 
 
 def current_caller() -> Caller:

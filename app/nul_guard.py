@@ -30,15 +30,18 @@ def paths_with_nul(value, path: str = "") -> list[str]:
 
 def refuse_nul_characters():
     """before_request: query string, form fields and JSON body; blueprints that parse their own body opt out."""
-    blueprint = current_app.blueprints.get(request.blueprint or "")
+    req = request._get_current_object()
+    blueprint = current_app.blueprints.get(req.blueprint or "")
     if getattr(blueprint, "reads_raw_body", False):
         return
-    found = [key for key, value in request.args.items(multi=True) if NUL in key or NUL in value]
-    if request.mimetype in ("multipart/form-data", "application/x-www-form-urlencoded"):
-        found += [key for key, value in request.form.items(multi=True) if NUL in key or NUL in value]
-    elif request.is_json and request.content_length and NUL_ESCAPE in request.get_data(cache=True):
+    found = [key for key, value in req.args.items(multi=True) if NUL in key or NUL in value] if req.query_string else []
+    if not req.content_length and "Transfer-Encoding" not in req.headers:
+        pass  # no body
+    elif req.mimetype in ("multipart/form-data", "application/x-www-form-urlencoded"):
+        found += [key for key, value in req.form.items(multi=True) if NUL in key or NUL in value]
+    elif req.is_json and req.content_length and NUL_ESCAPE in req.get_data(cache=True):
         # valid JSON carries a NUL only as this escape: the route decodes the body anyway, so decode here only then
-        found += paths_with_nul(request.get_json(silent=True))
+        found += paths_with_nul(req.get_json(silent=True))
     if found:
         raise ValidationFailed({name: [MESSAGE] for name in found})
 

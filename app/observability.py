@@ -73,9 +73,10 @@ def install_request_context(app) -> None:
 
     @app.before_request
     def _start_request():
+        ctx = g._get_current_object()
         incoming = request.headers.get("X-Request-Id", "")
-        g.request_id = incoming if REQUEST_ID_PATTERN.match(incoming) else uuid.uuid4().hex
-        g.started_at = time.perf_counter()
+        ctx.request_id = incoming if incoming and REQUEST_ID_PATTERN.match(incoming) else uuid.uuid4().hex
+        ctx.started_at = time.perf_counter()
 
     @app.after_request
     def _finish_request(response):
