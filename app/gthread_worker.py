@@ -27,6 +27,12 @@ HEAD_TIMEOUT_SECONDS = float(os.environ.get("HIREKIT_WEB_HEADER_TIMEOUT", "10"))
 DEADLINE_CHECK_SECONDS = 0.25
 HEAD_END = b"\r\n\r\n"
 HEAD_READ_LIMIT = 64 * 1024  # past this, the thread's parser answers the oversized head (431/400) as gunicorn does
+# Least-connections accept: every worker's poller wakes for a new connection, and the one that calls accept() first
+# keeps it for the connection's life. A burst of keep-alive clients (wrk, or nginx's upstream pool) could all land on
+# one worker and leave the other idle (seen: half the throughput in a quarter of runs). A worker waits this long per
+# connection it already holds before accepting, so the least loaded worker wins the race.
+ACCEPT_DEFER_SECONDS_PER_CONNECTION = 0.0001
+ACCEPT_DEFER_MAX_CONNECTIONS = 20
 
 
 class HeadDeadlineThreadWorker(ThreadWorker):
@@ -40,6 +46,8 @@ class HeadDeadlineThreadWorker(ThreadWorker):
 
     def accept(self, listener):
         """A new connection waits in the poller, costing no thread, until it sends data (or its keepalive ends)."""
+        if self.nr_conns and self.cfg.workers > 1:
+            time.sleep(min(self.nr_conns, ACCEPT_DEFER_MAX_CONNECTIONS) * ACCEPT_DEFER_SECONDS_PER_CONNECTION)
         try:
             client_sock, client_addr = listener.accept()
         except OSError as error:
