@@ -135,7 +135,13 @@ def _walk_pages(client, headers, body):
     {"sort": [{"location_country": "asc"}]},
     {"query": {"match": {"job_title": "senior software engineer manager"}}},
     {"sort": [{"job_title_role": "asc"}, {"birth_year": "desc"}, {"last_name": "asc"}]},
-], ids=["index order", "number desc", "number with missing", "keyword", "relevance", "several keys"])
+    {"sort": [{"inferred_years_experience": "asc"}]},
+    {"sort": [{"job_start_date": "desc"}]},
+    {"sort": [{"birth_year": "desc"}]},
+    {"query": {"bool": {"filter": [{"range": {"birth_year": {"gte": 1975}}}]}}, "sort": [{"birth_year": "desc"}]},
+    {"query": {"exists": {"field": "location_country"}}, "sort": [{"location_country": "desc"}]},
+], ids=["index order", "number desc", "number with missing", "keyword", "relevance", "several keys", "number asc",
+        "date desc", "number desc with missing", "range on the sort field", "exists on the sort field"])
 def test_scrolling_1234_hits_returns_each_once_in_page_order(person_client, extra):
     client, headers = person_client("scroll")
     body = {"query": MATCH_ALL, "size": 100, **extra}

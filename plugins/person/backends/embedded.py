@@ -298,6 +298,47 @@ def _common_prefix(a: str, b: str) -> str:
     return a[:n]
 
 
+def requires_value(node: dict, path: str) -> bool:
+    """True when every document the canonical query matches has a value at `path` (a required clause on it), so a
+    sort on `path` has no documents without a value to count or append."""
+    (kind, body), = node.items()
+    if kind == "bool":
+        return any(requires_value(child, path) for child in body.get("must", []) + body.get("filter", []))
+    if kind == "exists":
+        return body["field"] == path
+    if kind in ("term", "terms", "range", "prefix", "wildcard", "match", "match_phrase"):
+        return path in body
+    return False
+
+
+def _sort_parts(query: Query, path: str, implied: bool) -> tuple[Query, Query | None]:
+    """(the documents with a value at `path`, the ones without or None when the query leaves none)."""
+    if implied:
+        return query, None
+    has_value = Query.term_query(SCHEMA, "_field_names", path)
+    return _with(query, has_value), _with(query, excluded=has_value)
+
+
+NUMBER_WINDOWS = (0, 1, 4, 16, 64)  # values on either side of the last one a sort continuation looks within, in turn
+
+
+def _past_key(key: str, last: int, order: str) -> Query:
+    """Folded sort keys after `last` in the sort's direction."""
+    if order == "asc":
+        return Query.range_query(SCHEMA, key, FieldType.Integer, last, None, False, True)
+    return Query.range_query(SCHEMA, key, FieldType.Integer, None, last, True, False)
+
+
+def _number_window(key: str, last: int, value: int, width: int, order: str) -> Query:
+    """Folded keys after `last` whose value is at most `width` past the last value."""
+    if order == "asc":
+        high = min(value + width, VALUE_OFFSET - 1)
+        return Query.range_query(SCHEMA, key, FieldType.Integer, last, ((high + VALUE_OFFSET) << SEQ_BITS) | SEQ_MAX,
+                                 False, True)
+    low = max(value - width, -VALUE_OFFSET)
+    return Query.range_query(SCHEMA, key, FieldType.Integer, (low + VALUE_OFFSET) << SEQ_BITS, last, True, False)
+
+
 def _after_seq(seq: int) -> Query:
     return Query.range_query(SCHEMA, "_seq", FieldType.Integer, seq, None, False, True)
 
@@ -393,10 +434,11 @@ class EmbeddedBackend(SearchBackend):
             path, order = sort[0]
             f = schema.FIELDS[path]
             engine_query = builder.build(query, scoring=False)
+            parts = _sort_parts(engine_query, path, requires_value(query, path))
             if f.kind in (INTEGER, DATE):
-                ranked = self._by_number(searcher, engine_query, path, order, size, offset, cursor)
+                ranked = self._by_number(searcher, parts, path, order, size, offset, cursor)
             else:
-                ranked = self._by_keyword(searcher, engine_query, path, order, size, offset, cursor)
+                ranked = self._by_keyword(searcher, parts, path, order, size, offset, cursor)
         elif is_constant_score(query):
             ranked = self._by_index_order(searcher, builder.build(query, scoring=False), size, offset, cursor)
         else:
@@ -435,31 +477,39 @@ class EmbeddedBackend(SearchBackend):
         return SearchResult(total=total, hits=[row.record for row in page],
                             cursor=["offset", offset + len(page)] if more and page else None)
 
-    def _by_number(self, searcher, query, path, order, size, offset, cursor):
-        """Valued documents by the folded (value, sequence) key, then documents without a value in index order."""
+    def _by_number(self, searcher, parts, path, order, size, offset, cursor):
+        """Valued documents by the folded (value, sequence) key, then documents without a value in index order.
+
+        The first page counts both parts and its cursor carries the counts; a continuation searches only the keys just
+        past the last one (NUMBER_WINDOWS), so a page deep in a million-document walk reads a few values' documents
+        instead of re-ranking and re-counting every document left."""
         key = sort_field(path, order)
-        has_value = Query.term_query(SCHEMA, "_field_names", path)
-        valued = _with(query, has_value)
-        missing = _with(query, excluded=has_value)
-        phase, seen, last = cursor if cursor else ("value", 0, None)
+        valued, missing = parts
+        phase, seen, last = cursor[:3] if cursor else ("value", 0, None)
+        counts = cursor[3:5] if cursor and len(cursor) == 5 else None  # tokens from before the counts rode along: recount
         if phase == "missing":
-            result = searcher.search(_with(missing, _after_seq(last)), size, count=True, order_by_field="_seq", order=Order.Asc)
-            total = seen + result.count
+            result = searcher.search(_with(missing, _after_seq(last)), size, count=counts is None, order_by_field="_seq",
+                                     order=Order.Asc)
+            total = sum(counts) if counts else seen + result.count
             consumed = seen + len(result.hits)
             more = consumed < total and result.hits
-            return [a for _, a in result.hits], total, (["missing", consumed, result.hits[-1][0]] if more else None)
-        if last is not None:
-            bound = (Query.range_query(SCHEMA, key, FieldType.Integer, last, None, False, True) if order == "asc"
-                     else Query.range_query(SCHEMA, key, FieldType.Integer, None, last, True, False))
-            valued = _with(valued, bound)
-        result = searcher.search(valued, size, count=True, order_by_field=key, offset=offset,
-                                 order=Order.Asc if order == "asc" else Order.Desc)
-        addresses = [a for _, a in result.hits]
-        next_key = ["value", result.hits[-1][0]] if result.hits else None
-        n_missing = _count(searcher, missing)
-        total = seen + result.count + n_missing
+            return [a for _, a in result.hits], total, (["missing", consumed, result.hits[-1][0], *(counts or [])]
+                                                        if more else None)
+        if last is not None and counts is not None:
+            hits = self._after_key(searcher, valued, key, last, order, size)
+            n_valued, n_missing = counts
+        else:
+            if last is not None:
+                valued = _with(valued, _past_key(key, last, order))
+            result = searcher.search(valued, size, count=True, order_by_field=key, offset=offset,
+                                     order=Order.Asc if order == "asc" else Order.Desc)
+            hits = result.hits
+            n_valued, n_missing = seen + result.count, _count(searcher, missing) if missing else 0
+        addresses = [a for _, a in hits]
+        next_key = ["value", hits[-1][0]] if hits else None
+        total = n_valued + n_missing
         if len(addresses) < size and n_missing:
-            skip = max(0, offset - result.count)
+            skip = max(0, offset - n_valued) if last is None else 0
             fill = searcher.search(missing, size - len(addresses), count=False, order_by_field="_seq", offset=skip, order=Order.Asc)
             addresses += [a for _, a in fill.hits]
             if fill.hits:
@@ -467,14 +517,27 @@ class EmbeddedBackend(SearchBackend):
         consumed = seen + offset + len(addresses)
         if consumed >= total or next_key is None:
             return addresses, total, None
-        return addresses, total, [next_key[0], consumed, next_key[1]]
+        return addresses, total, [next_key[0], consumed, next_key[1], n_valued, n_missing]
 
-    def _by_keyword(self, searcher, query, path, order, size, offset, cursor):
+    @staticmethod
+    def _after_key(searcher, valued, key: str, last: int, order: str, size: int) -> list:
+        """The next `size` valued hits past the folded key `last`: first among documents of the same value, then
+        within NUMBER_WINDOWS values of it, then anywhere past it."""
+        value = (last >> SEQ_BITS) - VALUE_OFFSET
+        direction = Order.Asc if order == "asc" else Order.Desc
+        for width in NUMBER_WINDOWS:
+            window = _number_window(key, last, value, width, order)
+            result = searcher.search(_with(valued, window), size, count=False, order_by_field=key, order=direction)
+            if len(result.hits) == size:
+                return result.hits
+        return searcher.search(_with(valued, _past_key(key, last, order)), size, count=False, order_by_field=key,
+                               order=direction).hits
+
+    def _by_keyword(self, searcher, parts, path, order, size, offset, cursor):
         if cursor:
             _, offset = cursor
         key = sort_field(path, order)
-        has_value = Query.term_query(SCHEMA, "_field_names", path)
-        valued = _with(query, has_value)
+        valued, missing = parts
         window = offset + size
         result = searcher.search(valued, window, count=True, order_by_field=key,
                                  order=Order.Asc if order == "asc" else Order.Desc)
@@ -495,8 +558,7 @@ class EmbeddedBackend(SearchBackend):
         else:
             ordered = []
         addresses = ordered[offset:window]
-        missing = _with(query, excluded=has_value)
-        missing_count = _count(searcher, missing)
+        missing_count = _count(searcher, missing) if missing else 0
         total = n_valued + missing_count
         if len(addresses) < size and missing_count:
             skip = max(0, offset - n_valued)

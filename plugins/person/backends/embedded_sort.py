@@ -83,7 +83,7 @@ class MultiKeySorter:
 
     def first(self, query, keys: list[Key], need: int) -> tuple[list[Row], int]:
         """The first `need` hits of `query` in `keys` order, and the total."""
-        from plugins.person.backends.embedded import _source
+        from plugins.person.backends.embedded import _sort_parts, _source
 
         path, order = keys[0]
         if path == SCORE:
@@ -92,7 +92,7 @@ class MultiKeySorter:
             addresses = [address for _, address in hits]
         else:
             strategy = self.backend._by_number if schema.FIELDS[path].kind in (INTEGER, DATE) else self.backend._by_keyword
-            addresses, total, _ = strategy(self.searcher, query, path, order, need, 0, None)
+            addresses, total, _ = strategy(self.searcher, _sort_parts(query, path, False), path, order, need, 0, None)
             scores = self._scores(addresses) if any(key == SCORE for key, _ in keys) else [0.0] * len(addresses)
         if not addresses:
             return [], total
