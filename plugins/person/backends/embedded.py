@@ -339,6 +339,19 @@ def _number_window(key: str, last: int, value: int, width: int, order: str) -> Q
     return Query.range_query(SCHEMA, key, FieldType.Integer, (low + VALUE_OFFSET) << SEQ_BITS, last, True, False)
 
 
+SEQ_WINDOWS = (4, 32, 256, 2048)  # sequences past the last hit an index-order continuation looks within, per hit wanted
+
+
+def _after_seq_window(searcher, query: Query, last_seq: int, size: int) -> list:
+    """The next `size` hits after sequence `last_seq` in index order: within a widening window of sequences first."""
+    for factor in SEQ_WINDOWS:
+        window = Query.range_query(SCHEMA, "_seq", FieldType.Integer, last_seq, last_seq + factor * size, False, True)
+        result = searcher.search(_with(query, window), size, count=False, order_by_field="_seq", order=Order.Asc)
+        if len(result.hits) == size:
+            return result.hits
+    return searcher.search(_with(query, _after_seq(last_seq)), size, count=False, order_by_field="_seq", order=Order.Asc).hits
+
+
 def _after_seq(seq: int) -> Query:
     return Query.range_query(SCHEMA, "_seq", FieldType.Integer, seq, None, False, True)
 
@@ -448,16 +461,21 @@ class EmbeddedBackend(SearchBackend):
 
     # ranking strategies: each returns (addresses, total, cursor)
     def _by_index_order(self, searcher, query, size, offset, cursor):
-        seen = 0
+        """Hits in ingest order; a continuation looks within SEQ_WINDOWS of the last sequence and reuses the first
+        page's total, instead of ranking and counting every hit left."""
+        seen, counted = 0, None
         if cursor:
-            _, seen, last_seq = cursor
-            query = _with(query, _after_seq(last_seq))
-        result = searcher.search(query, size, count=True, order_by_field="_seq", offset=offset, order=Order.Asc)
-        addresses = [a for _, a in result.hits]
-        total = seen + result.count
+            _, seen, last_seq, *counted = cursor
+        if counted:
+            hits, total = _after_seq_window(searcher, query, last_seq, size), counted[0]
+        else:
+            ranked = _with(query, _after_seq(last_seq)) if cursor else query
+            result = searcher.search(ranked, size, count=True, order_by_field="_seq", offset=offset, order=Order.Asc)
+            hits, total = result.hits, seen + result.count
+        addresses = [a for _, a in hits]
         consumed = seen + offset + len(addresses)
         more = consumed < total
-        return addresses, total, (["seq", consumed, result.hits[-1][0]] if more and addresses else None)
+        return addresses, total, (["seq", consumed, hits[-1][0], total] if more and addresses else None)
 
     def _by_score(self, searcher, query, size, offset, cursor):
         if cursor:
