@@ -260,9 +260,10 @@ def main() -> int:
         stop(hirekit)
 
     tool = "wrk" if shutil.which("wrk") else "python load generator"
+    # errors: non-2xx answers plus wrk's socket errors, which include requests slower than its 2 s timeout
     backend = "PostgreSQL" if database_url.startswith("postgres") else "SQLite"
     print(f"\nREST throughput — gunicorn, 2 workers, {args.connections} connections, {duration} s each, {tool}, {backend}")
-    print(f"{'scenario':44} {'req/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'non-2xx':>8} {'vs bare':>8}")
+    print(f"{'scenario':44} {'req/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'errors':>8} {'vs bare':>8}")
     for name in ("bare GET", "bare POST"):
         r = results[name]
         print(f"{name:44} {r.rps:9.0f} {r.p50_ms:8.2f} {r.p99_ms:8.2f} {r.errors:8d} {'1.00':>8}")
