@@ -72,3 +72,36 @@ def test_a_stalled_scheduled_attempt_is_retried_by_the_series(silent_app, tenant
     run_cli(silent_app, "reap")
     calls = client.get(f"/v1/calls?page=1&size=10&application_id={application['id']}", headers=tenant_a.headers).json["data"]
     assert [(c["attempt"], c["status"]) for c in calls] == [(1, "failed"), (2, "queued")]
+
+
+def test_an_instant_call_whose_job_was_lost_fails_and_unblocks_the_application(silent_app, tenant_a, monkeypatch):
+    import plugins.calls.tasks as call_tasks
+
+    client = silent_app.test_client()
+    application = application_for(client, tenant_a)
+    with monkeypatch.context() as patched:
+        patched.setattr(call_tasks, "run_call", lambda call_id: "lost")  # the worker died before the call started
+        call = instant_call(client, tenant_a, application).json
+    assert get_call(client, tenant_a, call["id"])["status"] == "queued"
+    assert run_cli(silent_app, "reap").startswith("0 ")  # still within the stall time: its job may just be late
+
+    time.sleep(STALL + 0.1)
+    assert run_cli(silent_app, "reap").startswith("1 ")
+    lost = get_call(client, tenant_a, call["id"])
+    assert lost["status"] == "failed" and "never started" in lost["error"]
+    assert instant_call(client, tenant_a, application).status_code == 202
+    assert call_tasks.run_call(call["id"]) == "skipped"  # the lost job, turning up late, dials nobody
+
+
+def test_a_scheduled_attempt_nobody_started_fails_and_the_series_moves_on(silent_app, tenant_a):
+    client = silent_app.test_client()
+    job = scheduled_job(client, tenant_a, total_attempts=2)
+    application = create_application(client, tenant_a, job, create_candidate(client, tenant_a))
+    calls_of = f"/v1/calls?page=1&size=10&application_id={application['id']}"
+    assert [c["status"] for c in client.get(calls_of, headers=tenant_a.headers).json["data"]] == ["queued"]
+
+    time.sleep(STALL + 0.1)  # due, and nobody ran `calls run-due` (or its job was lost)
+    assert run_cli(silent_app, "reap").startswith("1 ")
+    calls = client.get(calls_of, headers=tenant_a.headers).json["data"]
+    assert [(c["attempt"], c["status"]) for c in calls] == [(1, "failed"), (2, "queued")]
+    assert "never started" in calls[0]["error"]

@@ -20,7 +20,7 @@ def run_due_command():
 
 @calls_cli.command("reap")
 def reap_command():
-    """Fail calls stuck ringing or in progress for longer than HIREKIT_CALL_STALL_SECONDS."""
+    """Fail calls stuck ringing, in progress, or queued and never started for longer than HIREKIT_CALL_STALL_SECONDS."""
     from plugins.calls.reaper import reap_stalled_calls
 
     with database.connection_context():

@@ -1,5 +1,7 @@
-"""Calls left ringing or in progress by a worker that died (or by provider callbacks that never came) end as failed,
-so the application is not blocked from new calls forever and a scheduled series moves on to its next attempt."""
+"""Calls left ringing or in progress by a worker that died (or by provider callbacks that never came), and calls still
+queued long after they should have started (their job lost with a worker or Redis), end as failed, so the application
+is not blocked from new calls forever and a scheduled series moves on to its next attempt. A lost call is failed, not
+re-queued: its job may still be waiting somewhere, and a candidate must never be dialled twice for one call."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ import logging
 from flask import current_app
 
 from app.db import database, utcnow
-from plugins.calls.models import FAILED, IN_PROGRESS, RINGING, Call
+from plugins.calls.models import FAILED, IN_PROGRESS, INSTANT, QUEUED, RINGING, SCHEDULED, Call
 
 log = logging.getLogger("hirekit.calls")
 
@@ -21,18 +23,20 @@ def stall_after() -> dt.timedelta:
 
 
 def reap_stalled_calls(now: dt.datetime | None = None) -> int:
-    """Fail every call with no progress for CALL_STALL_SECONDS while ringing or in progress; returns how many."""
+    """Fail every call with no progress for CALL_STALL_SECONDS while ringing or in progress, and every call that has
+    waited that long past its start (instant: creation, scheduled: its time) without starting; returns how many."""
     from plugins.calls.scheduling import after_attempt
     from plugins.calls.services import emit_activity
 
     now = now or utcnow()
     quiet_since = now - stall_after()
-    stalled = list(Call.select().where(Call.status.in_((RINGING, IN_PROGRESS)) & (Call.updated_at < quiet_since))
+    never_started = (Call.status == QUEUED) & (((Call.trigger == INSTANT) & (Call.updated_at < quiet_since))
+                                                | ((Call.trigger == SCHEDULED) & (Call.scheduled_for < quiet_since)))
+    stalled = list(Call.select().where((Call.status.in_((RINGING, IN_PROGRESS)) & (Call.updated_at < quiet_since)) | never_started)
                    .order_by(Call.updated_at).limit(BATCH))
     reaped = 0
     for call in stalled:
-        reason = (f"no progress since {call.updated_at.isoformat(timespec='seconds')}Z while {call.status}: "
-                  "the worker or the provider's callbacks were lost")
+        reason = _reason(call)
         with database.atomic():
             # Only if it is still as we read it: a call that moved meanwhile is alive
             updated = (Call.update(status=FAILED, error=reason, ended_at=now, updated_at=now)
@@ -45,3 +49,12 @@ def reap_stalled_calls(now: dt.datetime | None = None) -> int:
             log.warning("call %s failed by the reaper: %s", call.id, reason)
             after_attempt(Call.get(Call.id == call.id))
     return reaped
+
+
+def _reason(call: Call) -> str:
+    if call.status == QUEUED:
+        since = call.scheduled_for if call.trigger == SCHEDULED else call.updated_at
+        return (f"never started: queued for {since.isoformat(timespec='seconds')}Z and no worker took it "
+                "(its job was lost with a worker or Redis)")
+    return (f"no progress since {call.updated_at.isoformat(timespec='seconds')}Z while {call.status}: "
+            "the worker or the provider's callbacks were lost")

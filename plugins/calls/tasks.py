@@ -45,7 +45,7 @@ def send_reminder(call_id: str, channel: str) -> bool:
 
 @task
 def reap_stalled_calls() -> int:
-    """Fail calls stuck ringing or in progress, then schedule the next pass (one chain: a fixed job id)."""
+    """Fail calls stuck ringing, in progress or never started, then schedule the next pass (one chain: a fixed job id)."""
     from plugins.calls.reaper import reap_stalled_calls as reap
 
     try:
