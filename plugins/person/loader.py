@@ -84,6 +84,9 @@ def load_file(backend: SearchBackend, path: str, *, replace: bool = False, datas
             dataset_version = dataset_version or version
             if progress:
                 progress(len(documents) + len(bad))
+    except BaseException:
+        writer.abort()
+        raise
     finally:
         if pool:
             pool.close()

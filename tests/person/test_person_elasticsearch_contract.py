@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from werkzeug import Response
@@ -91,17 +92,137 @@ def test_unreachable_cluster_is_503(person_client):
     assert response.status_code == 503 and "not reachable" in response.json["error"]["message"]
 
 
-def test_create_index_sends_the_mapping_derived_from_the_schema(es_client):
+class FakeCluster:
+    """Just enough of Elasticsearch's index, alias and bulk API, with state, to follow index creation and a replacing load."""
+
+    def __init__(self):
+        self.indices: dict[str, dict] = {}  # name -> {"docs": {id: source}, "meta": {}, "body": create body}
+        self.aliases: dict[str, set[str]] = {}
+        self.calls: list[tuple[str, str, object]] = []
+        self.during_bulk: list[dict] = []  # what the alias answered while the load was writing
+        self.reject_bulk = False
+
+    def resolve(self, name: str) -> list[str]:
+        return sorted(self.aliases.get(name) or ([name] if name in self.indices else []))
+
+    def __call__(self, request):
+        method, parts = request.method, [p for p in request.path.split("/") if p]
+        body = request.data
+        self.calls.append((method, request.path, json.loads(body) if body and parts[-1] != "_bulk" else None))
+        if parts[0] == "_alias":
+            indices = {i: {"aliases": {parts[1]: {}}} for i in sorted(self.aliases.get(parts[1], ()))}
+            return es_json(indices if indices else {"error": "alias missing", "status": 404}, 200 if indices else 404)
+        if parts[0] == "_aliases":
+            for action in json.loads(body)["actions"]:
+                (kind, spec), = action.items()
+                if kind == "add":
+                    self.aliases.setdefault(spec["alias"], set()).add(spec["index"])
+                elif kind == "remove":
+                    self.aliases[spec["alias"]].discard(spec["index"])
+                else:
+                    del self.indices[spec["index"]]
+            return es_json({"acknowledged": True})
+        if parts[0] == "_bulk":
+            lines = [json.loads(line) for line in body.splitlines() if line.strip()]
+            self.during_bulk.append({alias: self.resolve(alias) for alias in self.aliases})
+            items = []
+            for action, source in zip(lines[::2], lines[1::2]):
+                (target,) = self.resolve(action["index"]["_index"])
+                self.indices[target]["docs"][action["index"]["_id"]] = source
+                items.append({"index": {"_id": action["index"]["_id"], "status": 400 if self.reject_bulk else 201,
+                                        **({"error": {"type": "mapper_parsing_exception"}} if self.reject_bulk else {})}})
+            return es_json({"took": 1, "errors": self.reject_bulk, "items": items})
+        name, op = parts[0], parts[1] if len(parts) > 1 else None
+        if op is None and method == "HEAD":
+            return Response(status=200 if self.resolve(name) else 404, headers=ES_HEADERS)
+        if op is None and method == "PUT":
+            created = json.loads(body)
+            self.indices[name] = {"docs": {}, "meta": {}, "body": created}
+            for alias in created.get("aliases", {}):
+                self.aliases.setdefault(alias, set()).add(name)
+            return es_json({"acknowledged": True, "index": name, "shards_acknowledged": True})
+        if op is None and method == "DELETE":
+            for target in self.resolve(name):
+                del self.indices[target]
+                for members in self.aliases.values():
+                    members.discard(target)
+            return es_json({"acknowledged": True})
+        (target,) = self.resolve(name)
+        if op == "_mapping":
+            self.indices[target]["meta"] = json.loads(body)["_meta"]
+            return es_json({"acknowledged": True})
+        if op == "_refresh":
+            return es_json({"_shards": {}})
+        if op == "_count":
+            return es_json({"count": len(self.indices[target]["docs"])})
+        raise AssertionError(f"unexpected {method} {request.path}")
+
+
+@pytest.fixture
+def cluster(es_client):
     client, _, server = es_client
-    seen, handle = recorder([es_json({"acknowledged": True, "index": INDEX, "shards_acknowledged": True})])
-    server.expect_request(f"/{INDEX}", method="DELETE").respond_with_response(es_json({"acknowledged": True}))
-    server.expect_request(f"/{INDEX}", method="PUT").respond_with_handler(handle)
-    result = client.application.test_cli_runner().invoke(args=["person", "create-index", "--replace"])
+    fake = FakeCluster()
+    server.expect_request(re.compile(".*")).respond_with_handler(fake)
+    return client.application, fake
+
+
+def cli(app, *args):
+    result = app.test_cli_runner().invoke(args=["person", *args])
     assert result.exit_code == 0, result.output
-    properties = seen[0]["mappings"]["properties"]
-    assert properties["job_title"] == {"type": "text", "analyzer": "standard"}
-    assert properties["education"]["properties"]["school"]["properties"]["name"] == {"type": "keyword"}
-    assert seen[0]["settings"]["index"]["max_result_window"] == 10000
+    return result.output
+
+
+def test_create_index_makes_an_alias_over_a_dated_index_with_the_mapping_from_the_schema(cluster):
+    app, fake = cluster
+    cli(app, "create-index")
+    (dated,) = fake.indices
+    assert dated.startswith(f"{INDEX}-") and fake.aliases == {INDEX: {dated}}
+    created = fake.indices[dated]["body"]
+    assert created["mappings"]["properties"]["job_title"] == {"type": "text", "analyzer": "standard"}
+    assert created["mappings"]["properties"]["education"]["properties"]["school"]["properties"]["name"] == {"type": "keyword"}
+    assert created["settings"]["index"]["max_result_window"] == 10000
+    cli(app, "create-index")  # already there: nothing new
+    assert list(fake.indices) == [dated]
+
+
+def test_a_replacing_load_fills_a_new_index_aside_then_swaps_the_alias_in_one_call(cluster):
+    app, fake = cluster
+    cli(app, "create-index")
+    (old,) = fake.indices
+    fake.indices[old]["docs"]["someone-old"] = {"id": "someone-old"}
+    output = cli(app, "load", PEOPLE8, "--replace", "--dataset-version", "32.0")
+    assert "loaded 8 profiles" in output
+    (new,) = fake.indices
+    assert new != old and fake.aliases == {INDEX: {new}}
+    assert fake.during_bulk and all(state == {INDEX: [old]} for state in fake.during_bulk)  # readers kept the old data
+    assert sorted(fake.indices[new]["docs"]) == [f"p{n}" for n in range(1, 9)]
+    assert fake.indices[new]["meta"] == {"dataset_version": "32.0"}
+    swaps = [body for method, path, body in fake.calls if path == "/_aliases"]
+    assert swaps == [{"actions": [{"add": {"index": new, "alias": INDEX}}, {"remove": {"index": old, "alias": INDEX}}]}]
+    deleted = [path for method, path, _ in fake.calls if method == "DELETE"]
+    assert deleted == [f"/{old}"]
+    order = [(method, path) for method, path, _ in fake.calls]
+    assert order.index(("DELETE", f"/{old}")) > order.index(("POST", "/_aliases"))  # deleted only once nobody reads it
+
+
+def test_a_plain_index_of_an_older_release_becomes_an_alias_on_the_first_replacing_load(cluster):
+    app, fake = cluster
+    fake.indices[INDEX] = {"docs": {"someone-old": {}}, "meta": {}, "body": {}}
+    cli(app, "load", PEOPLE8, "--replace")
+    (new,) = fake.indices
+    assert fake.aliases == {INDEX: {new}} and len(fake.indices[new]["docs"]) == 8
+    swaps = [body for _, path, body in fake.calls if path == "/_aliases"]
+    assert swaps == [{"actions": [{"add": {"index": new, "alias": INDEX}}, {"remove_index": {"index": INDEX}}]}]
+
+
+def test_a_failed_replacing_load_leaves_the_alias_and_drops_the_half_built_index(cluster):
+    app, fake = cluster
+    cli(app, "create-index")
+    (old,) = fake.indices
+    fake.reject_bulk = True
+    result = app.test_cli_runner().invoke(args=["person", "load", PEOPLE8, "--replace"])
+    assert result.exit_code != 0
+    assert list(fake.indices) == [old] and fake.aliases == {INDEX: {old}}
 
 
 def test_load_bulk_indexes_by_id_and_records_the_dataset_version(es_client):

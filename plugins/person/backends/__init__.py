@@ -63,6 +63,9 @@ class DatasetWriter(ABC):
     @abstractmethod
     def close(self, dataset_version: str | None) -> int: ...
 
+    def abort(self) -> None:
+        """The load failed before close: drop whatever the writer built aside (readers never saw it)."""
+
 
 class SearchBackend(ABC):
     """What every dataset engine answers: validated DSL queries only (plugins/person/dsl.py)."""

@@ -1,7 +1,14 @@
-"""The Elasticsearch search backend: the validated DSL sent as is through the official client, search_after paging, bulk loading."""
+"""The Elasticsearch search backend: the validated DSL sent as is through the official client, search_after paging, bulk loading.
+
+HIREKIT_ELASTICSEARCH_INDEX names an alias over a dated index (`people` -> `people-20261122T231500123456`). A replacing
+load fills a new dated index aside and then moves the alias to it in one atomic `_aliases` call, so searches answer
+from the old data until the new data is complete; the old index is deleted after the swap. An index created by an
+older release under the plain name keeps working, and the first replacing load turns it into an alias.
+"""
 
 from __future__ import annotations
 
+import datetime as dt
 import time
 from typing import Iterable
 
@@ -108,32 +115,60 @@ class ElasticsearchBackend(SearchBackend):
 
     # writing
     def create_index(self, *, replace: bool = False) -> None:
+        """Create the alias over a new empty dated index; `replace` swaps an existing alias to a new empty index."""
         if replace:
-            self._call(self.client.indices.delete, index=self.index, ignore_unavailable=True)
-        elif self.client.indices.exists(index=self.index):
-            return
-        self._call(self.client.indices.create, index=self.index, mappings=schema.elasticsearch_mapping(),
-                   settings={"index": {"max_result_window": 10_000}})
+            fresh = self._create_dated_index()
+            self.swap_alias_to(fresh)
+        elif not self._call(self.client.indices.exists, index=self.index):
+            self._create_dated_index(alias=True)
+
+    def _create_dated_index(self, *, alias: bool = False) -> str:
+        name = f"{self.index}-{dt.datetime.now(dt.timezone.utc).strftime('%Y%m%dt%H%M%S%f')}"
+        self._call(self.client.indices.create, index=name, mappings=schema.elasticsearch_mapping(),
+                   settings={"index": {"max_result_window": 10_000}}, **({"aliases": {self.index: {}}} if alias else {}))
+        return name
+
+    def swap_alias_to(self, fresh: str) -> None:
+        """Point the alias at `fresh` in one atomic call, then delete what it pointed at before."""
+        actions: list[dict] = [{"add": {"index": fresh, "alias": self.index}}]
+        previous: list[str] = []
+        if self._call(self.client.indices.exists_alias, name=self.index):
+            previous = [name for name in self._call(self.client.indices.get_alias, name=self.index).body if name != fresh]
+            actions += [{"remove": {"index": name, "alias": self.index}} for name in previous]
+        elif self._call(self.client.indices.exists, index=self.index):  # a plain index of an older release
+            actions.append({"remove_index": {"index": self.index}})
+        self._call(self.client.indices.update_aliases, actions=actions)
+        for name in previous:
+            self._call(self.client.indices.delete, index=name, ignore_unavailable=True)
+        self._info = None
 
     def drop_index(self) -> None:
-        self._call(self.client.indices.delete, index=self.index, ignore_unavailable=True)
+        if self._call(self.client.indices.exists_alias, name=self.index):
+            for name in self._call(self.client.indices.get_alias, name=self.index).body:
+                self._call(self.client.indices.delete, index=name, ignore_unavailable=True)
+        else:
+            self._call(self.client.indices.delete, index=self.index, ignore_unavailable=True)
 
     def writer(self, *, replace: bool = False, threads: int = 0) -> "ElasticsearchWriter":
-        self.create_index(replace=replace)
-        return ElasticsearchWriter(self, threads=threads)
+        if replace:
+            return ElasticsearchWriter(self, threads=threads, target=self._create_dated_index())
+        self.create_index()
+        return ElasticsearchWriter(self, threads=threads, target=self.index)
 
 
 class ElasticsearchWriter(DatasetWriter):
-    """Bulk upserts by id (the document _id is the person id); refreshes and records the dataset version on close."""
+    """Bulk upserts by id (the document _id is the person id) into `target`: the alias, or a replacing load's new dated
+    index, which close() refreshes and swaps the alias to; records the dataset version on close."""
 
     max_seq = -1
 
-    def __init__(self, backend: ElasticsearchBackend, *, threads: int):
+    def __init__(self, backend: ElasticsearchBackend, *, threads: int, target: str):
         self.backend = backend
         self.threads = max(1, threads)
+        self.target = target
 
     def add(self, documents: list) -> None:
-        actions = [{**action, "_index": self.backend.index} for action in documents]
+        actions = [{**action, "_index": self.target} for action in documents]
         if not actions:
             return
         if self.threads > 1:
@@ -145,12 +180,18 @@ class ElasticsearchWriter(DatasetWriter):
             raise RuntimeError(f"Elasticsearch rejected {len(failures)} document(s), first: {failures[0]}")
 
     def close(self, dataset_version: str | None) -> int:
-        client, index = self.backend.client, self.backend.index
+        backend, client = self.backend, self.backend.client
         if dataset_version:
-            self.backend._call(client.indices.put_mapping, index=index, meta={"dataset_version": dataset_version})
-        self.backend._call(client.indices.refresh, index=index)
-        self.backend._info = None
-        return self.backend.count({"match_all": {}})
+            backend._call(client.indices.put_mapping, index=self.target, meta={"dataset_version": dataset_version})
+        backend._call(client.indices.refresh, index=self.target)
+        if self.target != backend.index:
+            backend.swap_alias_to(self.target)
+        backend._info = None
+        return backend.count({"match_all": {}})
+
+    def abort(self) -> None:
+        if self.target != self.backend.index:  # readers never saw the half-built index
+            self.backend._call(self.backend.client.indices.delete, index=self.target, ignore_unavailable=True)
 
 
 def _reason(error: EsApiError) -> str:
