@@ -116,8 +116,21 @@ def test_receiver_down_nothing_is_lost_and_it_arrives_when_the_receiver_is_back(
 def start_worker(db_url: str, redis_url: str) -> subprocess.Popen:
     env = {**os.environ, "HIREKIT_DATABASE_URL": db_url, "HIREKIT_REDIS_URL": redis_url, "HIREKIT_WEBHOOK_TIMEOUT": "1",
            "HIREKIT_WEBHOOK_LEASE_GRACE": "0.5", "HIREKIT_WEBHOOK_ALLOW_PRIVATE": "true", "HIREKIT_LOG_LEVEL": "WARNING"}
-    return subprocess.Popen([sys.executable, "worker.py", "webhooks"], cwd=ROOT, env=env,
+    return subprocess.Popen([sys.executable, "worker.py", "webhooks"], cwd=ROOT, env=env, start_new_session=True,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def stop_worker(process: subprocess.Popen, sig=signal.SIGTERM) -> None:
+    """Signal the worker's whole process group: RQ runs its scheduler in a child process, which a signal to the worker
+    alone would leave running (an orphan that keeps moving jobs in the test Redis)."""
+    try:
+        os.killpg(process.pid, sig)
+        process.wait(10)
+    except ProcessLookupError:
+        return
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait(10)
 
 
 def test_a_worker_killed_mid_delivery_is_finished_by_the_next_worker(make_app, db_url, redis_url, tenant_a, httpserver):
@@ -140,8 +153,7 @@ def test_a_worker_killed_mid_delivery_is_finished_by_the_next_worker(make_app, d
     try:
         event = emit(app, tenant_a)
         assert first_request_arrived.wait(20), "the first worker never sent the delivery"
-        worker.send_signal(signal.SIGKILL)
-        worker.wait(5)
+        stop_worker(worker, signal.SIGKILL)  # the worker and its scheduler, as a container or cgroup kill takes both
         release.set()
         with app.app_context(), database.connection_context():
             delivery = WebhookDelivery.get(WebhookDelivery.event_id == event.event_id)
@@ -156,9 +168,8 @@ def test_a_worker_killed_mid_delivery_is_finished_by_the_next_worker(make_app, d
     finally:
         release.set()
         for process in (worker, replacement):
-            if process is not None and process.poll() is None:
-                process.terminate()
-                process.wait(10)
+            if process is not None:
+                stop_worker(process)
 
 
 pytestmark = pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
