@@ -31,12 +31,16 @@ def paths_with_nul(value, path: str = "") -> list[str]:
 def refuse_nul_characters():
     """before_request: query string, form fields and JSON body; blueprints that parse their own body opt out."""
     req = request._get_current_object()
+    environ = req.environ
+    has_body = environ.get("CONTENT_LENGTH", "0") not in ("", "0") or "HTTP_TRANSFER_ENCODING" in environ
+    if not has_body and not environ.get("QUERY_STRING"):
+        return  # most GETs: nothing to look at
     blueprint = current_app.blueprints.get(req.blueprint or "")
     if getattr(blueprint, "reads_raw_body", False):
         return
     found = [key for key, value in req.args.items(multi=True) if NUL in key or NUL in value] if req.query_string else []
-    if not req.content_length and "Transfer-Encoding" not in req.headers:
-        pass  # no body
+    if not has_body:
+        pass
     elif req.mimetype in ("multipart/form-data", "application/x-www-form-urlencoded"):
         found += [key for key, value in req.form.items(multi=True) if NUL in key or NUL in value]
     elif req.is_json and req.content_length and NUL_ESCAPE in req.get_data(cache=True):

@@ -68,3 +68,12 @@ def test_mcp_documents_batches_as_arrays(client):
     operation = client.get("/openapi.json").json["paths"]["/mcp"]["post"]
     answer = operation["responses"]["200"]["content"]["application/json"]["schema"]
     assert [variant.get("type") for variant in answer["oneOf"]] == [None, "array"]
+
+
+def test_nul_characters_in_a_form_field_are_422(client, tenant_a):
+    from tests.factories import create_job
+    from tests.test_board import apply_form
+
+    job = create_job(client, tenant_a)
+    response = client.post(f"/jobs/{job['number']}/apply", data=apply_form(name="Ja\u0000ne"), headers=tenant_a.headers)
+    assert response.status_code == 422 and "name" in response.json["error"]["fields"]
