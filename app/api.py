@@ -55,6 +55,11 @@ class Blueprint(SmorestBlueprint):
             responses.setdefault(401, "UNAUTHORIZED")
         return doc
 
+    def arguments(self, schema, **kwargs):
+        """flask-smorest's arguments, with a schema class instantiated once: given a class, webargs builds a new
+        instance on every request (about 0.2 ms). marshmallow 4 schemas keep no per-load state, so one serves all."""
+        return super().arguments(schema() if isinstance(schema, type) else schema, **kwargs)
+
     def errors(self, *status_codes: int):
         """Document the error statuses a route can answer besides 401/422/429."""
 
