@@ -344,12 +344,19 @@ SEQ_WINDOWS = (4, 32, 256, 2048)  # sequences past the last hit an index-order c
 
 def _after_seq_window(searcher, query: Query, last_seq: int, size: int) -> list:
     """The next `size` hits after sequence `last_seq` in index order: within a widening window of sequences first."""
-    for factor in SEQ_WINDOWS:
-        window = Query.range_query(SCHEMA, "_seq", FieldType.Integer, last_seq, last_seq + factor * size, False, True)
-        result = searcher.search(_with(query, window), size, count=False, order_by_field="_seq", order=Order.Asc)
-        if len(result.hits) == size:
-            return result.hits
-    return searcher.search(_with(query, _after_seq(last_seq)), size, count=False, order_by_field="_seq", order=Order.Asc).hits
+    windows = (Query.range_query(SCHEMA, "_seq", FieldType.Integer, last_seq, last_seq + factor * size, False, True)
+               for factor in SEQ_WINDOWS)
+    return _next_page(searcher, query, windows, _after_seq(last_seq), size, "_seq", Order.Asc)
+
+
+def _next_page(searcher, query: Query, windows: Iterable[Query], past: Query, size: int, key: str, order: Order) -> list:
+    """The next `size` hits of `query` in `key` order: from the first window (nearest first) that holds a full page,
+    else from everything past the last hit. A full window holds the next hits, as every key outside it comes later."""
+    for window in windows:
+        hits = searcher.search(_with(query, window), size, count=False, order_by_field=key, order=order).hits
+        if len(hits) == size:
+            return hits
+    return searcher.search(_with(query, past), size, count=False, order_by_field=key, order=order).hits
 
 
 def _after_seq(seq: int) -> Query:
@@ -542,14 +549,9 @@ class EmbeddedBackend(SearchBackend):
         """The next `size` valued hits past the folded key `last`: first among documents of the same value, then
         within NUMBER_WINDOWS values of it, then anywhere past it."""
         value = (last >> SEQ_BITS) - VALUE_OFFSET
-        direction = Order.Asc if order == "asc" else Order.Desc
-        for width in NUMBER_WINDOWS:
-            window = _number_window(key, last, value, width, order)
-            result = searcher.search(_with(valued, window), size, count=False, order_by_field=key, order=direction)
-            if len(result.hits) == size:
-                return result.hits
-        return searcher.search(_with(valued, _past_key(key, last, order)), size, count=False, order_by_field=key,
-                               order=direction).hits
+        windows = (_number_window(key, last, value, width, order) for width in NUMBER_WINDOWS)
+        return _next_page(searcher, valued, windows, _past_key(key, last, order), size, key,
+                          Order.Asc if order == "asc" else Order.Desc)
 
     def _by_keyword(self, searcher, parts, path, order, size, offset, cursor):
         if cursor:
