@@ -77,6 +77,18 @@ def optional_text(**kwargs) -> Text:
     return Text(load_default=None, allow_none=True, **kwargs)
 
 
+class StrictBoolean(ma.fields.Boolean):
+    """true or false (and "true"/"false", as a query string sends them): marshmallow's Boolean also takes 0, 1, "yes",
+    "on" and the like, which a JSON body declaring a boolean should refuse (422) rather than guess at."""
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        if value is True or value is False:
+            return value
+        if isinstance(value, str) and value in ("true", "false"):
+            return value == "true"
+        raise self.make_error("invalid", input=value)
+
+
 class IsoDateString(ma.fields.String):
     """An ISO 8601 date or timestamp kept as the client sent it (SPEC: samples use ISO 8601 UTC)."""
 

@@ -3,6 +3,8 @@
 import base64
 import io
 
+import pytest
+
 from tests.factories import candidate_body, create_job, job_body, pdf_bytes
 
 
@@ -71,9 +73,18 @@ def test_mcp_documents_batches_as_arrays(client):
 
 
 def test_nul_characters_in_a_form_field_are_422(client, tenant_a):
-    from tests.factories import create_job
     from tests.test_board import apply_form
 
     job = create_job(client, tenant_a)
     response = client.post(f"/jobs/{job['number']}/apply", data=apply_form(name="Ja\u0000ne"), headers=tenant_a.headers)
     assert response.status_code == 422 and "name" in response.json["error"]["fields"]
+
+
+@pytest.mark.parametrize("value", [0, 1, "yes", "on", None])
+def test_booleans_in_json_bodies_are_true_or_false_only(client, tenant_a, value):
+    job = client.post("/v1/jobs", json=job_body(), headers=tenant_a.headers).json
+    toggled = client.patch(f"/v1/jobs/{job['id']}/scheduling", json={"scheduling": value}, headers=tenant_a.headers)
+    assert toggled.status_code == 422 and "scheduling" in toggled.json["error"]["fields"]
+    bulk = client.post("/v2/person/enrich/info/bulk", json={"include_if_matched": value, "requests": [{}]},
+                       headers=tenant_a.person_headers)
+    assert bulk.status_code == 422 and "include_if_matched" in bulk.json["error"]["fields"]

@@ -6,7 +6,7 @@ import marshmallow as ma
 import orjson
 
 from app.errors import ApiError
-from app.fields import StrictSchema
+from app.fields import StrictBoolean, StrictSchema
 
 ENRICH_ALIASES = {"name": "full_name", "phone": "phone_number", "company": "company_name"}  # PDL's names -> the seed's
 LIKELIHOOD_DOC = ("likelihood is 1-10: the sum of the weights of the inputs that agree with the profile, capped at 10 — "
@@ -107,7 +107,7 @@ class _EnrichFields(StrictSchema):
                                   "oneOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]})
     min_likelihood = ma.fields.Integer(validate=ma.validate.Range(min=1, max=10),
                                        metadata={"description": "1-10, default 2: a weaker best match answers 404"})
-    include_if_matched = ma.fields.Boolean(metadata={"description": "Add `matched`: the inputs that agreed with the profile"})
+    include_if_matched = StrictBoolean(metadata={"description": "Add `matched`: the inputs that agreed with the profile"})
 
     @ma.pre_load
     def accept_pdl_names(self, data, **kwargs):
@@ -150,7 +150,7 @@ class PersonBulkEnrichSchema(StrictSchema):
     requests = ma.fields.List(ma.fields.Dict(), required=True, validate=ma.validate.Length(min=1, max=100))
     min_likelihood = ma.fields.Integer(validate=ma.validate.Range(min=1, max=10),
                                        metadata={"description": "Applies to items that do not set their own"})
-    include_if_matched = ma.fields.Boolean(metadata={"description": "Applies to items that do not set their own"})
+    include_if_matched = StrictBoolean(metadata={"description": "Applies to items that do not set their own"})
 
 
 # ---- responses (documentation and dumping) -----------------------------------

@@ -4,19 +4,19 @@ import re
 
 import marshmallow as ma
 
-from app.fields import StrictSchema, Text
+from app.fields import StrictBoolean, StrictSchema, Text
 
 TIME_PATTERN = re.compile(r"^([01]\d|2[0-3]):[0-5]\d:[0-5]\d$")
 NOT_NEGATIVE = ma.validate.Range(min=0)
 
 
 class SchedulingToggleSchema(StrictSchema):
-    scheduling = ma.fields.Boolean(required=True, metadata={"description": "true enables interview scheduling for the job"})
+    scheduling = StrictBoolean(required=True, metadata={"description": "true enables interview scheduling for the job"})
 
 
 class SchedulingSchema(ma.Schema):
     job_id = ma.fields.UUID(required=True)
-    scheduling = ma.fields.Boolean(required=True)
+    scheduling = StrictBoolean(required=True)
 
 
 class ClockTime(ma.fields.String):
@@ -41,19 +41,19 @@ class ScheduleSettingSchema(StrictSchema):
     retry_interval = ma.fields.Integer(validate=NOT_NEGATIVE, metadata={"description": "Minutes between attempts"})
     days_of_week = ma.fields.List(ma.fields.Integer(validate=ma.validate.Range(min=1, max=7)),
                                   metadata={"description": "ISO days: 1 Monday ... 7 Sunday"})
-    email_enabled = ma.fields.Boolean()
+    email_enabled = StrictBoolean()
     email_notify_minutes = ma.fields.Integer(validate=NOT_NEGATIVE, metadata={"description": "Minutes before the call"})
-    email_repeat = ma.fields.Boolean()
-    sms_enabled = ma.fields.Boolean()
+    email_repeat = StrictBoolean()
+    sms_enabled = StrictBoolean()
     sms_notify_minutes = ma.fields.Integer(validate=NOT_NEGATIVE, metadata={"description": "Minutes before the call"})
-    sms_repeat = ma.fields.Boolean()
-    voicemail_enabled = ma.fields.Boolean()
-    repeat_calling = ma.fields.Boolean(metadata={"description": (
+    sms_repeat = StrictBoolean()
+    voicemail_enabled = StrictBoolean()
+    repeat_calling = StrictBoolean(metadata={"description": (
         "When an application re-enters ACTIVE after its candidate already completed a screening call for the job: "
         "true starts a new series of attempts, false (default) does not call again (one completed screening per "
         "application; instant calls are always allowed)")})
     call_schedule_minutes = ma.fields.Integer(validate=NOT_NEGATIVE, metadata={"description": "Minutes after the trigger before the first call"})
-    default = ma.fields.Boolean()
+    default = StrictBoolean()
     name = Text(max_length=255, metadata={"description": "A label for this setting"})
 
     @ma.validates_schema
@@ -71,21 +71,21 @@ class ScheduleSettingSchema(StrictSchema):
 
 class ScheduleSettingRecordSchema(ma.Schema):
     job_id = ma.fields.UUID(required=True)
-    scheduling = ma.fields.Boolean(required=True)
+    scheduling = StrictBoolean(required=True)
     window_start_time = ma.fields.String(required=True)
     window_end_time = ma.fields.String(required=True)
     daily_attempts = ma.fields.Integer(required=True)
     total_attempts = ma.fields.Integer(required=True)
     retry_interval = ma.fields.Integer(required=True)
     days_of_week = ma.fields.List(ma.fields.Integer(), required=True)
-    email_enabled = ma.fields.Boolean(required=True)
+    email_enabled = StrictBoolean(required=True)
     email_notify_minutes = ma.fields.Integer(required=True)
-    email_repeat = ma.fields.Boolean(required=True)
-    sms_enabled = ma.fields.Boolean(required=True)
+    email_repeat = StrictBoolean(required=True)
+    sms_enabled = StrictBoolean(required=True)
     sms_notify_minutes = ma.fields.Integer(required=True)
-    sms_repeat = ma.fields.Boolean(required=True)
-    voicemail_enabled = ma.fields.Boolean(required=True)
-    repeat_calling = ma.fields.Boolean(required=True)
+    sms_repeat = StrictBoolean(required=True)
+    voicemail_enabled = StrictBoolean(required=True)
+    repeat_calling = StrictBoolean(required=True)
     call_schedule_minutes = ma.fields.Integer(required=True)
-    default = ma.fields.Boolean(required=True)
+    default = StrictBoolean(required=True)
     name = ma.fields.String(required=True)
