@@ -50,12 +50,14 @@ def server_error_other_than_503(ctx, response, case):
 
 
 def negative_data_rejection_for_text_forms(ctx, response, case):
-    """negative_data_rejection, except a multipart body whose only mutations changed a field's type: every form field
-    is text on the wire, so a generated boolean arrives as the valid string "false" (seen: a board applicant named
-    "false" was rightly accepted)."""
+    """negative_data_rejection, except a multipart body whose only mutations made a field a non-string scalar: every
+    form field is text on the wire, so a generated boolean or number arrives as a valid string ("false", "-3.4e+16").
+    Seen: a board applicant named "false", and a PATCH of an application's resume file_name, both rightly accepted."""
     mutations = getattr(case.meta.phase.data, "mutations", None) if case.meta else None
     if (case.media_type or "").startswith("multipart/form-data") and mutations and all(
-            m.operator == OperatorKind.CHANGE_TYPE and m.parameter_location == ParameterLocation.BODY for m in mutations):
+            m.parameter_location == ParameterLocation.BODY
+            and (m.operator == OperatorKind.CHANGE_TYPE or isinstance(m.new_value, (bool, int, float)))
+            for m in mutations):
         return None
     return negative_data_rejection(ctx, response, case)
 
