@@ -1,6 +1,6 @@
 """The Elasticsearch search backend: the validated DSL sent as is through the official client, search_after paging, bulk loading.
 
-HIREKIT_ELASTICSEARCH_INDEX names an alias over a dated index (`people` -> `people-20261122T231500123456`). A replacing
+HIREKIT_ELASTICSEARCH_INDEX names an alias over a dated index (`people` -> `people-20261122t231500123456`: index names are lowercase). A replacing
 load fills a new dated index aside and then moves the alias to it in one atomic `_aliases` call, so searches answer
 from the old data until the new data is complete; the old index is deleted after the swap. An index created by an
 older release under the plain name keeps working, and the first replacing load turns it into an alias.
@@ -131,23 +131,26 @@ class ElasticsearchBackend(SearchBackend):
     def swap_alias_to(self, fresh: str) -> None:
         """Point the alias at `fresh` in one atomic call, then delete what it pointed at before."""
         actions: list[dict] = [{"add": {"index": fresh, "alias": self.index}}]
-        previous: list[str] = []
-        if self._call(self.client.indices.exists_alias, name=self.index):
-            previous = [name for name in self._call(self.client.indices.get_alias, name=self.index).body if name != fresh]
-            actions += [{"remove": {"index": name, "alias": self.index}} for name in previous]
-        elif self._call(self.client.indices.exists, index=self.index):  # a plain index of an older release
+        aliased = self._aliased_indices()
+        previous = [name for name in aliased or () if name != fresh]
+        actions += [{"remove": {"index": name, "alias": self.index}} for name in previous]
+        if aliased is None and self._call(self.client.indices.exists, index=self.index):  # a plain index of an older release
             actions.append({"remove_index": {"index": self.index}})
         self._call(self.client.indices.update_aliases, actions=actions)
         for name in previous:
             self._call(self.client.indices.delete, index=name, ignore_unavailable=True)
         self._info = None
 
+    def _aliased_indices(self) -> list[str] | None:
+        """The indices behind the alias, or None when the configured name is not an alias."""
+        if not self._call(self.client.indices.exists_alias, name=self.index):
+            return None
+        return list(self._call(self.client.indices.get_alias, name=self.index).body)
+
     def drop_index(self) -> None:
-        if self._call(self.client.indices.exists_alias, name=self.index):
-            for name in self._call(self.client.indices.get_alias, name=self.index).body:
-                self._call(self.client.indices.delete, index=name, ignore_unavailable=True)
-        else:
-            self._call(self.client.indices.delete, index=self.index, ignore_unavailable=True)
+        aliased = self._aliased_indices()
+        for name in aliased if aliased is not None else [self.index]:
+            self._call(self.client.indices.delete, index=name, ignore_unavailable=True)
 
     def writer(self, *, replace: bool = False, threads: int = 0) -> "ElasticsearchWriter":
         if replace:
