@@ -37,9 +37,8 @@ def scheme_for(blueprint: str | None) -> str | None:
     return None
 
 
-def presented_key(scheme: str, headers=None) -> str | None:
-    """The key from the header the scheme names, or None when absent or malformed."""
-    headers = request.headers if headers is None else headers
+def presented_key(scheme: str, headers) -> str | None:
+    """The key from the request header the scheme names, or None when absent or malformed."""
     if scheme == BEARER:
         header = headers.get("Authorization", "")
         kind, _, value = header.partition(" ")

@@ -39,11 +39,9 @@ def refuse_nul_characters():
     if getattr(blueprint, "reads_raw_body", False):
         return
     found = [key for key, value in req.args.items(multi=True) if NUL in key or NUL in value] if req.query_string else []
-    if not has_body:
-        pass
-    elif req.mimetype in ("multipart/form-data", "application/x-www-form-urlencoded"):
+    if has_body and req.mimetype in ("multipart/form-data", "application/x-www-form-urlencoded"):
         found += [key for key, value in req.form.items(multi=True) if NUL in key or NUL in value]
-    elif req.is_json and req.content_length and NUL_ESCAPE in req.get_data(cache=True):
+    elif has_body and req.is_json and req.content_length and NUL_ESCAPE in req.get_data(cache=True):
         # valid JSON carries a NUL only as this escape: the route decodes the body anyway, so decode here only then
         found += paths_with_nul(req.get_json(silent=True))
     if found:
