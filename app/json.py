@@ -16,15 +16,18 @@ def _default(value):
     raise TypeError(f"{type(value).__name__} is not JSON serializable")
 
 
+def dumps_bytes(obj) -> bytes:
+    """What every JSON answer's body is: orjson, with Decimal and set support."""
+    return orjson.dumps(obj, default=_default, option=orjson.OPT_NON_STR_KEYS)
+
+
 class OrjsonProvider(DefaultJSONProvider):
     def dumps(self, obj, **kwargs) -> str:
-        return orjson.dumps(obj, default=_default, option=orjson.OPT_NON_STR_KEYS).decode()
+        return dumps_bytes(obj).decode()
 
     def loads(self, s, **kwargs):
         return orjson.loads(s)
 
     def response(self, *args, **kwargs):
         obj = self._prepare_response_obj(args, kwargs)
-        return self._app.response_class(
-            orjson.dumps(obj, default=_default, option=orjson.OPT_NON_STR_KEYS), mimetype=self.mimetype
-        )
+        return self._app.response_class(dumps_bytes(obj), mimetype=self.mimetype)

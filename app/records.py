@@ -25,6 +25,11 @@ class TenantRecord(TimestampedModel):
 
 def get_owned(model: type[TenantRecord], tenant_id: str, record_id) -> TenantRecord:
     """The tenant's record with that id; another tenant's record, or a malformed id, is a 404."""
+    return instance_from_row(model, get_owned_row(model, tenant_id, record_id))
+
+
+def get_owned_row(model: type[TenantRecord], tenant_id: str, record_id) -> tuple:
+    """The raw row (the columns of `model._meta.sorted_fields`, as the driver returns them) behind `get_owned`."""
     ident = parse_uuid(record_id)
     if ident is None:
         raise NotFound(model.label, record_id)
@@ -37,10 +42,10 @@ def get_owned(model: type[TenantRecord], tenant_id: str, record_id) -> TenantRec
     row = cursor.fetchone()
     if row is None:
         raise NotFound(model.label, record_id)
-    return _instance_from_row(model, row)
+    return row
 
 
-def _instance_from_row(model, row):
+def instance_from_row(model, row):
     """Build the model instance as peewee would for `select()` (same column order), without re-resolving columns."""
     instance = model(__no_default__=1)
     instance.__data__ = {field.name: field.python_value(value) for field, value in zip(model._meta.sorted_fields, row)}

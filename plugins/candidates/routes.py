@@ -4,7 +4,9 @@ from flask.views import MethodView
 
 from app.api import Blueprint, page_schema
 from app.auth import current_tenant_id
+from app.representations import owned_record_response
 from app.resumes import json_or_multipart
+from plugins.candidates.models import Candidate
 from plugins.candidates import services
 from plugins.candidates.schemas import (CandidateCreateSchema, CandidateListArgsSchema, CandidateSchema,
                                         CandidateUpdateSchema)
@@ -36,7 +38,7 @@ class CandidateItem(MethodView):
     @blp.errors(404)
     def get(self, candidate_id):
         """Read a candidate"""
-        return services.get_candidate(current_tenant_id(), candidate_id)
+        return owned_record_response(Candidate, CandidateSchema, current_tenant_id(), candidate_id)
 
     @blp.arguments(CandidateUpdateSchema)
     @blp.response(200, CandidateSchema)

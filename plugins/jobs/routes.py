@@ -4,6 +4,8 @@ from flask.views import MethodView
 
 from app.api import Blueprint, page_schema
 from app.auth import current_tenant_id
+from app.representations import owned_record_response
+from plugins.jobs.models import Job
 from plugins.jobs import services
 from plugins.jobs.schemas import JobCreateSchema, JobListArgsSchema, JobSchema, JobUpdateSchema
 
@@ -32,7 +34,7 @@ class JobItem(MethodView):
     @blp.errors(404)
     def get(self, job_id):
         """Read a job"""
-        return services.get_job(current_tenant_id(), job_id)
+        return owned_record_response(Job, JobSchema, current_tenant_id(), job_id)
 
     @blp.arguments(JobUpdateSchema)
     @blp.response(200, JobSchema)

@@ -1,0 +1,43 @@
+"""GET-by-id answers built once per distinct row: the row is read on every request, its JSON body is reused.
+
+A record's JSON is a pure function of its row and its schema, so the body dumped for a row can be answered again for
+an identical row read later: an update changes the row (updated_at at least) and so the key. Nothing is served that
+the database did not return for this request; what is skipped is building the model instance, the marshmallow dump
+and the JSON encoding, about a fifth of the CPU of a GET by id. Integrations poll the same jobs and candidates over and
+over, which is the read this serves; a row not seen before costs what it did without the cache.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from flask import Response, current_app
+
+from app.json import dumps_bytes
+from app.records import TenantRecord, get_owned_row, instance_from_row
+
+MAX_BODIES = 2048  # per process; at a few KiB each, a few MiB at most
+
+_bodies: dict[tuple, bytes] = {}
+
+
+def owned_record_response(model: type[TenantRecord], schema_class: type, tenant_id: str, record_id) -> Response:
+    """200 with the tenant's record dumped by `schema_class` (a 404 as `get_owned` answers it)."""
+    row = get_owned_row(model, tenant_id, record_id)
+    key = (schema_class, row)
+    try:
+        body = _bodies.get(key)
+    except TypeError:  # a column the driver returns as a list or dict: not hashable, so not cached
+        key, body = None, None
+    if body is None:
+        body = dumps_bytes(_schema(schema_class).dump(instance_from_row(model, row)))
+        if key is not None:
+            if len(_bodies) >= MAX_BODIES:
+                _bodies.clear()
+            _bodies[key] = body
+    return current_app.response_class(body, mimetype=current_app.json.mimetype)
+
+
+@lru_cache(maxsize=None)
+def _schema(schema_class):
+    return schema_class()

@@ -1,0 +1,51 @@
+"""GET by id reuses a record's JSON body only for an identical row: never a stale or another tenant's answer."""
+
+import uuid
+
+from app import representations
+from app.db import database
+from plugins.jobs.models import Job
+from tests.factories import create_candidate, create_job
+
+
+def test_read_answers_what_the_write_answered_with_the_usual_headers(client, tenant_a):
+    job = create_job(client, tenant_a)
+    for _ in range(2):  # the second read is the reused body
+        got = client.get(f"/v1/jobs/{job['id']}", headers=tenant_a.headers)
+        assert got.status_code == 200 and got.json == job
+        assert got.content_type == "application/json"
+        assert got.headers["X-Request-Id"] and got.headers["X-RateLimit-Limit"]
+
+
+def test_an_update_through_the_api_is_seen_by_the_next_read(client, tenant_a):
+    job = create_job(client, tenant_a, title="Night nurse")
+    client.get(f"/v1/jobs/{job['id']}", headers=tenant_a.headers)
+    client.patch(f"/v1/jobs/{job['id']}", json={"title": "Day nurse"}, headers=tenant_a.headers)
+    assert client.get(f"/v1/jobs/{job['id']}", headers=tenant_a.headers).json["title"] == "Day nurse"
+
+
+def test_a_change_made_outside_this_process_is_seen_by_the_next_read(app, client, tenant_a):
+    """Another worker, a migration or an operator's SQL: the row is read on every request, so nothing stale is answered
+    even when updated_at did not move."""
+    job = create_job(client, tenant_a, status="open")
+    assert client.get(f"/v1/jobs/{job['id']}", headers=tenant_a.headers).json["status"] == "open"
+    with app.app_context(), database.connection_context():
+        Job.update(status="closed").where(Job.id == uuid.UUID(job["id"])).execute()
+    again = client.get(f"/v1/jobs/{job['id']}", headers=tenant_a.headers).json
+    assert again["status"] == "closed" and again["updated_at"] == job["updated_at"]
+
+
+def test_another_tenant_gets_404_for_a_record_already_read(client, tenant_a, tenant_b):
+    candidate = create_candidate(client, tenant_a)
+    assert client.get(f"/v1/candidates/{candidate['id']}", headers=tenant_a.headers).status_code == 200
+    response = client.get(f"/v1/candidates/{candidate['id']}", headers=tenant_b.headers)
+    assert response.status_code == 404 and response.json["error"]["type"] == "not_found"
+
+
+def test_the_bodies_kept_are_bounded(client, tenant_a, monkeypatch):
+    monkeypatch.setattr(representations, "MAX_BODIES", 2)
+    monkeypatch.setattr(representations, "_bodies", {})
+    jobs = [create_job(client, tenant_a, source_id=f"bounded-{n}") for n in range(5)]
+    for job in jobs:
+        assert client.get(f"/v1/jobs/{job['id']}", headers=tenant_a.headers).json == job
+        assert len(representations._bodies) <= 2
