@@ -204,6 +204,7 @@ def main() -> int:
     parser.add_argument("--connections", type=int, default=32)
     parser.add_argument("--quick", action="store_true", help="3 s per scenario")
     parser.add_argument("--pairs", type=int, default=5, help="interleaved bare/app runs for the target ratio (median)")
+    parser.add_argument("--target-only", action="store_true", help="only the interleaved GET /v1/jobs/:id pairs")
     args = parser.parse_args()
     duration = 3 if args.quick else args.duration
 
@@ -225,7 +226,7 @@ def main() -> int:
                                "status": "open", "desc": "Benchmark job description", "source_id": "bench-%d-%d"})
     load = (duration, args.connections)
     try:
-        results = {
+        results = {} if args.target_only else {
             "bare GET": drive("bare GET", f"http://127.0.0.1:{bare_port}/", "GET", {}, None, *load),
             "bare POST": drive("bare POST", f"http://127.0.0.1:{bare_port}/", "POST", {"Content-Type": "application/json"}, job_template, *load),
         }
@@ -252,7 +253,7 @@ def main() -> int:
             pair_ratios.append(app_run.rps / bare_run.rps)
             pair_rates.append((bare_run.rps, app_run.rps))
         rows = []
-        for name, url, method, headers, body, baseline in scenarios:
+        for name, url, method, headers, body, baseline in ([] if args.target_only else scenarios):
             result = drive(name, url, method, headers, body, *load)
             rows.append((result, results[baseline]))
     finally:
@@ -265,6 +266,8 @@ def main() -> int:
     print(f"\nREST throughput — gunicorn, 2 workers, {args.connections} connections, {duration} s each, {tool}, {backend}")
     print(f"{'scenario':44} {'req/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'errors':>8} {'vs bare':>8}")
     for name in ("bare GET", "bare POST"):
+        if args.target_only:
+            break
         r = results[name]
         print(f"{name:44} {r.rps:9.0f} {r.p50_ms:8.2f} {r.p99_ms:8.2f} {r.errors:8d} {'1.00':>8}")
     for result, baseline in rows:
