@@ -23,18 +23,20 @@ def protect(app, blueprint_name: str, scheme: str) -> None:
     if scheme not in SCHEMES:
         raise ValueError(f"unknown auth scheme {scheme!r}")
     app.extensions.setdefault("hirekit_auth", {})[blueprint_name] = scheme
+    app.extensions["hirekit_auth_resolved"] = {}
 
 
 def scheme_for(blueprint: str | None) -> str | None:
+    """The scheme protecting a blueprint, its own or its nearest parent's; resolved once per blueprint."""
     if not blueprint:
         return None
-    schemes = current_app.extensions.get("hirekit_auth", {})
-    parts = blueprint.split(".")
-    for depth in range(len(parts), 0, -1):
-        scheme = schemes.get(".".join(parts[:depth]))
-        if scheme:
-            return scheme
-    return None
+    resolved = current_app.extensions.setdefault("hirekit_auth_resolved", {})
+    if blueprint not in resolved:
+        schemes = current_app.extensions.get("hirekit_auth", {})
+        parts = blueprint.split(".")
+        resolved[blueprint] = next((schemes[name] for name in (".".join(parts[:depth]) for depth in range(len(parts), 0, -1))
+                                    if schemes.get(name)), None)
+    return resolved[blueprint]
 
 
 def presented_key(scheme: str, headers) -> str | None:

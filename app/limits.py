@@ -57,9 +57,11 @@ class Scope:
     config_name: str
 
 
-@lru_cache(maxsize=256)
-def parse_limit(text: str) -> RateLimitItem:
-    return parse(text)
+@lru_cache(maxsize=4096)
+def window_key(limit_text: str, identifiers: tuple) -> tuple[RateLimitItem, str]:
+    """The parsed limit and its storage key for these identifiers (what `item.key_for` builds), built once."""
+    item = parse(limit_text)
+    return item, item.key_for(*identifiers)
 
 
 def rate_limit_key() -> str:
@@ -93,13 +95,12 @@ class KeyLimits:
         if scope is None:
             return None
         caller = g.get("caller")
-        item = parse_limit(caller.rate_limit if caller is not None and caller.rate_limit
-                           else current_app.config[scope.config_name])
+        limit_text = caller.rate_limit if caller is not None and caller.rate_limit else current_app.config[scope.config_name]
         identifiers = (*self.prefix, rate_limit_key(), scope.name)
+        item, key = window_key(limit_text, identifiers)
         strategy = self.limiter.limiter
         try:
             if type(strategy) is FixedWindowRateLimiter:  # what FixedWindowRateLimiter.hit does, keeping the count
-                key = item.key_for(*identifiers)
                 count = strategy.storage.incr(key, item.get_expiry())
                 allowed, remaining = count <= item.amount, max(0, item.amount - count)
                 reset_at = strategy.storage.get_expiry(key)
@@ -123,10 +124,10 @@ class KeyLimits:
         window = g.get("rate_limit_window")
         if window is not None:
             limit, remaining, reset_at = window
-            headers = response.headers
-            headers["X-RateLimit-Limit"] = str(limit)
-            headers["X-RateLimit-Remaining"] = str(remaining)
-            headers["X-RateLimit-Reset"] = str(reset_at)
+            add = response.headers.add  # new headers: add skips set's search for existing ones
+            add("X-RateLimit-Limit", str(limit))
+            add("X-RateLimit-Remaining", str(remaining))
+            add("X-RateLimit-Reset", str(reset_at))
         return response
 
 

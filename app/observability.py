@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import re
 import time
-import uuid
 
 from flask import g, has_request_context, request
 
@@ -67,6 +67,11 @@ def configure_logging(app) -> None:
     root.propagate = app.config.get("LOG_PROPAGATE", True)
 
 
+def new_request_id() -> str:
+    """32 random hex digits, as uuid4().hex reads, at a fifth of its cost."""
+    return os.urandom(16).hex()
+
+
 def install_request_context(app) -> None:
     """Every request gets an id (the client's X-Request-Id when sane), echoed in the response and on one log line
     with route, status, duration and tenant."""
@@ -74,13 +79,13 @@ def install_request_context(app) -> None:
     @app.before_request
     def _start_request():
         ctx = g._get_current_object()
-        incoming = request.headers.get("X-Request-Id", "")
-        ctx.request_id = incoming if incoming and REQUEST_ID_PATTERN.match(incoming) else uuid.uuid4().hex
+        incoming = request.environ.get("HTTP_X_REQUEST_ID", "")
+        ctx.request_id = incoming if incoming and REQUEST_ID_PATTERN.match(incoming) else new_request_id()
         ctx.started_at = time.perf_counter()
 
     @app.after_request
     def _finish_request(response):
-        response.headers["X-Request-Id"] = g.get("request_id") or uuid.uuid4().hex
+        response.headers.add("X-Request-Id", g.get("request_id") or new_request_id())  # no view sets it: add, not replace
         if request_log.isEnabledFor(logging.INFO):
             started = g.get("started_at")
             request_log.info(
