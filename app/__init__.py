@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from inspect import iscoroutinefunction
+from types import FunctionType, MethodType
+
 from flask import Flask
 
 from app import auth, db, errors, limits, metrics, nul_guard, queue
@@ -13,21 +16,23 @@ from app.plugins import register, resolve
 
 
 class HirekitFlask(Flask):
-    """Flask with `ensure_sync` memoized: Flask asks it of every hook on every request (a dozen per request here), and
-    each answer costs an `inspect.iscoroutinefunction`; the hooks never change once the app serves."""
+    """Flask with `ensure_sync` memoized: Flask asks it of every hook and view on every request (a dozen per request
+    here), and each answer costs an `inspect.iscoroutinefunction`. The answer is kept per function: a bound method
+    (a MethodView's, new with every request) is decided by its function, so the memo stays as small as the code."""
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self._sync_views: dict = {}
+        self._coroutine_functions: dict = {}  # function -> whether Flask must wrap it
 
     def ensure_sync(self, func):
-        try:
-            return self._sync_views[func]
-        except KeyError:
-            wrapped = self._sync_views[func] = super().ensure_sync(func)
-            return wrapped
-        except TypeError:  # an unhashable callable: ask Flask every time
+        target = func.__func__ if type(func) is MethodType else func
+        if type(target) is not FunctionType:  # partials, callable objects: not memoized, they may be made per call
             return super().ensure_sync(func)
+        try:
+            is_coroutine = self._coroutine_functions[target]
+        except KeyError:
+            is_coroutine = self._coroutine_functions[target] = iscoroutinefunction(target)
+        return self.async_to_sync(func) if is_coroutine else func
 
 
 def create_app(config: dict | None = None) -> Flask:

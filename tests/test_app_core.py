@@ -6,6 +6,7 @@ import pytest
 
 from app import create_app
 from app.config import load_config
+from tests.factories import create_job
 
 
 def test_config_layers_defaults_env_file_then_mapping(tmp_path):
@@ -94,3 +95,29 @@ def test_proxy_headers_are_trusted_only_when_configured(make_app):
         build(behind).get("/whoami", headers={"X-Forwarded-For": "203.0.113.9", "X-Forwarded-Proto": "https"})
     assert seen[True] == ("203.0.113.9", "https")
     assert seen[False][0] != "203.0.113.9"
+
+
+def test_serving_requests_does_not_grow_per_request_state(app, client, tenant_a):
+    """The ensure_sync memo once kept every MethodView's bound method, two entries per request, for the process's life."""
+    job = create_job(client, tenant_a)
+    client.get(f"/v1/jobs/{job['id']}", headers=tenant_a.headers)
+    client.patch(f"/v1/jobs/{job['id']}", json={"title": "Nurse"}, headers=tenant_a.headers)
+    memo_size = len(app._coroutine_functions)
+    for _ in range(50):
+        assert client.get(f"/v1/jobs/{job['id']}", headers=tenant_a.headers).status_code == 200
+        assert client.patch(f"/v1/jobs/{job['id']}", json={"title": "Nurse"}, headers=tenant_a.headers).status_code == 200
+    assert len(app._coroutine_functions) == memo_size
+
+
+def test_coroutine_views_are_still_told_apart(app):
+    """Memoizing ensure_sync keeps Flask's contract: a plain view is returned as is, a coroutine view goes to
+    async_to_sync (which, without Flask's async extra installed, refuses it as Flask does)."""
+    async def coroutine_view():
+        return "async"
+
+    def plain_view():
+        return "plain"
+
+    assert app.ensure_sync(plain_view) is plain_view
+    with pytest.raises(RuntimeError, match="async"):
+        app.ensure_sync(coroutine_view)
