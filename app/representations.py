@@ -2,9 +2,10 @@
 
 A record's JSON is a pure function of its row and its schema, so the body dumped for a row can be answered again for
 an identical row read later: any change to the row changes the key. Nothing is served that the database did not
-return for this request; what is skipped is building the model instance, the marshmallow dump and the JSON encoding,
-and on PostgreSQL the typed columns (the row is read as one text value: `app.records.get_owned_version`). Integrations poll the same jobs and candidates over and
-over, which is the read this serves; a row not seen before costs what it did without the cache.
+return for this request. What is skipped is building the model instance, the marshmallow dump and the JSON encoding,
+and on PostgreSQL the decoding of typed columns, since the row is read as one text value there
+(`app.records.get_owned_version`). Integrations poll the same jobs and candidates over and over, which is the read
+this serves; a row not seen before costs one more query on PostgreSQL and what it did without the cache elsewhere.
 """
 
 from __future__ import annotations
