@@ -49,3 +49,17 @@ def test_the_bodies_kept_are_bounded(client, tenant_a, monkeypatch):
     for job in jobs:
         assert client.get(f"/v1/jobs/{job['id']}", headers=tenant_a.headers).json == job
         assert len(representations._bodies) <= 2
+
+
+def test_a_polled_call_shows_each_change_the_worker_writes(app, client, tenant_a):
+    """Clients poll GET /v1/calls/:id while a worker moves the call along: every poll answers the stored call."""
+    from plugins.calls.models import Call
+    from tests.call_factories import application_for, instant_call
+
+    call_id = instant_call(client, tenant_a, application_for(client, tenant_a)).json["id"]
+    first = client.get(f"/v1/calls/{call_id}", headers=tenant_a.headers).json
+    assert first["status"] == "completed" and first["assessment"] is not None
+    with app.app_context(), database.connection_context():
+        Call.update(summary="Re-analysed: strong fit").where(Call.id == uuid.UUID(call_id)).execute()
+    again = client.get(f"/v1/calls/{call_id}", headers=tenant_a.headers).json
+    assert again["summary"] == "Re-analysed: strong fit" and again["transcript"] == first["transcript"]

@@ -5,7 +5,9 @@ from flask.views import MethodView
 
 from app.api import Blueprint, page_schema
 from app.auth import current_tenant_id
+from app.representations import owned_record_response
 from plugins.calls import callbacks, services
+from plugins.calls.models import Call
 from plugins.calls.schemas import CallListArgsSchema, CallSchema
 
 blp = Blueprint("calls", __name__, url_prefix="/v1", description="Screening calls to candidates: instant or scheduled")
@@ -37,7 +39,7 @@ class CallItem(MethodView):
     @blp.errors(404)
     def get(self, call_id):
         """Read a call: status, summary, assessment, transcript and timing"""
-        return services.get_call(current_tenant_id(), call_id)
+        return owned_record_response(Call, CallSchema, current_tenant_id(), call_id)
 
 
 @callbacks_blp.route("/twilio")
