@@ -203,7 +203,7 @@ def main() -> int:
     parser.add_argument("--duration", type=int, default=10)
     parser.add_argument("--connections", type=int, default=32)
     parser.add_argument("--quick", action="store_true", help="3 s per scenario")
-    parser.add_argument("--pairs", type=int, default=5, help="interleaved bare/app runs for the target ratio (median)")
+    parser.add_argument("--pairs", type=int, default=9, help="interleaved bare/app runs for the target ratio (median)")
     parser.add_argument("--target-only", action="store_true", help="only the interleaved GET /v1/jobs/:id pairs")
     args = parser.parse_args()
     duration = 3 if args.quick else args.duration
