@@ -139,9 +139,17 @@ def page_schema(item_schema: type[ma.Schema]) -> type[ma.Schema]:
 
 def paginate(query, *, page: int, size: int, order_by=None) -> dict:
     """A page of a peewee query in stable order (created_at, then id unless given), with its totals."""
-    model = query.model
     total = query.count()
+    items = list(page_query(query, page=page, size=size, order_by=order_by))
+    return page_body(items, page=page, size=size, total=total)
+
+
+def page_query(query, *, page: int, size: int, order_by=None):
+    """The query of one page, in stable order (created_at, then id unless given)."""
     if order_by is None:
-        order_by = (model.created_at, model.id)
-    items = list(query.order_by(*order_by).paginate(page, size))
+        order_by = (query.model.created_at, query.model.id)
+    return query.order_by(*order_by).paginate(page, size)
+
+
+def page_body(items: list, *, page: int, size: int, total: int) -> dict:
     return {"data": items, "page": page, "size": size, "total": total, "total_pages": math.ceil(total / size) if size else 0}

@@ -63,3 +63,28 @@ def test_a_polled_call_shows_each_change_the_worker_writes(app, client, tenant_a
         Call.update(summary="Re-analysed: strong fit").where(Call.id == uuid.UUID(call_id)).execute()
     again = client.get(f"/v1/calls/{call_id}", headers=tenant_a.headers).json
     assert again["summary"] == "Re-analysed: strong fit" and again["transcript"] == first["transcript"]
+
+
+def test_a_list_page_answers_what_the_generic_page_dump_answers(app, client, tenant_a):
+    from app.api import page_schema
+    from plugins.jobs import services
+    from plugins.jobs.schemas import JobSchema
+
+    for n in range(7):
+        create_job(client, tenant_a, source_id=f"page-{n}", status="open" if n % 2 else "closed")
+    for query in ("page=1&size=3", "page=3&size=3", "page=2&size=2&status=OPEN", "page=9&size=5"):
+        got = client.get(f"/v1/jobs?{query}", headers=tenant_a.headers)
+        args = dict(pair.split("=") for pair in query.split("&"))
+        with app.test_request_context(), database.connection_context():
+            expected = page_schema(JobSchema)().dump(services.list_jobs(tenant_a.id, page=int(args.pop("page")),
+                                                                        size=int(args.pop("size")), **args))
+        assert got.status_code == 200 and got.json == expected
+
+
+def test_a_list_shows_a_change_made_outside_this_process(app, client, tenant_a):
+    candidate = create_candidate(client, tenant_a)
+    assert client.get("/v1/candidates?page=1&size=10", headers=tenant_a.headers).json["data"][0]["city"] == candidate["city"]
+    with app.app_context(), database.connection_context():
+        from plugins.candidates.models import Candidate
+        Candidate.update(city="Lisbon").where(Candidate.id == uuid.UUID(candidate["id"])).execute()
+    assert client.get("/v1/candidates?page=1&size=10", headers=tenant_a.headers).json["data"][0]["city"] == "Lisbon"

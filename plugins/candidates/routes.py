@@ -4,7 +4,7 @@ from flask.views import MethodView
 
 from app.api import Blueprint, page_schema
 from app.auth import current_tenant_id
-from app.representations import owned_record_response
+from app.representations import owned_page_response, owned_record_response
 from app.resumes import json_or_multipart
 from plugins.candidates.models import Candidate
 from plugins.candidates import services
@@ -20,7 +20,9 @@ class Candidates(MethodView):
     @blp.response(200, page_schema(CandidateSchema))
     def get(self, args):
         """List candidates, oldest first, filtered by source_id or email"""
-        return services.list_candidates(current_tenant_id(), **args)
+        page, size = args.pop("page"), args.pop("size")
+        return owned_page_response(services.candidates_query(current_tenant_id(), **args), CandidateSchema, page=page,
+                                   size=size)
 
     @blp.response(201, CandidateSchema)
     @blp.errors(409)

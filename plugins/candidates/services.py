@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 from app import resumes
-from app.api import paginate
 from app.records import apply_changes, apply_filters, create_with_source_id, find_by_source_id, get_owned, source_id_taken
 from plugins.candidates.models import Candidate
 
 
-def list_candidates(tenant_id: str, *, page: int, size: int, **filters) -> dict:
-    query = apply_filters(Candidate.owned_by(tenant_id), Candidate, filters, case_insensitive=("email",))
-    return paginate(query, page=page, size=size)
+def candidates_query(tenant_id: str, **filters):
+    """The tenant's candidates matching the list filters (empty ones ignored)."""
+    return apply_filters(Candidate.owned_by(tenant_id), Candidate, filters, case_insensitive=("email",))
 
 
 def get_candidate(tenant_id: str, candidate_id) -> Candidate:

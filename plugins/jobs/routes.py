@@ -4,7 +4,7 @@ from flask.views import MethodView
 
 from app.api import Blueprint, page_schema
 from app.auth import current_tenant_id
-from app.representations import owned_record_response
+from app.representations import owned_page_response, owned_record_response
 from plugins.jobs.models import Job
 from plugins.jobs import services
 from plugins.jobs.schemas import JobCreateSchema, JobListArgsSchema, JobSchema, JobUpdateSchema
@@ -18,7 +18,8 @@ class Jobs(MethodView):
     @blp.response(200, page_schema(JobSchema))
     def get(self, args):
         """List jobs, oldest first, filtered by source_id, status, location or type"""
-        return services.list_jobs(current_tenant_id(), **args)
+        page, size = args.pop("page"), args.pop("size")
+        return owned_page_response(services.jobs_query(current_tenant_id(), **args), JobSchema, page=page, size=size)
 
     @blp.arguments(JobCreateSchema)
     @blp.response(201, JobSchema)

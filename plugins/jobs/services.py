@@ -10,9 +10,13 @@ from plugins.jobs.models import Job
 CASE_INSENSITIVE_FILTERS = ("status", "city", "state_name", "country", "employment_type", "workplace_type")
 
 
+def jobs_query(tenant_id: str, **filters):
+    """The tenant's jobs matching the list filters (empty ones ignored)."""
+    return apply_filters(Job.owned_by(tenant_id), Job, filters, case_insensitive=CASE_INSENSITIVE_FILTERS)
+
+
 def list_jobs(tenant_id: str, *, page: int, size: int, **filters) -> dict:
-    query = apply_filters(Job.owned_by(tenant_id), Job, filters, case_insensitive=CASE_INSENSITIVE_FILTERS)
-    return paginate(query, page=page, size=size)
+    return paginate(jobs_query(tenant_id, **filters), page=page, size=size)
 
 
 def get_job(tenant_id: str, job_id) -> Job:
