@@ -53,10 +53,12 @@ def get_owned_versioned_row(model: type[TenantRecord], tenant_id: str, record_id
     return both[0], both[1:]
 
 
-def instance_from_row(model, row):
-    """Build the model instance as peewee would for `select()` (same column order), without re-resolving columns."""
+def instance_from_row(model, row, fields=None):
+    """Build the model instance as peewee would for `select()` (same column order), without re-resolving columns.
+    `fields` gives each column's field when the row has another order (None for a column the model does not declare)."""
     instance = model(__no_default__=1)
-    instance.__data__ = {field.name: field.python_value(value) for field, value in zip(model._meta.sorted_fields, row)}
+    instance.__data__ = {field.name: field.python_value(value)
+                         for field, value in zip(fields or model._meta.sorted_fields, row) if field is not None}
     return instance
 
 

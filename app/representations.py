@@ -30,11 +30,7 @@ _items: dict[tuple, dict] = {}  # (schema class, row) -> the dumped item of a li
 def owned_record_response(model: type[TenantRecord], schema_class: type, tenant_id: str, record_id) -> Response:
     """200 with the tenant's record dumped by `schema_class` (a 404 as `get_owned` answers it)."""
     version, row = get_owned_version(model, tenant_id, record_id)
-    key = (schema_class, version)
-    try:
-        body = _bodies.get(key)
-    except TypeError:  # a column the driver returns as a list or dict: not hashable, so not kept
-        key, body = None, None
+    key, body = _recall(_bodies, (schema_class, version))
     if body is None:
         if row is None:  # the version alone was read: read it again with the row, consistently
             version, row = get_owned_versioned_row(model, tenant_id, record_id)
@@ -60,15 +56,9 @@ def owned_page_response(query, schema_class: type, *, page: int, size: int) -> R
     schema = _schema(schema_class)
     items = []
     for row in cursor.fetchall():
-        key = (schema_class, row)
-        try:
-            item = _items.get(key)
-        except TypeError:  # a column the driver returns as a list or dict: not hashable, so not kept
-            key, item = None, None
+        key, item = _recall(_items, (schema_class, row))
         if item is None:
-            instance = model(__no_default__=1)
-            instance.__data__ = {field.name: field.python_value(value) for field, value in zip(fields, row) if field is not None}
-            item = schema.dump(instance)
+            item = schema.dump(instance_from_row(model, row, fields))
             if key is not None:
                 _remember(_items, key, item)
         items.append(item)
@@ -79,6 +69,15 @@ def owned_page_response(query, schema_class: type, *, page: int, size: int) -> R
 def _fields_of(model, columns: tuple[str, ...]) -> list:
     """The model field of each column the table returned (None for a column the model does not declare)."""
     return [model._meta.columns.get(column) for column in columns]
+
+
+def _recall(memo: dict, key: tuple) -> tuple[tuple | None, object]:
+    """(key, what is kept under it or None); the key comes back None when it cannot be kept, because a column the
+    driver returns as a list or dict makes it unhashable."""
+    try:
+        return key, memo.get(key)
+    except TypeError:
+        return None, None
 
 
 def _remember(memo: dict, key, value) -> None:
