@@ -46,9 +46,8 @@ def get_owned_version(model: type[TenantRecord], tenant_id: str, record_id) -> t
 
 def get_owned_versioned_row(model: type[TenantRecord], tenant_id: str, record_id) -> tuple[object, tuple]:
     """The version (as `get_owned_version` answers it) and the row, read together in one statement."""
-    if not _reads_row_text():
-        row = get_owned_row(model, tenant_id, record_id)
-        return row, row
+    if not _reads_row_text():  # the version is the row: one read gives both
+        return get_owned_version(model, tenant_id, record_id)
     both = _fetch_owned(model, tenant_id, record_id, VERSIONED_ROW)
     return both[0], both[1:]
 

@@ -6,8 +6,8 @@ from app.api import Blueprint, page_schema
 from app.auth import current_tenant_id
 from app.representations import owned_page_response, owned_record_response
 from app.resumes import json_or_multipart
-from plugins.candidates.models import Candidate
 from plugins.candidates import services
+from plugins.candidates.models import Candidate
 from plugins.candidates.schemas import (CandidateCreateSchema, CandidateListArgsSchema, CandidateSchema,
                                         CandidateUpdateSchema)
 
