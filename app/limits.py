@@ -66,7 +66,10 @@ def window_key(limit_text: str, identifiers: tuple) -> tuple[RateLimitItem, str]
 
 def rate_limit_key() -> str:
     """Never the raw key: the key's row id, or the client address when unauthenticated."""
-    caller = g.get("caller")
+    return caller_key(g.get("caller"))
+
+
+def caller_key(caller) -> str:
     return f"key:{caller.key_id}" if caller else f"ip:{get_remote_address()}"
 
 
@@ -96,7 +99,7 @@ class KeyLimits:
             return None
         caller = g.get("caller")
         limit_text = caller.rate_limit if caller is not None and caller.rate_limit else current_app.config[scope.config_name]
-        identifiers = (*self.prefix, rate_limit_key(), scope.name)
+        identifiers = (*self.prefix, caller_key(caller), scope.name)
         item, key = window_key(limit_text, identifiers)
         strategy = self.limiter.limiter
         try:
