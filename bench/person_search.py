@@ -121,23 +121,36 @@ def ensure_index(sample: Path, count: int, reload: bool, processes: int | None, 
     return directory
 
 
-def time_engine(app, repeats: int) -> dict[str, list[float]]:
+def time_mix(app, client: "KeepAliveClient", repeats: int) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
+    """(engine timings, HTTP timings) per query: each query is timed in-process and then over HTTP straight after, so
+    that the machine's slow and fast spells fall on both sides of its ratio alike (each side in a block of its own,
+    after a warm-up, so neither evicts the other's caches between runs)."""
     from plugins.person import services
 
-    timings: dict[str, list[float]] = {}
+    def post(params):
+        return client.call("POST", "/v2/person/search", params)
+
+    def timed(search, params) -> list[float]:
+        for _ in range(3):
+            search(params)
+        times = []
+        for _ in range(repeats):
+            started = time.perf_counter()
+            search(params)
+            times.append((time.perf_counter() - started) * 1000)
+        return times
+
+    engine: dict[str, list[float]] = {}
+    http: dict[str, list[float]] = {}
     with app.app_context():
         for name, body in QUERIES:
             params = {"size": 10, **body}
-            for _ in range(2):
-                services.people_search(params)
-            timings[name] = []
-            for _ in range(repeats):
-                started = time.perf_counter()
-                services.people_search(params)
-                timings[name].append((time.perf_counter() - started) * 1000)
+            engine[name] = timed(services.people_search, params)
+            http[name] = timed(post, params)
         for name, body, pages in SCROLLS:
-            timings[name] = walk_scroll(lambda params: services.people_search(params), body, pages)
-    return timings
+            engine[name] = walk_scroll(services.people_search, body, pages)
+            http[name] = walk_scroll(post, body, pages)
+    return engine, http
 
 
 def walk_scroll(search, body: dict, pages: int) -> list[float]:
@@ -161,14 +174,17 @@ def free_port() -> int:
 
 
 def start_gunicorn(index: Path, database_url: str, port: int) -> subprocess.Popen:
+    """gunicorn as deployed (deploy/gunicorn.conf.py: the gthread worker with keep-alive, GC freeze), with 2 workers."""
     env = {**os.environ, "HIREKIT_DATABASE_URL": database_url, "HIREKIT_SEARCH_INDEX": str(index),
-           "HIREKIT_RATE_LIMIT_ENABLED": "false", "HIREKIT_LOG_LEVEL": "WARNING", "HIREKIT_REDIS_URL": ""}
-    process = subprocess.Popen([str(ROOT / ".venv" / "bin" / "gunicorn"), "-w", "2", "-b", f"127.0.0.1:{port}", "wsgi:app"],
+           "HIREKIT_RATE_LIMIT_ENABLED": "false", "HIREKIT_LOG_LEVEL": "WARNING", "HIREKIT_REDIS_URL": "",
+           "HIREKIT_WEB_WORKERS": "2", "HIREKIT_ACCESS_LOG": "", "HIREKIT_BIND": f"127.0.0.1:{port}"}
+    process = subprocess.Popen([str(ROOT / ".venv" / "bin" / "gunicorn"), "-c", str(ROOT / "deploy" / "gunicorn.conf.py"), "wsgi:app"],
                                cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         try:
             if requests.get(f"http://127.0.0.1:{port}/healthz", timeout=5).ok:
+                time.sleep(3)  # the second worker may still be booting: let it finish before anything is timed
                 return process
         except requests.RequestException:
             time.sleep(0.2)
@@ -192,27 +208,6 @@ class KeepAliveClient:
         if response.status >= 400:
             raise RuntimeError(f"{method} {path} answered {response.status}: {payload[:300]!r}")
         return orjson.loads(payload)
-
-
-def time_http(base: str, key: str, repeats: int) -> dict[str, list[float]]:
-    client = KeepAliveClient(base, key)
-    timings: dict[str, list[float]] = {}
-
-    def post(params):
-        return client.call("POST", "/v2/person/search", params)
-
-    for name, body in QUERIES:
-        params = {"size": 10, **body}
-        for _ in range(4):  # warm both workers
-            post(params)
-        timings[name] = []
-        for _ in range(repeats):
-            started = time.perf_counter()
-            post(params)
-            timings[name].append((time.perf_counter() - started) * 1000)
-    for name, body, pages in SCROLLS:
-        timings[name] = walk_scroll(post, body, pages)
-    return timings
 
 
 def time_floor(base: str, key: str, repeats: int) -> list[float]:
@@ -270,36 +265,29 @@ def main() -> None:
         with database.connection_context():
             _, key = create_tenant("bench")
 
-    print(f"\n{count:,} profiles, {repeats} runs per query; load average {load_average()}")
-    engine = time_engine(app, repeats)
+    from plugins.person import services
+
     port = free_port()
     server = start_gunicorn(index, database_url, port)
+    print(f"\n{count:,} profiles, {repeats} runs per query, each query in-process then over HTTP; load average {load_average()}")
     try:
-        http = time_http(f"http://127.0.0.1:{port}", key, repeats)
+        engine, http = time_mix(app, KeepAliveClient(f"http://127.0.0.1:{port}", key), repeats)
         floor = time_floor(f"http://127.0.0.1:{port}", key, repeats * 5)
         body = bulk_enrich_body(sample)
         client = KeepAliveClient(f"http://127.0.0.1:{port}", key)
-        bulk_http = []
-        for attempt in range(3 + repeats // 3):
-            started = time.perf_counter()
-            answer = client.call("POST", "/v2/person/enrich/info/bulk", body)
-            elapsed = (time.perf_counter() - started) * 1000
-            if attempt >= 2:
-                bulk_http.append(elapsed)
+        bulk_engine, bulk_http = [], []
+        with app.app_context():
+            for bulk, timings in ((services.people_bulk_enrich, bulk_engine),
+                                  (lambda b: client.call("POST", "/v2/person/enrich/info/bulk", b), bulk_http)):
+                for attempt in range(3 + repeats // 3):
+                    started = time.perf_counter()
+                    answer = bulk(body)
+                    if attempt >= 2:
+                        timings.append((time.perf_counter() - started) * 1000)
         statuses = [item["status"] for item in answer["data"]]
     finally:
         server.terminate()
         server.wait(10)
-
-    from plugins.person import services
-
-    bulk_engine = []
-    with app.app_context():
-        for attempt in range(3 + repeats // 3):
-            started = time.perf_counter()
-            services.people_bulk_enrich(body)
-            if attempt >= 2:
-                bulk_engine.append((time.perf_counter() - started) * 1000)
 
     print(f"\n{'query':32} {'engine (in-process)':44} {'HTTP (gunicorn -w 2)':44} ratio")
     all_engine, all_http, ratios = [], [], []
