@@ -116,9 +116,46 @@ def ensure_index(sample: Path, count: int, reload: bool, processes: int | None, 
               f"({processes or os.cpu_count()} slice processes); skipped {len(report.skipped)}; load average {load_average()}")
         size = sum(f.stat().st_size for f in directory.rglob("*") if f.is_file())
         print(f"index size {size / 2**20:,.0f} MiB")
+        engine_ceiling(sample, report.loaded / report.seconds)
     else:
         print(f"using cached index {directory} (--reload to rebuild and time the load)")
     return directory
+
+
+def engine_ceiling(sample: Path, load_rate: float, count: int = 100_000) -> None:
+    """What tantivy alone indexes per second when the documents are built beforehand (untimed), with one indexing
+    thread per core: the most any loader feeding it these documents could reach on this machine. Also the per-profile
+    CPU of the Python side (parse, flatten, build the document) that a loader adds on top."""
+    import gc
+
+    import tantivy
+
+    from plugins.person.backends.embedded import SCHEMA, prepare_document
+
+    with open(sample, "rb") as handle:
+        lines = [line.strip() for _, line in zip(range(count), handle)]
+    gc.disable()
+    try:
+        started = time.process_time()
+        documents = [prepare_document(orjson.loads(line), line, seq)[2].decode() for seq, line in enumerate(lines)]
+        python_us = (time.process_time() - started) / len(lines) * 1e6
+        directory = Path(tempfile.mkdtemp(prefix="hirekit-ceiling-"))
+        try:
+            writer = tantivy.Index(SCHEMA, path=str(directory)).writer(heap_size=1_000_000_000, num_threads=os.cpu_count() or 1)
+            started, cpu = time.perf_counter(), time.process_time()
+            for document in documents:
+                writer.add_json(document)
+            writer.commit()
+            writer.wait_merging_threads()
+            wall, cpu = time.perf_counter() - started, time.process_time() - cpu
+        finally:
+            shutil.rmtree(directory, ignore_errors=True)
+    finally:
+        gc.enable()
+    ceiling = len(documents) / wall
+    print(f"engine alone, {len(documents):,} documents built beforehand, {os.cpu_count()} indexing threads: {ceiling:,.0f} profiles/s "
+          f"({cpu / len(documents) * 1e6:.0f} µs CPU each); Python builds a document in {python_us:.0f} µs CPU")
+    print(f"load rate / engine-alone ceiling {load_rate / ceiling:.2f}x; the 20,000/s target is {20_000 / ceiling:.2f}x that ceiling")
 
 
 def time_mix(app, client: "KeepAliveClient", repeats: int) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
