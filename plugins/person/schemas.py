@@ -39,7 +39,9 @@ class JsonValue(ma.fields.Field):
 
 def _sort_field():
     return JsonValue(list, metadata={"description": "[{\"field\": \"asc\"|\"desc\"}, ...]: up to 10 keys in priority order (\"_score\" "
-                                                    "for relevance); ties on one key are broken by the next, then by index order. "
+                                                    "for relevance); ties on one key are broken by the next, then by index order (equal scores "
+                                                    "under a relevance-only sort: the engine's document order, which is index order for a "
+                                                    "dataset loaded in one go and the same from page to page). "
                                                     "Default relevance (score descending). Lists sort by their smallest value "
                                                     "ascending and largest descending; missing values sort last. Text fields and "
                                                     "fields inside object arrays cannot be sorted on.",

@@ -2,7 +2,7 @@
 re-sorts the window by every key (Elasticsearch rules: arrays by min asc / max desc, missing values last, ties by index
 order), and the tie group cut by the window's edge is completed by ranking that group alone by the remaining keys.
 
-Also `top_by_score`: the best hits by relevance, equal scores in index order within the window.
+Also `top_by_score`: the best hits by relevance, equal scores in the engine's document order.
 """
 
 from __future__ import annotations
@@ -17,16 +17,30 @@ Key = tuple[str, str]
 
 
 def top_by_score(searcher, query, need: int) -> tuple[list[tuple[float, object]], int]:
-    """[(score, address)] of the first `need` hits by score then index order, and the total.
+    """[(score, address)] of the first `need` hits by score, equal scores in the engine's document order, and the total.
 
-    The engine picks which of equally scored hits fill the last places of the window by segment and document order, which
-    after merges is not always index order; completing that tie group exactly can mean reading thousands of hits (many
-    profiles share a title, hence a score), so the window is ranked as the engine cut it."""
+    That is the order the engine itself fills a window by, so each longer window extends the shorter one and pages cut
+    from them never repeat or skip a hit. Equal scores come in index order on an index loaded in one go; after appends
+    they follow the engine's segment order (Elasticsearch, too, breaks relevance ties by its internal document order)."""
     result = searcher.search(query, need, count=True)
-    hits = result.hits
-    seqs = searcher.fast_field_values("_seq", [a for _, a in hits])
-    ranked = sorted(zip(hits, seqs), key=lambda pair: (-pair[0][0], pair[1]))
-    return [hit for hit, _ in ranked], result.count
+    ranked = sorted(result.hits, key=lambda hit: (-hit[0], hit[1].segment_ord, hit[1].doc))
+    return ranked, result.count
+
+
+EDGE_TIES_EXTRA = 1000  # hits read past a window (or the window again, if larger) to finish a score tie cut by its edge
+
+
+def top_by_score_with_edge_ties(searcher, query, need: int) -> tuple[list[tuple[float, object]], int]:
+    """top_by_score, plus every further hit scoring the same as the `need`th: the engine fills a window's last places
+    from a tie in its own document order, so a later sort key (or index order) can rank the whole tie only when all of
+    it is at hand. Reads at most max(2 x need, need + EDGE_TIES_EXTRA) hits; a larger tie is cut in engine order."""
+    limit = max(2 * need, need + EDGE_TIES_EXTRA)
+    window = need + 1
+    while True:
+        hits, total = top_by_score(searcher, query, window)
+        if len(hits) <= need or len(hits) >= total or hits[-1][0] != hits[need - 1][0] or window >= limit:
+            return hits, total
+        window = min(limit, window * 2)
 
 
 def sort_value(record: dict, path: str, order: str):
@@ -87,7 +101,7 @@ class MultiKeySorter:
 
         path, order = keys[0]
         if path == SCORE:
-            hits, total = top_by_score(self.searcher, query, need)
+            hits, total = top_by_score_with_edge_ties(self.searcher, query, need)
             scores = [score for score, _ in hits]
             addresses = [address for _, address in hits]
         else:
@@ -99,7 +113,7 @@ class MultiKeySorter:
         seqs = self.searcher.fast_field_values("_seq", addresses)
         rows = python_sort([Row(a, s, sc, _source(self.searcher, a)) for a, s, sc in zip(addresses, seqs, scores)], keys)
         if path == SCORE or len(keys) == 1 or total <= need:
-            return rows, total
+            return rows[:need], total
         edge = sort_value(rows[-1].record, path, order)
         cut = [row for row in rows if sort_value(row.record, path, order) == edge]
         group, _ = self.first(self._restrict(query, path, order, edge), keys[1:], len(cut))
