@@ -247,9 +247,8 @@ class KeepAliveClient:
         return orjson.loads(payload)
 
 
-def time_floor(base: str, key: str, repeats: int) -> list[float]:
+def time_floor(client: "KeepAliveClient", repeats: int) -> list[float]:
     """The app's per-request cost with no search: auth, limiter, routing and a small JSON answer over gunicorn."""
-    client = KeepAliveClient(base, key)
     times = []
     for attempt in range(repeats + 4):
         started = time.perf_counter()
@@ -308,10 +307,10 @@ def main() -> None:
     server = start_gunicorn(index, database_url, port)
     print(f"\n{count:,} profiles, {repeats} runs per query, each query in-process then over HTTP; load average {load_average()}")
     try:
-        engine, http = time_mix(app, KeepAliveClient(f"http://127.0.0.1:{port}", key), repeats)
-        floor = time_floor(f"http://127.0.0.1:{port}", key, repeats * 5)
-        body = bulk_enrich_body(sample)
         client = KeepAliveClient(f"http://127.0.0.1:{port}", key)
+        engine, http = time_mix(app, client, repeats)
+        floor = time_floor(client, repeats * 5)
+        body = bulk_enrich_body(sample)
         bulk_engine, bulk_http = [], []
         with app.app_context():
             for bulk, timings in ((services.people_bulk_enrich, bulk_engine),

@@ -11,6 +11,7 @@ import pytest
 
 from plugins.person.backends.embedded import EmbeddedBackend
 from plugins.person.loader import load_file
+from tests.person.paging import walk_pages, walk_scroll
 
 MATCH = {"match": {"job_title": "software engineer"}}
 MATCH_ALL = {"match_all": {}}
@@ -50,29 +51,6 @@ def appended_client(make_app, make_tenant, appended_index):
     return app.test_client(), {"X-API-Key": make_tenant("appended").key}
 
 
-def _scroll(client, headers, body) -> list[str]:
-    ids, token = [], None
-    for _ in range(200):
-        answer = client.post("/v2/person/search", json={**body, **({"scroll_token": token} if token else {})}, headers=headers)
-        assert answer.status_code == 200, answer.json
-        ids += [hit["id"] for hit in answer.json["data"]]
-        token = answer.json.get("scroll_token")
-        if token is None:
-            return ids
-    raise AssertionError("the scroll did not end")
-
-
-def _pages(client, headers, body) -> list[str]:
-    ids, page = [], 1
-    while True:
-        answer = client.post("/v2/person/search/page", json={**body, "page": page}, headers=headers)
-        assert answer.status_code == 200, answer.json
-        ids += [hit["id"] for hit in answer.json["data"]]
-        if page >= answer.json["total_pages"]:
-            return ids
-        page += 1
-
-
 @pytest.mark.parametrize("size", [7, 50])
 @pytest.mark.parametrize("query, sort", [
     (MATCH, None),
@@ -86,15 +64,16 @@ def _pages(client, headers, body) -> list[str]:
 def test_every_hit_once_in_one_order_across_segments(appended_client, query, sort, size):
     client, headers = appended_client
     body = {"query": query, "size": size, **({"sort": sort} if sort else {})}
-    scrolled = _scroll(client, headers, body)
+    scrolled, _, _ = walk_scroll(client, headers, body, path="/v2/person/search", max_pages=100)
     assert len(scrolled) == len(set(scrolled)) == 480
-    assert _pages(client, headers, body) == scrolled
+    assert walk_pages(client, headers, body)[0] == scrolled
     whole = client.post("/v2/person/search", json={**body, "size": 100}, headers=headers).json["data"]
     assert [hit["id"] for hit in whole] == scrolled[:100]
 
 
 def test_relevance_keeps_better_scores_first_across_segments(appended_client):
     client, headers = appended_client
-    ids = _scroll(client, headers, {"query": {"match": {"job_title": "senior software engineer"}}, "size": 25})
+    ids, _, _ = walk_scroll(client, headers, {"query": {"match": {"job_title": "senior software engineer"}}, "size": 25},
+                           path="/v2/person/search")
     senior = {f"p{n:05d}" for n in range(1, 481) if n % 3 == 0 and n not in range(5, 400, 37)}
     assert set(ids[:len(senior)]) == senior

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from tests.person.paging import walk_pages, walk_scroll
+
 MATCH_ALL = {"match_all": {}}
 
 
@@ -104,30 +106,6 @@ def test_person_routes_want_the_x_api_key(person_client):
     assert client.post("/v2/person/search", json={"query": MATCH_ALL}, headers=bearer).status_code == 401
 
 
-def _walk_scroll(client, headers, body, path="/v1/person/search"):
-    ids, token, pages = [], None, 0
-    while True:
-        response = client.post(path, json={**body, **({"scroll_token": token} if token else {})}, headers=headers)
-        assert response.status_code == 200, response.json
-        ids += [hit["id"] for hit in response.json["data"]]
-        pages += 1
-        token = response.json.get("scroll_token")
-        if token is None:
-            return ids, pages, response.json
-        assert pages < 50
-
-
-def _walk_pages(client, headers, body):
-    ids, page = [], 1
-    while True:
-        response = client.post("/v2/person/search/page", json={**body, "page": page}, headers=headers)
-        assert response.status_code == 200
-        ids += [hit["id"] for hit in response.json["data"]]
-        if page >= response.json["total_pages"]:
-            return ids, response.json
-        page += 1
-
-
 @pytest.mark.parametrize("extra", [
     {},
     {"sort": [{"inferred_years_experience": "desc"}]},
@@ -145,8 +123,8 @@ def _walk_pages(client, headers, body):
 def test_scrolling_1234_hits_returns_each_once_in_page_order(person_client, extra):
     client, headers = person_client("scroll")
     body = {"query": MATCH_ALL, "size": 100, **extra}
-    scrolled, pages, last = _walk_scroll(client, headers, body)
-    paged, page_answer = _walk_pages(client, headers, body)
+    scrolled, pages, last = walk_scroll(client, headers, body)
+    paged, page_answer = walk_pages(client, headers, body)
     total = page_answer["total"]
     assert len(scrolled) == len(set(scrolled)) == total
     assert scrolled == paged
