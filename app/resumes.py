@@ -7,12 +7,10 @@ import base64
 import binascii
 import functools
 import hashlib
-import io
 import json
 import os
 import re
 import tempfile
-import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
@@ -22,6 +20,7 @@ from flask import current_app, request, send_file
 from flask_smorest.fields import Upload
 
 from app.errors import ApiError, NotFound, ValidationFailed
+from app.office_files import CFB_SIGNATURE, ZIP_SIGNATURE, is_word_compound_file, is_word_package
 
 PDF = "application/pdf"
 DOC = "application/msword"
@@ -31,8 +30,6 @@ TEXT = "text/plain"
 EXTENSIONS = {PDF: ".pdf", DOC: ".doc", DOCX: ".docx", RTF: ".rtf", TEXT: ".txt"}
 ACCEPTED = "PDF, DOC, DOCX, RTF or plain text"
 
-OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
-ZIP_MAGIC = b"PK\x03\x04"
 TEXT_SNIFF_BYTES = 64 * 1024
 DATA_URL = re.compile(r"^data:[\w.+/-]*;base64,", re.IGNORECASE)
 UNSAFE_NAME_CHARACTERS = re.compile(r"[^\w.() -]+")
@@ -63,24 +60,18 @@ class StoredResume:
 
 
 def sniff_content_type(data: bytes) -> str | None:
-    """The resume type the bytes are (PDF, DOC, DOCX, RTF, plain text), or None; the file name plays no part."""
+    """The resume type the bytes are (PDF, DOC, DOCX, RTF, plain text), or None; the file name plays no part.
+
+    A compound file is a DOC only with the WordDocument stream, a zip a DOCX only with the Word parts (app.office_files)."""
     if b"%PDF-" in data[:1024]:
         return PDF
-    if data.startswith(OLE_MAGIC):
-        return DOC
-    if data.startswith(ZIP_MAGIC):
-        return DOCX if _is_word_package(data) else None
+    if data.startswith(CFB_SIGNATURE):
+        return DOC if is_word_compound_file(data) else None
+    if data.startswith(ZIP_SIGNATURE):
+        return DOCX if is_word_package(data) else None
     if data.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"{\\rtf"):
         return RTF
     return TEXT if _is_plain_text(data) else None
-
-
-def _is_word_package(data: bytes) -> bool:
-    try:
-        with zipfile.ZipFile(io.BytesIO(data)) as package:
-            return "word/document.xml" in package.namelist()
-    except (zipfile.BadZipFile, ValueError):
-        return False
 
 
 def _is_plain_text(data: bytes) -> bool:

@@ -8,6 +8,7 @@ import pytest
 
 from app.resumes import DOC, DOCX, PDF, RTF, TEXT, sniff_content_type
 from tests.factories import application_body, candidate_body, create_candidate, create_job, docx_bytes, pdf_bytes
+from tests.office_files import crowded_zip, doc_bytes, msg_bytes, ppt_bytes, xls_bytes, xlsx_bytes, zip_bytes
 
 TEN_MIB = 10 * 1024 * 1024
 EXECUTABLE = b"MZ\x90\x00\x03\x00\x00\x00\x04\x00\x00\x00\xff\xff\x00\x00" + bytes(range(256)) * 4
@@ -24,7 +25,7 @@ def b64(data: bytes) -> str:
 
 @pytest.mark.parametrize("data, expected", [
     (pdf_bytes(), PDF),
-    (b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + b"\x00" * 512, DOC),
+    (doc_bytes(), DOC),
     (docx_bytes(), DOCX),
     (b"{\\rtf1\\ansi Jane Doe}", RTF),
     ("Jane Doe\nRegistered Nurse, 5 years ICU — São Paulo\n".encode(), TEXT),
@@ -35,6 +36,48 @@ def b64(data: bytes) -> str:
 ])
 def test_type_is_read_from_the_bytes(data, expected):
     assert sniff_content_type(data) == expected
+
+
+OTHER_OFFICE_FILES = {
+    "xls (Workbook stream)": xls_bytes,
+    "ppt (PowerPoint Document stream)": ppt_bytes,
+    "msg (WordDocument only inside an attachment)": msg_bytes,
+    "bare compound file header": lambda: b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + b"\x00" * 512,
+    "truncated doc": lambda: doc_bytes()[:1536],
+    "xlsx": xlsx_bytes,
+    "zip without [Content_Types].xml": lambda: zip_bytes({"word/document.xml": b"<w:document/>"}),
+    "zip without word/document.xml": lambda: zip_bytes({"[Content_Types].xml": b"<Types/>", "notes.txt": b"hi"}),
+    "central directory of 20,002 entries": lambda: crowded_zip(20_000),
+    "20,002 entries, end record claiming 2": lambda: crowded_zip(20_000, claimed_entries=2),
+    "end record claiming 65,535 entries": lambda: crowded_zip(0, claimed_entries=65_535),
+}
+
+
+@pytest.mark.parametrize("make", OTHER_OFFICE_FILES.values(), ids=OTHER_OFFICE_FILES.keys())
+def test_other_office_containers_are_not_word_resumes(make):
+    assert sniff_content_type(make()) is None
+
+
+@pytest.mark.parametrize("make", OTHER_OFFICE_FILES.values(), ids=OTHER_OFFICE_FILES.keys())
+def test_other_office_containers_are_refused_with_415_and_nothing_is_stored(client, tenant_a, make):
+    data = make()
+    response = client.post("/v1/candidates", data=multipart(candidate_body(), data, "resume.doc"), headers=tenant_a.headers)
+    assert response.status_code == 415, response.json
+    assert response.json["error"]["type"] == "unsupported_media_type" and "DOCX" in response.json["error"]["message"]
+    response = client.post("/v1/candidates", json=candidate_body(base64file=b64(data), file_name="cv.docx"),
+                           headers=tenant_a.headers)
+    assert response.status_code == 415
+    assert client.get("/v1/candidates?page=1&size=10", headers=tenant_a.headers).json["total"] == 0
+
+
+@pytest.mark.parametrize("make, content_type", [(doc_bytes, DOC), (docx_bytes, DOCX), (lambda: crowded_zip(50), DOCX)],
+                         ids=["doc", "docx", "docx of 52 parts"])
+def test_word_documents_are_accepted(client, tenant_a, make, content_type):
+    data = make()
+    response = client.post("/v1/candidates", data=multipart(candidate_body(), data, "cv"), headers=tenant_a.headers)
+    assert response.status_code == 201, response.json
+    assert response.json["resume"]["content_type"] == content_type
+    assert client.get(f"/v1/candidates/{response.json['id']}/resume", headers=tenant_a.headers).data == data
 
 
 def test_multipart_resume_round_trips_byte_for_byte(client, tenant_a):
