@@ -1,4 +1,8 @@
-"""RQ worker entry: `python worker.py [queues...]` runs the configured queues with the app context available to jobs."""
+"""RQ worker entry: `python worker.py [queues...]` runs the configured queues with the app context available to jobs.
+
+The worker, and nothing else, starts the periodic passes (reapers) its enabled plugins declare for the queues it serves
+(app.periodic.start_declared).
+"""
 
 from __future__ import annotations
 
@@ -18,7 +22,7 @@ def main(argv=None) -> int:
     from rq import Queue
     from rq.utils import import_attribute
 
-    from app import create_app
+    from app import create_app, periodic
 
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("queues", nargs="*", help="queue names (default: all configured)")
@@ -40,6 +44,7 @@ def main(argv=None) -> int:
     connection = Redis.from_url(app.config["REDIS_URL"])
     worker_class = import_attribute(WORKER_CLASSES[args.worker_class or app.config["WORKER_CLASS"]])
     with app.app_context():
+        periodic.start_declared(app, names)
         worker = worker_class([Queue(name, connection=connection) for name in names], connection=connection)
         worker.work(burst=args.burst, with_scheduler=not args.no_scheduler)
     return 0

@@ -1,19 +1,33 @@
 """Periodic background passes on RQ's scheduler (reapers): one chain per pass, kept alive by the pass itself.
 
-Each pass is a @task that calls `schedule_next(...)` when it ends; `start(...)` runs one pass as soon as a process
+Each pass is a @task that calls `schedule_next(...)` when it ends; `start(...)` runs one pass as soon as a worker
 starts (so a fresh worker picks up what a dead one left) and the chain carries on from there. A fixed job id keeps the
-scheduled pass single however many processes start.
+scheduled pass single however many workers start.
+
+Plugins declare their passes (`Plugin.periodic`, a tuple of PeriodicJob) and only `python worker.py` starts them,
+through `start_declared`: building the app (gunicorn workers, CLI commands) never talks to Redis.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import logging
+from dataclasses import dataclass
+from typing import Callable
 
 from flask import current_app
 from redis.exceptions import RedisError
 
 log = logging.getLogger("hirekit.queue")
+
+
+@dataclass(frozen=True)
+class PeriodicJob:
+    """A pass a plugin keeps running: the @task, the queue it runs on, the config name of its interval in seconds."""
+
+    func: Callable
+    queue: str
+    interval_setting: str
 
 
 def _interval(app, interval_setting: str) -> float:
@@ -42,3 +56,14 @@ def start(app, func, *, queue: str, interval_setting: str) -> None:
         tasks.enqueue(func, queue=queue, result_ttl=0)
     except RedisError as exc:
         log.warning("could not start %s: %s", getattr(func, "__name__", func), exc)
+
+
+def start_declared(app, queue_names) -> list[PeriodicJob]:
+    """Worker start: one pass now of each periodic job of the enabled plugins whose queue this worker serves."""
+    started = []
+    for plugin in app.extensions.get("hirekit_plugins", {}).values():
+        for job in plugin.periodic:
+            if job.queue in queue_names:
+                start(app, job.func, queue=job.queue, interval_setting=job.interval_setting)
+                started.append(job)
+    return started

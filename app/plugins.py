@@ -12,13 +12,15 @@ from app.config import ALL_PLUGINS
 
 @dataclass(frozen=True)
 class Plugin:
-    """What a family brings: blueprints (auth scheme on each), models for migrations, needs, background tasks."""
+    """What a family brings: blueprints (auth scheme on each), models for migrations, needs, background tasks, and the
+    periodic passes (app.periodic.PeriodicJob) a worker serving their queue starts."""
 
     name: str
     blueprints: tuple = ()
     models: tuple = ()
     needs: tuple = ()
     tasks: tuple = ()
+    periodic: tuple = ()
     rate_limit: str | None = None  # config name of the family's own limit, else the default limit applies
     init_app: Callable | None = None
     cli: tuple = field(default=())

@@ -1,6 +1,7 @@
 """The calls family: instant and scheduled screening calls through a telephony provider, analyzed into a summary and assessment."""
 
 from app import events
+from app.periodic import PeriodicJob
 from app.plugins import Plugin
 from plugins.calls import tasks
 from plugins.calls.cli import calls_cli
@@ -11,7 +12,6 @@ from plugins.calls.scheduling import on_application_activity, on_scheduling_togg
 
 def init_app(app) -> None:
     events.add_listener(app, on_application_activity)
-    tasks.start_reaper(app)
     if "scheduling" in app.config["PLUGINS"]:
         from plugins.scheduling.services import add_toggle_listener
 
@@ -20,4 +20,6 @@ def init_app(app) -> None:
 
 PLUGIN = Plugin(name="calls", blueprints=(blp, callbacks_blp), models=(Call, CallPlan),
                 needs=("jobs", "candidates", "applications", "questions", "scheduling"),
-                tasks=(tasks.run_call, tasks.run_scheduled_call, tasks.send_reminder, tasks.reap_stalled_calls), init_app=init_app, cli=(calls_cli,))
+                tasks=(tasks.run_call, tasks.run_scheduled_call, tasks.send_reminder, tasks.reap_stalled_calls),
+                periodic=(PeriodicJob(tasks.reap_stalled_calls, tasks.QUEUE, "CALL_REAPER_INTERVAL"),),
+                init_app=init_app, cli=(calls_cli,))

@@ -52,7 +52,3 @@ def reap_stalled_calls() -> int:
         return reap()
     finally:
         periodic.schedule_next(reap_stalled_calls, queue=QUEUE, job_id=REAPER_JOB_ID, interval_setting="CALL_REAPER_INTERVAL")
-
-
-def start_reaper(app) -> None:
-    periodic.start(app, reap_stalled_calls, queue=QUEUE, interval_setting="CALL_REAPER_INTERVAL")

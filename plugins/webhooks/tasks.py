@@ -52,8 +52,3 @@ def schedule_reaper(app=None) -> None:
     """Keep one scheduled reaper pass WEBHOOK_REAPER_INTERVAL seconds ahead (0 turns the reaper off)."""
     periodic.schedule_next(reap_stalled_deliveries, queue=QUEUE, job_id=REAPER_JOB_ID,
                            interval_setting="WEBHOOK_REAPER_INTERVAL", app=app)
-
-
-def start_reaper(app) -> None:
-    """On process start: one reaper pass now (so a fresh worker picks up what a dead one left) and the chain after it."""
-    periodic.start(app, reap_stalled_deliveries, queue=QUEUE, interval_setting="WEBHOOK_REAPER_INTERVAL")
