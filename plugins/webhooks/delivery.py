@@ -14,7 +14,7 @@ from flask import current_app
 from app.db import database, utcnow
 from app.metrics import record_webhook_delivery
 from plugins.webhooks import statements
-from plugins.webhooks.egress import UnsafeTarget, check_target
+from plugins.webhooks.egress import UnsafeTarget, pin_target
 from plugins.webhooks.models import (
     DELIVERY_CANCELED,
     DELIVERY_FAILED,
@@ -131,14 +131,14 @@ def send_owed(delivery_id: str, webhook: TenantWebhook | None, visibility: Visib
 
 def attempt(delivery: WebhookDelivery, webhook: TenantWebhook, now: dt.datetime) -> Outcome:
     """One HTTP request with the configured method, content type and a fresh signature timestamp."""
-    try:
-        check_target(webhook.url, allow_private=current_app.config["WEBHOOK_ALLOW_PRIVATE"])
+    try:  # resolved and checked once; the request connects to the checked address, not to a second lookup
+        target = pin_target(webhook.url, allow_private=current_app.config["WEBHOOK_ALLOW_PRIVATE"])
     except UnsafeTarget as exc:
         return Outcome(None, 0, error=f"refused: {exc}")
     body = encode_body(delivery.payload, webhook.content_type)
     headers = {"Content-Type": webhook.content_type, "X-Hirekit-Event": delivery.event_type,
                **signature_headers(webhook.secret, str(delivery.event_id), body, now, previous_secret(webhook, now))}
-    return send(webhook.http_method, webhook.url, body, headers, timeout=float(current_app.config["WEBHOOK_TIMEOUT"]))
+    return send(webhook.http_method, target, body, headers, timeout=float(current_app.config["WEBHOOK_TIMEOUT"]))
 
 
 def previous_secret(webhook: TenantWebhook, now: dt.datetime) -> str | None:

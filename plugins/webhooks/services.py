@@ -37,10 +37,7 @@ def save_webhook(tenant_id: str, values: dict) -> tuple[TenantWebhook, bool]:
     """Create the tenant's webhook for the event, or update it (one per event); returns (webhook, created)."""
     if values.pop("tenant_id") != tenant_id:
         raise ApiError(403, "tenant_id must be your own tenant's id.")
-    try:
-        check_target(values["url"], allow_private=current_app.config["WEBHOOK_ALLOW_PRIVATE"])
-    except UnsafeTarget as exc:
-        raise ValidationFailed({"url": [str(exc)[0].upper() + str(exc)[1:] + "."]}) from None
+    check_url(values["url"])
     secret = values.pop("secret")
     is_active = values.pop("is_active")
     with database.atomic():
@@ -67,6 +64,14 @@ def save_webhook(tenant_id: str, values: dict) -> tuple[TenantWebhook, bool]:
     return webhook, created
 
 
+def check_url(url: str) -> None:
+    """422 on `url` unless webhooks may be sent there (egress checks it again before every send)."""
+    try:
+        check_target(url, allow_private=current_app.config["WEBHOOK_ALLOW_PRIVATE"])
+    except UnsafeTarget as exc:
+        raise ValidationFailed({"url": [str(exc)[0].upper() + str(exc)[1:] + "."]}) from None
+
+
 def rotate_secret(webhook: TenantWebhook, secret: str) -> None:
     """A new secret signs from now on; the old one keeps signing too for WEBHOOK_SECRET_OVERLAP seconds."""
     if webhook.secret:
@@ -78,6 +83,8 @@ def rotate_secret(webhook: TenantWebhook, secret: str) -> None:
 def set_subscribed(tenant_id: str, webhook_id, subscribed: bool) -> TenantWebhook:
     """subscribe: is_deleted false; unsubscribe: is_deleted true. Events in between are never replayed."""
     webhook = get_webhook(tenant_id, webhook_id)
+    if subscribed:
+        check_url(webhook.url)  # configured before the rules tightened, or its name now points somewhere private
     if webhook.is_deleted == subscribed:
         webhook.is_deleted = not subscribed
         webhook.save()

@@ -1,4 +1,5 @@
-"""The HTTP side of a delivery: one keep-alive session per thread, no redirects, bounded time and bytes read."""
+"""The HTTP side of a delivery: one keep-alive session per thread, connected to the address egress checked, no redirects,
+bounded time and bytes read."""
 
 from __future__ import annotations
 
@@ -6,9 +7,11 @@ import os
 import threading
 import time
 from dataclasses import dataclass
-from urllib.request import getproxies
 
 import requests
+from requests.adapters import HTTPAdapter
+
+from plugins.webhooks.egress import Target
 
 MAX_RESPONSE_BYTES = 2048
 USER_AGENT = "Hirekit-Webhooks/1.0"
@@ -16,15 +19,33 @@ USER_AGENT = "Hirekit-Webhooks/1.0"
 _local = threading.local()
 
 
+class PinnedAdapter(HTTPAdapter):
+    """Connects to the address egress checked for the request (`request.target`), never to a fresh lookup of its name.
+
+    Connection pools are keyed by that address; TLS still sends the host name (SNI) and verifies the certificate
+    against it, and the Host header carries it. A request without a checked target is refused."""
+
+    def build_connection_pool_key_attributes(self, request, verify, cert=None):
+        host_params, pool_kwargs = super().build_connection_pool_key_attributes(request, verify, cert)
+        target = getattr(request, "target", None)
+        if not isinstance(target, Target):
+            raise ValueError("a webhook request is sent only to an address egress has checked")
+        host_params.update(scheme=target.scheme, host=target.address, port=target.port)
+        if target.scheme == "https":
+            pool_kwargs["server_hostname"] = target.hostname
+        return host_params, pool_kwargs
+
+
 def session() -> requests.Session:
     if getattr(_local, "session", None) is None:
         _local.session = requests.Session()
         _local.session.headers["User-Agent"] = USER_AGENT
-        # requests reads proxies from the environment on every request (~0.5 ms); without proxies configured, read the
-        # one other setting it takes from there, the CA bundle, once. (.netrc credentials never go to webhook targets.)
-        if not getproxies():
-            _local.session.trust_env = False
-            _local.session.verify = os.environ.get("REQUESTS_CA_BUNDLE") or os.environ.get("CURL_CA_BUNDLE") or True
+        for prefix in ("http://", "https://"):
+            _local.session.mount(prefix, PinnedAdapter())
+        # Nothing from the environment but the CA bundle: a proxy would resolve the name itself (undoing the pin), and
+        # .netrc credentials never go to webhook targets. Read once (requests would read it on every request, ~0.5 ms).
+        _local.session.trust_env = False
+        _local.session.verify = os.environ.get("REQUESTS_CA_BUNDLE") or os.environ.get("CURL_CA_BUNDLE") or True
     return _local.session
 
 
@@ -49,12 +70,16 @@ def _retry_after_seconds(value: str | None) -> float | None:
     return None
 
 
-def send(method: str, url: str, body: bytes, headers: dict, *, timeout: float) -> Outcome:
-    """Send once; a 3xx is a failure (redirects are not followed), errors become Outcome.error."""
+def send(method: str, target: Target, body: bytes, headers: dict, *, timeout: float) -> Outcome:
+    """Send once to the target's checked address; a 3xx is a failure (redirects are not followed), errors become
+    Outcome.error."""
     started = time.perf_counter()
+    http = session()
     try:
-        with session().request(method, url, data=body, headers=headers, timeout=(min(timeout, 5.0), timeout),
-                               allow_redirects=False, stream=True) as response:
+        request = http.prepare_request(requests.Request(method, target.url, data=body,
+                                                        headers={**headers, "Host": target.host_header}))
+        request.target = target
+        with http.send(request, timeout=(min(timeout, 5.0), timeout), allow_redirects=False, stream=True) as response:
             excerpt = read_capped(response)
             return Outcome(status_code=response.status_code, duration_ms=_elapsed_ms(started),
                            response_body=excerpt.decode("utf-8", "replace") or None,
