@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import os
 from pathlib import Path
 
 import click
@@ -91,10 +93,50 @@ def _compact_header(path: Path, name: str) -> None:
     path.write_text(re.sub(r'^""".*?\n"""\n', lambda _: header, text, count=1, flags=re.S))
 
 
+def chosen_key_options(command):
+    """--key, --key-prompt and --key-env: an operator-chosen key, from the command line, a hidden prompt or a variable.
+
+    The command receives `key` (None for a generated one); a key given on the command line lands in shell history."""
+    @click.option("--key", "key_argument", default=None, metavar="KEY",
+                  help="Use this key instead of a generated one: 'hk_' and at least 32 random URL-safe characters. "
+                       "It stays in your shell history: prefer --key-prompt or --key-env.")
+    @click.option("--key-prompt", is_flag=True, default=False, help="Type the chosen key at a hidden prompt.")
+    @click.option("--key-env", default=None, metavar="NAME", help="Read the chosen key from environment variable NAME.")
+    @functools.wraps(command)
+    def wrapper(*args, key_argument, key_prompt, key_env, **kwargs):
+        if sum((key_argument is not None, key_prompt, key_env is not None)) > 1:
+            raise click.UsageError("give the key one way: --key, --key-prompt or --key-env")
+        key = key_argument
+        if key_argument is not None:
+            click.echo("note: a key given with --key stays in your shell history; --key-prompt or --key-env do not",
+                       err=True)
+        elif key_prompt:
+            key = click.prompt("API key", hide_input=True, confirmation_prompt=True)
+        elif key_env is not None:
+            key = os.environ.get(key_env)
+            if not key:
+                raise click.UsageError(f"environment variable {key_env} is not set or empty")
+        return command(*args, key=key.strip() if key is not None else None, **kwargs)
+
+    return wrapper
+
+
+def report_new_key(plaintext: str, chosen: bool) -> None:
+    """Print a generated key once (with its id); a chosen key is not echoed back, only its id and prefix."""
+    from app.tenancy import key_for
+
+    row = key_for(plaintext)
+    if chosen:
+        click.echo(f"api key: the chosen one, id {row.id}, prefix {row.prefix}")
+    else:
+        click.echo(f"api key (shown once): {plaintext}")
+        click.echo(f"key id: {row.id}")
+
+
 @tenants_cli.command("create")
 @click.argument("slug")
 @click.option("--name", default=None, help="Display name (defaults to the id).")
-@click.option("--key", default=None, help="Use this key instead of a generated one (at least 24 characters).")
+@chosen_key_options
 @click.option("--rate-limit", default=None, help='Override the default limit for this tenant, e.g. "6000/minute".')
 def tenants_create(slug, name, key, rate_limit):
     """Create a tenant and print its first API key (shown once)."""
@@ -103,10 +145,10 @@ def tenants_create(slug, name, key, rate_limit):
     try:
         with database.connection_context():
             tenant, plaintext = create_tenant(slug, name, key=key, rate_limit=rate_limit)
+            click.echo(f"tenant {tenant.id} created")
+            report_new_key(plaintext, chosen=key is not None)
     except TenantError as exc:
         raise click.ClickException(str(exc)) from exc
-    click.echo(f"tenant {tenant.id} created")
-    click.echo(f"api key (shown once): {plaintext}")
 
 
 @tenants_cli.command("list")
@@ -122,7 +164,7 @@ def tenants_list():
 
 @keys_cli.command("create")
 @click.argument("tenant")
-@click.option("--key", default=None, help="Use this key instead of a generated one (at least 24 characters).")
+@chosen_key_options
 def keys_create(tenant, key):
     """Issue another key for a tenant (shown once)."""
     from app.tenancy import TenantError, create_key
@@ -130,21 +172,47 @@ def keys_create(tenant, key):
     try:
         with database.connection_context():
             plaintext = create_key(tenant, key=key)
+            report_new_key(plaintext, chosen=key is not None)
     except TenantError as exc:
         raise click.ClickException(str(exc)) from exc
-    click.echo(f"api key (shown once): {plaintext}")
+
+
+@keys_cli.command("list")
+@click.argument("tenant")
+def keys_list(tenant):
+    """A tenant's keys, revoked ones too: id, prefix, created, last used (to the minute), revoked."""
+    from app.tenancy import TenantError, tenant_keys
+
+    def moment(value):
+        return value.strftime("%Y-%m-%dT%H:%M:%SZ") if value else "never"
+
+    try:
+        with database.connection_context():
+            keys = tenant_keys(tenant)
+    except TenantError as exc:
+        raise click.ClickException(str(exc)) from exc
+    click.echo("id\tprefix\tcreated\tlast used\trevoked")
+    for key in keys:
+        click.echo(f"{key.id}\t{key.prefix}\t{moment(key.created_at)}\t{moment(key.last_used_at)}\t"
+                   f"{'yes' if key.revoked else 'no'}")
 
 
 @keys_cli.command("revoke")
-@click.argument("prefix")
-def keys_revoke(prefix):
-    """Revoke the key(s) with this visible prefix."""
-    from app.tenancy import revoke_key
+@click.argument("prefix", required=False)
+@click.option("--id", "key_id", type=int, default=None, help="Revoke the key with this id (see `keys list TENANT`).")
+def keys_revoke(prefix, key_id):
+    """Revoke one key: by its visible prefix when no other active key shares it, or by --id."""
+    from app.tenancy import TenantError, revoke_key, revoke_key_id
 
-    with database.connection_context():
-        count = revoke_key(prefix)
+    if (prefix is None) == (key_id is None):
+        raise click.UsageError("give a key's visible prefix or --id ID (one of them)")
+    try:
+        with database.connection_context():
+            count = revoke_key(prefix) if key_id is None else revoke_key_id(key_id)
+    except TenantError as exc:
+        raise click.ClickException(str(exc)) from exc
     if not count:
-        raise click.ClickException(f"no active key with prefix {prefix!r}")
+        raise click.ClickException(f"no active key with prefix {prefix!r}" if key_id is None else f"no active key with id {key_id}")
     click.echo(f"revoked {count} key(s)")
 
 

@@ -8,6 +8,7 @@ import secrets
 import threading
 import time
 from dataclasses import dataclass
+from datetime import timedelta
 
 import peewee as pw
 
@@ -15,7 +16,13 @@ from app.db import BaseModel, utcnow
 
 KEY_PREFIX = "hk_"
 VISIBLE_PREFIX_LENGTH = 12
-MIN_OPERATOR_KEY_LENGTH = 24
+MIN_KEY_BODY_LENGTH = 32  # generated keys carry 43 (secrets.token_urlsafe(32))
+MAX_KEY_LENGTH = 256
+MIN_DISTINCT_KEY_CHARACTERS = 8  # 32 random URL-safe (or even hex) characters all but never have fewer
+KEY_PATTERN = re.compile(r"^hk_[A-Za-z0-9_-]{%d,}$" % MIN_KEY_BODY_LENGTH)
+KEY_RULE = (f"'{KEY_PREFIX}' followed by at least {MIN_KEY_BODY_LENGTH} random URL-safe characters "
+            "(A-Z, a-z, 0-9, '-', '_'), like the generated keys")
+KEY_RECIPE = 'python -c "import secrets; print(\'hk_\' + secrets.token_urlsafe(32))"'
 LAST_USED_RESOLUTION_SECONDS = 60
 SLUG_PATTERN = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
 
@@ -79,10 +86,23 @@ class TenantError(ValueError):
     """An operator mistake in the tenant/key CLI, reported as a message."""
 
 
+def check_chosen_key(key: str) -> None:
+    """An operator-chosen key must be as strong as a generated one: hk_ and at least 32 random URL-safe characters."""
+    body = key[len(KEY_PREFIX):]
+    if len(key) > MAX_KEY_LENGTH or not KEY_PATTERN.match(key):
+        raise TenantError(f"a chosen key must be {KEY_RULE}, at most {MAX_KEY_LENGTH} characters in all; "
+                          f"make one with: {KEY_RECIPE}")
+    if len(set(body)) < MIN_DISTINCT_KEY_CHARACTERS:
+        raise TenantError(f"a chosen key must be random: this one uses only {len(set(body))} different characters "
+                          f"after '{KEY_PREFIX}'; make one with: {KEY_RECIPE}")
+
+
 def create_tenant(slug: str, name: str | None = None, *, key: str | None = None, rate_limit: str | None = None):
     """Create tenant `slug` and its first key; returns (tenant, plaintext key)."""
     if not SLUG_PATTERN.match(slug):
         raise TenantError("tenant id must be lowercase letters, digits, '-' or '_' (max 63)")
+    if key is not None:
+        check_chosen_key(key)
     if Tenant.get_or_none(Tenant.id == slug):
         raise TenantError(f"tenant {slug!r} already exists")
     with Tenant._meta.database.atomic():
@@ -92,9 +112,9 @@ def create_tenant(slug: str, name: str | None = None, *, key: str | None = None,
 
 
 def create_key(tenant_id: str, *, key: str | None = None) -> str:
-    """Issue a key for the tenant; an operator-chosen key must be long enough to be unguessable."""
-    if key is not None and len(key) < MIN_OPERATOR_KEY_LENGTH:
-        raise TenantError(f"a chosen key must be at least {MIN_OPERATOR_KEY_LENGTH} characters")
+    """Issue a key for the tenant; an operator-chosen key must meet the generated keys' rule (check_chosen_key)."""
+    if key is not None:
+        check_chosen_key(key)
     if not Tenant.get_or_none(Tenant.id == tenant_id):
         raise TenantError(f"no tenant {tenant_id!r}")
     plaintext = key or generate_key()
@@ -104,9 +124,47 @@ def create_key(tenant_id: str, *, key: str | None = None) -> str:
     return plaintext
 
 
+def key_for(plaintext: str) -> ApiKey | None:
+    """The stored key row of a plaintext key (to tell the operator its id), or None."""
+    return ApiKey.get_or_none(ApiKey.key_hash == hash_key(plaintext))
+
+
+def tenant_keys(tenant_id: str) -> list[ApiKey]:
+    """Every key of a tenant, revoked ones too, oldest first."""
+    if not Tenant.get_or_none(Tenant.id == tenant_id):
+        raise TenantError(f"no tenant {tenant_id!r}")
+    return list(ApiKey.select().where(ApiKey.tenant == tenant_id).order_by(ApiKey.id))
+
+
+class AmbiguousPrefix(TenantError):
+    """More than one active key shares a visible prefix (operator-chosen keys can): revoke one by its id."""
+
+    def __init__(self, prefix: str, keys: list[ApiKey]):
+        self.key_ids = [key.id for key in keys]
+        listed = ", ".join(f"{key.id} (tenant {key.tenant_id})" for key in keys)
+        super().__init__(f"{len(keys)} active keys share the prefix {prefix!r}: ids {listed}; nothing was revoked. "
+                         "Revoke one with `keys revoke --id ID` (`keys list TENANT` shows them).")
+
+
 def revoke_key(prefix: str) -> int:
-    """Revoke every key starting with the visible prefix; returns how many."""
-    count = ApiKey.update(revoked=True).where((ApiKey.prefix == prefix[:VISIBLE_PREFIX_LENGTH]) & (ApiKey.revoked == False)).execute()  # noqa: E712
+    """Revoke the one active key with this visible prefix (a longer string, e.g. the whole key, is cut to the prefix);
+    returns how many (0 or 1). Several keys sharing it raise AmbiguousPrefix and nothing is revoked."""
+    prefix = prefix[:VISIBLE_PREFIX_LENGTH]
+    matches = list(ApiKey.select().where((ApiKey.prefix == prefix) & (ApiKey.revoked == False)).order_by(ApiKey.id))  # noqa: E712
+    if len(matches) > 1:
+        raise AmbiguousPrefix(prefix, matches)
+    if not matches:
+        return 0
+    return _revoke(matches[0].id)
+
+
+def revoke_key_id(key_id: int) -> int:
+    """Revoke the key with this id; returns how many (0 when there is no such active key)."""
+    return _revoke(key_id)
+
+
+def _revoke(key_id: int) -> int:
+    count = ApiKey.update(revoked=True).where((ApiKey.id == key_id) & (ApiKey.revoked == False)).execute()  # noqa: E712
     key_cache.clear()
     return count
 
@@ -151,8 +209,17 @@ def resolve_key(plaintext: str, *, cache_seconds: float = 0) -> Caller | None:
     caller = None
     if row is not None and not row.revoked:
         caller = Caller(tenant_id=row.tenant.id, key_id=row.id, key_prefix=row.prefix, rate_limit=row.tenant.rate_limit)
-        now = utcnow()
-        if row.last_used_at is None or (now - row.last_used_at).total_seconds() > LAST_USED_RESOLUTION_SECONDS:
-            ApiKey.update(last_used_at=now).where(ApiKey.id == row.id).execute()
+        _note_use(row.id, row.last_used_at)
     key_cache.put(key_hash, caller, cache_seconds)
     return caller
+
+
+def _note_use(key_id: int, last_used_at) -> None:
+    """Record when a key was last used, at most once a minute per key: the write is skipped while the stored time is
+    fresh, and the update's condition keeps workers that read the same stale time from writing it again."""
+    now = utcnow()
+    if last_used_at is not None and (now - last_used_at).total_seconds() < LAST_USED_RESOLUTION_SECONDS:
+        return
+    stale = now - timedelta(seconds=LAST_USED_RESOLUTION_SECONDS)
+    (ApiKey.update(last_used_at=now)
+     .where((ApiKey.id == key_id) & (ApiKey.last_used_at.is_null() | (ApiKey.last_used_at <= stale))).execute())
