@@ -23,6 +23,7 @@ def main(argv=None) -> int:
     from rq.utils import import_attribute
 
     from app import create_app, periodic
+    from app.secret_key import MissingSecretKey
 
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("queues", nargs="*", help="queue names (default: all configured)")
@@ -31,7 +32,11 @@ def main(argv=None) -> int:
     parser.add_argument("--no-scheduler", action="store_true", help="do not run RQ's scheduler for enqueue_in/enqueue_at jobs")
     args = parser.parse_args(argv)
 
-    app = create_app()
+    try:
+        app = create_app()
+    except MissingSecretKey as error:
+        print(error, file=sys.stderr)
+        return 2
     if not app.config["REDIS_URL"]:
         print("HIREKIT_REDIS_URL is not set: without Redis, background jobs run inline and no worker is needed.", file=sys.stderr)
         return 2

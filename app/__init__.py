@@ -7,7 +7,7 @@ from types import FunctionType, MethodType
 
 from flask import Flask
 
-from app import auth, db, errors, limits, metrics, nul_guard, queue
+from app import auth, db, errors, limits, metrics, nul_guard, queue, secret_key
 from app.api import init_api
 from app.config import load_config
 from app.json import OrjsonProvider
@@ -35,12 +35,24 @@ class HirekitFlask(Flask):
         return self.async_to_sync(func) if is_coroutine else func
 
 
+def _serves_or_works() -> bool:
+    """Whether this process will serve requests or run jobs, so it needs the server secret: gunicorn (wsgi:app),
+    worker.py, `flask run`, tests. The flask CLI's other commands (demo setup, db upgrade, tenants, keys, person) sign
+    nothing, and demo setup is what generates the embedded secret, so they run without one."""
+    import click
+
+    context = click.get_current_context(silent=True)
+    return context is None or context.command.name == "run"
+
+
 def create_app(config: dict | None = None) -> Flask:
     """Build the app; `config` (a mapping) wins over environment and files, which is how tests configure it."""
     app = HirekitFlask(__name__, instance_relative_config=False)
     app.json = OrjsonProvider(app)
     settings = load_config(config)
     app.config.update(settings)
+    if _serves_or_works():
+        secret_key.require(app.config)
     app.config["MAX_CONTENT_LENGTH"] = max(app.config["MAX_CONTENT_LENGTH"], app.config["MAX_RESUME_BYTES"] * 2)
     configure_logging(app)
     plugins = resolve(app.config["PLUGINS"])

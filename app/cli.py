@@ -236,7 +236,11 @@ demo_cli = AppGroup("demo", help="A working embedded setup on a fresh machine.")
 @demo_cli.command("setup")
 @click.option("--tenant", default="demo", show_default=True)
 def demo_setup(tenant):
-    """Migrate the database, run each plugin's demo step (e.g. sample datasets), print a key for the demo tenant."""
+    """Generate the server secret (once, into the instance directory), migrate the database, run each plugin's demo
+    step (e.g. sample datasets), print a key for the demo tenant."""
+    from app.secret_key import demo_secret
+
+    click.echo(demo_secret(current_app.config))
     applied = upgrade_database()
     click.echo(f"database ready ({len(applied)} migration(s) applied)")
     for setup in current_app.extensions.get("hirekit_demo_steps", []):

@@ -31,6 +31,10 @@ DEFAULTS: dict[str, object] = {
     "BEHIND_PROXY": False,
     "PORT": 8000,
     "INSTANCE_DIR": str(INSTANCE_DIR),
+    # HIREKIT_SECRET_KEY signs every opaque token: "new,old" signs with new and verifies with both (app/secret_key.py).
+    # No default: unset, INSTANCE_DIR/secret_key (made by `demo setup`) is read, and a server without either refuses to start.
+    "SECRET_KEY": "",
+    "SECRET_KEY_FALLBACKS": [],  # set from SECRET_KEY's second and later keys
     "LOG_LEVEL": "INFO",
     "LOG_FORMAT": "json",  # or "text"
     "METRICS_ENABLED": False,
@@ -101,7 +105,7 @@ DEFAULTS: dict[str, object] = {
     "SANDBOX_ENRICH_VENDOR": "local",
     "SANDBOX_ENRICH_URL": "",  # the sandbox upstream; never falls back to ENRICH_URL
     "SANDBOX_ENRICH_API_KEY": "",
-    "PERSON_TOKEN_SECRET": "",  # signs scroll tokens; empty: SECRET_KEY
+    "SCROLL_TOKEN_TTL": 3600,  # seconds a person scroll token stays valid
     "MCP_ALLOWED_ORIGINS": [],
 }
 
@@ -155,6 +159,7 @@ def load_config(overrides: dict | None = None, environ: dict[str, str] | None = 
         config.update(from_file(environ["HIREKIT_CONFIG"]))
     if overrides:
         config.update(overrides)
+    _resolve_secret_key(config)
     if isinstance(config["PLUGINS"], str):
         config["PLUGINS"] = _coerce(config["PLUGINS"], [])
     if config["PLUGINS"] is None:
@@ -162,3 +167,12 @@ def load_config(overrides: dict | None = None, environ: dict[str, str] | None = 
 
         config["PLUGINS"] = available()
     return config
+
+
+def _resolve_secret_key(config: dict) -> None:
+    """SECRET_KEY = the signing key, SECRET_KEY_FALLBACKS = the older ones still verifying; from the configuration,
+    else from the file the demo setup generated in INSTANCE_DIR; both empty when neither has one."""
+    from app.secret_key import read_instance_secret, split_keys
+
+    keys = split_keys(config.get("SECRET_KEY")) or read_instance_secret(config["INSTANCE_DIR"])
+    config["SECRET_KEY"], config["SECRET_KEY_FALLBACKS"] = (keys[0] if keys else ""), keys[1:]

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import http.client
 import os
+import secrets
 import shutil
 import socket
 import statistics
@@ -282,6 +283,7 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=0, help="tantivy indexing threads (0: automatic)")
     parser.add_argument("--repeats", type=int, default=None)
     args = parser.parse_args()
+    os.environ.setdefault("HIREKIT_SECRET_KEY", secrets.token_urlsafe(48))  # the app and the servers it starts need one
     count = args.count or (50_000 if args.quick else 1_000_000)
     repeats = args.repeats or (10 if args.quick else 30)
 

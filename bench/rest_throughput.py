@@ -30,6 +30,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import requests
+import secrets
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -206,6 +207,7 @@ def main() -> int:
     parser.add_argument("--pairs", type=int, default=9, help="interleaved bare/app runs for the target ratio (median)")
     parser.add_argument("--target-only", action="store_true", help="only the interleaved GET /v1/jobs/:id pairs")
     args = parser.parse_args()
+    os.environ.setdefault("HIREKIT_SECRET_KEY", secrets.token_urlsafe(48))  # the app and the servers it starts need one
     duration = 3 if args.quick else args.duration
 
     instance = Path(tempfile.mkdtemp(prefix="hirekit-bench-"))

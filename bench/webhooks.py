@@ -28,6 +28,7 @@ import time
 from pathlib import Path
 
 import requests
+import secrets
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -99,6 +100,7 @@ def main() -> int:
     parser.add_argument("--redis-url", default=os.environ.get("HIREKIT_BENCH_REDIS_URL", ""))
     parser.add_argument("--database-url", default=os.environ.get("HIREKIT_BENCH_DATABASE_URL", ""))
     args = parser.parse_args()
+    os.environ.setdefault("HIREKIT_SECRET_KEY", secrets.token_urlsafe(48))  # the app and the servers it starts need one
     if not args.redis_url:
         parser.error("--redis-url (or HIREKIT_BENCH_REDIS_URL) is required; the Redis db is flushed")
     n = 300 if args.quick else args.n

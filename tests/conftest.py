@@ -14,6 +14,9 @@ from app.tenancy import create_key, create_tenant
 POSTGRES_URL = os.environ.get("HIREKIT_TEST_DATABASE_URL", "")
 REDIS_URL = os.environ.get("HIREKIT_TEST_REDIS_URL", "")
 ELASTICSEARCH_URL = os.environ.get("HIREKIT_TEST_ELASTICSEARCH_URL", "")
+TEST_SECRET_KEY = "test-secret-key-not-for-production-0123456789"
+# Servers refuse to start without a secret: gunicorn, flask and worker.py processes the tests spawn inherit this one.
+os.environ.setdefault("HIREKIT_SECRET_KEY", TEST_SECRET_KEY)
 
 DB_BACKENDS = [
     pytest.param("sqlite", id="sqlite"),
@@ -101,6 +104,7 @@ def base_config(db_url, tmp_path):
         "SEARCH_INDEX": str(tmp_path / "search"),
         "WEBHOOK_ALLOW_PRIVATE": True,
         "LOG_LEVEL": "WARNING",
+        "SECRET_KEY": TEST_SECRET_KEY,
     }
 
 
