@@ -97,7 +97,7 @@ def _run_search(params: dict, *, size: int, offset: int, sandbox: bool):
     query = dsl.validate_query(params["query"])
     sort = dsl.validate_sort(params.get("sort"))
     fingerprint = tokens.query_fingerprint(query, sort, f"{'sandbox' if sandbox else 'production'}:{backend.name}")
-    cursor = tokens.decode(params["scroll_token"], fingerprint) if params.get("scroll_token") else None
+    cursor = tokens.decode(params["scroll_token"], fingerprint, size) if params.get("scroll_token") else None
     result = backend.search(query, size=size, offset=offset, sort=sort, cursor=cursor)
     head = {"status": 200, "total": result.total}
     if result.cursor:

@@ -1,15 +1,19 @@
-"""Opaque scroll tokens: a backend's continuation cursor, signed and bound to the query and sort it came from."""
+"""Opaque scroll tokens: a backend's continuation cursor, signed with the server secret (app/tokens.py), expiring after
+SCROLL_TOKEN_TTL seconds, bound to the query and sort it came from, and held to the same result window as `from`."""
 
 from __future__ import annotations
 
-import base64
 import hashlib
-import hmac
 
 import orjson
 from flask import current_app
 
+from app import tokens
 from app.errors import ApiError
+from plugins.person.backends import MAX_RESULT_WINDOW
+
+KIND = "person-scroll"
+OFFSET_CURSOR = "offset"  # a cursor that re-ranks from the top: the backend ranks offset + size hits, as `from` does
 
 
 def query_fingerprint(query: dict, sort: list, dataset: str) -> str:
@@ -18,27 +22,37 @@ def query_fingerprint(query: dict, sort: list, dataset: str) -> str:
     return hashlib.sha256(canonical).hexdigest()[:24]
 
 
-def _secret() -> bytes:
-    return (current_app.config.get("PERSON_TOKEN_SECRET") or current_app.config.get("SECRET_KEY") or "hirekit").encode()
-
-
 def encode(cursor: list, fingerprint: str) -> str:
-    payload = orjson.dumps([fingerprint, cursor])
-    signature = hmac.new(_secret(), payload, hashlib.sha256).digest()[:12]
-    return base64.urlsafe_b64encode(signature + payload).decode().rstrip("=")
+    return tokens.sign(KIND, [fingerprint, cursor])
 
 
-def decode(token: str, fingerprint: str) -> list:
-    """The cursor inside `token`; 400 when it is not one of ours or belongs to another query."""
+def decode(token: str, fingerprint: str, size: int) -> list:
+    """The cursor inside `token` for a next page of `size`; 400 when it is not one of ours, has expired, belongs to
+    another query, or would reach past the result window."""
     try:
-        blob = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
-        signature, payload = blob[:12], blob[12:]
-        if not hmac.compare_digest(signature, hmac.new(_secret(), payload, hashlib.sha256).digest()[:12]):
-            raise ValueError("bad signature")
-        bound_to, cursor = orjson.loads(payload)
-    except (ValueError, TypeError, orjson.JSONDecodeError):
-        raise ApiError(400, "scroll_token is not a token this service issued.", fields={"scroll_token": ["Invalid token."]}) from None
+        bound_to, cursor = tokens.verify(KIND, token, max_age=current_app.config["SCROLL_TOKEN_TTL"])
+    except tokens.ExpiredToken:
+        raise ApiError(400, f"scroll_token has expired (a token is valid for {current_app.config['SCROLL_TOKEN_TTL']} "
+                            "seconds): start the scroll again without it.",
+                       fields={"scroll_token": ["Expired token."]}) from None
+    except (tokens.InvalidToken, ValueError, TypeError):
+        raise _invalid() from None
     if bound_to != fingerprint:
         raise ApiError(400, "scroll_token belongs to another query or sort: resend the query it came from, or drop the token.",
                        fields={"scroll_token": ["Issued for another query."]})
+    if not (isinstance(cursor, list) and len(cursor) >= 2 and isinstance(cursor[0], str) and _is_count(cursor[1])):
+        raise _invalid()
+    if cursor[0] == OFFSET_CURSOR and cursor[1] + size > MAX_RESULT_WINDOW:
+        raise ApiError(400, f"This scroll has reached the {MAX_RESULT_WINDOW:,}-hit window for its sort (relevance or "
+                            "keyword order continue by offset): narrow the query, or sort by a number or date field, or "
+                            "by index order (a filter-only query), to walk further.",
+                       fields={"scroll_token": [f"Past the {MAX_RESULT_WINDOW} result window."]})
     return cursor
+
+
+def _is_count(value) -> bool:
+    return type(value) is int and value >= 0
+
+
+def _invalid() -> ApiError:
+    return ApiError(400, "scroll_token is not a token this service issued.", fields={"scroll_token": ["Invalid token."]})
