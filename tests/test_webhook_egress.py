@@ -181,6 +181,18 @@ def test_allow_private_still_delivers_to_local_receivers_at_the_address_first_re
     assert delivery_attempts(client, tenant_a, webhook)[0]["status_code"] == 200
 
 
+def test_when_an_address_refuses_the_connection_the_next_checked_one_is_tried_never_a_new_lookup(
+        app, client, tenant_a, resolver, network, listener):
+    resolver.answer("dual.test", ("127.0.0.2", "127.0.0.1"), PUBLIC)  # nothing listens on 127.0.0.2
+    webhook = create_webhook(client, tenant_a, f"http://dual.test:{listener.port}/hook")
+
+    emit(app, tenant_a)
+
+    assert network == [("127.0.0.2", listener.port), ("127.0.0.1", listener.port)]
+    assert len(listener.connections) == 1 and resolver.lookups == ["dual.test"]
+    assert delivery_attempts(client, tenant_a, webhook)[0]["status_code"] == 200
+
+
 def test_a_redirect_is_a_failed_attempt_and_is_not_followed(app, client, tenant_a, httpserver, listener):
     httpserver.expect_request("/hook").respond_with_data(
         "", status=302, headers={"Location": f"http://127.0.0.1:{listener.port}/elsewhere"})
@@ -223,8 +235,8 @@ def test_every_private_loopback_link_local_multicast_reserved_or_unspecified_add
 def test_public_addresses_are_allowed(resolver):
     resolver.answer("public.test", (PUBLIC, PUBLIC_V6))
     target = egress.pin_target("https://public.test:8443/hook?x=1", allow_private=False)
-    assert (target.address, target.hostname, target.port, target.host_header) == (
-        PUBLIC, "public.test", 8443, "public.test:8443")
+    assert (target.addresses, target.hostname, target.port, target.host_header) == (
+        (PUBLIC, PUBLIC_V6), "public.test", 8443, "public.test:8443")
     egress.check_target(f"http://{PUBLIC}/hook", allow_private=False)
     egress.check_target(f"http://[{PUBLIC_V6}]/hook", allow_private=False)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import ipaddress
 import re
 import socket
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from urllib.parse import urlsplit
 
 import idna
@@ -35,7 +35,11 @@ class Target:
     scheme: str
     hostname: str  # ASCII form: the Host header, the TLS server name (SNI) and the name the certificate must carry
     port: int
-    address: str
+    addresses: tuple[str, ...]  # every address the name had, all checked; the connection goes to the first
+
+    def fallback(self) -> Target | None:
+        """The same target pinned to its next checked address (when the first one refused the connection)."""
+        return replace(self, addresses=self.addresses[1:]) if len(self.addresses) > 1 else None
 
     @property
     def host_header(self) -> str:
@@ -104,7 +108,7 @@ def _is_dotted_quad(host: str) -> bool:
 
 
 def pin_target(url: str, *, allow_private: bool) -> Target:
-    """Resolve the URL's host once and check every address; the send connects to the first (no second lookup)."""
+    """Resolve the URL's host once and check every address; the send connects to them (never to a second lookup)."""
     scheme, host, port = parse(url)
     addresses = resolve(host, port)
     if not addresses:
@@ -112,9 +116,9 @@ def pin_target(url: str, *, allow_private: bool) -> Target:
     if not allow_private:
         refused = [address for address in addresses if not is_public_address(address)]
         if refused:
-            raise UnsafeTarget(f"host {host!r} resolves to a private, loopback, link-local or reserved address "
+            raise UnsafeTarget(f"host {host!r} points at a private, loopback, link-local or reserved address "
                                f"({refused[0]})")
-    return Target(url=url, scheme=scheme, hostname=host, port=port, address=addresses[0])
+    return Target(url=url, scheme=scheme, hostname=host, port=port, addresses=tuple(addresses))
 
 
 def check_target(url: str, *, allow_private: bool) -> None:

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import requests
 from requests.adapters import HTTPAdapter
+from urllib3.exceptions import NewConnectionError
 
 from plugins.webhooks.egress import Target
 
@@ -30,7 +31,7 @@ class PinnedAdapter(HTTPAdapter):
         target = getattr(request, "target", None)
         if not isinstance(target, Target):
             raise ValueError("a webhook request is sent only to an address egress has checked")
-        host_params.update(scheme=target.scheme, host=target.address, port=target.port)
+        host_params.update(scheme=target.scheme, host=target.addresses[0], port=target.port)
         if target.scheme == "https":
             pool_kwargs["server_hostname"] = target.hostname
         return host_params, pool_kwargs
@@ -71,25 +72,35 @@ def _retry_after_seconds(value: str | None) -> float | None:
 
 
 def send(method: str, target: Target, body: bytes, headers: dict, *, timeout: float) -> Outcome:
-    """Send once to the target's checked address; a 3xx is a failure (redirects are not followed), errors become
-    Outcome.error."""
+    """Send once to the target's checked addresses (the next one only when one refuses the connection); a 3xx is a
+    failure (redirects are not followed), errors become Outcome.error."""
     started = time.perf_counter()
     http = session()
-    try:
-        request = http.prepare_request(requests.Request(method, target.url, data=body,
-                                                        headers={**headers, "Host": target.host_header}))
-        request.target = target
-        with http.send(request, timeout=(min(timeout, 5.0), timeout), allow_redirects=False, stream=True) as response:
-            excerpt = read_capped(response)
-            return Outcome(status_code=response.status_code, duration_ms=_elapsed_ms(started),
-                           response_body=excerpt.decode("utf-8", "replace") or None,
-                           retry_after=_retry_after_seconds(response.headers.get("Retry-After")))
-    except requests.Timeout:
-        return Outcome(None, _elapsed_ms(started), error=f"timed out after {timeout:g} s")
-    except requests.ConnectionError as exc:
-        return Outcome(None, _elapsed_ms(started), error=f"connection failed: {_short(exc)}")
-    except requests.RequestException as exc:
-        return Outcome(None, _elapsed_ms(started), error=f"request failed: {_short(exc)}")
+    while True:
+        try:
+            request = http.prepare_request(requests.Request(method, target.url, data=body,
+                                                            headers={**headers, "Host": target.host_header}))
+            request.target = target
+            with http.send(request, timeout=(min(timeout, 5.0), timeout), allow_redirects=False,
+                           stream=True) as response:
+                excerpt = read_capped(response)
+                return Outcome(status_code=response.status_code, duration_ms=_elapsed_ms(started),
+                               response_body=excerpt.decode("utf-8", "replace") or None,
+                               retry_after=_retry_after_seconds(response.headers.get("Retry-After")))
+        except requests.Timeout:
+            return Outcome(None, _elapsed_ms(started), error=f"timed out after {timeout:g} s")
+        except requests.ConnectionError as exc:
+            if _not_connected(exc) and target.fallback() is not None:
+                target = target.fallback()  # nothing was sent: the name's next checked address
+                continue
+            return Outcome(None, _elapsed_ms(started), error=f"connection failed: {_short(exc)}")
+        except requests.RequestException as exc:
+            return Outcome(None, _elapsed_ms(started), error=f"request failed: {_short(exc)}")
+
+
+def _not_connected(exc: requests.ConnectionError) -> bool:
+    """The address refused the connection or was unreachable (not a timeout): the request never left."""
+    return isinstance(getattr(exc.args[0] if exc.args else None, "reason", None), NewConnectionError)
 
 
 def read_capped(response: requests.Response) -> bytes:
