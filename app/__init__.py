@@ -6,6 +6,8 @@ from inspect import iscoroutinefunction
 from types import FunctionType, MethodType
 
 from flask import Flask
+from werkzeug.exceptions import NotFound
+from werkzeug.routing import Map, RequestRedirect
 
 from app import auth, db, errors, limits, metrics, nul_guard, queue, secret_key
 from app.api import init_api
@@ -13,6 +15,15 @@ from app.config import load_config
 from app.json import OrjsonProvider
 from app.observability import configure_logging, install_request_context
 from app.plugins import register, resolve
+
+
+class ExactPathMap(Map):
+    """Paths are matched as sent: werkzeug's default merges `//` into `/` by answering an HTML 308 redirect, before
+    authentication; here `/v1/jobs//scheduling` matches no route (the one JSON 404)."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("merge_slashes", False)
+        super().__init__(*args, **kwargs)
 
 
 class HirekitFlask(Flask):
@@ -23,6 +34,15 @@ class HirekitFlask(Flask):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self._coroutine_functions: dict = {}  # function -> whether Flask must wrap it
+
+    url_map_class = ExactPathMap
+
+    def raise_routing_exception(self, request):
+        """No routing redirect ever reaches a client: Flask answers werkzeug's RequestRedirect (a `strict_slashes`
+        rule asked for without its trailing slash) as an HTML 308 without the error handlers; it is a 404 here."""
+        if isinstance(request.routing_exception, RequestRedirect):
+            raise NotFound()
+        super().raise_routing_exception(request)
 
     def ensure_sync(self, func):
         target = func.__func__ if type(func) is MethodType else func
