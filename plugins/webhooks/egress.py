@@ -29,7 +29,7 @@ class UnsafeTarget(ValueError):
 
 @dataclass(frozen=True)
 class Target:
-    """One send's destination: the configured URL and the checked address its connection is made to."""
+    """One send's destination: the configured URL and the checked addresses its connection is made to."""
 
     url: str
     scheme: str
