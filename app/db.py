@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import logging
 import time
 import uuid
 from pathlib import Path
@@ -12,12 +13,32 @@ from urllib.parse import unquote, urlparse
 import peewee as pw
 from playhouse.pool import PooledPostgresqlDatabase, PooledSqliteDatabase
 
-database = pw.DatabaseProxy()
+log = logging.getLogger("hirekit.db")
 
 
 def utcnow() -> dt.datetime:
     """Naive UTC now: every timestamp is stored in UTC without an offset."""
     return dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
+
+
+class _Savepoint(pw._savepoint):
+    """A savepoint that, when it rolls back, also drops the after-commit work registered inside it (peewee drops that
+    work only when the outermost transaction rolls back)."""
+
+    def __enter__(self):
+        self._side_effects_before = len(self.db._state.commit_callbacks)
+        return super().__enter__()
+
+    def rollback(self, begin=True):
+        super().rollback(begin)
+        del self.db._state.commit_callbacks[self._side_effects_before:]
+
+
+class HirekitDatabaseProxy(pw.DatabaseProxy):
+    """The proxy every model uses: its nested atomic() blocks are savepoints that forget their rolled-back side effects."""
+
+    def savepoint(self):
+        return _Savepoint(self)
 
 
 class PostgresPool(PooledPostgresqlDatabase):
@@ -68,6 +89,7 @@ class PostgresPool(PooledPostgresqlDatabase):
         return self.execute_sql(f"EXECUTE {name}({', '.join(['%s'] * len(params))})", params)
 
 
+database = HirekitDatabaseProxy()
 _databases: dict[tuple[str, int], pw.Database] = {}
 
 
@@ -87,9 +109,13 @@ def _open_database(url: str, pool_size: int) -> pw.Database:
         path = unquote(parsed.path)[1:] if parsed.path else ":memory:"
         if path not in (":memory:", ""):
             Path(path).parent.mkdir(parents=True, exist_ok=True)
-        # pooled, so the pragmas run once per connection rather than once per request
+        # pooled, so the pragmas run once per connection rather than once per request. Transactions begin IMMEDIATE:
+        # one that read first could not take the write lock later while another writer had committed (SQLITE_BUSY at
+        # once, whatever the busy timeout), so writers take the lock up front and queue on the busy timeout instead.
+        # Reads outside a transaction stay deferred.
         return PooledSqliteDatabase(
             path or ":memory:",
+            lock_type="IMMEDIATE",
             pragmas={"journal_mode": "wal", "foreign_keys": 1, "busy_timeout": 10000, "synchronous": "normal"},
             check_same_thread=False,
             max_connections=pool_size,
@@ -118,6 +144,22 @@ def init_app(app) -> None:
     def _close_connection(exc):
         if not database.is_closed():
             database.close()
+
+
+def after_commit(side_effect) -> None:
+    """Run `side_effect()` once the current transaction commits, now when none is open, and never when it rolls back
+    (a savepoint included). Deferred, a failure is logged rather than raised: the write it follows has committed."""
+    if not database.in_transaction():
+        side_effect()
+        return
+
+    def run() -> None:
+        try:
+            side_effect()
+        except Exception:  # noqa: BLE001 - raised here it would turn a committed write into an error
+            log.exception("side effect %s after commit failed", getattr(side_effect, "__qualname__", side_effect))
+
+    database.after_commit(run)
 
 
 def connect() -> None:

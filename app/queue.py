@@ -1,4 +1,8 @@
-"""Background work over RQ: named queues on Redis when configured, otherwise the same call runs inline in the request."""
+"""Background work over RQ: named queues on Redis when configured, otherwise the same call runs inline in the request.
+
+Either way a job enqueued inside a database transaction starts only once that transaction commits, and never when it
+rolls back: a job never sees a write that is not there, and a slow inline job (a webhook to a slow receiver) does not
+hold the writer's transaction, and so SQLite's write lock, open."""
 
 from __future__ import annotations
 
@@ -10,7 +14,7 @@ from dataclasses import dataclass, field
 
 from flask import current_app
 
-from app.db import database
+from app.db import after_commit, database
 
 log = logging.getLogger("hirekit.queue")
 
@@ -35,7 +39,7 @@ def task(func):
 
 @dataclass
 class InlineJob:
-    """What an inline enqueue answers: the shape callers read from an RQ Job (id, status, result)."""
+    """What an inline or deferred enqueue answers: the shape callers read from an RQ Job (id, status, result)."""
 
     id: str = field(default_factory=lambda: uuid.uuid4().hex)
     status: str = "queued"
@@ -78,21 +82,48 @@ class TaskQueue:
         return self._queues[name]
 
     def enqueue(self, func, *args, queue: str = "default", **options):
-        if self.is_inline:
-            return self._run_inline(func, args, options)
-        return self.queue(queue).enqueue(func, *args, **options)
+        return self._submit(queue, lambda target: target.enqueue(func, *args, **options), func, args, options)
 
     def enqueue_in(self, delay: dt.timedelta, func, *args, queue: str = "default", **options):
         if self.is_inline:
             log.info("no Redis configured: %s runs now instead of in %s", getattr(func, "__name__", func), delay)
-            return self._run_inline(func, args, options)
-        return self.queue(queue).enqueue_in(delay, func, *args, **options)
+        return self._submit(queue, lambda target: target.enqueue_in(delay, func, *args, **options), func, args, options)
 
     def enqueue_at(self, when: dt.datetime, func, *args, queue: str = "default", **options):
         if self.is_inline:
             log.info("no Redis configured: %s runs now instead of at %s", getattr(func, "__name__", func), when)
-            return self._run_inline(func, args, options)
-        return self.queue(queue).enqueue_at(when, func, *args, **options)
+        return self._submit(queue, lambda target: target.enqueue_at(when, func, *args, **options), func, args, options)
+
+    def check_reachable(self) -> None:
+        """For a write that must not be stored without its job (an instant call): raise inside its transaction when
+        Redis is down, since the job itself is enqueued only after the commit."""
+        if not self.is_inline:
+            self.connection.ping()
+
+    def _submit(self, queue: str, enqueue_on, func, args, options):
+        """Run inline, or enqueue on the RQ queue: now outside a transaction, once it commits inside one (the answer
+        then knows only the job's id)."""
+        if self.is_inline:
+            def start():
+                return self._run_inline(func, args, options)
+        else:
+            target = self.queue(queue)  # an unknown queue fails the caller, not the commit
+
+            def start():
+                return enqueue_on(target)
+        if not database.in_transaction():
+            return start()
+        pending = InlineJob(id=options.setdefault("job_id", uuid.uuid4().hex), status="deferred")
+
+        def start_and_record():
+            started = start()
+            if isinstance(started, InlineJob):
+                pending.status, pending.result, pending.exc_string = started.status, started.result, started.exc_string
+            else:
+                pending.status = "queued"
+
+        after_commit(start_and_record)
+        return pending
 
     @staticmethod
     def _run_inline(func, args, options):

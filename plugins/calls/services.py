@@ -81,24 +81,21 @@ def new_call(application: Application, *, trigger: str, attempt: int = 1, series
 def start_instant_call(tenant_id: str, application_id) -> Call:
     """POST .../instant-call: queue a call now; 409 while the application has one queued, ringing or in progress.
 
-    On Redis the job is enqueued inside the transaction: if Redis refuses it, the call and its event roll back and the
-    client gets 503 with nothing stored (run_call waits for the commit). Inline, the call runs after the commit.
+    The call is placed once its row commits. On Redis the queue is checked inside the transaction, so a Redis that is
+    down answers 503 with nothing stored rather than a call that would wait for the reaper.
     """
     from app.queue import enqueue, get_queue
 
     from plugins.calls.tasks import run_call
 
     application = get_owned(Application, tenant_id, application_id)
-    inline = get_queue().is_inline
     with database.atomic():
         existing = active_call(application.id)
         if existing is not None:
             raise Conflict(f"application {application.id} already has a call {existing.status}", existing_id=existing.id)
+        get_queue().check_reachable()
         call = new_call(application, trigger=INSTANT)
         emit_activity(call)
-        if not inline:
-            enqueue(run_call, str(call.id), queue=CALLS_QUEUE, job_timeout=CALL_JOB_TIMEOUT)
-    if inline:
         enqueue(run_call, str(call.id), queue=CALLS_QUEUE, job_timeout=CALL_JOB_TIMEOUT)
     return call
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from app import periodic
+from app.db import after_commit
 from app.queue import get_queue, task
 
 QUEUE = "webhooks"
@@ -37,15 +38,15 @@ def reap_stalled_deliveries() -> int:
 
 
 def send_soon(webhook_id: str, delivery_ids: list[str]) -> None:
-    """New or replayed deliveries of a webhook: woken drain on Redis, sent right away inline without it."""
-    from plugins.webhooks.delivery import deliver
+    """New or replayed deliveries of a webhook, sent once the transaction that made them commits (never when it rolls
+    back): a woken drain on Redis, inline without it."""
     from plugins.webhooks.wakeups import post
 
     if get_queue().is_inline:
         for delivery_id in delivery_ids:
-            deliver(delivery_id)
+            get_queue().enqueue(deliver_webhook, delivery_id, queue=QUEUE)
     else:
-        post(webhook_id, delivery_ids)
+        after_commit(lambda: post(webhook_id, delivery_ids))  # the mailbox must not name deliveries that roll back
 
 
 def schedule_reaper(app=None) -> None:
