@@ -2,6 +2,10 @@
 database instead of failing, and every write lands exactly once."""
 
 import concurrent.futures
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 import requests
@@ -9,6 +13,7 @@ import requests
 from tests.factories import job_body
 from tests.test_fault_drills import gunicorn_server  # noqa: F401 - the fixture: the app under gunicorn, 2 workers
 
+ROOT = Path(__file__).resolve().parent.parent
 CLIENTS = 8
 ROUNDS = 25
 SCHEDULE_SETTING = {"window_start_time": "09:00:00", "window_end_time": "17:00:00", "daily_attempts": 1,
@@ -16,7 +21,8 @@ SCHEDULE_SETTING = {"window_start_time": "09:00:00", "window_end_time": "17:00:0
 
 
 @pytest.mark.slow
-def test_eight_clients_writing_to_one_job_get_no_5xx_and_every_write_lands_once(gunicorn_server, tenant_a):  # noqa: F811
+def test_eight_clients_writing_to_one_job_get_no_5xx_and_every_write_lands_once(gunicorn_server, tenant_a, db_url):  # noqa: F811
+    """...while an operator adds keys from the CLI, another writer on the same database."""
     base, _ = gunicorn_server(HIREKIT_RATE_LIMIT="100000/minute")
     job_url = f"{base}/v1/jobs/{requests.post(f'{base}/v1/jobs', json=job_body(source_id='shared'), headers=tenant_a.headers, timeout=30).json()['id']}"
 
@@ -38,8 +44,15 @@ def test_eight_clients_writing_to_one_job_get_no_5xx_and_every_write_lands_once(
                     answers.append((f"{method} {url.removeprefix(base)}", response.status_code, response.text[:200]))
         return answers
 
-    with concurrent.futures.ThreadPoolExecutor(max_workers=CLIENTS) as pool:
+    def operator(n: int) -> subprocess.CompletedProcess:
+        env = {**os.environ, "HIREKIT_DATABASE_URL": db_url, "HIREKIT_LOG_LEVEL": "WARNING"}
+        return subprocess.run([sys.executable, "-m", "flask", "--app", "wsgi", "keys", "create", tenant_a.id], cwd=ROOT,
+                              env=env, capture_output=True, text=True, timeout=120)
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=CLIENTS + 1) as pool:
+        keys_created = pool.submit(lambda: [operator(n) for n in range(3)])
         answers = [a for per_client in pool.map(client, range(CLIENTS)) for a in per_client]
+    assert [done.returncode for done in keys_created.result()] == [0, 0, 0], keys_created.result()[0].stderr
 
     assert len(answers) == CLIENTS * ROUNDS * 5
     failed = [a for a in answers if not 200 <= a[1] < 300]
