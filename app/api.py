@@ -10,7 +10,7 @@ from flask_smorest import Api as SmorestApi
 from flask_smorest import Blueprint as SmorestBlueprint
 
 from app import errors
-from app.fields import Schema
+from app.fields import BoundedInteger, Schema
 from app.auth import BEARER, SECURITY_SCHEMES
 
 
@@ -114,9 +114,8 @@ MAX_PAGE = 1_000_000_000  # far past any real list, and keeps (page - 1) * size 
 class PageArgsSchema(ma.Schema):
     """page and size are required on every /v1 list (SPEC 4.1)."""
 
-    page = ma.fields.Integer(required=True, validate=ma.validate.Range(min=1, max=MAX_PAGE),
-                             metadata={"description": f"1-based page (at most {MAX_PAGE:,})"})
-    size = ma.fields.Integer(required=True, validate=ma.validate.Range(min=1, max=100), metadata={"description": "1-100"})
+    page = BoundedInteger(1, MAX_PAGE, required=True, metadata={"description": f"1-based page (at most {MAX_PAGE:,})"})
+    size = BoundedInteger(1, 100, required=True, metadata={"description": "1-100"})
 
 
 class PageMetaSchema(Schema):

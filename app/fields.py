@@ -1,5 +1,5 @@
-"""Marshmallow fields shared by the families: non-blank text, ISO 8601 date strings, trimmed optional strings, and the
-base Schema whose dump skips marshmallow's per-field accessor chain."""
+"""Marshmallow fields shared by the families: non-blank text, ISO 8601 date strings, trimmed optional strings, bounded
+integers, and the base Schema whose dump skips marshmallow's per-field accessor chain."""
 
 from __future__ import annotations
 
@@ -75,6 +75,31 @@ class Text(ma.fields.String):
 
 def optional_text(**kwargs) -> Text:
     return Text(load_default=None, allow_none=True, **kwargs)
+
+
+PG_INTEGER_MAX = 2**31 - 1  # PostgreSQL `integer`, what peewee's IntegerField makes: the narrowest integer column
+MINUTES_MAX = 30 * 24 * 60  # 43,200: the longest delay, interval or notice in minutes a schedule setting takes (30 days)
+
+
+class BoundedInteger(ma.fields.Integer):
+    """An integer with both bounds, each inclusive: every integer a request sends has an upper bound, or a value past
+    the database column's range (or datetime's, added as minutes) fails in the driver as a 500 instead of a 422.
+    The Range validator is what the OpenAPI document (apispec) and the MCP inputSchemas (app.jsonschema) read as
+    minimum/maximum, so clients and fuzzers see the bound. The maximum must fit a PostgreSQL integer column.
+    A number with a fraction (1.5) is refused rather than truncated, as JSON Schema's "integer" means."""
+
+    def __init__(self, minimum: int, maximum: int, **kwargs):
+        if not minimum <= maximum <= PG_INTEGER_MAX:
+            raise ValueError(f"bounds {minimum}..{maximum} must be ordered and fit a PostgreSQL integer ({PG_INTEGER_MAX})")
+        validators = kwargs.pop("validate", None) or []
+        validators = [validators] if callable(validators) else list(validators)
+        super().__init__(validate=[ma.validate.Range(min=minimum, max=maximum), *validators], **kwargs)
+        self.minimum, self.maximum = minimum, maximum
+
+    def _validated(self, value) -> int:
+        if isinstance(value, float) and not value.is_integer():
+            raise self.make_error("invalid", input=value)
+        return super()._validated(value)
 
 
 class StrictBoolean(ma.fields.Boolean):

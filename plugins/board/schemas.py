@@ -4,7 +4,7 @@ import marshmallow as ma
 from flask_smorest.fields import Upload
 
 from app.api import MAX_PAGE
-from app.fields import Text
+from app.fields import BoundedInteger, Text
 from app.resumes import ACCEPTED
 
 
@@ -15,10 +15,8 @@ class BoardJobSchema(ma.Schema):
 
 
 class BoardPageArgsSchema(ma.Schema):
-    page = ma.fields.Integer(load_default=1, validate=ma.validate.Range(min=1, max=MAX_PAGE),
-                             metadata={"description": f"1-based page (at most {MAX_PAGE:,})"})
-    limit = ma.fields.Integer(load_default=20, validate=ma.validate.Range(min=1, max=100),
-                              metadata={"description": "Jobs per page, 1-100 (default 20)"})
+    page = BoundedInteger(1, MAX_PAGE, load_default=1, metadata={"description": f"1-based page (at most {MAX_PAGE:,})"})
+    limit = BoundedInteger(1, 100, load_default=20, metadata={"description": "Jobs per page, 1-100 (default 20)"})
 
 
 class ApplyBodySchema(ma.Schema):

@@ -6,7 +6,8 @@ import marshmallow as ma
 import orjson
 
 from app.errors import ApiError
-from app.fields import StrictBoolean, StrictSchema
+from app.fields import BoundedInteger, StrictBoolean, StrictSchema
+from plugins.person.backends import MAX_RESULT_WINDOW
 
 ENRICH_ALIASES = {"name": "full_name", "phone": "phone_number", "company": "company_name"}  # PDL's names -> the seed's
 LIKELIHOOD_DOC = ("likelihood is 1-10: the sum of the weights of the inputs that agree with the profile, capped at 10 — "
@@ -71,9 +72,9 @@ class PersonSearchSchema(_RejectsSql, StrictSchema):
     """Scroll form (SPEC 2.9): size 1-100 (default 10), from >= 0 (from + size <= 10000), or scroll_token to continue."""
 
     query = _query_field()
-    size = ma.fields.Integer(load_default=10, validate=ma.validate.Range(min=1, max=100))
-    from_ = ma.fields.Integer(data_key="from", attribute="from", validate=ma.validate.Range(min=0),
-                              metadata={"description": "Offset (default 0); not with scroll_token; from + size <= 10000"})
+    size = BoundedInteger(1, 100, load_default=10)
+    from_ = BoundedInteger(0, MAX_RESULT_WINDOW, data_key="from", attribute="from",
+                           metadata={"description": "Offset (default 0); not with scroll_token; from + size <= 10000"})
     scroll_token = ma.fields.String(validate=ma.validate.Length(min=1),
                                     metadata={"description": "From the previous page; resend the same query and sort"})
     sort = _sort_field()
@@ -83,8 +84,8 @@ class PersonSearchPageSchema(_RejectsSql, StrictSchema):
     """Page form (SPEC 2.9): page is 1-based; page * size <= 10000."""
 
     query = _query_field()
-    size = ma.fields.Integer(load_default=10, validate=ma.validate.Range(min=1, max=100))
-    page = ma.fields.Integer(load_default=1, validate=ma.validate.Range(min=1))
+    size = BoundedInteger(1, 100, load_default=10)
+    page = BoundedInteger(1, MAX_RESULT_WINDOW, load_default=1, metadata={"description": "1-based (default 1); page * size <= 10000"})
     sort = _sort_field()
 
 
@@ -107,8 +108,7 @@ class _EnrichFields(StrictSchema):
     profile = JsonValue(list, validate=_url_strings,
                         metadata={"description": "Social profile URLs (a single string is accepted)",
                                   "oneOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]})
-    min_likelihood = ma.fields.Integer(validate=ma.validate.Range(min=1, max=10),
-                                       metadata={"description": "1-10, default 2: a weaker best match answers 404"})
+    min_likelihood = BoundedInteger(1, 10, metadata={"description": "1-10, default 2: a weaker best match answers 404"})
     include_if_matched = StrictBoolean(metadata={"description": "Add `matched`: the inputs that agreed with the profile"})
 
     @ma.pre_load
@@ -150,8 +150,7 @@ class PersonBulkEnrichSchema(StrictSchema):
     """1-100 enrich requests, each the enrich body or PDL's {"params": {...}, "metadata": {...}}."""
 
     requests = ma.fields.List(ma.fields.Dict(), required=True, validate=ma.validate.Length(min=1, max=100))
-    min_likelihood = ma.fields.Integer(validate=ma.validate.Range(min=1, max=10),
-                                       metadata={"description": "Applies to items that do not set their own"})
+    min_likelihood = BoundedInteger(1, 10, metadata={"description": "Applies to items that do not set their own"})
     include_if_matched = StrictBoolean(metadata={"description": "Applies to items that do not set their own"})
 
 

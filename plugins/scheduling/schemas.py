@@ -4,10 +4,15 @@ import re
 
 import marshmallow as ma
 
-from app.fields import StrictBoolean, StrictSchema, Text
+from app.fields import MINUTES_MAX, BoundedInteger, StrictBoolean, StrictSchema, Text
 
 TIME_PATTERN = re.compile(r"^([01]\d|2[0-3]):[0-5]\d:[0-5]\d$")
-NOT_NEGATIVE = ma.validate.Range(min=0)
+TOTAL_ATTEMPTS_MAX = 100  # 20 days of the most daily attempts (5): more is not a screening series any more
+
+
+def minutes(description: str) -> BoundedInteger:
+    """A count of minutes, 0 to 30 days (MINUTES_MAX); SPEC sets only the minimum."""
+    return BoundedInteger(0, MINUTES_MAX, metadata={"description": f"{description} (0-{MINUTES_MAX:,}, i.e. up to 30 days)"})
 
 
 class SchedulingToggleSchema(StrictSchema):
@@ -36,23 +41,23 @@ class ScheduleSettingSchema(StrictSchema):
 
     window_start_time = ClockTime(required=True, metadata={"example": "09:00:00", "description": "Start of the daily calling window (HH:MM:SS, HIREKIT_TIMEZONE)"})
     window_end_time = ClockTime(required=True, metadata={"example": "17:00:00", "description": "End of the window; after window_start_time (windows do not cross midnight)"})
-    daily_attempts = ma.fields.Integer(validate=ma.validate.Range(min=0, max=5), metadata={"description": "Call attempts per day, 0-5"})
-    total_attempts = ma.fields.Integer(validate=NOT_NEGATIVE, metadata={"description": "Call attempts in all"})
-    retry_interval = ma.fields.Integer(validate=NOT_NEGATIVE, metadata={"description": "Minutes between attempts"})
-    days_of_week = ma.fields.List(ma.fields.Integer(validate=ma.validate.Range(min=1, max=7)),
+    daily_attempts = BoundedInteger(0, 5, metadata={"description": "Call attempts per day, 0-5"})
+    total_attempts = BoundedInteger(0, TOTAL_ATTEMPTS_MAX, metadata={"description": f"Call attempts in all, 0-{TOTAL_ATTEMPTS_MAX}"})
+    retry_interval = minutes("Minutes between attempts")
+    days_of_week = ma.fields.List(BoundedInteger(1, 7),
                                   metadata={"description": "ISO days: 1 Monday ... 7 Sunday"})
     email_enabled = StrictBoolean()
-    email_notify_minutes = ma.fields.Integer(validate=NOT_NEGATIVE, metadata={"description": "Minutes before the call"})
+    email_notify_minutes = minutes("Minutes before the call")
     email_repeat = StrictBoolean()
     sms_enabled = StrictBoolean()
-    sms_notify_minutes = ma.fields.Integer(validate=NOT_NEGATIVE, metadata={"description": "Minutes before the call"})
+    sms_notify_minutes = minutes("Minutes before the call")
     sms_repeat = StrictBoolean()
     voicemail_enabled = StrictBoolean()
     repeat_calling = StrictBoolean(metadata={"description": (
         "When an application re-enters ACTIVE after its candidate already completed a screening call for the job: "
         "true starts a new series of attempts, false (default) does not call again (one completed screening per "
         "application; instant calls are always allowed)")})
-    call_schedule_minutes = ma.fields.Integer(validate=NOT_NEGATIVE, metadata={"description": "Minutes after the trigger before the first call"})
+    call_schedule_minutes = minutes("Minutes after the trigger before the first call")
     default = StrictBoolean()
     name = Text(max_length=255, metadata={"description": "A label for this setting"})
 
