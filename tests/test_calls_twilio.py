@@ -175,3 +175,20 @@ def test_twilio_refusing_the_call_fails_it_with_the_reason(make_app, httpserver,
     call = instant_call(client, tenant_a, application_for(client, tenant_a, phone_no="+14155550143")).json
     failed = get_call(client, tenant_a, call["id"])
     assert failed["status"] == "failed" and "not a valid phone number" in failed["error"]
+
+
+def test_a_call_job_run_twice_dials_the_candidate_once(twilio_app, twilio_api, tenant_a):
+    """RQ runs a job at least once (a dead worker's job re-queued, a job moved twice by a scheduler): a second run of
+    the same call's job, even one that read the call while it was still queued, must not dial again."""
+    from app.db import database
+    from plugins.calls.models import Call
+    from plugins.calls.services import place_call
+
+    client = twilio_app.test_client()
+    call = instant_call(client, tenant_a, application_for(client, tenant_a)).json
+    assert len(twilio_api.placed) == 1
+    with twilio_app.app_context(), database.connection_context():
+        stale = Call.get(Call.id == call["id"])
+        assert stale.status == "queued"  # Twilio has not called back yet
+        place_call(stale)
+    assert len(twilio_api.placed) == 1

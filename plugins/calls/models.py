@@ -41,6 +41,7 @@ class Call(TenantRecord):
     assessment = JSONField(null=True)
     voicemail_left = pw.BooleanField(default=False)
     error = pw.TextField(null=True)
+    dialled_at = pw.DateTimeField(null=True)  # set once, by the one job that claims the call to dial it
     started_at = pw.DateTimeField(null=True)
     ended_at = pw.DateTimeField(null=True)
 

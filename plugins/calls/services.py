@@ -126,7 +126,10 @@ def script_for(call: Call, *, voicemail: bool = False) -> CallScript:
 
 
 def place_call(call: Call, *, voicemail: bool = False) -> None:
-    """Hand the call to the provider; synchronous providers report every status before this returns."""
+    """Hand the call to the provider, once; synchronous providers report every status before this returns."""
+    if not claim_call(call):
+        log.warning("call %s was already claimed by another job: not dialled again", call.id)
+        return
     provider = get_provider()
     try:
         provider_call_id = provider.place(script_for(call, voicemail=voicemail), lambda progress: advance(call.id, progress))
@@ -136,6 +139,15 @@ def place_call(call: Call, *, voicemail: bool = False) -> None:
         return
     if provider_call_id:
         Call.update(provider_call_id=provider_call_id).where(Call.id == call.id).execute()
+
+
+def claim_call(call: Call) -> bool:
+    """Take the queued call for dialling in one conditional update: RQ runs a job at least once (a re-queued job of a
+    dead worker, a scheduler that moved a job twice), and only the job that wins this claim dials, so a candidate is
+    never called twice for one call. The call's status is left to the provider's reports."""
+    claimed = (Call.update(dialled_at=utcnow())
+               .where((Call.id == call.id) & (Call.status == QUEUED) & Call.dialled_at.is_null()).execute())
+    return bool(claimed)
 
 
 def analysis_context(call: Call, transcript: list[dict]) -> CallContext:
