@@ -192,3 +192,15 @@ def test_a_call_job_run_twice_dials_the_candidate_once(twilio_app, twilio_api, t
         assert stale.status == "queued"  # Twilio has not called back yet
         place_call(stale)
     assert len(twilio_api.placed) == 1
+
+
+def test_an_answer_to_a_question_number_the_call_does_not_have_is_422_and_the_call_stays_readable(twilio_app, twilio_api,
+                                                                                                    tenant_a):
+    client = twilio_app.test_client()
+    call = instant_call(client, tenant_a, application_for(client, tenant_a)).json
+    path = action_path(gathers(twilio_api.placed[0].form["Twiml"])[0][0]["action"])
+    for number in (str(10 ** 30), "-1", str(len(JOB_QUESTIONS))):
+        response = callback(client, path.replace("question=0", f"question={number}"), speech_form(call, "Yes."))
+        assert response.status_code == 422, (number, response.get_data(as_text=True))
+    stored = get_call(client, tenant_a, call["id"])
+    assert stored["transcript"] == []

@@ -23,7 +23,7 @@ class BoardJobs(MethodView):
         return services.list_jobs(current_tenant_id(), **args)
 
 
-@blp.route("/<int:number>")
+@blp.route("/<int(max=2147483647):number>")
 class BoardJob(MethodView):
     @blp.response(200, BoardJobSchema)
     @blp.errors(404)
@@ -32,7 +32,7 @@ class BoardJob(MethodView):
         return services.get_job(current_tenant_id(), number)
 
 
-@blp.route("/<int:number>/apply")
+@blp.route("/<int(max=2147483647):number>/apply")
 class BoardApply(MethodView):
     @blp.doc(requestBody={"required": True, "content": {"multipart/form-data": {"schema": ApplyBodySchema}}})
     @blp.response(201, ApplyResultSchema)

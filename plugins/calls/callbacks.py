@@ -49,9 +49,10 @@ def record_answer(call: Call, question: str, speech: str | None, *, silent: bool
     except ValueError:
         raise ApiError(422, "question must be an integer.") from None
     questions = questions_for(call)
+    if not 0 <= index < len(questions):  # only numbers this service put in its own callback URLs
+        raise ApiError(422, f"question must be one of the call's question numbers (0 to {len(questions) - 1}).")
     transcript = list(call.transcript or [])
-    if not any(turn.get("question_index") == index and turn.get("speaker") == "agent" for turn in transcript) \
-            and 0 <= index < len(questions):
+    if not any(turn.get("question_index") == index and turn.get("speaker") == "agent" for turn in transcript):
         transcript.append({"speaker": "agent", "text": questions[index], "question_index": index})
     if speech and not silent:
         transcript.append({"speaker": "candidate", "text": speech.strip(), "question_index": index})
