@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 
 import httpx2
@@ -16,7 +17,9 @@ from werkzeug.serving import make_server
 from tests.factories import create_job, job_body
 from tests.test_mcp_sourcing import load_people
 
-MODES = ["legacy", "auto"]  # auto probes server/discover (2026-07-28) first and falls back to initialize
+# auto probes server/discover (2026-07-28) and adopts it; legacy runs the initialize handshake of 2025-11-25
+NEGOTIATED = {"auto": "2026-07-28", "legacy": "2025-11-25"}
+MODES = list(NEGOTIATED)
 
 
 @pytest.fixture
@@ -30,11 +33,17 @@ def live_url(app):
     thread.join(timeout=5)
 
 
-def run_session(url: str, key: str, mode: str, steps):
-    """Connect the SDK client with the Bearer key, run `steps(client)` (a coroutine function) and return its result."""
+def run_session(url: str, key: str, mode: str, steps, *, sent: list | None = None):
+    """Connect the SDK client with the Bearer key, run `steps(client)` (a coroutine function) and return its result;
+    `sent` collects (MCP-Protocol-Version header, method) of every message the client posted."""
+
+    async def record(request):
+        if sent is not None:
+            sent.append((request.headers.get("MCP-Protocol-Version"), json.loads(request.content)["method"]))
 
     async def session():
-        async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {key}"}, timeout=10) as http:
+        async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {key}"}, timeout=10,
+                                      event_hooks={"request": [record]}) as http:
             async with Client(streamable_http_client(url, http_client=http), mode=mode) as client:
                 return await steps(client)
 
@@ -59,9 +68,15 @@ def test_the_sdk_client_lists_reads_and_writes_jobs(live_url, client, tenant_a, 
         created = await mcp.call_tool("create_job", job_body(title="Night Charge Nurse", source_id="mcp-made"))
         read = await mcp.call_tool("get_job", {"job_id": existing["id"]})
         missing = await mcp.call_tool("get_job", {"job_id": "6f1c1c1e-0000-4000-8000-000000000000"})
-        return tools, listed, created, read, missing
+        return mcp.protocol_version, mcp.server_info, tools, listed, created, read, missing
 
-    tools, listed, created, read, missing = run_session(f"{live_url}/mcp", tenant_a.key, mode, steps)
+    sent = []
+    version, server_info, tools, listed, created, read, missing = run_session(f"{live_url}/mcp", tenant_a.key, mode,
+                                                                              steps, sent=sent)
+    assert version == NEGOTIATED[mode] and server_info.name == "hirekit-jobs"
+    if mode == "auto":  # the newest revision from the first request on: no initialize, no fallback
+        assert sent[0] == ("2026-07-28", "server/discover")
+        assert all(header == ("2026-07-28", method) for header, method in zip(sent[1:], ["tools/list"] + ["tools/call"] * 4))
 
     names = [tool.name for tool in tools]
     assert names == ["list_jobs", "get_job", "create_job", "update_job", "list_applications", "get_application",
@@ -90,8 +105,11 @@ def test_the_sdk_client_searches_and_enriches_people_on_the_sourcing_server(app,
         enriched = await mcp.call_tool("people_enrich", {"servicegraph_id": found.structured_content["data"][0]["id"]})
         return mcp.protocol_version, mcp.server_info, tools, found, enriched
 
-    version, server_info, tools, found, enriched = run_session(f"{live_url}/mcp/sourcing", tenant_a.key, mode, steps)
-    assert version == "2025-11-25" and server_info.name == "hirekit-sourcing"
+    sent = []
+    version, server_info, tools, found, enriched = run_session(f"{live_url}/mcp/sourcing", tenant_a.key, mode, steps,
+                                                               sent=sent)
+    assert version == NEGOTIATED[mode] and server_info.name == "hirekit-sourcing"
+    assert ("initialize" in [method for _, method in sent]) is (mode == "legacy")
     assert [tool.name for tool in tools] == ["people_search", "people_search_page", "people_enrich", "people_bulk_enrich"]
     assert_valid_tool_schemas(tools)
     assert not found.is_error and found.structured_content["total"] == 4

@@ -212,15 +212,6 @@ def test_a_batch_is_invalid_request_where_the_version_has_no_batches(client, ten
 # ---- HTTP layer ----------------------------------------------------------
 
 @pytest.mark.parametrize("path", ENDPOINTS)
-def test_an_unsupported_protocol_version_header_is_400_naming_the_supported_ones(client, tenant_a, path):
-    """A 2026-07-28 client probes server/discover first and falls back to initialize on this 4xx."""
-    response = call(client, tenant_a, "server/discover", {}, path=path, version="2026-07-28")
-    assert response.status_code == 400
-    assert response.json["error"]["code"] == -32600
-    assert all(v in response.json["error"]["message"] for v in ("2025-11-25", "2025-06-18", "2025-03-26"))
-
-
-@pytest.mark.parametrize("path", ENDPOINTS)
 @pytest.mark.parametrize("headers", [{}, {"Authorization": "Bearer not-a-key"}, {"Authorization": "Basic dXNlcjpwdw=="}],
                          ids=["missing", "unknown", "basic"])
 def test_a_missing_or_wrong_key_is_401_with_www_authenticate_before_json_rpc(client, path, headers):

@@ -1,8 +1,13 @@
-"""JSON-RPC 2.0 as MCP's handshake-era revisions use it: message checks, error codes, batches; no HTTP, no tools."""
+"""JSON-RPC 2.0 as MCP uses it, in both eras: the handshake revisions (batches in 2025-03-26) and 2026-07-28's
+per-request envelope (params._meta, routing headers that must match the body); message checks and error codes, no
+HTTP, no tools."""
 
 from __future__ import annotations
 
+import base64
+import binascii
 import logging
+import re
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -15,14 +20,32 @@ INVALID_REQUEST = -32600
 METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
+HEADER_MISMATCH = -32020  # 2026-07-28: a routing header disagrees with the body
+UNSUPPORTED_PROTOCOL_VERSION = -32022  # 2026-07-28: data names the supported versions and the requested one
 
-LATEST_VERSION = "2025-11-25"
-SUPPORTED_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26")
+HANDSHAKE_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26")  # negotiated by initialize, newest first
+LATEST_HANDSHAKE_VERSION = HANDSHAKE_VERSIONS[0]
+MODERN_VERSIONS = ("2026-07-28",)  # no handshake: every request names its version in params._meta and a header
+SUPPORTED_VERSIONS = MODERN_VERSIONS + HANDSHAKE_VERSIONS
 VERSION_WITHOUT_HEADER = "2025-03-26"  # what a request without MCP-Protocol-Version is taken to speak
 BATCH_VERSIONS = frozenset({"2025-03-26"})  # JSON-RPC batches were removed in 2025-06-18
 
-# Failures of the message itself are HTTP 400; everything a well-formed request provokes rides on 200.
+# The per-request envelope of 2026-07-28
+PROTOCOL_VERSION_META_KEY = "io.modelcontextprotocol/protocolVersion"
+CLIENT_CAPABILITIES_META_KEY = "io.modelcontextprotocol/clientCapabilities"
+SERVER_INFO_META_KEY = "io.modelcontextprotocol/serverInfo"
+VERSION_HEADER = "MCP-Protocol-Version"
+METHOD_HEADER = "Mcp-Method"
+NAME_HEADER = "Mcp-Name"
+ROUTING_HEADERS = (VERSION_HEADER, METHOD_HEADER, NAME_HEADER)
+NAME_PARAMS = {"tools/call": "name"}  # methods whose Mcp-Name header mirrors a param (the ones this server has)
+BASE64_HEADER_VALUE = re.compile(r"=\?base64\?(?P<payload>.*)\?=")  # how a client sends a name a header cannot carry
+
+# Handshake revisions: failures of the message itself are HTTP 400; everything a well-formed request provokes rides on 200.
 HTTP_400_CODES = frozenset({PARSE_ERROR, INVALID_REQUEST})
+# 2026-07-28: the status follows the code, whoever raised it; the rest (tool results, -32603) rides on 200
+MODERN_HTTP_STATUS = {PARSE_ERROR: 400, INVALID_REQUEST: 400, INVALID_PARAMS: 400, HEADER_MISMATCH: 400,
+                      UNSUPPORTED_PROTOCOL_VERSION: 400, METHOD_NOT_FOUND: 404}
 
 
 class RpcError(Exception):
@@ -41,6 +64,8 @@ class MethodHandler(Protocol):
     def handle_request(self, method: str, params: dict, *, version: str) -> dict: ...
 
     def handle_notification(self, method: str, params: dict) -> None: ...
+
+    def server_info(self) -> dict: ...
 
 
 @dataclass(frozen=True)
@@ -100,19 +125,13 @@ def handle_message(message, handler: MethodHandler, *, version: str, in_batch: b
     if not isinstance(message, dict):
         return error_object(None, INVALID_REQUEST, "A JSON-RPC message must be an object")
     has_id = "id" in message
-    request_id = message.get("id")
-    echo_id = request_id if valid_id(request_id) else None
-    if message.get("jsonrpc") != "2.0":
-        return error_object(echo_id, INVALID_REQUEST, 'Invalid request: "jsonrpc" must be "2.0"')
-    if "method" not in message:
-        if has_id and ("result" in message or "error" in message):
-            return None  # a response to a server request; this server sends none, so there is nothing to match
-        return error_object(echo_id, INVALID_REQUEST, 'Invalid request: "method" is required')
-    method = message["method"]
-    if not isinstance(method, str):
-        return error_object(echo_id, INVALID_REQUEST, 'Invalid request: "method" must be a string')
-    if has_id and not valid_id(request_id):
-        return error_object(None, INVALID_REQUEST, 'Invalid request: "id" must be a string or an integer')
+    if "method" not in message and has_id and ("result" in message or "error" in message) \
+            and message.get("jsonrpc") == "2.0":
+        return None  # a response to a server request; this server sends none, so there is nothing to match
+    problem = envelope_error(message)
+    if problem is not None:
+        return problem
+    request_id, method = message.get("id"), message["method"]
     params = message.get("params", {})
     if params is None:
         params = {}
@@ -120,12 +139,39 @@ def handle_message(message, handler: MethodHandler, *, version: str, in_batch: b
         if isinstance(params, dict):
             notify(handler, method, params)
         return None
-    if not isinstance(params, dict):
-        if isinstance(params, list):
-            return error_object(request_id, INVALID_PARAMS, f"Invalid params: {method} takes its params as an object")
-        return error_object(request_id, INVALID_REQUEST, 'Invalid request: "params" must be an object')
+    problem = params_error(request_id, method, params)
+    if problem is not None:
+        return problem
     if in_batch and method == "initialize":
         return error_object(request_id, INVALID_REQUEST, "initialize must not be sent in a batch")
+    return answer_request(request_id, method, params, handler, version=version)
+
+
+def envelope_error(message: dict) -> dict | None:
+    """The -32600 error object for a message that is not a JSON-RPC request or notification, or None."""
+    request_id = message.get("id")
+    echo_id = request_id if valid_id(request_id) else None
+    if message.get("jsonrpc") != "2.0":
+        return error_object(echo_id, INVALID_REQUEST, 'Invalid request: "jsonrpc" must be "2.0"')
+    if "method" not in message:
+        return error_object(echo_id, INVALID_REQUEST, 'Invalid request: "method" is required')
+    if not isinstance(message["method"], str):
+        return error_object(echo_id, INVALID_REQUEST, 'Invalid request: "method" must be a string')
+    if "id" in message and not valid_id(request_id):
+        return error_object(None, INVALID_REQUEST, 'Invalid request: "id" must be a string or an integer')
+    return None
+
+
+def params_error(request_id, method: str, params) -> dict | None:
+    if isinstance(params, dict):
+        return None
+    if isinstance(params, list):
+        return error_object(request_id, INVALID_PARAMS, f"Invalid params: {method} takes its params as an object")
+    return error_object(request_id, INVALID_REQUEST, 'Invalid request: "params" must be an object')
+
+
+def answer_request(request_id, method: str, params: dict, handler: MethodHandler, *, version: str) -> dict:
+    """The handler's result, or the error it raised; an unexpected failure is logged and answered -32603."""
     try:
         return result_object(request_id, handler.handle_request(method, params, version=version))
     except RpcError as error:
@@ -141,3 +187,77 @@ def notify(handler: MethodHandler, method: str, params: dict) -> None:
         handler.handle_notification(method, params)
     except Exception:
         log.exception("MCP notification %s failed [%s]", method, g.get("request_id"))
+
+
+# ---- 2026-07-28: one request per POST, its version and the client's capabilities in params._meta ------------------
+
+def unsupported_version(requested: str) -> Reply:
+    """400/-32022 for a MCP-Protocol-Version this server does not speak: data lists the ones it does, so a client of
+    both eras can pick one (a modern one, or fall back to initialize for a handshake one)."""
+    return Reply(400, error_object(
+        None, UNSUPPORTED_PROTOCOL_VERSION,
+        f"Unsupported protocol version {requested!r}: this server speaks {', '.join(MODERN_VERSIONS)} and, through "
+        f"initialize, {', '.join(HANDSHAKE_VERSIONS)}.",
+        {"supported": list(SUPPORTED_VERSIONS), "requested": requested}))
+
+
+def dispatch_modern(payload, handler: MethodHandler, *, version: str, headers: dict[str, str | None]) -> Reply:
+    """Answer one decoded POST body of a per-request-envelope revision. `headers` holds ROUTING_HEADERS' values (a
+    header sent twice arrives comma-joined, so it matches no body value); the revision was read from the first."""
+    if version not in MODERN_VERSIONS:
+        return unsupported_version(version)
+    if isinstance(payload, list):
+        return invalid_request(f"Protocol version {version} has no batches: send one JSON-RPC message per request")
+    if not isinstance(payload, dict):
+        return invalid_request("A JSON-RPC message must be an object")
+    if "method" not in payload and ("result" in payload or "error" in payload):
+        return invalid_request(f"Protocol version {version} has no server-to-client requests to answer")
+    problem = envelope_error(payload)
+    if problem is not None:
+        return Reply(400, problem)
+    if "id" not in payload:
+        return Reply(202, None)  # 2026-07-28 defines no client notifications; clients still send cancellations
+    request_id, method = payload["id"], payload["method"]
+    params = {} if payload.get("params") is None else payload["params"]
+    problem = params_error(request_id, method, params) or envelope_problem(request_id, method, params, version, headers)
+    reply = problem or answer_request(request_id, method, params, handler, version=version)
+    if "error" in reply:
+        return Reply(MODERN_HTTP_STATUS.get(reply["error"]["code"], 200), reply)
+    result = reply["result"]
+    reply["result"] = {**result, "resultType": "complete",
+                       "_meta": {**result.get("_meta", {}), SERVER_INFO_META_KEY: handler.server_info()}}
+    return Reply(200, reply)
+
+
+def envelope_problem(request_id, method: str, params: dict, version: str, headers: dict[str, str | None]) -> dict | None:
+    """The error object when params._meta lacks the envelope (-32602) or a routing header disagrees with the body
+    (-32020); None when the request may be dispatched."""
+    meta = params.get("_meta")
+    missing = [key for key in (PROTOCOL_VERSION_META_KEY, CLIENT_CAPABILITIES_META_KEY)
+               if not isinstance(meta, dict) or key not in meta]
+    if missing:
+        return error_object(request_id, INVALID_PARAMS, f"Invalid params: params._meta must carry {' and '.join(missing)} "
+                                                        f"(every {version} request names its version and capabilities)")
+    expected = [(VERSION_HEADER, version, meta[PROTOCOL_VERSION_META_KEY], "params._meta protocol version"),
+                (METHOD_HEADER, headers.get(METHOD_HEADER), method, "method")]
+    if method in NAME_PARAMS and params.get(NAME_PARAMS[method]) is not None:
+        expected.append((NAME_HEADER, header_value(headers.get(NAME_HEADER)), params[NAME_PARAMS[method]],
+                         f"params.{NAME_PARAMS[method]}"))
+    for header, sent, body_value, body_name in expected:
+        if sent != body_value:
+            return error_object(request_id, HEADER_MISMATCH,
+                                f"Header mismatch: {header} is {sent!r} but the body's {body_name} is {body_value!r}; "
+                                "they must be equal", {"header": header})
+    return None
+
+
+def header_value(raw: str | None) -> str | None:
+    """A routing header's value, decoding the =?base64?...?= form clients use for values a header cannot carry as is
+    (None when that form is malformed, so it matches nothing)."""
+    match = BASE64_HEADER_VALUE.fullmatch(raw) if raw is not None else None
+    if match is None:
+        return raw
+    try:
+        return base64.b64decode(match["payload"], validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError):
+        return None

@@ -2,6 +2,10 @@
 
 HTTP-level checks come in the order MCP clients expect: method (405, by routing), Origin (403), Bearer key (401,
 by app.auth), MCP-Protocol-Version (400), Accept (406), JSON (400); then the JSON-RPC dispatcher answers.
+
+The MCP-Protocol-Version header picks the era, as the SDKs route: absent or a handshake revision, the initialize-era
+dispatcher answers exactly as before 2026-07-28; any other value takes the per-request-envelope path, which serves
+2026-07-28 and answers anything else -32022 with the versions it does serve.
 """
 
 from __future__ import annotations
@@ -16,8 +20,6 @@ from app.errors import ApiError
 from plugins.mcp import protocol
 from plugins.mcp.schemas import JsonRpcRequestSchema, JsonRpcResponseSchema, one_or_batch
 from plugins.mcp.server import McpServer
-
-VERSION_HEADER = "MCP-Protocol-Version"
 
 JOBS_SERVER = McpServer(
     name="hirekit-jobs",
@@ -77,12 +79,11 @@ def json_rpc_response(reply: protocol.Reply):
 
 def answer(server: McpServer):
     """Check the transport headers, decode the body and let the dispatcher answer it."""
-    header = request.headers.get(VERSION_HEADER)
+    header = request.headers.get(protocol.VERSION_HEADER)
     version = protocol.VERSION_WITHOUT_HEADER if header is None else header.strip()
-    if version not in protocol.SUPPORTED_VERSIONS:
-        return json_rpc_response(protocol.invalid_request(
-            f"Unsupported {VERSION_HEADER}: {header}. This server speaks {', '.join(protocol.SUPPORTED_VERSIONS)}; "
-            "connect with initialize."))
+    modern = version not in protocol.HANDSHAKE_VERSIONS
+    if modern and version not in protocol.MODERN_VERSIONS:
+        return json_rpc_response(protocol.unsupported_version(version))
     if request.headers.get("Accept") and not request.accept_mimetypes.accept_json:
         raise ApiError(406, "This server answers application/json: accept it (MCP clients send "
                             "Accept: application/json, text/event-stream).", type="not_acceptable")
@@ -90,6 +91,9 @@ def answer(server: McpServer):
         payload = orjson.loads(request.get_data(cache=False))
     except orjson.JSONDecodeError:
         return json_rpc_response(protocol.parse_error())
+    if modern:
+        headers = {name: request.headers.get(name) for name in protocol.ROUTING_HEADERS}
+        return json_rpc_response(protocol.dispatch_modern(payload, server, version=version, headers=headers))
     return json_rpc_response(protocol.dispatch(payload, server, version=version))
 
 
@@ -107,18 +111,38 @@ def server_blueprint(server: McpServer, name: str, path: str, description: str) 
         @blp.doc(
             summary=f"JSON-RPC endpoint of the {server.title} MCP server",
             description=(
-                "Model Context Protocol over Streamable HTTP (revisions 2025-11-25, 2025-06-18, 2025-03-26), stateless: "
-                "no Mcp-Session-Id, no event stream. Requests answer 200 with one JSON-RPC response; notifications "
-                "and client responses answer 202 with no body. A malformed message or an unsupported "
-                "MCP-Protocol-Version answers 400 with a JSON-RPC error."
+                "Model Context Protocol over Streamable HTTP, stateless: no Mcp-Session-Id, no event stream. "
+                "Revision 2026-07-28 (server/discover, tools/list, tools/call; every request carries "
+                "params._meta with io.modelcontextprotocol/protocolVersion and io.modelcontextprotocol/clientCapabilities "
+                "and the MCP-Protocol-Version, Mcp-Method and, for tools/call, Mcp-Name headers, equal to the body) and "
+                "the handshake revisions 2025-11-25, 2025-06-18 and 2025-03-26 (initialize, ping, tools/list, "
+                "tools/call), from the same tools. Requests answer 200 with one JSON-RPC response; notifications and "
+                "client responses 202 with no body. Handshake revisions: a malformed message answers 400 (-32700, "
+                "-32600), other errors ride on 200. 2026-07-28: malformed message, missing _meta (-32602), a header "
+                "that disagrees with the body (-32020) or an unsupported MCP-Protocol-Version (-32022, data.supported "
+                "lists the served versions) answer 400; an unknown method 404 (-32601). Every 2026-07-28 result "
+                "carries resultType \"complete\" and _meta[\"io.modelcontextprotocol/serverInfo\"]; server/discover "
+                "and tools/list carry ttlMs and cacheScope."
             ),
+            parameters=[
+                {"in": "header", "name": protocol.VERSION_HEADER, "required": False, "schema": {
+                    "type": "string", "enum": list(protocol.SUPPORTED_VERSIONS)},
+                 "description": "The revision the request speaks; absent: 2025-03-26. Required by 2026-07-28, where it "
+                                "must equal params._meta's io.modelcontextprotocol/protocolVersion"},
+                {"in": "header", "name": protocol.METHOD_HEADER, "required": False, "schema": {"type": "string"},
+                 "description": "2026-07-28: the body's method", "example": "tools/call"},
+                {"in": "header", "name": protocol.NAME_HEADER, "required": False, "schema": {"type": "string"},
+                 "description": "2026-07-28, tools/call: the body's params.name", "example": "list_jobs"},
+            ],
             requestBody={"required": True, "content": {"application/json": {
                 "schema": one_or_batch(JsonRpcRequestSchema, items_checked=False)}}},
         )
         @blp.response(200, one_or_batch(JsonRpcResponseSchema), description="The JSON-RPC response (or an array, for a batch)")
         @blp.alt_response(202, description="A notification or client response was accepted; no body")
-        @blp.alt_response(400, schema=JsonRpcResponseSchema,
-                          description="Parse error (-32700) or invalid request / unsupported protocol version (-32600)")
+        @blp.alt_response(400, schema=JsonRpcResponseSchema, description=(
+            "Parse error (-32700) or invalid request (-32600); 2026-07-28 also: missing params._meta (-32602), "
+            "header mismatch (-32020), unsupported protocol version (-32022)"))
+        @blp.alt_response(404, schema=JsonRpcResponseSchema, description="2026-07-28: method not found (-32601)")
         @blp.errors(403, 406)
         def post(self):
             return answer(server)

@@ -1,4 +1,5 @@
-"""An MCP server: initialize, ping, tools/list and tools/call over the tools of the families it offers."""
+"""An MCP server over the tools of the families it offers: initialize and ping for the handshake revisions,
+server/discover for 2026-07-28, tools/list and tools/call for both."""
 
 from __future__ import annotations
 
@@ -14,9 +15,11 @@ from app.auth import current_tenant_id
 from app.errors import ApiError, ValidationFailed
 from app.plugins import enabled
 from plugins.mcp.protocol import (
+    HANDSHAKE_VERSIONS,
     INVALID_PARAMS,
-    LATEST_VERSION,
+    LATEST_HANDSHAKE_VERSION,
     METHOD_NOT_FOUND,
+    MODERN_VERSIONS,
     SUPPORTED_VERSIONS,
     RpcError,
 )
@@ -27,6 +30,12 @@ log = logging.getLogger("hirekit.mcp")
 # The first revision where arguments that miss the inputSchema are a tool error the model can fix (SEP-1303);
 # earlier revisions answer them as JSON-RPC "invalid params".
 ARGUMENT_ERRORS_AS_RESULTS_SINCE = "2025-11-25"
+
+CAPABILITIES = {"tools": {"listChanged": False}}
+# 2026-07-28 lets clients cache discover and list answers: the tool list changes only with a deployment's plugins. It
+# is the same for every key, but only callers with a key may read it, so shared caches must not serve it ("private").
+LIST_TTL_MS = 5 * 60 * 1000
+CACHE_SCOPE = "private"
 
 STATELESS_NOTE = ("This server is stateless: there is no session, every request stands alone and is authorised by "
                   "its Bearer API key; records are scoped to the key's organisation.")
@@ -61,15 +70,29 @@ class McpServer:
     # ---- JSON-RPC methods ------------------------------------------------
 
     def handle_request(self, method: str, params: dict, *, version: str) -> dict:
-        if method == "initialize":
-            return self.initialize(params)
-        if method == "ping":
-            return {}
+        modern = version in MODERN_VERSIONS
         if method == "tools/list":
-            return self.list_tools(params)
+            return self.list_tools(params, cacheable=modern)
         if method == "tools/call":
             return self.call_tool(params, version=version)
+        if modern and method == "server/discover":
+            return self.discover()
+        if not modern and method == "initialize":
+            return self.initialize(params)
+        if not modern and method == "ping":
+            return {}
+        if modern and method in ("initialize", "ping"):
+            raise RpcError(METHOD_NOT_FOUND, f"Method not found: {method} is not part of protocol version {version}, "
+                                             "which has no handshake (server/discover describes this server)")
         raise RpcError(METHOD_NOT_FOUND, f"Method not found: {method}")
+
+    def server_info(self) -> dict:
+        return {"name": self.name, "title": self.title, "version": current_app.config["API_VERSION"]}
+
+    def discover(self) -> dict:
+        """server/discover (2026-07-28): every version this server speaks, newest first, and what it offers."""
+        return {"supportedVersions": list(SUPPORTED_VERSIONS), "capabilities": CAPABILITIES,
+                "instructions": f"{self.instructions} {STATELESS_NOTE}", "ttlMs": LIST_TTL_MS, "cacheScope": CACHE_SCOPE}
 
     def handle_notification(self, method: str, params: dict) -> None:
         """notifications/initialized, cancelled and the rest need no action from a stateless server."""
@@ -78,20 +101,23 @@ class McpServer:
         requested = params.get("protocolVersion")
         if not isinstance(requested, str):
             raise RpcError(INVALID_PARAMS, "Invalid params: initialize needs protocolVersion (a string)",
-                           {"supported": list(SUPPORTED_VERSIONS)})
+                           {"supported": list(HANDSHAKE_VERSIONS)})
         return {
-            "protocolVersion": requested if requested in SUPPORTED_VERSIONS else LATEST_VERSION,
-            "capabilities": {"tools": {"listChanged": False}},
-            "serverInfo": {"name": self.name, "title": self.title, "version": current_app.config["API_VERSION"]},
+            "protocolVersion": requested if requested in HANDSHAKE_VERSIONS else LATEST_HANDSHAKE_VERSION,
+            "capabilities": CAPABILITIES,
+            "serverInfo": self.server_info(),
             "instructions": f"{self.instructions} {STATELESS_NOTE}",
         }
 
-    def list_tools(self, params: dict) -> dict:
+    def list_tools(self, params: dict, *, cacheable: bool = False) -> dict:
         cursor = params.get("cursor")
         if cursor is not None:
             # Every tool fits on one page, so this server never hands out a cursor to come back with.
             raise RpcError(INVALID_PARAMS, "Invalid params: unknown cursor (tools/list has a single page)")
-        return {"tools": [tool.definition for tool in self.tools()]}
+        listed = {"tools": [tool.definition for tool in self.tools()]}
+        if cacheable:
+            listed.update(ttlMs=LIST_TTL_MS, cacheScope=CACHE_SCOPE)
+        return listed
 
     def call_tool(self, params: dict, *, version: str) -> dict:
         name = params.get("name")
