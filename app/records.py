@@ -146,6 +146,15 @@ def apply_filters(query, model, filters: dict, *, case_insensitive=()):
     return query
 
 
+def row_for_update(model, key_field, key, **defaults):
+    """Inside a transaction: the row whose `key_field` (unique) is `key`, inserted with `defaults` when missing, and
+    locked until the transaction ends, so that concurrent get-or-create-then-change writers make one row and lose no
+    change. SQLite's transactions already hold the database's write lock; PostgreSQL locks the row."""
+    model.insert({key_field: key, **defaults}).on_conflict_ignore().execute()
+    query = model.select().where(key_field == key)
+    return (query.for_update() if database.for_update else query).get()
+
+
 def next_in_sequence(tenant_id: str, name: str) -> int:
     """The tenant's next number in sequence `name` (1, 2, ...), safe under concurrent writers."""
     with database.atomic():

@@ -5,6 +5,7 @@ from __future__ import annotations
 from flask import current_app
 
 from app.db import database
+from app.records import row_for_update
 from plugins.jobs.services import get_job
 from plugins.scheduling.models import DEFAULT_SETTING, JobSchedule
 
@@ -29,14 +30,10 @@ def get_schedule(tenant_id: str, job_id) -> dict:
 def set_scheduling(tenant_id: str, job_id, enabled: bool) -> dict:
     job = get_job(tenant_id, job_id)
     with database.atomic():
-        row = _schedule_row(job)
-        changed = row is None or row.scheduling != enabled
-        if row is None:
-            row = JobSchedule.create(job=job.id, scheduling=enabled)
-        elif changed:
+        row = row_for_update(JobSchedule, JobSchedule.job, job.id)
+        if row.scheduling != enabled:
             row.scheduling = enabled
             row.save()
-        if changed:
             for listener in current_app.extensions.get("hirekit_scheduling_listeners", []):
                 listener(tenant_id, job.id, enabled)
     return {"job_id": job.id, "scheduling": enabled}
@@ -47,11 +44,8 @@ def replace_setting(tenant_id: str, job_id, values: dict) -> dict:
     job = get_job(tenant_id, job_id)
     setting = {**DEFAULT_SETTING, "days_of_week": list(DEFAULT_SETTING["days_of_week"]), **values}
     with database.atomic():
-        row = _schedule_row(job)
-        if row is None:
-            row = JobSchedule.create(job=job.id, **setting)
-        else:
-            for name, value in setting.items():
-                setattr(row, name, value)
-            row.save()
+        row = row_for_update(JobSchedule, JobSchedule.job, job.id)
+        for name, value in setting.items():
+            setattr(row, name, value)
+        row.save()
     return get_schedule(tenant_id, job.id)
