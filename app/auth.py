@@ -1,4 +1,4 @@
-"""Who is calling: Bearer keys for /v1, /mcp and /jobs, X-API-Key for person routes; every query is scoped to the caller's tenant."""
+"""Who is calling: Bearer keys for /v1, /mcp and /jobs, X-API-Key (or PDL's api_key parameter) for person routes; every query is scoped to the caller's tenant."""
 
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ SCHEMES = (BEARER, API_KEY)
 # OpenAPI security scheme names, shared with app.api
 SECURITY_SCHEMES = {
     BEARER: ("bearerAuth", {"type": "http", "scheme": "bearer", "description": "Authorization: Bearer <API key>"}),
-    API_KEY: ("apiKeyAuth", {"type": "apiKey", "in": "header", "name": "X-API-Key", "description": "X-API-Key: <API key>"}),
+    API_KEY: ("apiKeyAuth", {"type": "apiKey", "in": "header", "name": "X-API-Key", "description": "X-API-Key: <API key> (any case). Person routes also take it as "
+                                                                                "the api_key query or JSON body parameter, as PDL's SDKs send it"}),
 }
 
 
@@ -47,8 +48,17 @@ def presented_key(scheme: str, headers) -> str | None:
         if kind.lower() != "bearer" or not value.strip():
             return None
         return value.strip()
-    value = headers.get("X-API-Key", "").strip()
+    value = headers.get("X-API-Key", "").strip()  # header names match in any case (X-Api-Key, x-api-key)
     return value or None
+
+
+def parameter_key(req) -> str | None:
+    """The key PDL's SDKs send as the `api_key` parameter: in the query string (GET) or the JSON body (POST)."""
+    value = req.args.get("api_key")
+    if value is None and req.is_json and req.content_length:  # a chunked body is left to app.nul_guard's bounded read
+        body = req.get_json(silent=True)
+        value = body.get("api_key") if isinstance(body, dict) else None
+    return value.strip() or None if isinstance(value, str) else None
 
 
 def authenticate() -> None:
@@ -60,9 +70,11 @@ def authenticate() -> None:
     if scheme is None or req.method == "OPTIONS":
         return
     key = presented_key(scheme, req.headers)
-    header = "Authorization: Bearer <key>" if scheme == BEARER else "X-API-Key"
+    if key is None and scheme == API_KEY:
+        key = parameter_key(req)
     if key is None:
-        raise ApiError(401, f"Missing API key: send it in the {header} header.")
+        where = "the Authorization: Bearer <key> header" if scheme == BEARER else "the X-API-Key header or the api_key parameter"
+        raise ApiError(401, f"Missing API key: send it in {where}.")
     caller = resolve_key(key, cache_seconds=current_app.config["AUTH_CACHE_SECONDS"])
     if caller is None:
         raise ApiError(401, "Unknown or revoked API key.")

@@ -1,4 +1,4 @@
-"""Logs an operator can query: JSON lines with request id, tenant (never the key), route, status and duration."""
+"""Logs an operator can query: JSON lines with request id, tenant (never the key), route, status and duration; API keys in URLs redacted."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import re
 import time
 
 from flask import g, has_request_context, request
+from gunicorn.glogging import Logger as GunicornLogger
 
 request_log = logging.getLogger("hirekit.request")
 
@@ -49,6 +50,44 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(entry, default=str)
 
 
+# An API key sent in a URL (PDL's SDKs send `api_key=` on GET) must not reach a log line: the access log's request line,
+# query and referer, and the development server's request line, are redacted; the request log above records the path only.
+KEY_IN_URL = re.compile(r"(?i)((?:^|[?&;\s])api(?:_|%5f)key=)[^&;#\s\"]*")
+REDACTED = "[redacted]"
+KEY_HEADER_ATOMS = ("{x-api-key}i", "{authorization}i", "{http_x_api_key}e", "{http_authorization}e")
+URL_ATOMS = ("r", "q", "f", "{query_string}e", "{raw_uri}e", "{http_referer}e")
+
+
+def redact_keys(text: str) -> str:
+    """The text with the value of every api_key parameter replaced by [redacted]."""
+    return KEY_IN_URL.sub(r"\1" + REDACTED, text) if "key" in text.lower() else text
+
+
+class RedactingGunicornLogger(GunicornLogger):
+    """gunicorn's logger whose access-log atoms never carry an API key (deploy/gunicorn.conf.py sets it as logger_class)."""
+
+    def atoms(self, resp, req, environ, request_time):
+        atoms = super().atoms(resp, req, environ, request_time)
+        for name in URL_ATOMS:
+            if isinstance(atoms.get(name), str):
+                atoms[name] = redact_keys(atoms[name])
+        for name in KEY_HEADER_ATOMS:
+            if name in atoms:
+                atoms[name] = REDACTED
+        return atoms
+
+
+class KeyRedactingFilter(logging.Filter):
+    """Redacts api_key values from a record's message and arguments (werkzeug's development server logs request lines)."""
+
+    def filter(self, record):
+        if isinstance(record.msg, str):
+            record.msg = redact_keys(record.msg)
+        if isinstance(record.args, tuple):
+            record.args = tuple(redact_keys(a) if isinstance(a, str) else a for a in record.args)
+        return True
+
+
 TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s"
 
 
@@ -65,6 +104,9 @@ def configure_logging(app) -> None:
     root.addHandler(handler)
     root.setLevel(app.config["LOG_LEVEL"])
     root.propagate = app.config.get("LOG_PROPAGATE", True)
+    server_log = logging.getLogger("werkzeug")
+    if not any(isinstance(f, KeyRedactingFilter) for f in server_log.filters):
+        server_log.addFilter(KeyRedactingFilter())
 
 
 def new_request_id() -> str:

@@ -37,6 +37,7 @@ access_log_format = (
     '{"time":"%(t)s","remote":"%(h)s","method":"%(m)s","path":"%(U)s","query":"%(q)s","status":%(s)s,'
     '"bytes":%(B)s,"duration_ms":%(M)s,"request_id":"%({x-request-id}o)s","user_agent":"%(a)s"}'
 )
+logger_class = "app.observability.RedactingGunicornLogger"  # an api_key in a URL is [redacted] in the access log
 errorlog = "-"
 loglevel = os.environ.get("HIREKIT_LOG_LEVEL", "info").lower()
 forwarded_allow_ips = os.environ.get("HIREKIT_FORWARDED_ALLOW_IPS", "127.0.0.1")

@@ -41,7 +41,9 @@ def test_sourcing_tools_are_listed_with_valid_schemas(client, tenant_a):
         jsonschema.Draft202012Validator.check_schema(tool["outputSchema"])
         assert tool["annotations"]["readOnlyHint"] is True
     assert tools["people_search"]["inputSchema"]["properties"]["query"]["type"] == "object"
-    assert tools["people_search"]["inputSchema"]["required"] == ["query"]
+    search_input = tools["people_search"]["inputSchema"]
+    assert search_input["properties"]["sql"]["type"] == "string" and "required" not in search_input  # query or sql
+    assert tools["people_enrich"]["inputSchema"]["properties"]["required"]["type"] == "string"
     assert tools["people_bulk_enrich"]["inputSchema"]["properties"]["requests"]["maxItems"] == 100
     assert "list_jobs" not in tools and "people_search" not in listed_tools(client, tenant_a)
 

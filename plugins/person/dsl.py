@@ -19,6 +19,7 @@ class DslError(ApiError):
 
     def __init__(self, where: str, message: str):
         super().__init__(400, f"{where}: {message}")
+        self.where, self.detail = where, message
 
 
 def validate_query(query) -> dict:

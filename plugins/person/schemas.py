@@ -50,25 +50,40 @@ def _sort_field():
 
 
 def _query_field():
-    return JsonValue(dict, required=True, metadata={
+    return JsonValue(dict, metadata={
         "description": "Elasticsearch-style DSL: bool (must, filter, should, must_not, minimum_should_match), term, terms, "
-                       "match, match_phrase, exists, range, prefix, wildcard, match_all. On GET, the query as a JSON string.",
+                       "match, match_phrase, exists, range, prefix, wildcard, match_all. On GET, the query as a JSON string. "
+                       "Send query or sql, not both.",
         "example": {"bool": {"filter": [{"term": {"location_country": "united states"}}],
                              "must": [{"match": {"job_title": "software engineer"}}]}}})
 
 
-class _RejectsSql:
+class _QueryOrSql:
+    """Exactly one of query (DSL) or sql (PDL's SQL, translated to the same DSL by plugins/person/sql.py)."""
+
+    sql = ma.fields.String(validate=ma.validate.Length(min=1), metadata={
+        "description": "PDL's SQL instead of query: SELECT * FROM person WHERE ... with =, !=, <, <=, >, >=, LIKE ('%' wildcard), "
+                       "IN (...), IS [NOT] NULL, AND, OR, NOT, parentheses, single-quoted strings and dotted fields "
+                       "(experience.title.name). No LIMIT (use size), ORDER BY (use sort), joins or other columns than *.",
+        "example": "SELECT * FROM person WHERE location_country = 'united states' AND job_title LIKE 'software%'"})
+
     @ma.pre_load
     def refuse_unsupported(self, data, **kwargs):
         if isinstance(data, dict):
-            if "sql" in data:
-                raise ApiError(400, "sql: SQL queries are not supported; send the query as Elasticsearch DSL in `query`.")
+            if "sql" in data and "query" in data:
+                raise ApiError(400, "query and sql: send one of them, not both.",
+                               fields={"sql": ["Not allowed with query."]})
             if "aggs" in data or "aggregations" in data:
                 raise ApiError(400, "aggs: aggregations are not supported.")
         return data
 
+    @ma.validates_schema(skip_on_field_errors=False)
+    def query_or_sql(self, data, **kwargs):
+        if "query" not in data and "sql" not in data:
+            raise ma.ValidationError("Missing data for required field (send query, or sql).", "query")
 
-class PersonSearchSchema(_RejectsSql, StrictSchema):
+
+class PersonSearchSchema(_QueryOrSql, StrictSchema):
     """Scroll form (SPEC 2.9): size 1-100 (default 10), from >= 0 (from + size <= 10000), or scroll_token to continue."""
 
     query = _query_field()
@@ -80,7 +95,7 @@ class PersonSearchSchema(_RejectsSql, StrictSchema):
     sort = _sort_field()
 
 
-class PersonSearchPageSchema(_RejectsSql, StrictSchema):
+class PersonSearchPageSchema(_QueryOrSql, StrictSchema):
     """Page form (SPEC 2.9): page is 1-based; page * size <= 10000."""
 
     query = _query_field()
@@ -89,39 +104,77 @@ class PersonSearchPageSchema(_RejectsSql, StrictSchema):
     sort = _sort_field()
 
 
-def _url_strings(urls: list) -> None:
-    if not all(isinstance(url, str) for url in urls):
-        raise ma.ValidationError("Must be a list of URL strings.")
+class PdlBoolean(StrictBoolean):
+    """true or false; in a query string also True/False, as PDL's Python SDK sends booleans (str(True))."""
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        if isinstance(value, str) and value.lower() in ("true", "false"):
+            return value.lower() == "true"
+        return super()._deserialize(value, attr, data, **kwargs)
+
+
+class InputValues(ma.fields.Field):
+    """An enrich input as PDL takes it: a string or a list of strings (GET: the parameter repeated, or a JSON array).
+
+    A list of one is that string. `several=False` inputs (names, job title) refuse more than one value."""
+
+    is_multiple = True  # webargs reads every value of a repeated query parameter
+    default_error_messages = {"type": "Must be a string or a list of strings.", "one": "Give one value, not a list of several."}
+
+    def __init__(self, *, several: bool = True, **kwargs):
+        kwargs.setdefault("metadata", {})
+        kwargs["metadata"] = {"oneOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}, "maxItems": 100}],
+                              **kwargs["metadata"]} if several else {"type": "string", **kwargs["metadata"]}
+        super().__init__(**kwargs)
+        self.several = several
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        if isinstance(value, str) and value.lstrip().startswith("["):
+            try:
+                value = orjson.loads(value)
+            except orjson.JSONDecodeError:
+                raise self.make_error("type") from None
+        values = value if isinstance(value, list) else [value]
+        if not values or len(values) > 100 or not all(isinstance(v, str) for v in values):
+            raise self.make_error("type")
+        values = [v.strip() for v in values if v.strip()]
+        if len(values) > 1 and not self.several:
+            raise self.make_error("one")
+        if not values:
+            return ""
+        return values[0] if len(values) == 1 else values
 
 
 class _EnrichFields(StrictSchema):
-    first_name = ma.fields.String()
-    last_name = ma.fields.String()
-    middle_name = ma.fields.String()
-    full_name = ma.fields.String(metadata={"description": "Alias: name"})
-    email = ma.fields.String()
-    phone_number = ma.fields.String(metadata={"description": "E.164 recommended (other formats are read as US numbers). Alias: phone"})
-    job_title = ma.fields.String()
-    company_name = ma.fields.String(metadata={"description": "Alias: company"})
-    location = ma.fields.String(metadata={"description": "City, region, country, e.g. \"san francisco, california\""})
-    school = ma.fields.String()
-    profile = JsonValue(list, validate=_url_strings,
-                        metadata={"description": "Social profile URLs (a single string is accepted)",
-                                  "oneOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}]})
+    first_name = InputValues(several=False)
+    last_name = InputValues(several=False)
+    middle_name = InputValues(several=False)
+    full_name = InputValues(several=False, metadata={"description": "Alias: name"})
+    email = InputValues(metadata={"description": "One address or a list (any of them may match)"})
+    phone_number = InputValues(metadata={"description": "E.164 recommended (other formats are read as US numbers). Alias: phone"})
+    job_title = InputValues(several=False)
+    company_name = InputValues(metadata={"description": "Alias: company. A list: any of them may match"})
+    location = InputValues(metadata={"description": "City, region, country, e.g. \"san francisco, california\""})
+    school = InputValues()
+    profile = InputValues(metadata={"description": "Social profile URLs (a single string is accepted)"})
+    required = ma.fields.String(metadata={"description": "PDL's boolean expression over fields the match must have, e.g. "
+                                                         "\"emails AND (profiles OR phone_numbers)\" or \"profiles.network:linkedin\"; "
+                                                         "a match lacking them is 404"})
     min_likelihood = BoundedInteger(1, 10, metadata={"description": "1-10, default 2: a weaker best match answers 404"})
-    include_if_matched = StrictBoolean(metadata={"description": "Add `matched`: the inputs that agreed with the profile"})
+    include_if_matched = PdlBoolean(metadata={"description": "Add `matched`: the inputs that agreed with the profile"})
 
     @ma.pre_load
     def accept_pdl_names(self, data, **kwargs):
         if not isinstance(data, dict):
             return data
+        query = getattr(data, "data", None)  # webargs' view of a query string: an alias's repeated values are not read
         data = dict(data)
         for alias, name in {**ENRICH_ALIASES, **self.ID_ALIASES}.items():
             if alias in data:
                 value = data.pop(alias)
+                if hasattr(query, "getlist") and len(query.getlist(alias)) > 1:
+                    value = query.getlist(alias)
                 data.setdefault(name, value)
-        if isinstance(data.get("profile"), str) and not data["profile"].lstrip().startswith("["):
-            data["profile"] = [data["profile"]]
         return data
 
     @ma.post_load
@@ -151,7 +204,58 @@ class PersonBulkEnrichSchema(StrictSchema):
 
     requests = ma.fields.List(ma.fields.Dict(), required=True, validate=ma.validate.Length(min=1, max=100))
     min_likelihood = BoundedInteger(1, 10, metadata={"description": "Applies to items that do not set their own"})
-    include_if_matched = StrictBoolean(metadata={"description": "Applies to items that do not set their own"})
+    include_if_matched = PdlBoolean(metadata={"description": "Applies to items that do not set their own"})
+    required = ma.fields.String(metadata={"description": "Applies to items that do not set their own (see enrich)"})
+
+
+# ---- what PDL's clients send besides the inputs (REST only) ---------------------
+
+class _PdlOptions:
+    """The output options of every PDL person call, and the API key PDL's SDKs send as a parameter (app.auth reads it;
+    it is dropped here so it is never an unknown field, echoed or stored)."""
+
+    data_include = ma.fields.String(metadata={"description": "Comma-separated dotted fields to keep (experience.title.name); "
+                                                             "begin with - to drop them instead; \"\" answers records as {}"})
+    titlecase = PdlBoolean(metadata={"description": "Names, titles, companies, schools and places in title case (stored lowercase)"})
+    pretty = PdlBoolean(metadata={"description": "Indent the JSON answer"})
+
+    @ma.pre_load
+    def drop_api_key(self, data, **kwargs):
+        if isinstance(data, dict) and "api_key" in data:
+            data = {k: v for k, v in data.items() if k != "api_key"}
+        elif hasattr(data, "data") and "api_key" in data:  # webargs' query-string view
+            data = {k: data[k] for k in data if k != "api_key"}
+        return data
+
+
+class PdlPersonSearchSchema(_PdlOptions, PersonSearchSchema):
+    """SPEC 2.9's scroll form, plus PDL's output options; `from_` (what PDL's Python SDK sends for from) is read as from."""
+
+    @ma.pre_load
+    def accept_sdk_from(self, data, **kwargs):
+        if isinstance(data, dict) and "from_" in data and "from" not in data:
+            data = {("from" if k == "from_" else k): v for k, v in data.items()}
+        return data
+
+
+class PdlPersonSearchPageSchema(_PdlOptions, PersonSearchPageSchema):
+    """SPEC 2.9's page form, plus PDL's output options."""
+
+
+class PdlPersonEnrichV1Schema(_PdlOptions, PersonEnrichV1Schema):
+    """SPEC 2.10 (vendor_id, alias pdl_id), plus PDL's output options."""
+
+
+class PdlPersonEnrichV2Schema(_PdlOptions, PersonEnrichV2Schema):
+    """SPEC 2.10 (servicegraph_id, alias pdl_id), plus PDL's output options."""
+
+
+class PdlPersonBulkEnrichSchema(_PdlOptions, PersonBulkEnrichSchema):
+    """1-100 enrich requests (each the enrich body or {"params", "metadata"}); top-level options apply to every item."""
+
+
+class PersonRetrieveArgsSchema(_PdlOptions, StrictSchema):
+    """GET /person/retrieve/{id}: only the output options."""
 
 
 # ---- responses (documentation and dumping) -----------------------------------
@@ -193,6 +297,28 @@ class PersonBulkItemSchema(PersonEnrichResultSchema):
 
 class PersonBulkResultSchema(ma.Schema):
     data = ma.fields.List(ma.fields.Nested(PersonBulkItemSchema), required=True)
+
+
+class PersonRetrieveResultSchema(ma.Schema):
+    status = ma.fields.Integer(required=True, metadata={"example": 200})
+    data = ma.fields.Dict(required=True)
+    billed = ma.fields.Boolean(metadata={"description": "Always false: Hirekit does not meter credits"})
+
+
+class PersonIdentifyMatchSchema(ma.Schema):
+    data = ma.fields.Dict(required=True)
+    match_score = ma.fields.Integer(required=True, metadata={"description": "likelihood x 10 (10-100); the list is strongest first"})
+    matched_on = ma.fields.List(ma.fields.String(), required=True, metadata={"description": "The inputs that agreed"})
+
+
+class PersonIdentifyResultSchema(ma.Schema):
+    status = ma.fields.Integer(required=True, metadata={"example": 200})
+    matches = ma.fields.List(ma.fields.Nested(PersonIdentifyMatchSchema), required=True,
+                             metadata={"description": "Up to 20 candidates"})
+
+
+class PersonPdlBulkResultSchema(PersonBulkItemSchema):
+    """One item of PDL's bulk answer, a JSON array in request order (the array is the whole body)."""
 
 
 class PersonMappingSchema(ma.Schema):

@@ -8,7 +8,8 @@ import marshmallow as ma
 import orjson
 
 from app.errors import ApiError, flatten_fields, summarize_fields
-from plugins.person import dsl, schema, tokens
+from plugins.person import dsl, schema, sql, tokens
+from plugins.person.required import compile_required
 from plugins.person.backends import MAX_RESULT_WINDOW
 from plugins.person.datasets import sources
 from plugins.person.enrich import Match, NoMatch
@@ -94,7 +95,7 @@ def overlay(hit: dict, enriched: dict) -> dict:
 def _run_search(params: dict, *, size: int, offset: int, sandbox: bool):
     """({status, total, scroll_token?}, the backend's SearchResult)."""
     backend = sources(sandbox).backend()
-    query = dsl.validate_query(params["query"])
+    query = search_query(params)
     sort = dsl.validate_sort(params.get("sort"))
     fingerprint = tokens.query_fingerprint(query, sort, f"{'sandbox' if sandbox else 'production'}:{backend.name}")
     cursor = tokens.decode(params["scroll_token"], fingerprint, size) if params.get("scroll_token") else None
@@ -103,6 +104,16 @@ def _run_search(params: dict, *, size: int, offset: int, sandbox: bool):
     if result.cursor:
         head["scroll_token"] = tokens.encode(result.cursor, fingerprint)
     return head, result
+
+
+def search_query(params: dict) -> dict:
+    """The validated DSL query of a search: its `query`, or its `sql` translated (a refusal names the SQL's problem)."""
+    if params.get("sql") is None:
+        return dsl.validate_query(params["query"])
+    try:
+        return dsl.validate_query(sql.to_query(params["sql"]))
+    except dsl.DslError as error:
+        raise sql.SqlError(error.detail) from None
 
 
 def person_mapping(*, sandbox: bool = False) -> dict:
@@ -122,6 +133,7 @@ def people_enrich(params: dict, *, contact: bool = True, sandbox: bool = False) 
     `contact=False` (v2 "enrich") leaves out emails, phone numbers and social profiles; the "info" variants keep them.
     """
     require_identifying_inputs(params)
+    compile_required(params.get("required"))  # a malformed expression is 400 before the vendor is asked
     vendor = sources(sandbox).vendor()
     match = vendor.enrich(vendor_params(params))
     return enrich_answer(match, params, contact=contact)
@@ -131,7 +143,7 @@ def people_bulk_enrich(params: dict, *, contact: bool = True, sandbox: bool = Fa
     """Enrich 1-100 people: {data: [...]} in request order, each {status, likelihood, data, error?, metadata?}; HTTP 200 overall."""
     vendor = sources(sandbox).vendor()
     item_schema = PersonEnrichV2Schema() if version == "v2" else PersonEnrichV1Schema()
-    shared = {k: params[k] for k in ("min_likelihood", "include_if_matched") if k in params}
+    shared = {k: params[k] for k in ("min_likelihood", "include_if_matched", "required") if k in params}
     answers: list[dict | None] = []
     pending: list[tuple[int, dict]] = []
     for position, item in enumerate(params["requests"]):
@@ -139,6 +151,7 @@ def people_bulk_enrich(params: dict, *, contact: bool = True, sandbox: bool = Fa
         try:
             values = {**shared, **item_schema.load({k: v for k, v in raw.items() if k != "metadata"} if raw is item else raw)}
             require_identifying_inputs(values)
+            compile_required(values.get("required"))
         except ma.ValidationError as error:
             messages = error.messages if isinstance(error.messages, dict) else {"_schema": error.messages}
             answers.append(_item_error(422, summarize_fields(messages), item, fields=flatten_fields(messages)))
@@ -187,7 +200,7 @@ def require_identifying_inputs(params: dict) -> None:
     has_name = bool(params.get("full_name") or (params.get("first_name") and params.get("last_name")))
     if has_name and any(params.get(key) for key in CONTEXT_INPUTS):
         return
-    given = [key for key, value in params.items() if value and key not in ("min_likelihood", "include_if_matched")]
+    given = [key for key, value in params.items() if value and key not in ("min_likelihood", "include_if_matched", "required")]
     if has_name:
         missing = "a name needs one of company_name, school or location with it"
     elif params.get("first_name") or params.get("last_name"):
@@ -212,12 +225,50 @@ def enrich_answer(match: Match, params: dict, *, contact: bool) -> dict:
     if match.likelihood < minimum:
         raise NoMatch(f"The best match has likelihood {match.likelihood}, below min_likelihood {minimum}.")
     record = match.record if contact else without_contact_details(match.record)
+    requirement = compile_required(params.get("required"))
+    if requirement is not None and not requirement(record):
+        raise NoMatch(f"The match lacks what `required` asks for ({params['required']}).")
     answer = {"status": 200, "likelihood": match.likelihood, "data": record,
               "dataset_version": match.dataset_version or match.record.get("dataset_version")}
     if params.get("include_if_matched"):
         id_name = next((k for k in ID_FIELDS if k in params), "id")
         answer["matched"] = [id_name if name == "id" else name for name in match.matched]
     return answer
+
+
+def people_pdl_bulk(params: dict, *, contact: bool = True, sandbox: bool = False, version: str = "v2") -> list[dict]:
+    """PDL's /person/bulk: the bulk enrichment's items as a bare JSON array in request order, metadata echoed."""
+    return people_bulk_enrich(params, contact=contact, sandbox=sandbox, version=version)["data"]
+
+
+def person_retrieve(person_id: str, *, contact: bool = True, sandbox: bool = False) -> dict:
+    """PDL's /person/retrieve/{id}: {status, data, billed} for one dataset record; 404 when no record has the id."""
+    found = sources(sandbox).backend().get_by_ids([person_id]).get(person_id)
+    if found is None:
+        raise NoMatch(f"No person has id {person_id!r}.")
+    return {"status": 200, "data": found if contact else without_contact_details(found), "billed": False}
+
+
+IDENTIFY_MATCHES = 20
+
+
+def people_identify(params: dict, *, contact: bool = True, sandbox: bool = False) -> dict:
+    """PDL's /person/identify: up to 20 candidates from the enrich matcher, strongest first, each {data, match_score, matched_on}.
+
+    match_score is the candidate's likelihood x 10; min_likelihood (default 1 here) and `required` leave candidates out.
+    No candidate left is 404."""
+    require_identifying_inputs(params)
+    requirement = compile_required(params.get("required"))
+    minimum = params.get("min_likelihood") or 1
+    candidates = sources(sandbox).vendor().identify(vendor_params(params), limit=IDENTIFY_MATCHES)
+    found = []
+    for match in candidates:
+        record = match.record if contact else without_contact_details(match.record)
+        if match.likelihood >= minimum and (requirement is None or requirement(record)):
+            found.append({"data": record, "match_score": match.likelihood * 10, "matched_on": list(match.matched)})
+    if not found:
+        raise NoMatch()
+    return {"status": 200, "matches": found}
 
 
 def without_contact_details(record: dict) -> dict:

@@ -7,6 +7,7 @@ from plugins.mcp.tools import Tool
 from plugins.person import services
 from plugins.person.schemas import (
     LIKELIHOOD_DOC,
+    InputValues,
     JsonValue,
     PersonBulkEnrichSchema,
     PersonBulkResultSchema,
@@ -19,6 +20,7 @@ from plugins.person.schemas import (
 )
 
 register_field(JsonValue, lambda field: {"type": "object" if field.expected is dict else "array"})
+register_field(InputValues, lambda field: {key: value for key, value in field.metadata.items() if key in ("type", "oneOf")})
 
 QUERY_GUIDE = (
     "query is Elasticsearch-style DSL over person fields, e.g. "
@@ -26,7 +28,10 @@ QUERY_GUIDE = (
     '"filter": [{"term": {"location_country": "united states"}}]}}. '
     "Clauses: bool (must, filter, should, must_not, minimum_should_match), term, terms, match, match_phrase, exists, "
     "range (gt, gte, lt, lte), prefix, wildcard, match_all; an unknown clause or field fails with a message naming it. "
-    "sort is optional, e.g. [{\"inferred_years_experience\": \"desc\"}]."
+    "sort is optional, e.g. [{\"inferred_years_experience\": \"desc\"}]. "
+    "Instead of query, sql may carry PDL's SQL: SELECT * FROM person WHERE job_title LIKE 'nurse%' AND "
+    "location_country = 'united states' (=, !=, <, <=, >, >=, LIKE with %, IN (...), IS [NOT] NULL, AND, OR, NOT, "
+    "parentheses, single-quoted strings, dotted fields such as experience.title.name; no LIMIT: use size)."
 )
 
 ENRICH_GUIDE = (
@@ -34,7 +39,9 @@ ENRICH_GUIDE = (
     "email, phone_number (E.164), profile (social profile URLs), or a name (full_name, or first_name and last_name) "
     "together with company_name, school or location. More agreeing inputs give a higher likelihood. "
     f"{LIKELIHOOD_DOC} min_likelihood (1-10, default 2) is the weakest match you accept; a weaker or missing match "
-    "fails with 'no match'. include_if_matched adds matched, the inputs that agreed."
+    "fails with 'no match'. include_if_matched adds matched, the inputs that agreed. required is a boolean expression "
+    "over fields the profile must have, e.g. \"emails AND (profiles OR phone_numbers)\" or \"profiles.network:linkedin\"; "
+    "a match lacking them fails with 'no match'."
 )
 
 

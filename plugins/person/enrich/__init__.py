@@ -51,5 +51,9 @@ class EnrichVendor(ABC):
         return answers
 
     @abstractmethod
+    def identify(self, params: dict, *, limit: int) -> list[Match]:
+        """Up to `limit` candidates the inputs may describe, strongest first (PDL's identify); [] when none."""
+
+    @abstractmethod
     def by_ids(self, ids: list[str]) -> dict[str, Match]:
         """Enrichment for known person ids (search-enrich overlays each hit with it)."""

@@ -14,6 +14,7 @@ from plugins.person.enrich import EnrichVendor, Match, NoMatch
 log = logging.getLogger("hirekit.person.enrich")
 
 ENRICH_PATH = "/v5/person/enrich"
+IDENTIFY_PATH = "/v5/person/identify"
 BULK_PATH = "/v5/person/bulk"
 # the seed's names -> the upstream's (PDL) names; anything else is not sent
 TO_UPSTREAM = {"id": "pdl_id", "full_name": "name", "first_name": "first_name", "last_name": "last_name",
@@ -111,6 +112,23 @@ class HttpVendor(EnrichVendor):
         likelihood = body.get("likelihood")
         likelihood = likelihood if isinstance(likelihood, int) and 1 <= likelihood <= 10 else 1
         return Match(body["data"], likelihood, matched, body["data"].get("dataset_version"))
+
+    def identify(self, params: dict, *, limit: int) -> list[Match]:
+        """The upstream's identify candidates; its match_score (0-100) read back as a likelihood (score / 10, at least 1)."""
+        response = self._send("GET", IDENTIFY_PATH, params=upstream_params(params))
+        if response.status_code == 404:
+            return []
+        body = _json(response)
+        if response.status_code != 200 or not isinstance(body, dict) or not isinstance(body.get("matches"), list):
+            self._answer(response.status_code, body)  # raises the same errors enrich would
+            raise UpstreamFailed(f"unexpected identify answer ({response.status_code})")
+        found = []
+        for item in body["matches"][:limit]:
+            if isinstance(item, dict) and isinstance(item.get("data"), dict):
+                score = item.get("match_score") if isinstance(item.get("match_score"), (int, float)) else 10
+                matched = [FROM_UPSTREAM.get(name, name) for name in item.get("matched_on") or []]
+                found.append(Match(item["data"], max(1, min(10, round(score / 10))), matched, item["data"].get("dataset_version")))
+        return found
 
     def enrich_many(self, params_list: list[dict]) -> list[Match | ApiError]:
         """The upstream's bulk endpoint when it has one (else one call each); answers in request order."""

@@ -95,14 +95,38 @@ class LocalVendor(EnrichVendor):
         best.dataset_version = self._version()
         return best
 
+    def identify(self, params: dict, *, limit: int) -> list[Match]:
+        """The enrich matcher's candidates, every one scored, strongest first (equals in the search's order)."""
+        if params.get("id"):
+            return list(self.by_ids([params["id"]]).values())
+        inputs = normalized_inputs(params)
+        query = candidate_query(inputs)
+        if query is None:
+            return []
+        version = self._version()
+        found = sorted(_scored(inputs, self.backend.search(query, size=max(limit, CANDIDATES)).hits),
+                       key=lambda match: -match.likelihood)[:limit]
+        for match in found:
+            match.dataset_version = version
+        return found
+
+
+def _scored(inputs: dict, candidates: list[dict]) -> list[Match]:
+    """Each candidate some input agrees with, with its likelihood, in the candidates' order."""
+    found = []
+    for record in candidates:
+        likelihood, matched = score(inputs, record)
+        if likelihood > 0:
+            found.append(Match(record, likelihood, matched))
+    return found
+
 
 def _best_match(inputs: dict, candidates: list[dict]) -> Match | None:
     """The candidate with the highest likelihood (the first of equals), or None when no input agrees with any."""
     best: Match | None = None
-    for record in candidates:
-        likelihood, matched = score(inputs, record)
-        if likelihood > 0 and (best is None or likelihood > best.likelihood):
-            best = Match(record, likelihood, matched)
+    for match in _scored(inputs, candidates):
+        if best is None or match.likelihood > best.likelihood:
+            best = match
     return best
 
 
@@ -124,9 +148,11 @@ def normalized_inputs(params: dict) -> dict:
         inputs["first_last"] = (identity.name(params["first_name"]), identity.name(params["last_name"]))
     if full_name:
         inputs["full_name"] = identity.name(full_name)
-    for key in ("company_name", "school", "location", "job_title"):
+    for key in ("company_name", "school", "location"):  # one value or a list: any of them may agree
         if params.get(key):
-            inputs[key] = identity.name(params[key])
+            inputs[key] = [identity.name(value) for value in _as_list(params[key])]
+    if params.get("job_title"):
+        inputs["job_title"] = identity.name(params["job_title"])
     return inputs
 
 
@@ -157,12 +183,12 @@ def candidate_query(inputs: dict) -> dict | None:
 def _context_clauses(inputs: dict) -> list[dict]:
     clauses = []
     if "company_name" in inputs:
-        clauses.append({"terms": {"job_company_name": [inputs["company_name"]]}})
-        clauses.append({"terms": {"experience.company.name": [inputs["company_name"]]}})
+        clauses.append({"terms": {"job_company_name": inputs["company_name"]}})
+        clauses.append({"terms": {"experience.company.name": inputs["company_name"]}})
     if "school" in inputs:
-        clauses.append({"terms": {"education.school.name": [inputs["school"]]}})
+        clauses.append({"terms": {"education.school.name": inputs["school"]}})
     if "location" in inputs:
-        parts = _location_parts(inputs["location"])
+        parts = list(dict.fromkeys(part for location in inputs["location"] for part in _location_parts(location)))
         for path in LOCATION_FIELDS:
             clauses.append({"terms": {path: parts}})
     if "job_title" in inputs:
@@ -186,15 +212,15 @@ def score(inputs: dict, record: dict) -> tuple[int, list[str]]:
         else:
             total -= NAME_MISMATCH_PENALTY
     if "company_name" in inputs:
-        company = inputs["company_name"]
-        if company == (record.get("job_company_name") or ""):
+        companies = set(inputs["company_name"])
+        if (record.get("job_company_name") or "") in companies:
             matched.append("company_name")
-        elif company in {(e.get("company") or {}).get("name") for e in record.get("experience") or []}:
+        elif companies & {(e.get("company") or {}).get("name") for e in record.get("experience") or []}:
             matched.append("company_name")
             total += WEIGHTS["past_company"] - WEIGHTS["company_name"]
-    if "school" in inputs and inputs["school"] in {(e.get("school") or {}).get("name") for e in record.get("education") or []}:
+    if "school" in inputs and set(inputs["school"]) & {(e.get("school") or {}).get("name") for e in record.get("education") or []}:
         matched.append("school")
-    if "location" in inputs and _location_agrees(inputs["location"], record):
+    if "location" in inputs and any(_location_agrees(location, record) for location in inputs["location"]):
         matched.append("location")
     if "job_title" in inputs and record.get("job_title") and identity.words(inputs["job_title"]) <= identity.words(record["job_title"]):
         matched.append("job_title")
