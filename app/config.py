@@ -68,6 +68,9 @@ DEFAULTS: dict[str, object] = {
     "WEBHOOK_SECRET_OVERLAP": 24 * 3600,  # seconds deliveries stay signed with the old secret too after a rotation
     "WEBHOOK_LEASE_GRACE": 30.0,  # seconds past the timeout before a claimed delivery counts as abandoned
     "WEBHOOK_REAPER_INTERVAL": 60.0,  # seconds between passes re-enqueuing stalled deliveries (0: off)
+    "EVENT_RETENTION": 30 * 24 * 3600,  # seconds events stay replayable to webhooks (replay's `since` reaches back so far)
+    "WEBHOOK_REPLAY_RATE_LIMIT": "10/hour",  # replays per tenant
+    "WEBHOOK_REPLAY_LOCK_SECONDS": 600.0,  # a replay's lock outlives a replay that died by this long at most
     "CALL_STALL_SECONDS": 3600.0,  # a call ringing or in progress this long without news has lost its worker: failed
     "CALL_REAPER_INTERVAL": 300.0,  # seconds between passes failing stalled calls (0: off)
     "TWILIO_ACCOUNT_SID": "",

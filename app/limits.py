@@ -154,3 +154,28 @@ def apply_limit(app, blueprint, config_name: str) -> None:
 def exempt(app, blueprint) -> None:
     """No limit at all (health checks, metrics scrapes)."""
     app.extensions["hirekit_limits"].scopes[blueprint.name] = None
+
+
+def hit_tenant_limit(tenant_id: str, action: str, config_name: str) -> None:
+    """Count one `action` against a limit every key of the tenant shares (config `config_name`, e.g. "10/hour"), beside
+    the per-key request limits: for costly actions such as a webhook replay. Raises the 429 when the tenant is over it."""
+    from app.errors import ApiError
+
+    limits: KeyLimits = current_app.extensions["hirekit_limits"]
+    if not limits.enabled:
+        return
+    identifiers = (*limits.prefix, f"tenant:{tenant_id}", action)
+    item, _ = window_key(current_app.config[config_name], identifiers)
+    strategy = limits.limiter.limiter
+    try:
+        allowed = strategy.hit(item, *identifiers)
+        reset_at, _ = strategy.get_window_stats(item, *identifiers)
+    except Exception:
+        if not limits.fail_open:
+            raise
+        log.exception("rate limit storage unreachable; %s let through (RATE_LIMIT_FAIL_OPEN)", action)
+        return
+    if not allowed:
+        retry_after = max(1, math.ceil(reset_at - time.time()))
+        raise ApiError(429, f"Too many {action.replace('_', ' ')}s for your organisation ({item}); retry in "
+                            f"{retry_after} s.", headers={"Retry-After": str(retry_after)})

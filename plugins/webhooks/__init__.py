@@ -14,6 +14,7 @@ def init_app(app) -> None:
 
 
 PLUGIN = Plugin(name="webhooks", blueprints=(blp,), models=(TenantWebhook, WebhookDelivery, WebhookAttempt),
-                tasks=(tasks.drain_webhook, tasks.deliver_webhook, tasks.reap_stalled_deliveries),
+                tasks=(tasks.drain_webhook, tasks.deliver_webhook, tasks.replay_webhook,
+                       tasks.reap_stalled_deliveries),
                 periodic=(PeriodicJob(tasks.reap_stalled_deliveries, tasks.QUEUE, "WEBHOOK_REAPER_INTERVAL"),),
                 init_app=init_app, cli=(webhooks_cli,))

@@ -11,7 +11,7 @@ import time
 import peewee as pw
 from flask import current_app
 
-from app.db import database, utcnow
+from app.db import database, new_uuid, utcnow
 from app.metrics import record_webhook_delivery
 from plugins.webhooks import statements
 from plugins.webhooks.egress import UnsafeTarget, pin_target
@@ -21,9 +21,10 @@ from plugins.webhooks.models import (
     DELIVERY_PENDING,
     DELIVERY_SUCCEEDED,
     TenantWebhook,
+    WebhookAttempt,
     WebhookDelivery,
 )
-from plugins.webhooks.payloads import encode_body
+from plugins.webhooks.payloads import encode_body, sample_payload
 from plugins.webhooks.signing import signature_headers
 from plugins.webhooks.transport import Outcome, send
 
@@ -139,6 +140,29 @@ def attempt(delivery: WebhookDelivery, webhook: TenantWebhook, now: dt.datetime)
     headers = {"Content-Type": webhook.content_type, "X-Hirekit-Event": delivery.event_type,
                **signature_headers(webhook.secret, str(delivery.event_id), body, now, previous_secret(webhook, now))}
     return send(webhook.http_method, target, body, headers, timeout=float(current_app.config["WEBHOOK_TIMEOUT"]))
+
+
+def send_test(webhook: TenantWebhook) -> tuple[WebhookDelivery, WebhookAttempt]:
+    """A signed test event of the webhook's event type, sent once now through attempt(), whatever the webhook's state
+    (an inactive or unsubscribed webhook is when people debug), then logged as a delivery with its one attempt.
+
+    Never retried, and never counted towards disabling the webhook: a test is the integrator's probe, not an event."""
+    now = utcnow()
+    delivery = WebhookDelivery(id=new_uuid(), tenant=webhook.tenant_id, webhook=webhook.id, event_id=new_uuid(),
+                               event_type=webhook.triggered_event,
+                               payload=sample_payload(webhook.triggered_event, webhook.fields, now))
+    outcome = attempt(delivery, webhook, now)
+    delivery.status = DELIVERY_SUCCEEDED if outcome.succeeded else DELIVERY_FAILED
+    delivery.attempt_count, delivery.failures_in_row = 1, 0 if outcome.succeeded else 1
+    delivery.next_attempt_at = None
+    delivery.last_status_code, delivery.last_error = outcome.status_code, outcome.error
+    delivery.delivered_at = utcnow() if outcome.succeeded else None
+    with database.atomic():
+        delivery.save(force_insert=True)
+        logged = WebhookAttempt.create(delivery=delivery.id, number=1, started_at=now, duration_ms=outcome.duration_ms,
+                                       status_code=outcome.status_code, error=outcome.error,
+                                       response_body=outcome.response_body, next_retry_at=None)
+    return delivery, logged
 
 
 def previous_secret(webhook: TenantWebhook, now: dt.datetime) -> str | None:

@@ -24,13 +24,14 @@ class TenantWebhook(TenantRecord):
     url = pw.TextField()
     http_method = pw.CharField(max_length=8)
     content_type = pw.CharField(max_length=64)
-    secret = pw.CharField(max_length=128, null=True)
-    previous_secret = pw.CharField(max_length=128, null=True)  # after a rotation, also signed with this one ...
+    secret = pw.CharField(max_length=255, null=True)
+    previous_secret = pw.CharField(max_length=255, null=True)  # after a rotation, also signed with this one ...
     previous_secret_until = pw.DateTimeField(null=True)  # ... until then, so receivers can switch without a gap
     is_active = pw.BooleanField(default=True)
     is_deleted = pw.BooleanField(default=False)
     disabled_reason = pw.TextField(null=True)
     failing_since = pw.DateTimeField(null=True)
+    replay_until = pw.DateTimeField(null=True)  # a replay holds this lock while it queues; it expires by itself
 
     class Meta:
         table_name = "tenant_webhooks"
@@ -54,6 +55,11 @@ class WebhookDelivery(TimestampedModel):
     last_status_code = pw.IntegerField(null=True)
     last_error = pw.TextField(null=True)
     delivered_at = pw.DateTimeField(null=True)
+
+    @property
+    def next_retry_at(self):
+        """When a delivery that failed is tried again: None unless it is pending after at least one attempt."""
+        return self.next_attempt_at if self.status == DELIVERY_PENDING and self.attempt_count else None
 
     class Meta:
         table_name = "webhook_deliveries"

@@ -1,9 +1,13 @@
-"""What a webhook may select: the fields of each event's record, and the body built from the selection."""
+"""What a webhook may select: the fields of each event's record, the body built from the selection, and the sample
+record a test event carries."""
 
 from __future__ import annotations
 
+import datetime as dt
 import importlib
 from urllib.parse import urlencode
+
+import marshmallow as ma
 
 import orjson
 
@@ -25,14 +29,65 @@ FALLBACK_RECORD_FIELDS = {
 }
 
 
-def record_fields(event_type: str) -> frozenset[str]:
-    """The field names an event's record carries."""
+# A test event's values where the field's type alone would say little
+SAMPLE_VALUES = {
+    "status": {CALL_ACTIVITY: "completed", APPLICATION_ACTIVITY: "new"},
+    "source_application_status": {APPLICATION_ACTIVITY: "new"},
+    "application_stage": {APPLICATION_ACTIVITY: "ACTIVE"},
+    "summary": {CALL_ACTIVITY: "Sample call: the candidate answered every screening question."},
+    "trigger": {CALL_ACTIVITY: "instant"},
+    "provider": {CALL_ACTIVITY: "simulated"},
+    "phone_no": {CALL_ACTIVITY: "+15555550100"},
+}
+SAMPLE_UUID = "00000000-0000-4000-8000-000000000000"
+
+
+def record_schema(event_type: str) -> ma.Schema | None:
+    """The schema an event's record is dumped with, None while its family's schema does not exist."""
     module_name, class_name = RECORD_SCHEMAS[event_type]
     try:
-        schema = getattr(importlib.import_module(module_name), class_name)()
+        return getattr(importlib.import_module(module_name), class_name)()
     except (ImportError, AttributeError):
+        return None
+
+
+def dumped_fields(schema: ma.Schema) -> dict[str, ma.fields.Field]:
+    return {field.data_key or name: field for name, field in schema.fields.items() if not field.load_only}
+
+
+def record_fields(event_type: str) -> frozenset[str]:
+    """The field names an event's record carries."""
+    schema = record_schema(event_type)
+    if schema is None:
         return frozenset(FALLBACK_RECORD_FIELDS.get(event_type, ("id",)))
-    return frozenset(field.data_key or name for name, field in schema.fields.items() if not field.load_only)
+    return frozenset(dumped_fields(schema))
+
+
+def sample_payload(event_type: str, fields: list[str], now: dt.datetime) -> dict:
+    """A test event: each configured field with a plausible value of its type, and "test": true."""
+    schema = record_schema(event_type)
+    types = dumped_fields(schema) if schema is not None else {}
+    payload = {name: sample_value(event_type, name, types.get(name), now) for name in fields}
+    payload["test"] = True
+    return payload
+
+
+def sample_value(event_type: str, name: str, field: ma.fields.Field | None, now: dt.datetime):
+    if event_type in SAMPLE_VALUES.get(name, {}):
+        return SAMPLE_VALUES[name][event_type]
+    if isinstance(field, ma.fields.UUID) or (field is None and (name == "id" or name.endswith("_id"))):
+        return SAMPLE_UUID
+    if isinstance(field, ma.fields.DateTime):
+        return now.replace(microsecond=0).isoformat() + "Z"
+    if isinstance(field, ma.fields.Boolean):
+        return False
+    if isinstance(field, (ma.fields.Integer, ma.fields.Float)):
+        return 1
+    if isinstance(field, ma.fields.List):
+        return []
+    if isinstance(field, (ma.fields.Nested, ma.fields.Dict)):
+        return {}
+    return f"sample {name}"
 
 
 def select_fields(record: dict, fields: list[str]) -> dict:

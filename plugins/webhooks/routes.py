@@ -1,4 +1,5 @@
-"""/v1/tenant-webhook: configure, subscribe and unsubscribe the tenant's webhooks; read and replay deliveries (SPEC 2.8, 3, 4.1)."""
+"""/v1/tenant-webhook: configure, subscribe and unsubscribe the tenant's webhooks; send a test event; read, redeliver
+and replay deliveries (SPEC 2.8, 3, 4.1)."""
 
 from flask.views import MethodView
 
@@ -7,10 +8,13 @@ from app.auth import current_tenant_id
 from plugins.webhooks import services
 from plugins.webhooks.schemas import (
     DeliveryListArgsSchema,
+    ReplayBodySchema,
+    ReplaySchema,
     TenantWebhookBodySchema,
     TenantWebhookListSchema,
     TenantWebhookSchema,
     WebhookDeliverySchema,
+    WebhookTestResultSchema,
 )
 
 blp = Blueprint("webhooks", __name__, url_prefix="/v1/tenant-webhook",
@@ -58,7 +62,8 @@ class Deliveries(MethodView):
     @blp.response(200, page_schema(WebhookDeliverySchema))
     @blp.errors(404)
     def get(self, args, tenant_webhook_id):
-        """The delivery log, newest first: each delivery with every attempt (status code, duration, error, next retry)"""
+        """The delivery log, newest first, filtered by status, event_id and since: each delivery with its attempt count,
+        next retry time and every attempt (status code, duration, error, response excerpt)"""
         return services.list_deliveries(current_tenant_id(), tenant_webhook_id, **args)
 
 
@@ -69,3 +74,34 @@ class Redeliver(MethodView):
     def post(self, delivery_id):
         """Send a delivery again now (same webhook-id, fresh signature), restarting its retry schedule"""
         return services.redeliver(current_tenant_id(), delivery_id)
+
+
+@blp.route("/<tenant_webhook_id>/test")
+class TestEvent(MethodView):
+    @blp.response(200, WebhookTestResultSchema)
+    @blp.errors(404)
+    def post(self, tenant_webhook_id):
+        """Send a signed test event now and answer its attempt
+
+        The event has the webhook's triggered_event, its configured fields with sample values and `"test": true`, a
+        fresh webhook-id, and goes through the normal signing and sending path, also when the webhook is inactive or
+        unsubscribed. The answer is the attempt (200 whatever the receiver said): status code, duration, error and the
+        first 2 KB of the response. It is logged with the deliveries and never retried.
+        """
+        return services.send_test_event(current_tenant_id(), tenant_webhook_id)
+
+
+@blp.route("/<tenant_webhook_id>/replay")
+class Replay(MethodView):
+    @blp.arguments(ReplayBodySchema)
+    @blp.response(202, ReplaySchema)
+    @blp.errors(404, 409, 422, 429)
+    def post(self, values, tenant_webhook_id):
+        """Replay the events of [since, until) to the webhook, after an outage
+
+        Every event of the webhook's triggered_event in the span (at most HIREKIT_EVENT_RETENTION seconds back) is
+        queued again as a new delivery carrying the event's original id as webhook-id, so receivers de-duplicate;
+        answers 202 with the count. One replay per webhook at a time (409 while one is queueing), a limited number per
+        organisation (HIREKIT_WEBHOOK_REPLAY_RATE_LIMIT, 429), and only to a subscribed, active webhook (409).
+        """
+        return services.start_replay(current_tenant_id(), tenant_webhook_id, **values)

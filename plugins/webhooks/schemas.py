@@ -1,4 +1,6 @@
-"""Tenant webhook body (SPEC 2.8), the webhook record, and the delivery log."""
+"""Tenant webhook body (SPEC 2.8), the webhook record, the delivery log and its filters, test events and replays."""
+
+import datetime as dt
 
 import marshmallow as ma
 
@@ -26,7 +28,9 @@ class TenantWebhookBodySchema(StrictSchema):
     http_method = ma.fields.String(required=True, validate=ma.validate.OneOf(HTTP_METHODS))
     content_type = ma.fields.String(required=True, validate=ma.validate.OneOf(CONTENT_TYPES))
     secret = ma.fields.String(load_default=None, allow_none=True, metadata={
-        "description": "whsec_ + base64 of 24-64 bytes; generated (and shown once, in this answer) when omitted. A new "
+        "description": "whsec_ + base64 of 24-64 bytes (Standard Webhooks: the decoded bytes are the key), or any other "
+                       "string of 16-255 characters (its UTF-8 bytes are the key); generated in the whsec_ form (and "
+                       "shown once, in this answer) when omitted. A new "
                        "secret for an existing webhook rotates it: the old one keeps signing too for "
                        "HIREKIT_WEBHOOK_SECRET_OVERLAP seconds (default a day)"})
     is_active = ma.fields.Boolean(load_default=None, allow_none=True,
@@ -91,13 +95,58 @@ class WebhookDeliverySchema(RecordSchema):
     event_type = ma.fields.String()
     status = ma.fields.String(metadata={"description": "pending, succeeded, failed or canceled"})
     payload = ma.fields.Dict()
-    attempt_count = ma.fields.Integer()
+    attempt_count = ma.fields.Integer(metadata={"description": "Attempts made so far"})
     next_attempt_at = UtcDateTime(allow_none=True)
+    next_retry_at = UtcDateTime(allow_none=True, metadata={
+        "description": "When the next retry is due, for a pending delivery that has failed; null otherwise"})
     last_status_code = ma.fields.Integer(allow_none=True)
     last_error = ma.fields.String(allow_none=True)
     delivered_at = UtcDateTime(allow_none=True)
     attempts = ma.fields.List(ma.fields.Nested(WebhookAttemptSchema), attribute="attempt_log")
 
 
+class UtcInstant(ma.fields.AwareDateTime):
+    """An ISO 8601 instant in a request (UTC when it has no offset), loaded as naive UTC like every stored timestamp."""
+
+    def __init__(self, **kwargs):
+        super().__init__(default_timezone=dt.timezone.utc, **kwargs)
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        return super()._deserialize(value, attr, data, **kwargs).astimezone(dt.timezone.utc).replace(tzinfo=None)
+
+
 class DeliveryListArgsSchema(PageArgsSchema):
     status = ma.fields.String(validate=ma.validate.OneOf(("pending", "succeeded", "failed", "canceled")))
+    event_id = ma.fields.UUID(metadata={"description": "Only the deliveries of this event (its webhook-id)"})
+    since = UtcInstant(metadata={"description": "Only deliveries created at or after this instant (ISO 8601)",
+                                 "example": "2026-11-23T08:00:00Z"})
+
+
+class WebhookTestResultSchema(WebhookAttemptSchema):
+    """The one attempt a test event got, with what was sent; the delivery is in the log too."""
+
+    succeeded = ma.fields.Boolean(metadata={"description": "The receiver answered 2xx"})
+    delivery_id = ma.fields.UUID()
+    event_id = ma.fields.UUID(metadata={"description": "The webhook-id header the test carried"})
+    event_type = ma.fields.String()
+    payload = ma.fields.Dict(metadata={"description": "The configured fields with sample values, and \"test\": true"})
+
+
+class ReplayBodySchema(StrictSchema):
+    since = UtcInstant(required=True, metadata={
+        "description": "Replay events from this instant on (ISO 8601); at most HIREKIT_EVENT_RETENTION seconds ago",
+        "example": "2026-11-23T08:00:00Z"})
+    until = UtcInstant(load_default=None, allow_none=True, metadata={
+        "description": "Up to (not including) this instant; default now", "example": "2026-11-23T09:30:00Z"})
+
+    @ma.validates_schema
+    def since_before_until(self, data, **kwargs):
+        if data.get("until") is not None and data.get("since") is not None and data["until"] <= data["since"]:
+            raise ma.ValidationError({"until": ["Must be after since."]})
+
+
+class ReplaySchema(ma.Schema):
+    webhook_id = ma.fields.UUID()
+    since = UtcDateTime()
+    until = UtcDateTime()
+    count = ma.fields.Integer(metadata={"description": "Events queued again as new deliveries"})

@@ -1,4 +1,5 @@
-"""Tenant webhook operations: configure, subscribe/unsubscribe, fan events out to deliveries, read and replay the log."""
+"""Tenant webhook operations: configure, subscribe/unsubscribe, fan events out to deliveries, read the log, redeliver,
+send a test event, replay a span of events."""
 
 from __future__ import annotations
 
@@ -11,17 +12,22 @@ from app.api import paginate
 from app.db import database, utcnow
 from app.errors import ApiError, Conflict, NotFound, ValidationFailed
 from app.events import Event
+from app.limits import hit_tenant_limit
+from app.queue import enqueue
 from app.records import get_owned
+from plugins.webhooks import delivery as sending
+from plugins.webhooks import replay
 from plugins.webhooks.egress import UnsafeTarget, check_target
 from plugins.webhooks.models import (
     DELIVERY_PENDING,
+    DELIVERY_SUCCEEDED,
     TenantWebhook,
     WebhookAttempt,
     WebhookDelivery,
 )
 from plugins.webhooks.payloads import select_fields
 from plugins.webhooks.signing import generate_secret
-from plugins.webhooks.tasks import send_soon
+from plugins.webhooks.tasks import QUEUE, replay_webhook, send_soon
 
 
 def list_webhooks(tenant_id: str) -> dict:
@@ -103,12 +109,17 @@ def fan_out(event: Event) -> None:
         send_soon(str(delivery.webhook_id), [str(delivery.id)])
 
 
-def list_deliveries(tenant_id: str, webhook_id, *, page: int, size: int, status: str | None = None) -> dict:
-    """The webhook's deliveries, newest first, each with its attempts."""
+def list_deliveries(tenant_id: str, webhook_id, *, page: int, size: int, status: str | None = None,
+                    event_id=None, since: dt.datetime | None = None) -> dict:
+    """The webhook's deliveries, newest first, each with its attempts; filtered by status, event and creation time."""
     webhook = get_webhook(tenant_id, webhook_id)
     query = WebhookDelivery.select().where(WebhookDelivery.webhook == webhook.id)
     if status:
         query = query.where(WebhookDelivery.status == status)
+    if event_id is not None:
+        query = query.where(WebhookDelivery.event_id == event_id)
+    if since is not None:
+        query = query.where(WebhookDelivery.created_at >= since)
     result = paginate(query, page=page, size=size,
                       order_by=(WebhookDelivery.created_at.desc(), WebhookDelivery.id.desc()))
     attach_attempts(result["data"])
@@ -142,8 +153,7 @@ def redeliver(tenant_id: str, delivery_id) -> WebhookDelivery:
     """Send a delivery again now with the same webhook-id, starting the retry schedule afresh."""
     delivery = get_delivery(tenant_id, delivery_id)
     webhook = delivery.webhook
-    if webhook.is_deleted or not webhook.is_active:
-        raise Conflict("The webhook is unsubscribed or inactive; subscribe or re-activate it before redelivering.")
+    require_deliverable(webhook, "redelivering")
     now = utcnow()
     reset = (WebhookDelivery.update(status=DELIVERY_PENDING, failures_in_row=0, next_attempt_at=now, updated_at=now)
              .where((WebhookDelivery.id == delivery.id)
@@ -154,3 +164,46 @@ def redeliver(tenant_id: str, delivery_id) -> WebhookDelivery:
     delivery = get_delivery(tenant_id, delivery.id)
     attach_attempts([delivery])
     return delivery
+
+
+def require_deliverable(webhook: TenantWebhook, action: str) -> None:
+    """409 unless the webhook is subscribed and active: what it is sent would only be canceled."""
+    if webhook.is_deleted or not webhook.is_active:
+        raise Conflict(f"The webhook is unsubscribed or inactive; subscribe or re-activate it before {action}.")
+
+
+def send_test_event(tenant_id: str, webhook_id) -> dict:
+    """Send a signed test event now, whatever the webhook's state, and answer the attempt it got."""
+    webhook = get_webhook(tenant_id, webhook_id)
+    delivery, attempt = sending.send_test(webhook)
+    return {"succeeded": delivery.status == DELIVERY_SUCCEEDED, "delivery_id": delivery.id,
+            "event_id": delivery.event_id, "event_type": delivery.event_type, "payload": delivery.payload,
+            "number": attempt.number, "started_at": attempt.started_at, "duration_ms": attempt.duration_ms,
+            "status_code": attempt.status_code, "error": attempt.error, "response_body": attempt.response_body,
+            "next_retry_at": None}
+
+
+def start_replay(tenant_id: str, webhook_id, since: dt.datetime, until: dt.datetime | None) -> dict:
+    """Queue the webhook's events of [since, until) again as new deliveries (their own ids as webhook-id), in a job;
+    answers how many. 422 before the event retention, 409 while another replay of the webhook runs, 429 past the
+    tenant's replay limit."""
+    webhook = get_webhook(tenant_id, webhook_id)
+    require_deliverable(webhook, "replaying")
+    now = utcnow()
+    earliest = replay.earliest_replayable(now)
+    if since < earliest:
+        days = float(current_app.config["EVENT_RETENTION"]) / 86400
+        raise ValidationFailed({"since": [f"Events are replayable for {days:g} days: since must be "
+                                          f"{earliest.isoformat(timespec='seconds')}Z or later."]})
+    until = now if until is None or until > now else until
+    if until <= since:
+        raise ValidationFailed({"since": ["Must be in the past."]})
+    hit_tenant_limit(tenant_id, "webhook_replay", "WEBHOOK_REPLAY_RATE_LIMIT")
+    with database.atomic():
+        count = replay.events_in_span(webhook, since, until).count()
+        if count:
+            if not replay.take_lock(webhook.id, now):
+                raise Conflict("A replay of this webhook is running; wait for it to finish (its deliveries are in "
+                               "the log) before starting another.")
+            enqueue(replay_webhook, str(webhook.id), since.isoformat(), until.isoformat(), queue=QUEUE)
+    return {"webhook_id": webhook.id, "since": since, "until": until, "count": count}

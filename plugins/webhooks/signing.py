@@ -1,4 +1,5 @@
-"""Standard Webhooks signing: whsec_ secrets and the webhook-id / webhook-timestamp / webhook-signature headers."""
+"""Standard Webhooks signing: the two kinds of secret (whsec_ + base64 key, or a plain string whose UTF-8 bytes are the
+key) and the webhook-id / webhook-timestamp / webhook-signature headers."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from standardwebhooks import Webhook
 SECRET_PREFIX = "whsec_"
 SECRET_BYTES = 32
 MIN_SECRET_BYTES, MAX_SECRET_BYTES = 24, 64
+MIN_PLAIN_SECRET, MAX_PLAIN_SECRET = 16, 255  # characters of a secret not in the whsec_ form
 
 
 def generate_secret() -> str:
@@ -20,9 +22,13 @@ def generate_secret() -> str:
 
 
 def secret_problem(secret: str) -> str | None:
-    """Why a client-chosen secret is unusable, or None: it must be whsec_ + base64 of 24-64 random bytes."""
+    """Why a client-chosen secret is unusable, or None: whsec_ + base64 of 24-64 random bytes, or any other string of
+    16-255 characters (signed with its UTF-8 bytes)."""
     if not secret.startswith(SECRET_PREFIX):
-        return f"Must start with {SECRET_PREFIX} followed by base64 (Standard Webhooks); omit it to have one generated."
+        if not MIN_PLAIN_SECRET <= len(secret) <= MAX_PLAIN_SECRET:
+            return (f"Must be {MIN_PLAIN_SECRET} to {MAX_PLAIN_SECRET} characters, or {SECRET_PREFIX} followed by "
+                    "base64 (Standard Webhooks); omit it to have one generated.")
+        return None
     try:
         key = base64.b64decode(secret[len(SECRET_PREFIX):], validate=True)
     except (binascii.Error, ValueError):
@@ -34,7 +40,8 @@ def secret_problem(secret: str) -> str | None:
 
 @functools.lru_cache(maxsize=1024)
 def signer(secret: str) -> Webhook:
-    return Webhook(secret)
+    """whsec_ secrets sign with their decoded key, any other with its UTF-8 bytes (what a receiver passes to Webhook)."""
+    return Webhook(secret if secret.startswith(SECRET_PREFIX) else secret.encode("utf-8"))
 
 
 def signature_headers(secret: str | None, message_id: str, body: bytes, now: dt.datetime,

@@ -1,4 +1,5 @@
-"""Background jobs of the webhooks family on the `webhooks` queue: drain a webhook's deliveries, and the reaper of stalled ones."""
+"""Background jobs of the webhooks family on the `webhooks` queue: drain a webhook's deliveries, replay a span of
+events, and the reaper of stalled deliveries."""
 
 from __future__ import annotations
 
@@ -24,6 +25,16 @@ def deliver_webhook(delivery_id: str) -> str:
     from plugins.webhooks.delivery import deliver
 
     return deliver(delivery_id)
+
+
+@task
+def replay_webhook(webhook_id: str, since: str, until: str) -> int:
+    """Queue a span of past events as new deliveries, holding the webhook's replay lock; see plugins.webhooks.replay."""
+    import datetime as dt
+
+    from plugins.webhooks.replay import replay
+
+    return replay(webhook_id, dt.datetime.fromisoformat(since), dt.datetime.fromisoformat(until))
 
 
 @task
