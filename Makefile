@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 HIREKIT_PORT ?= 8000
 export HIREKIT_PORT
 
-.PHONY: run test fuzz bench install install-dev clean
+.PHONY: run test lint fuzz bench install install-dev clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -30,9 +30,13 @@ run: install
 	$(BIN)/flask --app wsgi demo setup
 	$(BIN)/gunicorn -c deploy/gunicorn.conf.py --bind 127.0.0.1:$(HIREKIT_PORT) wsgi:app
 
-## make test: the whole suite (PostgreSQL/Redis tests run when HIREKIT_TEST_DATABASE_URL / HIREKIT_TEST_REDIS_URL are set)
-test: install-dev
+## make test: ruff (pyproject.toml's rules), then the whole suite (PostgreSQL/Redis tests run when
+## HIREKIT_TEST_DATABASE_URL / HIREKIT_TEST_REDIS_URL are set)
+test: install-dev lint
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+lint: install-dev
+	$(BIN)/ruff check --quiet .
 
 fuzz: install-dev
 	HIREKIT_FUZZ_EXAMPLES=$${HIREKIT_FUZZ_EXAMPLES:-200} $(BIN)/python -m pytest -m fuzz $(PYTEST_ARGS)
