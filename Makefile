@@ -2,7 +2,8 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-HIREKIT_PORT ?= 8000
+# a platform's PORT when HIREKIT_PORT is unset
+HIREKIT_PORT ?= $(or $(PORT),8000)
 export HIREKIT_PORT
 
 .PHONY: run test lint fuzz bench install install-dev clean

@@ -1,4 +1,5 @@
-"""Configuration, read once: defaults, then HIREKIT_* environment variables, then HIREKIT_CONFIG file, then a test mapping."""
+"""Configuration, read once: defaults, then the HIREKIT_CONFIG file, then the environment (HIREKIT_*, else a platform's
+DATABASE_URL/REDIS_URL/PORT), then a test mapping: later wins."""
 
 from __future__ import annotations
 
@@ -114,6 +115,26 @@ DEFAULTS: dict[str, object] = {
 
 ENV_PREFIX = "HIREKIT_"
 
+# What Procfile platforms (Heroku, Dokku, Render...) set, honoured when the HIREKIT_ variable of the same setting is
+# unset. WEB_WORKERS is read by deploy/gunicorn.conf.py only.
+PLATFORM_VARIABLES = {
+    "DATABASE_URL": "DATABASE_URL",
+    "REDIS_URL": "REDIS_URL",
+    "PORT": "PORT",
+    "WEB_WORKERS": "WEB_CONCURRENCY",
+}
+
+
+def environment_value(key: str, environ=None, default: str | None = None) -> str | None:
+    """The raw environment value of setting `key`: HIREKIT_<key>, else the platform's variable for it, else default."""
+    environ = os.environ if environ is None else environ
+    if ENV_PREFIX + key in environ:
+        return environ[ENV_PREFIX + key]
+    platform_name = PLATFORM_VARIABLES.get(key)
+    if platform_name and platform_name in environ:
+        return environ[platform_name]
+    return default
+
 
 def _coerce(raw: str, default: object) -> object:
     """Turn an environment string into the type of its default."""
@@ -132,8 +153,13 @@ def _coerce(raw: str, default: object) -> object:
 
 
 def from_environment(environ: dict[str, str]) -> dict[str, object]:
-    """Every HIREKIT_* variable, typed like its default (unknown names are kept as strings)."""
+    """Every HIREKIT_* variable, and the platform variables whose HIREKIT_ one is unset, typed like its default
+    (unknown names are kept as strings)."""
     found: dict[str, object] = {}
+    for key in PLATFORM_VARIABLES.keys() & DEFAULTS.keys():
+        value = environment_value(key, environ)
+        if value is not None:
+            found[key] = _coerce(value, DEFAULTS[key])
     for name, raw in environ.items():
         if not name.startswith(ENV_PREFIX) or name == "HIREKIT_CONFIG":
             continue
@@ -154,12 +180,13 @@ def from_file(path: str) -> dict[str, object]:
 
 
 def load_config(overrides: dict | None = None, environ: dict[str, str] | None = None) -> dict[str, object]:
-    """Defaults, then environment, then HIREKIT_CONFIG, then the caller's mapping: later wins."""
+    """Defaults, then HIREKIT_CONFIG, then the environment, then the caller's mapping: later wins (12-factor: a
+    deployment's environment overrides the file it ships)."""
     environ = dict(os.environ if environ is None else environ)
     config = dict(DEFAULTS)
-    config.update(from_environment(environ))
     if environ.get("HIREKIT_CONFIG"):
         config.update(from_file(environ["HIREKIT_CONFIG"]))
+    config.update(from_environment(environ))
     if overrides:
         config.update(overrides)
     _resolve_secret_key(config)

@@ -19,8 +19,10 @@ import gc
 import multiprocessing
 import os
 
-bind = os.environ.get("HIREKIT_BIND", f"127.0.0.1:{os.environ.get('HIREKIT_PORT', '8000')}")
-workers = int(os.environ.get("HIREKIT_WEB_WORKERS", multiprocessing.cpu_count() * 2 + 1))
+from app.config import environment_value  # HIREKIT_PORT/HIREKIT_WEB_WORKERS, else a platform's PORT/WEB_CONCURRENCY
+
+bind = os.environ.get("HIREKIT_BIND", f"127.0.0.1:{environment_value('PORT', default='8000')}")
+workers = int(environment_value("WEB_WORKERS", default=str(multiprocessing.cpu_count() * 2 + 1)))
 worker_class = os.environ.get("HIREKIT_WORKER_CLASS_WEB", "app.gthread_worker.HeadDeadlineThreadWorker")
 threads = int(os.environ.get("HIREKIT_WEB_THREADS", "4"))  # HIREKIT_WEB_HEADER_TIMEOUT: see app/gthread_worker.py
 timeout = int(os.environ.get("HIREKIT_WEB_TIMEOUT", "30"))  # a request stuck longer than this restarts its worker

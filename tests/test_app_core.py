@@ -9,7 +9,7 @@ from app.config import load_config
 from tests.factories import create_job
 
 
-def test_config_layers_defaults_env_file_then_mapping(tmp_path):
+def test_config_layers_defaults_file_env_then_mapping(tmp_path):
     config_file = tmp_path / "hirekit.json"
     config_file.write_text(json.dumps({"RATE_LIMIT": "9/minute", "LOG_LEVEL": "ERROR"}))
     environ = {"HIREKIT_RATE_LIMIT": "7/minute", "HIREKIT_BEHIND_PROXY": "true", "HIREKIT_AUTH_CACHE_SECONDS": "2.5",
@@ -17,7 +17,7 @@ def test_config_layers_defaults_env_file_then_mapping(tmp_path):
     config = load_config({"LOG_LEVEL": "DEBUG"}, environ=environ)
     assert config["BEHIND_PROXY"] is True and config["AUTH_CACHE_SECONDS"] == 2.5
     assert config["PLUGINS"] == ["jobs", "scheduling"]
-    assert config["RATE_LIMIT"] == "9/minute"  # the file wins over the environment
+    assert config["RATE_LIMIT"] == "7/minute"  # the environment wins over the file (12-factor)
     assert config["LOG_LEVEL"] == "DEBUG"  # the mapping wins over everything
 
 
