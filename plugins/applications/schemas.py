@@ -74,6 +74,9 @@ class ApplicationSchema(RecordSchema):
     candidate_source_id = ma.fields.String()
     job_source_id = ma.fields.String()
     source_application_status = ma.fields.String()
+    status = ma.fields.String(attribute="source_application_status", dump_only=True, metadata={
+        "description": "The application's current status in the source system (source_application_status), so a "
+                       "webhook's fields select `status` on both events"})
     application_stage = ma.fields.String(metadata={"enum": list(STAGES)})
     resume = ResumeField(metadata={"description": "Resume metadata, or null; the bytes are at /v1/applications/{id}/resume"})
     candidate = ma.fields.Nested(CandidateSummarySchema)
