@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import marshmallow as ma
 import orjson
 
@@ -165,7 +167,7 @@ class _EnrichFields(StrictSchema):
 
     @ma.pre_load
     def accept_pdl_names(self, data, **kwargs):
-        if not isinstance(data, dict):
+        if not isinstance(data, Mapping):  # a JSON object, or webargs' view of a query string
             return data
         query = getattr(data, "data", None)  # webargs' view of a query string: an alias's repeated values are not read
         data = dict(data)
@@ -180,7 +182,7 @@ class _EnrichFields(StrictSchema):
     @ma.post_load
     def drop_blanks(self, data, **kwargs):
         return {k: (v.strip() if isinstance(v, str) else v) for k, v in data.items()
-                if not (v is None or (isinstance(v, (str, list)) and not (v.strip() if isinstance(v, str) else v)))}
+                if k == "data_include" or not (v is None or (isinstance(v, (str, list)) and not (v.strip() if isinstance(v, str) else v)))}
 
     ID_ALIASES: dict = {}
 
@@ -221,10 +223,8 @@ class _PdlOptions:
 
     @ma.pre_load
     def drop_api_key(self, data, **kwargs):
-        if isinstance(data, dict) and "api_key" in data:
-            data = {k: v for k, v in data.items() if k != "api_key"}
-        elif hasattr(data, "data") and "api_key" in data:  # webargs' query-string view
-            data = {k: data[k] for k in data if k != "api_key"}
+        if isinstance(data, Mapping) and "api_key" in data:
+            data = {k: data[k] for k in data if k != "api_key"}  # data[k] on webargs' query view: a list for list fields
         return data
 
 
