@@ -11,6 +11,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlparse
 
 import peewee as pw
+from playhouse import db_url
 from playhouse.pool import PooledPostgresqlDatabase, PooledSqliteDatabase
 
 log = logging.getLogger("hirekit.db")
@@ -101,39 +102,45 @@ def database_from_url(url: str, *, pool_size: int = 10) -> pw.Database:
     return _databases[key]
 
 
-def _open_database(url: str, pool_size: int) -> pw.Database:
-    """sqlite:///path or postgresql://user:pw@host:port/name -> a peewee database."""
-    parsed = urlparse(url)
-    if parsed.scheme == "sqlite":
-        # SQLAlchemy's convention: sqlite:///relative/path, sqlite:////absolute/path
-        path = unquote(parsed.path)[1:] if parsed.path else ":memory:"
-        if path not in (":memory:", ""):
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
+db_url.register_database(PostgresPool, "postgres", "postgresql")
+db_url.register_database(PooledSqliteDatabase, "sqlite")
+
+
+def _database_options(scheme: str, pool_size: int) -> dict:
+    """The project's options for a scheme's pooled class; the URL's query parameters are laid over them."""
+    if scheme == "sqlite":
         # pooled, so the pragmas run once per connection rather than once per request. Transactions begin IMMEDIATE:
         # one that read first could not take the write lock later while another writer had committed (SQLITE_BUSY at
         # once, whatever the busy timeout), so writers take the lock up front and queue on the busy timeout instead.
         # Reads outside a transaction stay deferred.
-        return PooledSqliteDatabase(
-            path or ":memory:",
-            lock_type="IMMEDIATE",
-            pragmas={"journal_mode": "wal", "foreign_keys": 1, "busy_timeout": 10000, "synchronous": "normal"},
-            check_same_thread=False,
-            max_connections=pool_size,
-            stale_timeout=300,
-        )
-    if parsed.scheme in ("postgres", "postgresql"):
-        return PostgresPool(
-            unquote(parsed.path.lstrip("/")),
-            user=unquote(parsed.username) if parsed.username else None,
-            password=unquote(parsed.password) if parsed.password else None,
-            host=parsed.hostname,
-            port=parsed.port or 5432,
-            max_connections=pool_size,
-            stale_timeout=300,
-            timeout=10,
-            connect_timeout=3,
-        )
-    raise ValueError(f"unsupported database URL scheme {parsed.scheme!r}: use sqlite:///path or postgresql://...")
+        return {
+            "lock_type": "IMMEDIATE",
+            "pragmas": {"journal_mode": "wal", "foreign_keys": 1, "busy_timeout": 10000, "synchronous": "normal"},
+            "check_same_thread": False,
+            "max_connections": pool_size,
+            "stale_timeout": 300,
+        }
+    return {"max_connections": pool_size, "stale_timeout": 300, "timeout": 10, "connect_timeout": 3, "port": 5432}
+
+
+def _open_database(url: str, pool_size: int) -> pw.Database:
+    """sqlite:///path or postgresql://user:pw@host:port/name?sslmode=verify-full&... -> a peewee database.
+
+    playhouse.db_url parses the URL; every query parameter (sslmode, sslrootcert, application_name, connect_timeout...)
+    reaches the driver's connect() and wins over the project's defaults."""
+    scheme = urlparse(url).scheme
+    if scheme not in ("sqlite", "postgres", "postgresql"):
+        raise ValueError(f"unsupported database URL scheme {scheme!r}: use sqlite:///path or postgresql://...")
+    options = _database_options(scheme, pool_size)
+    options.update(db_url.parse(url, unquote_password=True, unquote_user=True))
+    if scheme == "sqlite":
+        # SQLAlchemy's convention: sqlite:///relative/path, sqlite:////absolute/path
+        options["database"] = unquote(options["database"]) or ":memory:"
+        if options["database"] != ":memory:":
+            Path(options["database"]).parent.mkdir(parents=True, exist_ok=True)
+    else:
+        options["database"] = unquote(options["database"])
+    return db_url.schemes[scheme](**options)
 
 
 def init_app(app) -> None:
