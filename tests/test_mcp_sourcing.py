@@ -104,3 +104,21 @@ def test_sourcing_tools_are_absent_without_the_person_family(make_app, make_tena
     app = make_app(PLUGINS=["jobs", "mcp"])
     tenant = make_tenant("no-person")
     assert listed_tools(app.test_client(), tenant, "/mcp/sourcing") == {}
+
+
+def test_people_search_takes_sql_instead_of_query(client, tenant_a, people):
+    by_sql = sourcing(client, tenant_a, "people_search",
+                      {"sql": "SELECT * FROM person WHERE job_title = 'engineer'", "size": 10})["structuredContent"]
+    by_dsl = sourcing(client, tenant_a, "people_search", {"query": {"match_phrase": {"job_title": "engineer"}}, "size": 10})
+    assert by_sql == by_dsl["structuredContent"] and by_sql["total"] == 4
+    refused = sourcing(client, tenant_a, "people_search", {"sql": "SELECT * FROM person LIMIT 2"})
+    assert refused["isError"] is True and "LIMIT is not supported" in refused["content"][0]["text"]
+    both = sourcing(client, tenant_a, "people_search", {"sql": "SELECT * FROM person", "query": ENGINEERS})
+    assert both["isError"] is True and "not both" in both["content"][0]["text"]
+
+
+def test_people_enrich_takes_required(client, tenant_a, people):
+    found = sourcing(client, tenant_a, "people_enrich", {"servicegraph_id": "p1", "required": "experience AND skills"})
+    assert found["isError"] is False and found["structuredContent"]["data"]["id"] == "p1"
+    lacking = sourcing(client, tenant_a, "people_enrich", {"servicegraph_id": "p2", "required": "experience"})
+    assert lacking["isError"] is True and "required" in lacking["content"][0]["text"]

@@ -16,6 +16,7 @@ from app.errors import ApiError
 from plugins.person import schema
 
 MAX_LENGTH = 1000
+MAX_NESTING = 50  # parentheses and NOTs, well inside Python's recursion limit
 _TOKEN = re.compile(r"\s*(\(|\)|[^\s()]+)")
 _FIELD = re.compile(r"^[A-Za-z0-9_]+(\.[A-Za-z0-9_]+)*$")
 Requirement = Callable[[dict], bool]
@@ -38,6 +39,8 @@ def compile_required(text: str | None) -> Requirement | None:
 @lru_cache(maxsize=256)
 def _compile(text: str) -> Requirement:
     tokens = _tokens(text)
+    if sum(token == "(" or token.upper() == "NOT" for token in tokens) > MAX_NESTING:
+        raise RequiredError(f"at most {MAX_NESTING} parentheses and NOTs")
     predicate, position = _or(tokens, 0)
     if position != len(tokens):
         raise RequiredError(f"unexpected {tokens[position]!r} after a complete expression")
@@ -56,21 +59,21 @@ def _tokens(text: str) -> list[str]:
 
 
 def _or(tokens: list[str], position: int):
-    left, position = _and(tokens, position)
-    parts = [left]
-    while position < len(tokens) and tokens[position].upper() == "OR":
-        right, position = _and(tokens, position + 1)
-        parts.append(right)
-    return (parts[0] if len(parts) == 1 else (lambda record: any(p(record) for p in parts))), position
+    return _joined(tokens, position, "OR", _and, any)
 
 
 def _and(tokens: list[str], position: int):
-    left, position = _factor(tokens, position)
-    parts = [left]
-    while position < len(tokens) and tokens[position].upper() == "AND":
-        right, position = _factor(tokens, position + 1)
-        parts.append(right)
-    return (parts[0] if len(parts) == 1 else (lambda record: all(p(record) for p in parts))), position
+    return _joined(tokens, position, "AND", _factor, all)
+
+
+def _joined(tokens: list[str], position: int, word: str, operand, combine):
+    """operand {word operand}: one predicate holding when `combine` (any, all) of the operands' hold."""
+    first, position = operand(tokens, position)
+    parts = [first]
+    while position < len(tokens) and tokens[position].upper() == word:
+        part, position = operand(tokens, position + 1)
+        parts.append(part)
+    return (parts[0] if len(parts) == 1 else (lambda record: combine(p(record) for p in parts))), position
 
 
 def _factor(tokens: list[str], position: int):

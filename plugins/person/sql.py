@@ -63,7 +63,10 @@ def to_query(sql) -> dict:
         raise SqlError("expected a SELECT statement as a string, e.g. SELECT * FROM person WHERE job_company_name = 'acme'")
     if len(sql) > MAX_SQL_LENGTH:
         raise SqlError(f"at most {MAX_SQL_LENGTH} characters")
-    return _translate(sql.strip())
+    try:
+        return _translate(sql.strip())
+    except RecursionError:
+        raise SqlError("the conditions nest too deeply") from None
 
 
 @lru_cache(maxsize=512)
@@ -81,6 +84,8 @@ def _parse(sql: str) -> exp.Select:
         statements = [s for s in sqlglot.parse(sql) if s is not None]
     except (ParseError, TokenError) as error:
         raise SqlError(f"cannot parse the statement: {_parse_problem(error)}") from None
+    except (ValueError, TypeError, AttributeError, IndexError):  # sqlglot's own slips on odd input are still the input's fault
+        raise SqlError("cannot parse the statement") from None
     if len(statements) != 1:
         raise SqlError("send exactly one SELECT statement")
     statement = statements[0]
