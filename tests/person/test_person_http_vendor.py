@@ -136,3 +136,18 @@ def test_sandbox_never_calls_the_production_upstream(person_client, httpserver):
     httpserver.expect_request("/v5/person/enrich").respond_with_response(upstream_json({"status": 200, "likelihood": 6, "data": PROFILE}))
     answer = sandbox_client.post("/v2/sandbox/person/enrich/info", json={"email": "jane@acme.com"}, headers=sandbox_headers)
     assert answer.status_code == 200 and len(httpserver.log) == 1
+
+
+def test_identify_reads_the_upstreams_candidates(vendor_client):
+    client, headers, server = vendor_client
+    other = {**PROFILE, "id": "up-2", "work_email": None}
+    server.expect_request("/v5/person/identify", method="GET", query_string={"email": "jane@acme.com"}).respond_with_json(
+        {"status": 200, "matches": [{"data": PROFILE, "match_score": 94, "matched_on": ["email"]},
+                                    {"data": other, "match_score": 31, "matched_on": ["name"]}]})
+    answer = client.get("/v1/person/identify?email=jane@acme.com", headers=headers)
+    assert answer.status_code == 200, answer.json
+    assert [(m["data"]["id"], m["match_score"], m["matched_on"]) for m in answer.json["matches"]] == [
+        ("up-1", 90, ["email"]), ("up-2", 30, ["full_name"])]
+    server.expect_request("/v5/person/identify", method="GET", query_string={"email": "nobody@acme.com"}).respond_with_json(
+        {"status": 404, "error": {"type": "not_found", "message": "No records were found"}}, status=404)
+    assert client.get("/v1/person/identify?email=nobody@acme.com", headers=headers).status_code == 404
