@@ -9,7 +9,7 @@ import marshmallow as ma
 from flask_smorest import Api as SmorestApi
 from flask_smorest import Blueprint as SmorestBlueprint
 
-from app import errors
+from app import api_docs, errors
 from app.fields import BoundedInteger, Schema
 from app.auth import BEARER, SECURITY_SCHEMES
 
@@ -77,13 +77,12 @@ def init_api(app) -> Api:
     app.config.setdefault("OPENAPI_VERSION", "3.0.3")
     app.config.setdefault("OPENAPI_URL_PREFIX", "/")
     app.config.setdefault("OPENAPI_JSON_PATH", "openapi.json")
-    app.config.setdefault("OPENAPI_SWAGGER_UI_PATH", "/docs")
-    app.config.setdefault("OPENAPI_SWAGGER_UI_URL", "https://cdn.jsdelivr.net/npm/swagger-ui-dist/")
     app.config.setdefault("API_SPEC_OPTIONS", {
         "info": {"description": "Recruitment integration, person search and enrichment, and MCP servers for AI agents. "
                                 "Every failure answers {status, error: {type, message, fields?}}."},
     })
     api = Api(app)
+    api_docs.init_app(app)  # /docs: Swagger UI from the packaged copy, not a CDN
     for name, scheme in SECURITY_SCHEMES.values():
         api.spec.components.security_scheme(name, scheme)
     return api

@@ -4,7 +4,7 @@ import re
 
 from openapi_spec_validator import validate
 
-UNDOCUMENTED = {"static", "api-docs.openapi_json", "api-docs.openapi_swagger_ui"}
+UNDOCUMENTED = {"static", "api-docs.openapi_json", "swagger_ui.page", "swagger_ui.static", "swagger_ui.initializer"}
 NOT_REST = ("mcp",)  # JSON-RPC endpoints are described by MCP's tools/list, not OpenAPI
 
 
