@@ -52,3 +52,12 @@ def post_worker_init(worker):
     are collected as usual."""
     gc.collect()
     gc.freeze()
+
+
+def child_exit(server, worker):
+    """A worker that exited leaves its metric files in PROMETHEUS_MULTIPROC_DIR: mark it dead, so its live gauges leave
+    /metrics (deploy/clear-prometheus-multiproc.sh removes the rest at the next start)."""
+    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        from prometheus_client import multiprocess
+
+        multiprocess.mark_process_dead(worker.pid)
