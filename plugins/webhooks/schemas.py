@@ -57,6 +57,8 @@ class TenantWebhookBodySchema(StrictSchema):
 
 
 class TenantWebhookSchema(RecordSchema):
+    OPTIONAL_IN_ANSWERS = ("secret",)  # only in the answer to the POST that set or generated it
+
     tenant_id = ma.fields.String()
     triggered_event = ma.fields.String()
     type = ma.fields.String()
@@ -112,7 +114,10 @@ class UtcInstant(ma.fields.AwareDateTime):
         super().__init__(default_timezone=dt.timezone.utc, **kwargs)
 
     def _deserialize(self, value, attr, data, **kwargs):
-        return super()._deserialize(value, attr, data, **kwargs).astimezone(dt.timezone.utc).replace(tzinfo=None)
+        try:
+            return super()._deserialize(value, attr, data, **kwargs).astimezone(dt.timezone.utc).replace(tzinfo=None)
+        except OverflowError:  # year 1 east of UTC, year 9999 west of it
+            raise self.make_error("invalid", input=value, obj_type=self.OBJ_TYPE) from None
 
 
 class DeliveryListArgsSchema(PageArgsSchema):
