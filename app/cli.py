@@ -263,7 +263,9 @@ def core_models() -> list:
 
 
 def register_commands(app) -> None:
-    for group in (db_cli, tenants_cli, keys_cli, demo_cli):
+    from app.worker import worker_command
+
+    for group in (db_cli, tenants_cli, keys_cli, demo_cli, worker_command):
         app.cli.add_command(group)
     for plugin in current_plugins(app):
         for command in plugin.cli:

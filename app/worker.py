@@ -1,0 +1,86 @@
+"""The RQ worker command, one implementation for its three entry points: `flask --app wsgi worker [QUEUES]...`,
+`python worker.py [QUEUES]...` and the installed `hirekit-worker [QUEUES]...` console script.
+
+The worker, and nothing else, starts the periodic passes (reapers) its enabled plugins declare for the queues it serves
+(app.periodic.start_declared), and runs RQ's scheduler as a standby that takes over a dead worker's scheduler lock
+(app.worker_scheduler): scheduled work is back within seconds of a restart, not at RQ's 10-minute maintenance pass.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import click
+from flask import current_app
+from flask.cli import with_appcontext
+
+WORKER_CLASSES = {
+    "simple": "rq.worker.SimpleWorker",  # jobs run in this process: no fork per job, hundreds of jobs a second
+    "fork": "rq.worker.Worker",  # a forked horse per job: isolation at the cost of throughput
+    "spawn": "rq.worker.SpawnWorker",
+}
+
+
+class WorkerRefused(click.ClickException):
+    """The worker cannot start as configured: one `Error:` line on stderr, exit status 2."""
+
+    exit_code = 2
+
+
+def worker_options(command):
+    """The arguments every entry point takes."""
+    for option in reversed((
+        click.argument("queues", nargs=-1),
+        click.option("--burst", is_flag=True, help="Exit when the queues are empty."),
+        click.option("--worker-class", type=click.Choice(sorted(WORKER_CLASSES)), default=None,
+                     help="RQ worker class (default: HIREKIT_WORKER_CLASS)."),
+        click.option("--no-scheduler", is_flag=True, help="Do not run RQ's scheduler for enqueue_in/enqueue_at jobs."),
+    )):
+        command = option(command)
+    return command
+
+
+def run_worker(app, queues: tuple[str, ...], burst: bool, worker_class: str | None, no_scheduler: bool) -> None:
+    """Serve `queues` (default: every configured one) with the app context available to jobs, until stopped."""
+    from redis import Redis
+    from rq import Queue
+    from rq.utils import import_attribute
+
+    from app import periodic, secret_key
+    from app.worker_scheduler import with_standby_scheduler
+
+    try:
+        secret_key.require(app.config)
+    except secret_key.MissingSecretKey as error:
+        raise WorkerRefused(str(error)) from error
+    if not app.config["REDIS_URL"]:
+        raise WorkerRefused("HIREKIT_REDIS_URL is not set: without Redis, background jobs run inline and no worker is needed.")
+    names = list(queues) or app.config["QUEUES"]
+    unknown = [name for name in names if name not in app.config["QUEUES"]]
+    if unknown:
+        raise WorkerRefused(f"unknown queue(s): {', '.join(unknown)}; configured: {', '.join(app.config['QUEUES'])}")
+    logging.basicConfig(level=app.config["LOG_LEVEL"], format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    connection = Redis.from_url(app.config["REDIS_URL"])
+    worker_type = with_standby_scheduler(import_attribute(WORKER_CLASSES[worker_class or app.config["WORKER_CLASS"]]))
+    with app.app_context():
+        periodic.start_declared(app, names)
+        worker = worker_type([Queue(name, connection=connection) for name in names], connection=connection)
+        worker.work(burst=burst, with_scheduler=not no_scheduler)
+
+
+@click.command("worker")
+@worker_options
+@with_appcontext
+def worker_command(**options):
+    """Run an RQ worker on QUEUES (default: every configured queue) with this app."""
+    run_worker(current_app._get_current_object(), **options)
+
+
+@click.command("hirekit-worker")
+@worker_options
+def main(**options):
+    """Run an RQ worker on QUEUES (default: every configured queue), configured by HIREKIT_* variables."""
+    from app import create_app
+
+    run_worker(create_app(), **options)
+
