@@ -32,7 +32,9 @@ class RequestContextFilter(logging.Filter):
 
 
 class JsonFormatter(logging.Formatter):
-    """One JSON object per line; extra attributes passed with `extra=` become fields."""
+    """One JSON object per line; extra attributes passed with `extra=` become fields. Times are UTC (the Z says so)."""
+
+    converter = time.gmtime
 
     def format(self, record):
         entry = {

@@ -34,7 +34,9 @@ limit_request_fields = 100
 # app boot. Set HIREKIT_WEB_MAX_REQUESTS (jitter is a tenth of it) only to contain a suspected leak.
 max_requests = int(os.environ.get("HIREKIT_WEB_MAX_REQUESTS", "0"))
 max_requests_jitter = max_requests // 10
-accesslog = os.environ.get("HIREKIT_ACCESS_LOG", "-") or None  # empty: no access log
+# One line per request: the app's `hirekit.request` JSON line (request id, tenant, route, status, duration). gunicorn's
+# access line would repeat it, so it is off unless HIREKIT_ACCESS_LOG names a destination ("-" for stdout, or a file).
+accesslog = os.environ.get("HIREKIT_ACCESS_LOG", "") or None
 access_log_format = (
     '{"time":"%(t)s","remote":"%(h)s","method":"%(m)s","path":"%(U)s","query":"%(q)s","status":%(s)s,'
     '"bytes":%(B)s,"duration_ms":%(M)s,"request_id":"%({x-request-id}o)s","user_agent":"%(a)s"}'
@@ -42,6 +44,26 @@ access_log_format = (
 logger_class = "app.observability.RedactingGunicornLogger"  # an api_key in a URL is [redacted] in the access log
 errorlog = "-"
 loglevel = os.environ.get("HIREKIT_LOG_LEVEL", "info").lower()
+# gunicorn's own messages (boot, worker exits, timeouts) in the app's JSON format with UTC times, on stderr; the access
+# line, when on, is already JSON (access_log_format) and is written as it is.
+logconfig_dict = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "root": {"level": "WARNING", "handlers": []},  # the app's `hirekit` logger has its own handler
+    "formatters": {
+        "json": {"()": "app.observability.JsonFormatter"},
+        "as_is": {"format": "%(message)s"},
+    },
+    "handlers": {
+        "error_json": {"class": "logging.StreamHandler", "formatter": "json", "stream": "ext://sys.stderr"},
+        "access": ({"class": "logging.StreamHandler", "formatter": "as_is", "stream": "ext://sys.stdout"}
+                   if accesslog in (None, "-") else {"class": "logging.FileHandler", "formatter": "as_is", "filename": accesslog}),
+    },
+    "loggers": {
+        "gunicorn.error": {"level": loglevel.upper(), "handlers": ["error_json"], "propagate": False},
+        "gunicorn.access": {"level": "INFO", "handlers": ["access"] if accesslog else [], "propagate": False},
+    },
+}
 forwarded_allow_ips = os.environ.get("HIREKIT_FORWARDED_ALLOW_IPS", "127.0.0.1")
 
 
