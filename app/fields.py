@@ -1,5 +1,6 @@
 """Marshmallow fields shared by the families: non-blank text, ISO 8601 date strings, trimmed optional strings, bounded
-integers, and the base Schema whose dump skips marshmallow's per-field accessor chain."""
+integers, the JSON body conventions (blank is absent, exact scalars), and the base Schema whose dump skips
+marshmallow's per-field accessor chain."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ import datetime as dt
 
 import marshmallow as ma
 from marshmallow.utils import missing
+
+BLANK = "Must not be blank."
 
 
 class Schema(ma.Schema):
@@ -58,11 +61,16 @@ class Schema(ma.Schema):
 
 
 class Text(ma.fields.String):
-    """A string that is trimmed and, when given, not blank; max_length bounds what is sent, as OpenAPI documents it."""
+    """A string that is trimmed and never blank; max_length bounds what is sent, as OpenAPI documents it. A blank value
+    for an optional Text in a body never gets here: the JSON body conventions make it absent (see json_conventions)."""
+
+    default_error_messages = {"blank": BLANK}
 
     def __init__(self, *args, max_length: int | None = None, **kwargs):
         validators = list(kwargs.pop("validate", None) or [])
-        validators.append(ma.validate.Length(min=1, max=max_length, error="Must not be blank." if max_length is None else None))
+        minimum = 1 if kwargs.get("required") else None  # documented (minLength); an optional blank is absent instead
+        if minimum is not None or max_length is not None:
+            validators.append(ma.validate.Length(min=minimum, max=max_length))
         super().__init__(*args, validate=validators, **kwargs)
         self.max_length = max_length
 
@@ -70,7 +78,10 @@ class Text(ma.fields.String):
         text = super()._deserialize(value, attr, data, **kwargs)
         if self.max_length is not None and len(text) > self.max_length:
             raise ma.ValidationError(f"Longer than maximum length {self.max_length}.")
-        return text.strip()
+        text = text.strip()
+        if not text:
+            raise self.make_error("blank")
+        return text
 
 
 def optional_text(**kwargs) -> Text:
@@ -131,8 +142,74 @@ class IsoDateString(ma.fields.String):
         return text
 
 
+def json_conventions(schema: ma.Schema, data: dict) -> tuple[dict, dict]:
+    """A JSON object's values as the schema should read them, and what breaks the conventions of every JSON body:
+    a blank string ("" or spaces) on an optional string field is absent (null where the field takes null: ATS payloads
+    send "" for an empty field) and on a required one "Must not be blank."; a number or boolean field takes only a JSON
+    number or boolean (not "3", not 2.7 for an integer, not "yes" or 1 for a boolean). Query strings and forms are text
+    and keep their text forms: only JSON objects come here."""
+    cleaned, problems = dict(data), {}
+    for name, field in schema.load_fields.items():
+        key = field.data_key if field.data_key is not None else name
+        value = data.get(key, missing)
+        if isinstance(field, ma.fields.String) and isinstance(value, str) and not value.strip():
+            if field.required:
+                problems[key] = [BLANK]
+            elif field.allow_none:
+                cleaned[key] = None
+            elif isinstance(field, Text):
+                del cleaned[key]
+            continue
+        problem = json_scalar_problem(field, value)
+        if problem:
+            problems[key] = problem
+    return cleaned, problems
+
+
+def json_scalar_problem(field: ma.fields.Field, value) -> list[str] | dict | None:
+    """Why a JSON value does not fit a number or boolean field (also inside a list), or None; null is the field's call."""
+    if value is None or value is missing:
+        return None
+    if isinstance(field, ma.fields.Boolean):
+        return None if isinstance(value, bool) else ["Not a valid boolean: send true or false."]
+    if isinstance(field, ma.fields.Number):
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            return [f"Not a valid {'integer' if isinstance(field, ma.fields.Integer) else 'number'}: send a JSON number, not a string."]
+        if isinstance(field, ma.fields.Integer) and isinstance(value, float) and not value.is_integer():
+            return ["Not a valid integer: send a whole number."]
+        return None
+    if isinstance(field, ma.fields.List) and isinstance(value, list):
+        items = {index: problem for index, item in enumerate(value) if (problem := json_scalar_problem(field.inner, item))}
+        return items or None
+    return None
+
+
+def load_json(schema: ma.Schema, data, load=None, **kwargs):
+    """`schema.load(data)` of a JSON object under json_conventions; their problems join the schema's own in one 422."""
+    load = load or schema.load
+    if not isinstance(data, dict):
+        return load(data, **kwargs)
+    cleaned, problems = json_conventions(schema, data)
+    try:
+        loaded = load(cleaned, **kwargs)
+    except ma.ValidationError as error:
+        if problems and isinstance(error.messages, dict):
+            raise ma.ValidationError({**error.messages, **problems}) from None
+        raise
+    if problems:
+        raise ma.ValidationError(problems)
+    return loaded
+
+
 class StrictSchema(Schema):
-    """Unknown fields are rejected (422 naming them): request bodies are exact."""
+    """Request bodies are exact: unknown fields are rejected (422 naming them), and a JSON object follows
+    json_conventions. webargs hands a query string or form over as its MultiDictProxy, not a dict: that keeps its
+    text forms ("3", "true")."""
 
     class Meta:
         unknown = ma.RAISE
+
+    def load(self, data, *, many=None, partial=None, unknown=None):
+        if many or (many is None and self.many):
+            return super().load(data, many=many, partial=partial, unknown=unknown)
+        return load_json(self, data, super().load, partial=partial, unknown=unknown)

@@ -284,13 +284,17 @@ def form_schema(schema_cls: type[ma.Schema]) -> type[ma.Schema]:
     return _form_schemas[schema_cls]
 
 
+JSON_TEXT_FIELDS = (ma.fields.List, ma.fields.Nested, ma.fields.Dict, ma.fields.Number, ma.fields.Boolean)
+
+
 def form_values(schema: ma.Schema) -> dict:
-    """The text fields of a multipart body; list and object fields may be sent as JSON text."""
+    """The text fields of a multipart body; list, object, number and boolean fields may be sent as JSON text (the
+    schema then reads them as it reads a JSON body)."""
     values: dict = {}
     for key in request.form:
         value = request.form.get(key)
         field = schema.fields.get(key)
-        if isinstance(field, (ma.fields.List, ma.fields.Nested, ma.fields.Dict)) and isinstance(value, str):
+        if isinstance(field, JSON_TEXT_FIELDS) and isinstance(value, str):
             try:
                 value = json.loads(value)
             except ValueError:

@@ -15,6 +15,7 @@ import marshmallow as ma
 import orjson
 
 from app.errors import ApiError, flatten_fields
+from app.fields import load_json
 from app.jsonschema import DUMP, LOAD, schema_to_json_schema
 
 
@@ -69,7 +70,7 @@ class Tool:
     def call(self, tenant_id: str, arguments: dict) -> dict:
         """The tool's structured result; InvalidArguments when they do not fit, ApiError on a domain failure."""
         try:
-            loaded = self._argument_schema.load(arguments)
+            loaded = load_json(self._argument_schema, arguments)  # integers and booleans exact, blank is absent
         except ma.ValidationError as error:
             raise InvalidArguments(self.name, error.messages) from None
         return self._result_schema.dump(self.run(tenant_id, loaded))
