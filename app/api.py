@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import http
 import math
+import re
 
 import marshmallow as ma
+from apispec import BasePlugin
+from apispec.ext.marshmallow import MarshmallowPlugin
 from flask_smorest import Api as SmorestApi
 from flask_smorest import Blueprint as SmorestBlueprint
 
@@ -71,6 +74,107 @@ class Blueprint(SmorestBlueprint):
         return decorator
 
 
+# operationIds the view's name does not say (see operation_id); keyed by (endpoint, method)
+OPERATION_IDS = {
+    ("health.healthz", "get"): "healthz",
+    ("health.readyz", "get"): "readyz",
+    ("tenant.current_tenant", "get"): "get_current_tenant",
+    ("questions.GeneratedQuestions", "post"): "generate_job_questions",
+    ("applications-with-questions.ApplicationsWithQuestions", "post"): "create_application_with_questions",
+    ("calls.InstantCall", "post"): "start_instant_call",
+    ("calls_callbacks.TwilioCallback", "post"): "receive_twilio_callback",
+    ("webhooks.Subscribe", "post"): "subscribe_tenant_webhook",
+    ("webhooks.Unsubscribe", "post"): "unsubscribe_tenant_webhook",
+    ("webhooks.Deliveries", "get"): "list_webhook_deliveries",
+    ("webhooks.Redeliver", "post"): "redeliver_webhook_delivery",
+    ("webhooks.TestEvent", "post"): "send_webhook_test_event",
+    ("webhooks.Replay", "post"): "replay_webhook_events",
+    ("board.BoardApply", "post"): "apply_to_board_job",
+    ("mcp.Endpoint", "post"): "mcp_recruiting",
+    ("mcp_sourcing.Endpoint", "post"): "mcp_sourcing",
+}
+ITEM_VERBS = {"get": "get", "patch": "update", "put": "set", "delete": "delete", "post": "create"}
+
+
+def snake_case(name: str) -> str:
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower()
+
+
+def operation_id(endpoint: str, method: str, methods: set[str]) -> str:
+    """A stable operationId a person would write, what a generated client names its functions after: list_jobs and
+    create_job for a collection view (Jobs), get_job and update_job for an item view (JobItem), person_search_v1 and
+    person_search_v1_get (its query-string twin) for a person route."""
+    if (endpoint, method) in OPERATION_IDS:
+        return OPERATION_IDS[(endpoint, method)]
+    blueprint, view = endpoint.rsplit(".", 1)
+    if view.islower():  # a function-named route (person): the blueprint says the version and the dataset
+        prefix, *variant = blueprint.split("_")
+        name = "_".join([prefix, view, *variant])
+        return f"{name}_get" if method == "get" and "post" in methods else name
+    words = snake_case(view)
+    if words.endswith("_item"):
+        return f"{ITEM_VERBS[method]}_{words.removesuffix('_item')}"
+    if method == "get" and words.endswith("s"):
+        return f"list_{words}"
+    if method == "post" and words.endswith("s"):
+        return f"create_{words.removesuffix('s')}"
+    return f"{ITEM_VERBS[method]}_{words}"
+
+
+def nullable_ref_as_all_of(converter, field: ma.fields.Field, ret: dict, **kwargs) -> dict:
+    """A nullable nested object as allOf [$ref] + nullable (OpenAPI 3.0), not apispec's anyOf [{type: object,
+    nullable}, $ref], which generators read as "any object" and which any object validates against. apispec binds it
+    to its field converter."""
+    any_of = ret.get("anyOf")
+    if isinstance(field, ma.fields.Nested) and field.allow_none and any_of and len(any_of) == 2:
+        refs = [item for item in any_of if "$ref" in item]
+        if len(refs) == 1:
+            del ret["anyOf"]
+            return {"allOf": refs, "nullable": True}
+    return {}
+
+
+def json_text_parameter(parameter: dict) -> None:
+    """A query-string parameter holding an object or array of objects (a person search's query, sort) is sent as JSON
+    text: documented as the string it is, not as a form-exploded object a generated client would send."""
+    schema = parameter.get("schema") or {}
+    if schema.get("type") == "object" or (schema.get("type") == "array" and "oneOf" in schema.get("items", {})):
+        parameter["schema"] = {"type": "string"}
+        parameter["description"] = " ".join(filter(None, [parameter.get("description"), "Sent as JSON text."]))
+
+
+class ClientFriendlyDocument(BasePlugin):
+    """What a client generator (openapi-python-client) needs to make typed, usable code: an operationId on every
+    operation, the fields every answer carries listed as `required` in record schemas, nullable nested objects as
+    references."""
+
+    def init_spec(self, spec):
+        for plugin in spec.plugins:
+            if isinstance(plugin, MarshmallowPlugin):
+                plugin.converter.add_attribute_function(nullable_ref_as_all_of)
+
+    def operation_helper(self, path=None, operations=None, **kwargs):
+        rule = kwargs.get("rule")
+        if rule is None or not operations:
+            return
+        methods = set(operations)
+        for method, operation in operations.items():
+            operation.setdefault("operationId", operation_id(rule.endpoint, method, methods))
+            for parameter in operation.get("parameters", ()):
+                if isinstance(parameter, dict) and parameter.get("in") == "query":
+                    json_text_parameter(parameter)
+
+    def schema_helper(self, name, definition, **kwargs):
+        """A record schema's answer carries every dumped field (null when empty) but those it names optional."""
+        schema = kwargs.get("schema")
+        schema = schema() if isinstance(schema, type) else schema
+        if not isinstance(schema, RecordSchema):
+            return None
+        optional = set(schema.OPTIONAL_IN_ANSWERS)
+        return {"required": [field.data_key or field_name for field_name, field in schema.fields.items()
+                             if not field.load_only and field_name not in optional]}
+
+
 def init_api(app) -> Api:
     app.config.setdefault("API_TITLE", "Hirekit")
     app.config.setdefault("API_VERSION", "1.0.0")
@@ -81,7 +185,7 @@ def init_api(app) -> Api:
         "info": {"description": "Recruitment integration, person search and enrichment, and MCP servers for AI agents. "
                                 "Every failure answers {status, error: {type, message, fields?}}."},
     })
-    api = Api(app)
+    api = Api(app, spec_kwargs={"extra_plugins": [ClientFriendlyDocument()]})
     api_docs.init_app(app)  # /docs: Swagger UI from the packaged copy, not a CDN
     for name, scheme in SECURITY_SCHEMES.values():
         api.spec.components.security_scheme(name, scheme)
@@ -100,7 +204,10 @@ class UtcDateTime(ma.fields.DateTime):
 
 
 class RecordSchema(Schema):
-    """Fields every stored /v1 record answers."""
+    """Fields every stored /v1 record answers. Each dumped field is in every answer (null when empty), so OpenAPI
+    lists them as required; a subclass names those only some answers carry in OPTIONAL_IN_ANSWERS."""
+
+    OPTIONAL_IN_ANSWERS: tuple[str, ...] = ()
 
     id = ma.fields.UUID(dump_only=True)
     created_at = UtcDateTime(dump_only=True)

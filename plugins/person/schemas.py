@@ -23,7 +23,8 @@ class JsonValue(ma.fields.Field):
     default_error_messages = {"invalid": "Not valid JSON.", "type": "Must be a JSON {type}."}
 
     def __init__(self, expected: type, **kwargs):
-        super().__init__(**kwargs)
+        typed = {"type": "object"} if expected is dict else {"type": "array", "items": {"oneOf": [{"type": "string"}, {"type": "object"}]}}
+        super().__init__(**{**kwargs, "metadata": {**typed, **kwargs.get("metadata", {})}})  # OpenAPI and MCP types
         self.expected = expected
 
     def _deserialize(self, value, attr, data, **kwargs):
