@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import os
+import threading
 from dataclasses import dataclass, field
 
 import pytest
+
+from werkzeug.serving import make_server
 
 from app import create_app
 from app.db import database, database_from_url
@@ -119,6 +122,17 @@ def make_app(base_config):
 @pytest.fixture
 def app(make_app):
     return make_app()
+
+
+@pytest.fixture
+def live_url(app):
+    """The app behind a real threaded WSGI server on a free 127.0.0.1 port: its base URL."""
+    server = make_server("127.0.0.1", 0, app, threaded=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_port}"
+    server.shutdown()
+    thread.join(timeout=5)
 
 
 @pytest.fixture

@@ -4,10 +4,8 @@ allows only the app's origin, and a real (headless) Chromium renders the operati
 import re
 import shutil
 import subprocess
-import threading
 
 import pytest
-from werkzeug.serving import make_server
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 sqlite_only = pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)  # the page reads no data
@@ -29,25 +27,14 @@ def test_docs_page_and_its_files_come_from_the_app_itself(client):
     assert b"SwaggerUIBundle" in client.get("/docs/static/swagger-ui-bundle.js").data
 
 
-@pytest.fixture
-def live_server(app):
-    """The app on 127.0.0.1 in a thread: the base URL."""
-    server = make_server("127.0.0.1", 0, app, threaded=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_port}"
-    server.shutdown()
-    thread.join(timeout=5)
-
-
 @sqlite_only
 @pytest.mark.slow
 @pytest.mark.skipif(CHROMIUM is None, reason="no Chromium here: apt-get install -y chromium (.ci/run installs it)")
-def test_headless_chromium_renders_the_operations(live_server, tmp_path):
+def test_headless_chromium_renders_the_operations(live_url, tmp_path):
     result = subprocess.run(
         [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
          "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-dev-shm-usage",
-         f"--user-data-dir={tmp_path / 'profile'}", "--virtual-time-budget=10000", "--dump-dom", f"{live_server}/docs"],
+         f"--user-data-dir={tmp_path / 'profile'}", "--virtual-time-budget=10000", "--dump-dom", f"{live_url}/docs"],
         capture_output=True, text=True, timeout=120)
     dom = result.stdout
     assert 'class="swagger-ui' in dom, result.stderr[-2000:]

@@ -9,26 +9,14 @@ import importlib
 import shutil
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 import pytest
-from werkzeug.serving import make_server
 
 from tests.factories import candidate_body, job_body, pdf_bytes
 
 GENERATOR = shutil.which("openapi-python-client", path=str(Path(sys.executable).parent)) or shutil.which("openapi-python-client")
 PACKAGE = "hirekit_generated_client"
-
-
-@pytest.fixture
-def live_url(app):
-    server = make_server("127.0.0.1", 0, app, threaded=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_port}"
-    server.shutdown()
-    thread.join()
 
 
 @pytest.fixture(scope="session")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import threading
 
 import httpx2
 import jsonschema
@@ -12,7 +11,6 @@ import pytest
 from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
-from werkzeug.serving import make_server
 
 from tests.factories import create_job, job_body
 from tests.test_mcp_sourcing import load_people
@@ -20,17 +18,6 @@ from tests.test_mcp_sourcing import load_people
 # auto probes server/discover (2026-07-28) and adopts it; legacy runs the initialize handshake of 2025-11-25
 NEGOTIATED = {"auto": "2026-07-28", "legacy": "2025-11-25"}
 MODES = list(NEGOTIATED)
-
-
-@pytest.fixture
-def live_url(app):
-    """The app behind a real threaded WSGI server on a free local port."""
-    server = make_server("127.0.0.1", 0, app, threaded=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_port}"
-    server.shutdown()
-    thread.join(timeout=5)
 
 
 def run_session(url: str, key: str, mode: str, steps, *, sent: list | None = None):
