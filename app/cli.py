@@ -14,9 +14,34 @@ from app.db import database
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent.parent / "migrations"
 
-db_cli = AppGroup("db", help="Database schema (peewee-migrate migrations under migrations/).")
-tenants_cli = AppGroup("tenants", help="Tenants and their first API key.")
-keys_cli = AppGroup("keys", help="API keys.")
+
+
+class OperatorGroup(AppGroup):
+    """A command group whose commands report a refused operator input (a bad slug, an unknown tenant or plugin) as one
+    `Error:` line and exit status 1, never as a traceback."""
+
+    def invoke(self, ctx):
+        from app.plugins import PluginError
+        from app.tenancy import TenantError
+
+        try:
+            return super().invoke(ctx)
+        except (TenantError, PluginError) as exc:
+            raise click.ClickException(str(exc)) from exc
+
+
+YES_OPTION = click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation (for scripts).")
+
+
+def confirm_or_abort(yes: bool, question: str) -> None:
+    """Ask before a destructive step unless --yes was given; anything but y (an empty stdin included) aborts."""
+    if not yes:
+        click.confirm(question, abort=True)
+
+
+db_cli = OperatorGroup("db", help="Database schema (peewee-migrate migrations under migrations/).")
+tenants_cli = OperatorGroup("tenants", help="Tenants and their first API key.")
+keys_cli = OperatorGroup("keys", help="API keys.")
 
 
 def migration_router():
@@ -140,26 +165,28 @@ def report_new_key(plaintext: str, chosen: bool) -> None:
 @click.option("--rate-limit", default=None, help='Override the default limit for this tenant, e.g. "6000/minute".')
 def tenants_create(slug, name, key, rate_limit):
     """Create a tenant and print its first API key (shown once)."""
-    from app.tenancy import TenantError, create_tenant
+    from app.tenancy import create_tenant
 
-    try:
-        with database.connection_context():
-            tenant, plaintext = create_tenant(slug, name, key=key, rate_limit=rate_limit)
-            click.echo(f"tenant {tenant.id} created")
-            report_new_key(plaintext, chosen=key is not None)
-    except TenantError as exc:
-        raise click.ClickException(str(exc)) from exc
+    with database.connection_context():
+        tenant, plaintext = create_tenant(slug, name, key=key, rate_limit=rate_limit)
+        click.echo(f"tenant {tenant.id} created")
+        report_new_key(plaintext, chosen=key is not None)
 
 
 @tenants_cli.command("list")
 def tenants_list():
-    """Tenants with their active key count."""
+    """Tenants with their active key count (one query)."""
+    import peewee as pw
+
     from app.tenancy import ApiKey, Tenant
 
+    active_keys = pw.fn.COUNT(ApiKey.id).alias("active_keys")
+    tenants = (Tenant.select(Tenant, active_keys)
+               .join(ApiKey, pw.JOIN.LEFT_OUTER, on=(ApiKey.tenant == Tenant.id) & (ApiKey.revoked == False))  # noqa: E712
+               .group_by(Tenant.id).order_by(Tenant.id))
     with database.connection_context():
-        for tenant in Tenant.select().order_by(Tenant.id):
-            active = ApiKey.select().where((ApiKey.tenant == tenant) & (ApiKey.revoked == False)).count()  # noqa: E712
-            click.echo(f"{tenant.id}\t{tenant.name}\tkeys={active}\trate_limit={tenant.rate_limit or 'default'}")
+        for tenant in tenants:
+            click.echo(f"{tenant.id}\t{tenant.name}\tkeys={tenant.active_keys}\trate_limit={tenant.rate_limit or 'default'}")
 
 
 @keys_cli.command("create")
@@ -167,30 +194,24 @@ def tenants_list():
 @chosen_key_options
 def keys_create(tenant, key):
     """Issue another key for a tenant (shown once)."""
-    from app.tenancy import TenantError, create_key
+    from app.tenancy import create_key
 
-    try:
-        with database.connection_context():
-            plaintext = create_key(tenant, key=key)
-            report_new_key(plaintext, chosen=key is not None)
-    except TenantError as exc:
-        raise click.ClickException(str(exc)) from exc
+    with database.connection_context():
+        plaintext = create_key(tenant, key=key)
+        report_new_key(plaintext, chosen=key is not None)
 
 
 @keys_cli.command("list")
 @click.argument("tenant")
 def keys_list(tenant):
     """A tenant's keys, revoked ones too: id, prefix, created, last used (to the minute), revoked."""
-    from app.tenancy import TenantError, tenant_keys
+    from app.tenancy import tenant_keys
 
     def moment(value):
         return value.strftime("%Y-%m-%dT%H:%M:%SZ") if value else "never"
 
-    try:
-        with database.connection_context():
-            keys = tenant_keys(tenant)
-    except TenantError as exc:
-        raise click.ClickException(str(exc)) from exc
+    with database.connection_context():
+        keys = tenant_keys(tenant)
     click.echo("id\tprefix\tcreated\tlast used\trevoked")
     for key in keys:
         click.echo(f"{key.id}\t{key.prefix}\t{moment(key.created_at)}\t{moment(key.last_used_at)}\t"
@@ -200,17 +221,17 @@ def keys_list(tenant):
 @keys_cli.command("revoke")
 @click.argument("prefix", required=False)
 @click.option("--id", "key_id", type=int, default=None, help="Revoke the key with this id (see `keys list TENANT`).")
-def keys_revoke(prefix, key_id):
-    """Revoke one key: by its visible prefix when no other active key shares it, or by --id."""
-    from app.tenancy import TenantError, revoke_key, revoke_key_id
+@YES_OPTION
+def keys_revoke(prefix, key_id, yes):
+    """Revoke one key: by its visible prefix when no other active key shares it, or by --id. Asks first unless --yes."""
+    from app.tenancy import revoke_key, revoke_key_id
 
     if (prefix is None) == (key_id is None):
         raise click.UsageError("give a key's visible prefix or --id ID (one of them)")
-    try:
-        with database.connection_context():
-            count = revoke_key(prefix) if key_id is None else revoke_key_id(key_id)
-    except TenantError as exc:
-        raise click.ClickException(str(exc)) from exc
+    confirm_or_abort(yes, f"Revoke the key {'with prefix ' + repr(prefix) if key_id is None else f'with id {key_id}'}? "
+                          "Clients using it get 401 from then on")
+    with database.connection_context():
+        count = revoke_key(prefix) if key_id is None else revoke_key_id(key_id)
     if not count:
         raise click.ClickException(f"no active key with prefix {prefix!r}" if key_id is None else f"no active key with id {key_id}")
     click.echo(f"revoked {count} key(s)")
@@ -230,7 +251,7 @@ def tenants_ensure(slug):
     click.echo(f"api key (shown once): {plaintext}")
 
 
-demo_cli = AppGroup("demo", help="A working embedded setup on a fresh machine.")
+demo_cli = OperatorGroup("demo", help="A working embedded setup on a fresh machine.")
 
 
 @demo_cli.command("setup")

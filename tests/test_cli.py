@@ -117,7 +117,7 @@ def test_keys_list_shows_id_prefix_created_last_used_and_revoked(app, runner):
     assert all(re.fullmatch(r"\d+", row["id"]) and re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", row["created"]) for row in rows)
     assert re.fullmatch(r"\d{4}-.*Z", rows[0]["last_used"]) and rows[1]["last_used"] == "never"
     assert [row["revoked"] for row in rows] == ["no", "no"]
-    assert runner.invoke(args=["keys", "revoke", "--id", rows[1]["id"]]).exit_code == 0
+    assert runner.invoke(args=["keys", "revoke", "--yes", "--id", rows[1]["id"]]).exit_code == 0
     assert [row["revoked"] for row in key_rows(runner, "acme")] == ["no", "yes"]
     assert runner.invoke(args=["keys", "list", "nobody"]).exit_code != 0
 
@@ -128,19 +128,19 @@ def test_revoking_a_prefix_shared_by_chosen_keys_is_refused_listing_their_ids(ap
     shared = [chosen_key("hk_sharedpfx"), chosen_key("hk_sharedpfx"), chosen_key("hk_sharedpfx")]
     for tenant, key in zip(["acme", "acme", "beta"], shared):
         assert runner.invoke(args=["keys", "create", tenant, "--key", key]).exit_code == 0
-    ambiguous = runner.invoke(args=["keys", "revoke", "hk_sharedpfx"])
+    ambiguous = runner.invoke(args=["keys", "revoke", "--yes", "hk_sharedpfx"])
     assert ambiguous.exit_code != 0, ambiguous.output
     assert all(works(app, key) for key in shared), "an ambiguous prefix revoked something"
     acme_ids = [row["id"] for row in key_rows(runner, "acme")][1:]  # the first is the tenant's generated key
     beta_id = next(row["id"] for row in key_rows(runner, "beta") if row["prefix"] == "hk_sharedpfx")
     assert all(key_id in ambiguous.output for key_id in [*acme_ids, beta_id]) and "--id" in ambiguous.output
-    by_id = runner.invoke(args=["keys", "revoke", "--id", acme_ids[1]])
+    by_id = runner.invoke(args=["keys", "revoke", "--yes", "--id", acme_ids[1]])
     assert by_id.exit_code == 0 and "revoked 1" in by_id.output
     assert [works(app, key) for key in shared] == [True, False, True]
-    assert runner.invoke(args=["keys", "revoke", "--id", acme_ids[1]]).exit_code != 0
-    assert runner.invoke(args=["keys", "revoke", "hk_sharedpfx"]).exit_code != 0  # still two active keys share it
+    assert runner.invoke(args=["keys", "revoke", "--yes", "--id", acme_ids[1]]).exit_code != 0
+    assert runner.invoke(args=["keys", "revoke", "--yes", "hk_sharedpfx"]).exit_code != 0  # still two active keys share it
     assert runner.invoke(args=["keys", "revoke"]).exit_code != 0
-    assert runner.invoke(args=["keys", "revoke", "hk_sharedpfx", "--id", beta_id]).exit_code != 0
+    assert runner.invoke(args=["keys", "revoke", "--yes", "hk_sharedpfx", "--id", beta_id]).exit_code != 0
 
 
 def test_last_used_is_written_at_most_once_a_minute_per_key(make_app, make_tenant):
@@ -173,10 +173,10 @@ def test_keys_create_and_revoke(app, runner):
     client = app.test_client()
     headers = {"Authorization": f"Bearer {key}"}
     assert client.get("/v1/jobs?page=1&size=1", headers=headers).status_code == 200
-    revoked = runner.invoke(args=["keys", "revoke", key[:12]])
+    revoked = runner.invoke(args=["keys", "revoke", "--yes", key[:12]])
     assert revoked.exit_code == 0 and "revoked 1" in revoked.output
     assert client.get("/v1/jobs?page=1&size=1", headers=headers).status_code == 401
-    assert runner.invoke(args=["keys", "revoke", key[:12]]).exit_code != 0
+    assert runner.invoke(args=["keys", "revoke", "--yes", key[:12]]).exit_code != 0
     assert runner.invoke(args=["keys", "create", "nobody"]).exit_code != 0
 
 

@@ -11,6 +11,7 @@ import orjson
 from flask import current_app
 from flask.cli import AppGroup
 
+from app.cli import YES_OPTION, confirm_or_abort
 from plugins.person import datasets, sample
 from plugins.person.loader import load_file
 
@@ -66,9 +67,13 @@ def sample_command(count, seed, out, dataset_version, processes):
 @click.option("--dataset-version", default=None, help="Default: the records' dataset_version, else today's date.")
 @click.option("--processes", default=None, type=click.IntRange(min=1), help="Parser processes (default: CPU count).")
 @click.option("--threads", default=0, type=click.IntRange(min=0), help="Engine indexing threads (0: automatic).")
-def load_command(path, sandbox, replace, dataset_version, processes, threads):
-    """Stream a JSONL file into the search backend, upserting by id; malformed lines are reported and skipped."""
+@YES_OPTION
+def load_command(path, sandbox, replace, dataset_version, processes, threads, yes):
+    """Stream a JSONL file into the search backend, upserting by id; malformed lines are reported and skipped.
+    --replace asks first unless --yes."""
     backend = _backend(sandbox)
+    if replace:
+        confirm_or_abort(yes, f"Replace every profile of the {'sandbox' if sandbox else 'production'} dataset with {path}?")
     total_bytes = os.path.getsize(path)
     with click.progressbar(length=total_bytes, label=f"loading {os.path.basename(path)}") as bar:
         per_line = max(1, total_bytes // max(1, _estimate_lines(path)))
@@ -106,9 +111,13 @@ def stats_command(sandbox):
 @person_cli.command("create-index")
 @SANDBOX_OPTION
 @click.option("--replace", is_flag=True, help="Drop an existing index first.")
-def create_index_command(sandbox, replace):
-    """Create the index with the mapping derived from the person schema (Elasticsearch or embedded)."""
+@YES_OPTION
+def create_index_command(sandbox, replace, yes):
+    """Create the index with the mapping derived from the person schema (Elasticsearch or embedded). --replace asks
+    first unless --yes."""
     backend = _backend(sandbox)
+    if replace:
+        confirm_or_abort(yes, f"Drop the {'sandbox' if sandbox else 'production'} index and every profile in it?")
     backend.create_index(replace=replace)
     click.echo(f"index ready ({backend.name})")
 

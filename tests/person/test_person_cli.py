@@ -29,7 +29,7 @@ def test_load_skips_malformed_lines_names_them_and_loads_the_rest(person_app, tm
     path.write_text("\n".join(lines) + "\n")
     app = person_app(SEARCH_INDEX=str(tmp_path / "index"))
     runner = app.test_cli_runner()
-    result = runner.invoke(args=["person", "load", str(path), "--replace"])
+    result = runner.invoke(args=["person", "load", str(path), "--replace", "--yes"])
     assert result.exit_code != 0
     assert "loaded 5 profiles" in result.output
     for line_no, reason in ((2, "invalid JSON"), (4, "not a JSON object"), (6, "id"), (9, "job_start_date")):

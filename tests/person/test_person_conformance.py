@@ -115,7 +115,7 @@ def conformance_client(request, person_client, person_app):
     client, headers = person_client(None, SEARCH_BACKEND="elasticsearch", ELASTICSEARCH_URL=ELASTICSEARCH_URL, ELASTICSEARCH_INDEX=index)
     app = client.application
     runner = app.test_cli_runner()
-    assert runner.invoke(args=["person", "create-index", "--replace"]).exit_code == 0
+    assert runner.invoke(args=["person", "create-index", "--replace", "--yes"]).exit_code == 0
     assert runner.invoke(args=["person", "load", PEOPLE8]).exit_code == 0
     request.addfinalizer(lambda: app.extensions["hirekit_person"][False].backend().drop_index())
     return client, headers

@@ -190,7 +190,7 @@ def test_a_replacing_load_fills_a_new_index_aside_then_swaps_the_alias_in_one_ca
     cli(app, "create-index")
     (old,) = fake.indices
     fake.indices[old]["docs"]["someone-old"] = {"id": "someone-old"}
-    output = cli(app, "load", PEOPLE8, "--replace", "--dataset-version", "32.0")
+    output = cli(app, "load", PEOPLE8, "--replace", "--yes", "--dataset-version", "32.0")
     assert "loaded 8 profiles" in output
     (new,) = fake.indices
     assert new != old and fake.aliases == {INDEX: {new}}
@@ -208,7 +208,7 @@ def test_a_replacing_load_fills_a_new_index_aside_then_swaps_the_alias_in_one_ca
 def test_a_plain_index_of_an_older_release_becomes_an_alias_on_the_first_replacing_load(cluster):
     app, fake = cluster
     fake.indices[INDEX] = {"docs": {"someone-old": {}}, "meta": {}, "body": {}}
-    cli(app, "load", PEOPLE8, "--replace")
+    cli(app, "load", PEOPLE8, "--replace", "--yes")
     (new,) = fake.indices
     assert fake.aliases == {INDEX: {new}} and len(fake.indices[new]["docs"]) == 8
     swaps = [body for _, path, body in fake.calls if path == "/_aliases"]
@@ -220,7 +220,7 @@ def test_a_failed_replacing_load_leaves_the_alias_and_drops_the_half_built_index
     cli(app, "create-index")
     (old,) = fake.indices
     fake.reject_bulk = True
-    result = app.test_cli_runner().invoke(args=["person", "load", PEOPLE8, "--replace"])
+    result = app.test_cli_runner().invoke(args=["person", "load", PEOPLE8, "--replace", "--yes"])
     assert result.exit_code != 0
     assert list(fake.indices) == [old] and fake.aliases == {INDEX: {old}}
 
