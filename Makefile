@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 HIREKIT_PORT ?= $(or $(PORT),8000)
 export HIREKIT_PORT
 
-.PHONY: run test lint fuzz bench install install-dev clean
+.PHONY: run test lint requirements fuzz bench install install-dev clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -41,6 +41,10 @@ lint: install-dev
 
 fuzz: install-dev
 	HIREKIT_FUZZ_EXAMPLES=$${HIREKIT_FUZZ_EXAMPLES:-200} $(BIN)/python -m pytest -m fuzz $(PYTEST_ARGS)
+
+## make requirements: regenerate requirements.txt from setup.cfg's install_requires (never edit it by hand)
+requirements: install-dev
+	$(BIN)/pip-compile --quiet --strip-extras --no-emit-index-url --no-emit-find-links --output-file requirements.txt setup.cfg
 
 bench: install-dev
 	$(BIN)/python bench/rest_throughput.py
