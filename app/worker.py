@@ -59,13 +59,27 @@ def run_worker(app, queues: tuple[str, ...], burst: bool, worker_class: str | No
     unknown = [name for name in names if name not in app.config["QUEUES"]]
     if unknown:
         raise WorkerRefused(f"unknown queue(s): {', '.join(unknown)}; configured: {', '.join(app.config['QUEUES'])}")
-    logging.basicConfig(level=app.config["LOG_LEVEL"], format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    _log_like_the_app(app)
     connection = Redis.from_url(app.config["REDIS_URL"])
     worker_type = with_standby_scheduler(import_attribute(WORKER_CLASSES[worker_class or app.config["WORKER_CLASS"]]))
     with app.app_context():
         periodic.start_declared(app, names)
         worker = worker_type([Queue(name, connection=connection) for name in names], connection=connection)
         worker.work(burst=burst, with_scheduler=not no_scheduler)
+
+
+def _log_like_the_app(app) -> None:
+    """RQ's and the libraries' records in the app's format (JSON lines in UTC by default) on the root logger; the app's
+    `hirekit` logger keeps its own handler and stops propagating, so no line is written twice."""
+    from app.observability import JsonFormatter
+
+    handler = logging.StreamHandler()
+    if app.config["LOG_FORMAT"] == "json":
+        handler.setFormatter(JsonFormatter())
+    else:
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s %(message)s"))
+    logging.basicConfig(level=app.config["LOG_LEVEL"], handlers=[handler])
+    logging.getLogger("hirekit").propagate = False
 
 
 @click.command("worker")

@@ -1,6 +1,8 @@
 """The worker's three entry points run one command: `flask --app wsgi worker`, `python worker.py`, and the
 `hirekit-worker` console script installed by `pip install .`, which works from a directory outside the checkout."""
 
+import datetime as dt
+import json
 import os
 import site
 import subprocess
@@ -22,9 +24,14 @@ def worker_environment(db_url: str, redis_url: str, tmp_path) -> dict:
 @pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)
 def test_flask_worker_command_serves_the_queues_of_the_app(db_url, redis_url, tmp_path):
     env = worker_environment(db_url, redis_url, tmp_path)
-    done = subprocess.run([str(FLASK), "--app", "wsgi", "worker", "--burst", "webhooks"], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run([str(FLASK), "--app", "wsgi", "worker", "--burst", "webhooks"], cwd=ROOT, capture_output=True,
+                          env={**env, "HIREKIT_LOG_LEVEL": "INFO", "TZ": "America/New_York"}, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
+    entries = [json.loads(line) for line in done.stderr.splitlines()]  # the app's JSON lines, RQ's included
+    started = [entry for entry in entries if entry["logger"] == "rq.worker" and "Listening on webhooks" in entry["message"]]
+    assert len(started) == 1  # once: the app's logger does not repeat through the root one
+    logged_at = dt.datetime.strptime(started[0]["time"], "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=dt.timezone.utc)
+    assert abs((dt.datetime.now(dt.timezone.utc) - logged_at).total_seconds()) < 60  # UTC, not New York's time
     refused = subprocess.run([str(FLASK), "--app", "wsgi", "worker", "--burst", "nope"], cwd=ROOT, env=env,
                              capture_output=True, text=True, timeout=60)
     assert refused.returncode == 2
