@@ -165,10 +165,10 @@ class ClientFriendlyDocument(BasePlugin):
                     json_text_parameter(parameter)
 
     def schema_helper(self, name, definition, **kwargs):
-        """A record schema's answer carries every dumped field (null when empty) but those it names optional."""
+        """A full answer's schema lists every dumped field as required but those it names optional."""
         schema = kwargs.get("schema")
         schema = schema() if isinstance(schema, type) else schema
-        if not isinstance(schema, RecordSchema):
+        if not isinstance(schema, FullAnswerSchema):
             return None
         optional = set(schema.OPTIONAL_IN_ANSWERS)
         return {"required": [field.data_key or field_name for field_name, field in schema.fields.items()
@@ -203,11 +203,15 @@ class UtcDateTime(ma.fields.DateTime):
         return value.replace(tzinfo=None).isoformat(timespec="seconds") + "Z"
 
 
-class RecordSchema(Schema):
-    """Fields every stored /v1 record answers. Each dumped field is in every answer (null when empty), so OpenAPI
-    lists them as required; a subclass names those only some answers carry in OPTIONAL_IN_ANSWERS."""
+class FullAnswerSchema(Schema):
+    """An answer that carries each of its dumped fields (null when empty), so OpenAPI lists them as required and a
+    generated client types them as always set; a subclass names those only some answers carry in OPTIONAL_IN_ANSWERS."""
 
     OPTIONAL_IN_ANSWERS: tuple[str, ...] = ()
+
+
+class RecordSchema(FullAnswerSchema):
+    """Fields every stored /v1 record answers."""
 
     id = ma.fields.UUID(dump_only=True)
     created_at = UtcDateTime(dump_only=True)

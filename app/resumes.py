@@ -19,6 +19,7 @@ import marshmallow as ma
 from flask import current_app, request, send_file
 from flask_smorest.fields import Upload
 
+from app.api import FullAnswerSchema
 from app.errors import ApiError, NotFound, ValidationFailed
 from app.office_files import CFB_SIGNATURE, ZIP_SIGNATURE, is_word_compound_file, is_word_package
 
@@ -243,7 +244,7 @@ class ResumeBodyMixin(ma.Schema):
         return data
 
 
-class ResumeSchema(ma.Schema):
+class ResumeSchema(FullAnswerSchema):
     """Resume metadata on a record; the bytes are at the record's /resume route."""
 
     file_name = ma.fields.String(attribute="resume_file_name")

@@ -63,6 +63,8 @@ def test_record_schemas_are_typed_for_generators(client):
     assert {"id", "created_at", "updated_at", "title", "status"} <= set(schemas["Job"]["required"])
     assert {"id", "status", "assessment", "transcript"} <= set(schemas["Call"]["required"])
     assert "secret" not in schemas["TenantWebhook"]["required"]  # only in the answer that set it
+    for name in ("CandidateSummary", "JobSummary", "Resume"):  # embedded in records, every field in each
+        assert set(schemas[name]["required"]) == set(schemas[name]["properties"]), name
     assert schemas["Call"]["properties"]["assessment"] == {"allOf": [{"$ref": "#/components/schemas/Assessment"}], "nullable": True}
     assert schemas["Application"]["properties"]["resume"]["allOf"] == [{"$ref": "#/components/schemas/Resume"}]
     for name in ("PdlPersonSearch", "PdlPersonSearchPage"):

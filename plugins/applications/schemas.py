@@ -2,7 +2,7 @@
 
 import marshmallow as ma
 
-from app.api import PageArgsSchema, RecordSchema
+from app.api import FullAnswerSchema, PageArgsSchema, RecordSchema
 from app.fields import StrictSchema, Text, optional_text
 from app.resumes import ResumeBodyMixin, ResumeField
 from plugins.applications.models import STAGES
@@ -47,7 +47,7 @@ class ApplicationUpdateSchema(ResumeBodyMixin, StrictSchema):
     application_stage = Stage(required=True)
 
 
-class CandidateSummarySchema(ma.Schema):
+class CandidateSummarySchema(FullAnswerSchema):
     id = ma.fields.UUID()
     source_id = ma.fields.String()
     first_name = ma.fields.String()
@@ -56,7 +56,7 @@ class CandidateSummarySchema(ma.Schema):
     phone_no = ma.fields.String(allow_none=True)
 
 
-class JobSummarySchema(ma.Schema):
+class JobSummarySchema(FullAnswerSchema):
     id = ma.fields.UUID()
     number = ma.fields.Integer()
     source_id = ma.fields.String()
