@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.factories import candidate_body, job_body, pdf_bytes
+from tests.factories import candidate_body, create_application, job_body, pdf_bytes
+from tests.webhook_helpers import create_webhook, emit
 
 GENERATOR = shutil.which("openapi-python-client", path=str(Path(sys.executable).parent)) or shutil.which("openapi-python-client")
 PACKAGE = "hirekit_generated_client"
@@ -112,3 +113,33 @@ def test_a_missing_body_is_answered_like_an_empty_object(client, tenant_a):
     the required fields, not a 415."""
     response = client.post("/v1/applications", headers=tenant_a.headers)
     assert response.status_code == 422 and "candidate_source_id" in response.json["error"]["fields"]
+
+
+@pytest.fixture
+def hook(httpserver):
+    httpserver.expect_request("/hook").respond_with_data("ok")
+    return httpserver.url_for("/hook")
+
+
+def test_every_record_answer_carries_the_fields_its_schema_requires(app, client, tenant_a, hook):
+    """What `required` promises a generated model (it reads them with d.pop(name)) holds on answers of each family."""
+    schemas = client.get("/openapi.json").json["components"]["schemas"]
+    headers = tenant_a.headers
+    webhook = create_webhook(client, tenant_a, hook)
+    emit(app, tenant_a)
+    application = create_application(client, tenant_a)
+    job_id = application["job_id"]
+    question = client.post(f"/v1/jobs/{job_id}/questions", json={"question_text": "Why?", "source_id": "q-1"}, headers=headers)
+    call = client.post(f"/v1/applications/{application['id']}/instant-call", headers=headers)
+    answers = {
+        "Job": client.get(f"/v1/jobs/{job_id}", headers=headers).json,
+        "Candidate": client.get(f"/v1/candidates/{application['candidate_id']}", headers=headers).json,
+        "Application": client.get(f"/v1/applications/{application['id']}", headers=headers).json,
+        "CandidateSummary": application["candidate"], "JobSummary": application["job"],
+        "Question": question.json,
+        "Call": client.get(f"/v1/calls/{call.json['id']}", headers=headers).json,
+        "TenantWebhook": client.get("/v1/tenant-webhook", headers=headers).json["data"][0],
+        "WebhookDelivery": client.get(f"/v1/tenant-webhook/{webhook['id']}/deliveries?page=1&size=5", headers=headers).json["data"][0],
+    }
+    for name, answer in answers.items():
+        assert set(schemas[name]["required"]) <= set(answer), (name, set(schemas[name]["required"]) - set(answer))
