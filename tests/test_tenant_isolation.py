@@ -46,6 +46,8 @@ def request_for(rule: str, method: str, a: dict) -> dict | None:
         ("POST", "/v1/tenant-webhook/subscribe/<tenant_webhook_id>"): {},
         ("POST", "/v1/tenant-webhook/unsubscribe/<tenant_webhook_id>"): {},
         ("POST", "/v1/tenant-webhook/deliveries/<delivery_id>/redeliver"): {},
+        ("POST", "/v1/tenant-webhook/<tenant_webhook_id>/test"): {},
+        ("POST", "/v1/tenant-webhook/<tenant_webhook_id>/replay"): {"json": {"since": "2026-01-01T00:00:00Z"}},
         ("POST", "/jobs/<int(max=2147483647):number>/apply"): {"data": lambda: {"name": "Mallory B", "email": "mallory@example.com",
                                                                  "resume": (io.BytesIO(pdf_bytes()), "cv.pdf")}},
         # creates: the body names A's records by their source ids or A's tenant id; B must not reach them
