@@ -10,6 +10,10 @@ import base64
 
 from tests.factories import candidate_body, create_job, pdf_bytes
 
+# a profile of the shared person dataset the fuzzer loads (tests/person/people8.jsonl): not tenant data, but a path
+# parameter of the person retrieve routes
+PERSON_ID = "p1"
+
 # a receiver nobody listens on: deliveries fail fast and are logged as attempts
 UNREACHABLE_RECEIVER = "http://127.0.0.1:9/hooks"
 
@@ -41,5 +45,5 @@ def seed_records(client, tenant) -> dict:
     return {
         "job_id": job["id"], "number": job["number"], "question_id": question["id"], "candidate_id": candidate["id"],
         "application_id": application["id"], "call_id": call["id"], "tenant_webhook_id": webhook["id"],
-        "delivery_id": deliveries["data"][0]["id"],
+        "delivery_id": deliveries["data"][0]["id"], "person_id": PERSON_ID,
     }
