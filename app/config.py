@@ -69,6 +69,9 @@ DEFAULTS: dict[str, object] = {
     "WEBHOOK_SECRET_OVERLAP": 24 * 3600,  # seconds deliveries stay signed with the old secret too after a rotation
     "WEBHOOK_LEASE_GRACE": 30.0,  # seconds past the timeout before a claimed delivery counts as abandoned
     "WEBHOOK_REAPER_INTERVAL": 60.0,  # seconds between passes re-enqueuing stalled deliveries (0: off)
+    "IDEMPOTENCY_TTL": 24 * 3600,  # seconds an Idempotency-Key's stored answer replays (app/idempotency.py)
+    "IDEMPOTENCY_LOCK_SECONDS": 60.0,  # an in-flight key older than this was left by a dead process: the next retry runs
+    "IDEMPOTENCY_PURGE_INTERVAL": 3600.0,  # seconds between the worker's passes deleting expired keys (0: off)
     "EVENT_RETENTION": 30 * 24 * 3600,  # seconds events stay replayable to webhooks (replay's `since` reaches back so far)
     "WEBHOOK_REPLAY_RATE_LIMIT": "10/hour",  # replays per tenant
     "WEBHOOK_REPLAY_LOCK_SECONDS": 600.0,  # a replay's lock outlives a replay that died by this long at most

@@ -58,12 +58,24 @@ def start(app, func, *, queue: str, interval_setting: str) -> None:
         log.warning("could not start %s: %s", getattr(func, "__name__", func), exc)
 
 
-def start_declared(app, queue_names) -> list[PeriodicJob]:
-    """Worker start: one pass now of each periodic job of the enabled plugins whose queue this worker serves."""
-    started = []
+def declare_core(app, job: PeriodicJob) -> None:
+    """A pass of the app itself rather than of a plugin (e.g. purging expired idempotency keys)."""
+    app.extensions.setdefault("hirekit_core_periodic", []).append(job)
+
+
+def declared(app) -> list[PeriodicJob]:
+    """The app's own passes, then those of the enabled plugins."""
+    jobs = list(app.extensions.get("hirekit_core_periodic", ()))
     for plugin in app.extensions.get("hirekit_plugins", {}).values():
-        for job in plugin.periodic:
-            if job.queue in queue_names:
-                start(app, job.func, queue=job.queue, interval_setting=job.interval_setting)
-                started.append(job)
+        jobs.extend(plugin.periodic)
+    return jobs
+
+
+def start_declared(app, queue_names) -> list[PeriodicJob]:
+    """Worker start: one pass now of each periodic job (the app's and the enabled plugins') whose queue this worker serves."""
+    started = []
+    for job in declared(app):
+        if job.queue in queue_names:
+            start(app, job.func, queue=job.queue, interval_setting=job.interval_setting)
+            started.append(job)
     return started

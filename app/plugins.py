@@ -77,9 +77,9 @@ def resolve(names) -> list[Plugin]:
 
 def all_models() -> list:
     """Every model of every plugin, enabled or not: the schema that migrations describe."""
-    from app import events, tenancy
+    from app import events, idempotency, tenancy
 
-    models = list(tenancy.MODELS) + list(events.MODELS)
+    models = list(tenancy.MODELS) + list(events.MODELS) + list(idempotency.MODELS)
     for name in available():
         plugin = load_plugin(name)
         models.extend(m for m in plugin.models if m not in models)

@@ -1,0 +1,252 @@
+"""Retry-safe writes: an `Idempotency-Key` on a /v1 POST, PUT or PATCH (or an MCP write tool's `idempotency_key`) runs the request once per tenant and key, and replays its stored answer to every retry (Stripe's semantics).
+
+How it works, and why:
+
+- A key is claimed in its own short transaction before the view runs (`claim`): one row per (tenant, key) in
+  `idempotency_keys`, inserted if missing and then read locked (SQLite's transactions take the write lock up front;
+  PostgreSQL locks the row), so two concurrent requests with one key cannot both run. The claim carries a random token:
+  the request whose token the row holds runs; any other request with the same key is answered from the row.
+- The row remembers the request's fingerprint (sha256 of the method, the path with its query, and the body bytes). A
+  request with the same key but another fingerprint is 422: the key was used for another request.
+- While the first request runs the row is in flight: a duplicate is 409 (retryable, `Retry-After: 1`). A claim held
+  longer than IDEMPOTENCY_LOCK_SECONDS belongs to a process that died mid-request and is taken over by the next
+  retry, so a crash never blocks a key for its whole retention.
+- When the view has answered, the answer (status, body bytes, Content-Type and Location) is stored and the row is
+  done; every later request with the same key and fingerprint gets those bytes again with `Idempotent-Replayed: true`
+  and runs nothing: no record, call, event or webhook delivery is made twice. A 5xx answer is not stored: the claim is
+  released and the client may retry.
+- The answer is stored after the view's own transactions committed, not inside them: views open their transactions
+  at different depths (services, events), and holding SQLite's write lock for a whole request would serialize every
+  writer. The window between the view's commit and the stored answer is a crash of the process itself; a retry then
+  runs after the lock expires, as it would without a key.
+- Keys expire IDEMPOTENCY_TTL seconds (24 h) after their first use; the worker purges them (`purge_expired`, a periodic
+  pass on the default queue every IDEMPOTENCY_PURGE_INTERVAL seconds), and an expired key found before then is reused.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import logging
+import re
+import uuid
+from dataclasses import dataclass
+from typing import Callable
+
+import orjson
+import peewee as pw
+from flask import Response, current_app, g, request
+
+from app import periodic
+from app.db import BaseModel, JSONField, database, utcnow
+from app.errors import ApiError, ValidationFailed
+from app.queue import task
+from app.tenancy import Tenant
+
+log = logging.getLogger("hirekit.idempotency")
+
+HEADER = "Idempotency-Key"
+REPLAYED_HEADER = "Idempotent-Replayed"
+MAX_KEY_LENGTH = 255
+PRINTABLE_KEY = re.compile(r"[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?")  # printable ASCII, no blank ends
+WRITE_METHODS = frozenset({"POST", "PUT", "PATCH"})
+API_PREFIX = "/v1/"
+STORED_HEADERS = ("Content-Type", "Location")
+IN_FLIGHT, DONE = "in_flight", "done"
+PURGE_QUEUE = "default"
+PURGE_JOB_ID = "hirekit-idempotency-purge"
+
+
+class IdempotencyKey(BaseModel):
+    """One use of an Idempotency-Key by a tenant: the request's fingerprint, then the answer it got."""
+
+    tenant = pw.ForeignKeyField(Tenant, on_delete="CASCADE", column_name="tenant_id")
+    key = pw.CharField(max_length=MAX_KEY_LENGTH)
+    fingerprint = pw.CharField(max_length=64)
+    claim = pw.CharField(max_length=32)  # the token of the request running (or that ran) under this key
+    state = pw.CharField(max_length=16, default=IN_FLIGHT)
+    locked_until = pw.DateTimeField()  # an in-flight claim older than this was left by a dead process
+    status = pw.IntegerField(null=True)
+    body = pw.BlobField(null=True)
+    headers = JSONField(null=True)
+    created_at = pw.DateTimeField(default=utcnow)
+    expires_at = pw.DateTimeField(index=True)
+
+    class Meta:
+        table_name = "idempotency_keys"
+        indexes = ((("tenant", "key"), True),)
+
+
+MODELS = (IdempotencyKey,)
+
+
+@dataclass(frozen=True)
+class StoredAnswer:
+    status: int
+    body: bytes
+    headers: dict
+
+
+def valid_key(value: str) -> str:
+    """The key as sent, or a 422 naming the header when it is empty, longer than 255 or not printable ASCII."""
+    if not value or len(value) > MAX_KEY_LENGTH or not PRINTABLE_KEY.fullmatch(value):
+        raise ValidationFailed({HEADER: [f"Must be 1-{MAX_KEY_LENGTH} printable ASCII characters."]})
+    return value
+
+
+def fingerprint(*parts: bytes | str) -> str:
+    """sha256 over the parts, each length-prefixed so that no two different requests share one."""
+    digest = hashlib.sha256()
+    for part in parts:
+        data = part.encode() if isinstance(part, str) else part
+        digest.update(b"%d:" % len(data))
+        digest.update(data)
+    return digest.hexdigest()
+
+
+def claim(tenant_id: str, key: str, request_fingerprint: str) -> tuple[str | None, StoredAnswer | None]:
+    """(token, None) when this request runs under the key; (None, answer) when the stored answer replays; ApiError
+    422 for a key used with another request, 409 while another request with it runs."""
+    now = utcnow()
+    token = uuid.uuid4().hex
+    settings = current_app.config
+    lock_until = now + dt.timedelta(seconds=float(settings["IDEMPOTENCY_LOCK_SECONDS"]))
+    fresh = {"fingerprint": request_fingerprint, "claim": token, "state": IN_FLIGHT, "locked_until": lock_until,
+             "status": None, "body": None, "headers": None, "created_at": now,
+             "expires_at": now + dt.timedelta(seconds=float(settings["IDEMPOTENCY_TTL"]))}
+    scope = (IdempotencyKey.tenant == tenant_id) & (IdempotencyKey.key == key)
+    with database.atomic():
+        IdempotencyKey.insert(tenant=tenant_id, key=key, **fresh).on_conflict_ignore().execute()
+        query = IdempotencyKey.select().where(scope)
+        row = (query.for_update() if database.for_update else query).get()
+        if row.claim == token:
+            return token, None
+        if row.expires_at <= now or (row.state == IN_FLIGHT and row.locked_until <= now):
+            IdempotencyKey.update(**fresh).where(scope).execute()  # expired, or left in flight by a dead process
+            return token, None
+        if row.fingerprint != request_fingerprint:
+            raise ApiError(422, f"The {HEADER} {key!r} was already used for another request (another method, path or "
+                                "body); use a new key for a new request.", fields={HEADER: ["Used for another request."]})
+        if row.state == IN_FLIGHT:
+            raise ApiError(409, f"A request with the {HEADER} {key!r} is still being processed; retry shortly.",
+                           headers={"Retry-After": "1"})
+        return None, StoredAnswer(row.status, bytes(row.body or b""), dict(row.headers or {}))
+
+
+def store(tenant_id: str, key: str, token: str, status: int, body: bytes, headers: dict) -> None:
+    """Keep the answer of the request holding the claim; a 5xx answer releases the claim instead."""
+    mine = (IdempotencyKey.tenant == tenant_id) & (IdempotencyKey.key == key) & (IdempotencyKey.claim == token)
+    with database.atomic():
+        if status >= 500:
+            IdempotencyKey.delete().where(mine).execute()
+        else:
+            IdempotencyKey.update(state=DONE, status=status, body=body, headers=headers).where(mine).execute()
+
+
+def release(tenant_id: str, key: str, token: str) -> None:
+    """Drop a claim whose request ended without an answer to store."""
+    with database.atomic():
+        IdempotencyKey.delete().where((IdempotencyKey.tenant == tenant_id) & (IdempotencyKey.key == key)
+                                      & (IdempotencyKey.claim == token) & (IdempotencyKey.state == IN_FLIGHT)).execute()
+
+
+def purge_expired(now: dt.datetime | None = None) -> int:
+    """Delete the keys past their retention; answers how many."""
+    with database.atomic():
+        return IdempotencyKey.delete().where(IdempotencyKey.expires_at <= (now or utcnow())).execute()
+
+
+@task
+def purge_expired_keys() -> int:
+    """The worker's periodic pass: purge expired keys, then schedule the next pass (one chain: a fixed job id)."""
+    try:
+        return purge_expired()
+    finally:
+        periodic.schedule_next(purge_expired_keys, queue=PURGE_QUEUE, job_id=PURGE_JOB_ID,
+                               interval_setting="IDEMPOTENCY_PURGE_INTERVAL")
+
+
+# ---- HTTP: before the view, after it ------------------------------------------------------------------------------
+
+def applies_to_request() -> bool:
+    req = request._get_current_object()
+    return req.method in WRITE_METHODS and req.path.startswith(API_PREFIX) and HEADER in req.headers
+
+
+def claim_before_view():
+    """before_request (after auth and the body guards): claim the key, or answer the stored reply / 409 / 422."""
+    g.idempotency = None
+    if not applies_to_request():
+        return None
+    caller = g.get("caller")
+    if caller is None:  # a /v1 route without an API key (e.g. a telephony callback): keys are per tenant
+        return None
+    req = request._get_current_object()
+    key = valid_key(req.headers[HEADER])
+    request_fingerprint = fingerprint(req.method, req.full_path if req.query_string else req.path,
+                                      req.get_data(cache=True))
+    token, answer = claim(caller.tenant_id, key, request_fingerprint)
+    if answer is not None:
+        replay = Response(answer.body, status=answer.status)
+        for name, value in answer.headers.items():
+            replay.headers[name] = value
+        replay.headers[REPLAYED_HEADER] = "true"
+        return replay
+    g.idempotency = (caller.tenant_id, key, token)
+    return None
+
+
+def store_after_view(response: Response) -> Response:
+    """after_request: keep the answer of the request that held the claim (5xx: release it)."""
+    held = g.pop("idempotency", None)
+    if held is None:
+        return response
+    headers = {name: response.headers[name] for name in STORED_HEADERS if name in response.headers}
+    store(*held, response.status_code, response.get_data(), headers)
+    return response
+
+
+def release_unanswered(exc) -> None:
+    """teardown_request: a claim still held here got no stored answer (the request failed after the view)."""
+    held = g.pop("idempotency", None)
+    if held is not None:
+        try:
+            release(*held)
+        except pw.PeeweeException:
+            log.exception("could not release idempotency key %s", held[1])
+
+
+def init_app(app) -> None:
+    """Register the hooks; call after app.nul_guard.init_app (the fingerprint reads the de-chunked, guarded body)."""
+    app.before_request(claim_before_view)
+    app.after_request(store_after_view)
+    app.teardown_request(release_unanswered)
+    periodic.declare_core(app, periodic.PeriodicJob(purge_expired_keys, PURGE_QUEUE, "IDEMPOTENCY_PURGE_INTERVAL"))
+
+
+# ---- the same guarantee for callers that are not HTTP requests (MCP tools) ----------------------------------------
+
+def run_once(tenant_id: str, key: str, request_fingerprint: str, run: Callable[[], dict]) -> dict:
+    """`run()`'s JSON result, computed once per (tenant, key): a retry with the same fingerprint gets the stored
+    result without running; an ApiError from `run()` (a 4xx) is stored as the answer too and raised again."""
+    token, answer = claim(tenant_id, valid_key(key), request_fingerprint)
+    if answer is not None:
+        stored = orjson.loads(answer.body)
+        if answer.status >= 400:
+            raise ApiError(answer.status, stored["message"], type=stored["type"], fields=stored.get("fields"),
+                           extra=stored.get("extra"))
+        return stored
+    try:
+        result = run()
+    except ApiError as error:
+        if error.status >= 500:
+            release(tenant_id, key, token)
+        else:
+            failure = {"message": error.message, "type": error.type, "fields": error.fields, "extra": error.extra}
+            store(tenant_id, key, token, error.status, orjson.dumps(failure), {})
+        raise
+    except BaseException:
+        release(tenant_id, key, token)
+        raise
+    store(tenant_id, key, token, 200, orjson.dumps(result), {})
+    return result
