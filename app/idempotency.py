@@ -224,6 +224,35 @@ def init_app(app) -> None:
     periodic.declare_core(app, periodic.PeriodicJob(purge_expired_keys, PURGE_QUEUE, "IDEMPOTENCY_PURGE_INTERVAL"))
 
 
+# ---- OpenAPI --------------------------------------------------------------------------------------------------------
+
+KEY_PARAMETER = {
+    "name": HEADER, "in": "header", "required": False,
+    "schema": {"type": "string", "minLength": 1, "maxLength": MAX_KEY_LENGTH, "pattern": PRINTABLE_KEY.pattern},
+    "description": "Makes the write safe to retry: the first request with this key (1-255 printable ASCII characters, "
+                   "scoped to your tenant, e.g. a UUID) runs and its answer is kept for 24 hours; a retry with the same "
+                   "key, method, path and body gets that answer again with `Idempotent-Replayed: true` and runs nothing; "
+                   "the same key with another request is 422; while the first is still running, 409 (retry shortly). "
+                   "5xx answers are not kept.",
+}
+REPLAYED_RESPONSE_HEADER = {
+    "description": "`true` when this answer is the stored answer of an earlier request with the same Idempotency-Key",
+    "schema": {"type": "string", "enum": ["true"]},
+}
+
+
+def document_operation(path: str, method: str, operation: dict) -> None:
+    """An authenticated /v1 write documents the Idempotency-Key header and its answers' Idempotent-Replayed header."""
+    if method.upper() not in WRITE_METHODS or not path.startswith(API_PREFIX) or not operation.get("security"):
+        return
+    parameters = operation.setdefault("parameters", [])
+    if not any(isinstance(p, dict) and p.get("name") == HEADER for p in parameters):
+        parameters.append(dict(KEY_PARAMETER))
+    for status, response in operation.get("responses", {}).items():
+        if str(status).startswith("2") and isinstance(response, dict):
+            response.setdefault("headers", {})[REPLAYED_HEADER] = REPLAYED_RESPONSE_HEADER
+
+
 # ---- the same guarantee for callers that are not HTTP requests (MCP tools) ----------------------------------------
 
 def run_once(tenant_id: str, key: str, request_fingerprint: str, run: Callable[[], dict]) -> dict:

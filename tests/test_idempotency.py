@@ -194,3 +194,16 @@ def test_concurrent_duplicates_on_gunicorn_make_one_record(gunicorn_server, app,
             assert answers[0].content == answers[1].content
             assert sorted(a.headers.get("Idempotent-Replayed", "") for a in answers) == ["", "true"]
     assert counts(app, tenant_a)["jobs"] == 5
+
+
+def test_openapi_documents_the_key_on_every_authenticated_v1_write_and_the_replayed_header(client):
+    spec = client.get("/openapi.json").json
+    writes = [(path, method, operation) for path, operations in spec["paths"].items() if path.startswith("/v1/")
+              for method, operation in operations.items() if method in ("post", "put", "patch") and operation.get("security")]
+    assert len(writes) > 20
+    for path, method, operation in writes:
+        parameter = next(p for p in operation["parameters"] if p["name"] == "Idempotency-Key")
+        assert parameter["in"] == "header" and parameter["required"] is False
+        assert parameter["schema"]["maxLength"] == 255
+        successes = [response for status, response in operation["responses"].items() if status.startswith("2")]
+        assert successes and all("Idempotent-Replayed" in response["headers"] for response in successes), (method, path)
