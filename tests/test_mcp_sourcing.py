@@ -122,3 +122,12 @@ def test_people_enrich_takes_required(client, tenant_a, people):
     assert found["isError"] is False and found["structuredContent"]["data"]["id"] == "p1"
     lacking = sourcing(client, tenant_a, "people_enrich", {"servicegraph_id": "p2", "required": "experience"})
     assert lacking["isError"] is True and "required" in lacking["content"][0]["text"]
+
+
+def test_people_search_sorts_with_specs_field_and_order_items(client, tenant_a, people):
+    spec = sourcing(client, tenant_a, "people_search", {"query": {"match_all": {}}, "size": 8,
+                                                        "sort": [{"field": "birth_year", "order": "desc"}]})
+    elastic = sourcing(client, tenant_a, "people_search", {"query": {"match_all": {}}, "size": 8,
+                                                           "sort": [{"birth_year": "desc"}]})
+    ids = [hit["id"] for hit in spec["structuredContent"]["data"]]
+    assert ids == [hit["id"] for hit in elastic["structuredContent"]["data"]] and len(ids) > 1

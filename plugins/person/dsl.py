@@ -279,7 +279,7 @@ def validate_sort(sort) -> list[tuple[str, str]]:
     if isinstance(sort, (dict, str)):
         sort = [sort]
     if not isinstance(sort, list):
-        raise DslError("sort", "expected a list such as [{\"inferred_years_experience\": \"desc\"}, {\"last_name\": \"asc\"}]")
+        raise DslError("sort", f"expected a list of sort items, each one of {SORT_ITEM_SHAPES}")
     if len(sort) > MAX_SORT_KEYS:
         raise DslError("sort", f"at most {MAX_SORT_KEYS} sort keys are allowed, got {len(sort)}")
     keys: list[tuple[str, str]] = []
@@ -292,16 +292,26 @@ def validate_sort(sort) -> list[tuple[str, str]]:
     return keys
 
 
+SORT_ITEM_SHAPES = ('{"field": "x", "order": "asc"|"desc"}, {"x": "asc"|"desc"}, {"x": {"order": "asc"|"desc"}} '
+                    'or "x"')
+
+
 def _sort_key(item, where: str) -> tuple[str, str]:
+    """One sort item in any accepted shape: SPEC's field-and-order object or Elasticsearch's three forms."""
     if isinstance(item, str):
         path, order = item, None
+    elif isinstance(item, dict) and "field" in item:  # SPEC's shape (no dataset field is named "field")
+        _only_options(item, {"field", "order"}, where)
+        path, order = item["field"], item.get("order")
     elif isinstance(item, dict) and len(item) == 1:
         (path, order), = item.items()
         if isinstance(order, dict):
             _only_options(order, {"order"}, f"{where}.{path}")
             order = order.get("order")
     else:
-        raise DslError(where, "expected {\"field\": \"asc\"|\"desc\"}")
+        raise DslError(where, f"expected one of {SORT_ITEM_SHAPES}")
+    if not isinstance(path, str):
+        raise DslError(where, f"the field to sort on must be a string; expected one of {SORT_ITEM_SHAPES}")
     if path == SCORE:
         if order not in (None, "desc"):
             raise DslError(where, "_score sorts descending only")

@@ -42,7 +42,9 @@ class JsonValue(ma.fields.Field):
 
 
 def _sort_field():
-    return JsonValue(list, metadata={"description": "[{\"field\": \"asc\"|\"desc\"}, ...]: up to 10 keys in priority order (\"_score\" "
+    return JsonValue(list, metadata={"description": "Sort items, each {\"field\": \"x\", \"order\": \"asc\"|\"desc\"} or one of "
+                                                    "Elasticsearch's shapes {\"x\": \"asc\"|\"desc\"}, {\"x\": {\"order\": ...}}, \"x\": "
+                                                    "up to 10 keys in priority order (\"_score\" "
                                                     "for relevance); ties on one key are broken by the next, then by index order (equal scores "
                                                     "under a relevance-only sort: the engine's document order, which is index order for a "
                                                     "dataset loaded in one go and the same from page to page). "

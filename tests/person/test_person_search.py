@@ -203,3 +203,35 @@ def test_readiness_reports_the_search_backend(person_client):
     assert response.status_code == 503 and response.json["checks"]["search"].startswith("down")
     ready, _ = person_client("people8")
     assert ready.get("/readyz").json["checks"]["search"] == "ok"
+
+
+SORT_SHAPES = {
+    "SPEC": [{"field": "birth_year", "order": "desc"}, {"field": "last_name"}],
+    "Elasticsearch": [{"birth_year": "desc"}, "last_name"],
+    "Elasticsearch with options": [{"birth_year": {"order": "desc"}}, {"last_name": {"order": "asc"}}],
+}
+
+
+@pytest.mark.parametrize("path", ["/v1/person/search", "/v2/person/search", "/v2/person/search/page",
+                                  "/v1/sandbox/person/search", "/v2/person/search-enrich"])
+def test_every_sort_item_shape_orders_the_same_on_every_search_route(person_client, path):
+    client, headers = person_client(sandbox="people8")
+    orders = {}
+    for shape, sort in SORT_SHAPES.items():
+        response = search(client, headers, path=path, size=8, sort=sort)
+        assert response.status_code == 200, (shape, response.json)
+        orders[shape] = [hit["id"] for hit in response.json["data"]]
+    assert orders["SPEC"] == orders["Elasticsearch"] == orders["Elasticsearch with options"]
+    assert len(orders["SPEC"]) > 1
+
+
+@pytest.mark.parametrize("item", [{"field": "birth_year", "order": "up"}, {"field": 3}, {"field": "birth_year", "by": "x"},
+                                  {"birth_year": "desc", "last_name": "asc"}, 7])
+def test_a_bad_sort_item_is_400_showing_every_accepted_shape(person_client, item):
+    client, headers = person_client()
+    response = search(client, headers, sort=[item])
+    assert response.status_code == 400, response.json
+    message = response.json["error"]["message"]
+    assert "sort[0]" in message
+    if not isinstance(item, dict) or len(item) == 2 and "field" not in item or item.get("field") == 3:
+        assert '{"field": "x", "order": "asc"|"desc"}' in message and '{"x": {"order"' in message and '"x"' in message

@@ -28,7 +28,8 @@ QUERY_GUIDE = (
     '"filter": [{"term": {"location_country": "united states"}}]}}. '
     "Clauses: bool (must, filter, should, must_not, minimum_should_match), term, terms, match, match_phrase, exists, "
     "range (gt, gte, lt, lte), prefix, wildcard, match_all; an unknown clause or field fails with a message naming it. "
-    "sort is optional, e.g. [{\"inferred_years_experience\": \"desc\"}]. "
+    "sort is optional, e.g. [{\"field\": \"inferred_years_experience\", \"order\": \"desc\"}] or "
+    "[{\"inferred_years_experience\": \"desc\"}]. "
     "Instead of query, sql may carry PDL's SQL: SELECT * FROM person WHERE job_title LIKE 'nurse%' AND "
     "location_country = 'united states' (=, !=, <, <=, >, >=, LIKE with %, IN (...), IS [NOT] NULL, AND, OR, NOT, "
     "parentheses, single-quoted strings, dotted fields such as experience.title.name; no LIMIT: use size)."
