@@ -4,8 +4,10 @@ from flask.views import MethodView
 
 from app.api import Blueprint, page_schema
 from app.auth import current_tenant_id
+from app.upserts import register_upsert_route, upsert_schema
 from app.resumes import json_or_multipart
 from plugins.applications import services
+from plugins.applications.models import Application
 from plugins.applications.schemas import (ApplicationCreateSchema, ApplicationListArgsSchema, ApplicationSchema,
                                           ApplicationUpdateSchema)
 
@@ -56,3 +58,9 @@ class ApplicationResume(MethodView):
     def get(self, application_id):
         """Download the application's resume"""
         return services.resume_of(current_tenant_id(), application_id)
+
+
+register_upsert_route(blp, model=Application, record_schema=ApplicationSchema,
+                      body=json_or_multipart(blp, upsert_schema(ApplicationCreateSchema, "ApplicationUpsertSchema"),
+                                             description=RESUME_BODY),
+                      create=services.create_application, replace=services.replace_application)

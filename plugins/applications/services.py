@@ -123,6 +123,23 @@ def update_application(tenant_id: str, application_id, values: dict) -> Applicat
     return application
 
 
+def replace_application(tenant_id: str, application: Application, values: dict) -> Application:
+    """The upsert's replace: the create body's status, stage and resume; its candidate and job must stay those stored
+    (an application never moves to another candidate or job: 422)."""
+    values = dict(values)
+    candidate = resolve_by_source_id(Candidate, tenant_id, values, "candidate_source_id", "candidate_id")
+    job = resolve_by_source_id(Job, tenant_id, values, "job_source_id", "job_id")
+    moved = {name: [f"Is not this application's {what} ({stored}); an application cannot move."]
+             for name, what, stored, given in (("candidate_source_id", "candidate", application.candidate_source_id, candidate),
+                                               ("job_source_id", "job", application.job_source_id, job))
+             if given.id != getattr(application, f"{what}_id")}
+    if moved:
+        raise ValidationFailed(moved)
+    for name in ("candidate_source_id", "job_source_id", "candidate_id", "job_id"):
+        values.pop(name, None)
+    return update_application(tenant_id, application.id, values)
+
+
 def resume_of(tenant_id: str, application_id):
     """The application's stored resume as a download response (404 for another tenant or none stored)."""
     return resumes.download(get_application(tenant_id, application_id), "application")

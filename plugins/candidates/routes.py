@@ -4,6 +4,7 @@ from flask.views import MethodView
 
 from app.api import Blueprint, page_schema
 from app.auth import current_tenant_id
+from app.upserts import register_upsert_route, upsert_schema
 from app.representations import owned_page_response, owned_record_response
 from app.resumes import json_or_multipart
 from plugins.candidates import services
@@ -58,3 +59,9 @@ class CandidateResume(MethodView):
     def get(self, candidate_id):
         """Download the candidate's resume"""
         return services.resume_of(current_tenant_id(), candidate_id)
+
+
+register_upsert_route(blp, model=Candidate, record_schema=CandidateSchema,
+                      body=json_or_multipart(blp, upsert_schema(CandidateCreateSchema, "CandidateUpsertSchema"),
+                                             description="As the create body, without source_id"),
+                      create=services.create_candidate, replace=services.replace_candidate)

@@ -39,6 +39,13 @@ def update_candidate(tenant_id: str, candidate_id, values: dict) -> Candidate:
     return apply_changes(candidate, values)
 
 
+def replace_candidate(tenant_id: str, candidate: Candidate, values: dict) -> Candidate:
+    """The upsert's replace: every field of the create body (its resume too, when one is sent) over the stored ones."""
+    values = dict(values)
+    values.update(resumes.take_from(values))
+    return apply_changes(candidate, values)
+
+
 def resume_of(tenant_id: str, candidate_id):
     """The candidate's stored resume as a download response (404 for another tenant or none stored)."""
     return resumes.download(get_candidate(tenant_id, candidate_id), "candidate")

@@ -4,6 +4,7 @@ from flask.views import MethodView
 
 from app.api import Blueprint, page_schema
 from app.auth import current_tenant_id
+from app.upserts import register_upsert_route, upsert_schema
 from app.representations import owned_page_response, owned_record_response
 from plugins.jobs.models import Job
 from plugins.jobs import services
@@ -43,3 +44,8 @@ class JobItem(MethodView):
     def patch(self, values, job_id):
         """Update a job: title is required, other fields change only when sent"""
         return services.update_job(current_tenant_id(), job_id, values)
+
+
+register_upsert_route(blp, model=Job, record_schema=JobSchema,
+                      body=blp.arguments(upsert_schema(JobCreateSchema, "JobUpsertSchema")),
+                      create=services.create_job, replace=lambda tenant_id, job, values: services.update_job(tenant_id, job.id, values))
