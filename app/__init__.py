@@ -96,11 +96,14 @@ def create_app(config: dict | None = None) -> Flask:
 
     from app.health import blp as health_blp
     from app.tenant_routes import blp as tenant_blp
+    from app.event_feed import blp as events_blp
 
     api.register_blueprint(health_blp)
     limits.exempt(app, health_blp)
     auth.protect(app, tenant_blp.name, tenant_blp.auth)
     api.register_blueprint(tenant_blp)
+    auth.protect(app, events_blp.name, events_blp.auth)
+    api.register_blueprint(events_blp)
     register(app, api, plugins)
 
     from app.cli import register_commands

@@ -14,6 +14,7 @@ from flask_smorest import Blueprint as SmorestBlueprint
 
 from app import api_docs, errors, idempotency
 from app.fields import BoundedInteger, Schema
+from app.listing import SyncArgsSchema, cursor_mode_excludes_page
 from app.auth import BEARER, SECURITY_SCHEMES
 
 
@@ -79,6 +80,7 @@ OPERATION_IDS = {
     ("health.healthz", "get"): "healthz",
     ("health.readyz", "get"): "readyz",
     ("tenant.current_tenant", "get"): "get_current_tenant",
+    ("events.list_events", "get"): "list_events",
     ("questions.GeneratedQuestions", "post"): "generate_job_questions",
     ("applications-with-questions.ApplicationsWithQuestions", "post"): "create_application_with_questions",
     ("calls.InstantCall", "post"): "start_instant_call",
@@ -222,18 +224,36 @@ class RecordSchema(FullAnswerSchema):
 MAX_PAGE = 1_000_000_000  # far past any real list, and keeps (page - 1) * size inside a 64-bit OFFSET
 
 
-class PageArgsSchema(ma.Schema):
-    """page and size are required on every /v1 list (SPEC 4.1)."""
+class PageArgsSchema(SyncArgsSchema):
+    """page and size are required on every /v1 list (SPEC 4.1), page unless the list is walked by cursor instead."""
 
-    page = BoundedInteger(1, MAX_PAGE, required=True, metadata={"description": f"1-based page (at most {MAX_PAGE:,})"})
+    page = BoundedInteger(1, MAX_PAGE, metadata={"description": f"1-based page (at most {MAX_PAGE:,}); required in page "
+                                                                "mode, refused together with cursor"})
     size = BoundedInteger(1, 100, required=True, metadata={"description": "1-100"})
+
+    @ma.validates_schema(pass_original=True)
+    def one_mode(self, data, original_data, **kwargs):
+        cursor_mode_excludes_page(data, original_data)
 
 
 class PageMetaSchema(Schema):
-    page = ma.fields.Integer(required=True)
+    """Page mode answers page, size, total and total_pages; cursor mode answers size and next_cursor (absent on the
+    last page), never totals."""
+
+    page = ma.fields.Integer(metadata={"description": "Page mode only"})
     size = ma.fields.Integer(required=True)
-    total = ma.fields.Integer(required=True)
-    total_pages = ma.fields.Integer(required=True)
+    total = ma.fields.Integer(metadata={"description": "Page mode only: exact"})
+    total_pages = ma.fields.Integer(metadata={"description": "Page mode only"})
+    next_cursor = ma.fields.String(metadata={"description": "Cursor mode only: the cursor of the next page, absent on "
+                                                            "the last one"})
+
+
+class WholeListMetaSchema(Schema):
+    """A list without pages answers data; walked by cursor, also size and next_cursor (absent on the last page)."""
+
+    size = ma.fields.Integer(metadata={"description": "Cursor mode only"})
+    next_cursor = ma.fields.String(metadata={"description": "Cursor mode only: the cursor of the next page, absent on "
+                                                            "the last one"})
 
 
 _page_schemas: dict[type, type] = {}

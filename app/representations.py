@@ -17,6 +17,8 @@ import peewee as pw
 from flask import Response, current_app
 
 from app.api import page_body, page_query, page_schema, paginate
+from app import listing
+from app.listing import ListWindow, within_window
 from app.db import database
 from app.json import dumps_bytes
 from app.records import TenantRecord, get_owned_version, get_owned_versioned_row, instance_from_row
@@ -49,12 +51,35 @@ def owned_page_response(query, schema_class: type, *, page: int, size: int) -> R
     if query._joins:
         body = _schema(page_schema(schema_class)).dump(paginate(query, page=page, size=size))
         return _json_response(dumps_bytes(body))
-    model = query.model
     total = query.count()
-    cursor = database.execute(page_query(query, page=page, size=size).select(pw.SQL('"t1".*')))
+    items, _ = _dumped_rows(page_query(query, page=page, size=size), schema_class)
+    return _json_response(dumps_bytes(page_body(items, page=page, size=size, total=total)))
+
+
+def owned_list_response(query, schema_class: type, window: ListWindow, *, tenant_id: str, list_name: str,
+                        filters: dict) -> Response:
+    """200 with a list in either mode (app.listing): page mode as `owned_page_response`, cursor mode by keyset."""
+    if not window.by_cursor:
+        return owned_page_response(within_window(query, query.model, window), schema_class, page=window.page,
+                                   size=window.size)
+    if query._joins:
+        body = listing.answer(query, window, tenant_id=tenant_id, list_name=list_name, filters=filters)
+        return _json_response(dumps_bytes(_schema(page_schema(schema_class)).dump(body)))
+    scope = listing.cursor_scope(tenant_id, list_name, window, filters)
+    items, positions = _dumped_rows(listing.keyset_query(query, query.model, window, scope), schema_class)
+    last = positions[window.size - 1] if len(positions) > window.size else None
+    return _json_response(dumps_bytes(listing.cursor_body(items, size=window.size, last_position=last, scope=scope)))
+
+
+def _dumped_rows(query, schema_class: type) -> tuple[list[dict], list[tuple]]:
+    """Each row of a one-model query dumped (reusing the item of an identical row), and its (updated_at, id)."""
+    model = query.model
+    cursor = database.execute(query.select(pw.SQL('"t1".*')))
     fields = _fields_of(model, tuple(column[0] for column in cursor.description))
+    updated_at, ident = (next(i for i, field in enumerate(fields) if field is wanted)  # Field == builds SQL, so `is`
+                         for wanted in (model.updated_at, model._meta.primary_key))
     schema = _schema(schema_class)
-    items = []
+    items, positions = [], []
     for row in cursor.fetchall():
         key, item = _recall(_items, (schema_class, row))
         if item is None:
@@ -62,7 +87,8 @@ def owned_page_response(query, schema_class: type, *, page: int, size: int) -> R
             if key is not None:
                 _remember(_items, key, item)
         items.append(item)
-    return _json_response(dumps_bytes(page_body(items, page=page, size=size, total=total)))
+        positions.append((model.updated_at.python_value(row[updated_at]), model._meta.primary_key.python_value(row[ident])))
+    return items, positions
 
 
 @lru_cache(maxsize=256)

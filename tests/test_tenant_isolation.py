@@ -64,6 +64,7 @@ def request_for(rule: str, method: str, a: dict) -> dict | None:
         # creates that name nothing of A's: they land in B's tenant
         ("POST", "/v1/jobs"): {"json": job_body()},
         ("POST", "/v1/candidates"): {"json": candidate_body()},
+        ("GET", "/v1/events"): {"query_string": {"size": 100}},  # the event feed has no pages, only `after`
         # Twilio calls back with its signature, not a key: an unsigned callback about A's call is refused
         ("POST", "/v1/calls/callbacks/twilio"): {"query_string": {"call_id": a["call_id"]}, "data": {"CallStatus": "completed"}},
     }
@@ -113,7 +114,8 @@ def snapshot(client, tenant, a: dict) -> dict:
              f"/v1/calls/{a['call_id']}", f"/v1/jobs/{a['job_id']}/questions", f"/v1/jobs/{a['job_id']}/scheduling",
              f"/v1/jobs/{a['job_id']}/schedule-setting", f"/v1/jobs/{a['job_id']}/questions/{a['question_id']}",
              f"/v1/tenant-webhook/{a['tenant_webhook_id']}/deliveries{pages}", f"/v1/candidates/{a['candidate_id']}/resume",
-             "/v1/tenant-webhook", f"/v1/jobs{pages}", f"/v1/candidates{pages}", f"/v1/applications{pages}", f"/v1/calls{pages}"]
+             "/v1/tenant-webhook", f"/v1/jobs{pages}", f"/v1/candidates{pages}", f"/v1/applications{pages}", f"/v1/calls{pages}",
+             "/v1/events?size=100"]
     state = {}
     for path in paths:
         response = client.get(path, headers=tenant.headers)

@@ -8,8 +8,7 @@ from typing import Callable
 
 import peewee as pw
 
-from app import events, resumes
-from app.api import paginate
+from app import events, listing, resumes
 from app.db import database, parse_uuid
 from app.errors import Conflict, NotFound, ValidationFailed
 from app.records import apply_changes, apply_filters, find_by_source_id, source_id_taken
@@ -35,14 +34,18 @@ def with_summaries(query, *, full: bool = False):
     return query.select_extend(*columns).join(Candidate).switch(Application).join(Job).switch(Application)
 
 
-def list_applications(tenant_id: str, *, page: int, size: int, job_id=None, candidate_id=None, **filters) -> dict:
+def list_applications(tenant_id: str, **args) -> dict:
+    """A page of the tenant's applications in either list mode (app.listing), filtered by job, candidate, source ids."""
+    window, filters = listing.split_window(args)
     query = with_summaries(Application.owned_by(tenant_id))
-    if job_id is not None:
-        query = query.where(Application.job == job_id)
-    if candidate_id is not None:
-        query = query.where(Application.candidate == candidate_id)
-    query = apply_filters(query, Application, filters)
-    return paginate(query, page=page, size=size, order_by=(Application.created_at, Application.id))
+    equal = dict(filters)
+    for name, column in (("job_id", Application.job), ("candidate_id", Application.candidate)):
+        if equal.get(name) is not None:
+            query = query.where(column == equal[name])
+        equal.pop(name, None)
+    query = apply_filters(query, Application, equal)
+    return listing.answer(query, window, tenant_id=tenant_id, list_name="applications", filters=filters,
+                          order_by=(Application.created_at, Application.id))
 
 
 def get_application(tenant_id: str, application_id) -> Application:

@@ -7,8 +7,7 @@ import time
 
 from flask import current_app
 
-from app import events
-from app.api import paginate
+from app import events, listing
 from app.db import database, parse_uuid, utcnow
 from app.errors import Conflict, NotFound, ValidationFailed
 from app.records import get_owned
@@ -53,12 +52,14 @@ def get_call(tenant_id: str, call_id) -> Call:
     return get_owned(Call, tenant_id, call_id)
 
 
-def list_calls(tenant_id: str, *, page: int, size: int, **filters) -> dict:
+def list_calls(tenant_id: str, **args) -> dict:
+    """A page of the tenant's calls in either list mode (app.listing)."""
+    window, filters = listing.split_window(args)
     query = Call.owned_by(tenant_id)
     for name, value in filters.items():
         if value is not None:
             query = query.where(FILTER_COLUMNS[name] == value)
-    return paginate(query, page=page, size=size)
+    return listing.answer(query, window, tenant_id=tenant_id, list_name="calls", filters=filters)
 
 
 def active_call(application_id) -> Call | None:
@@ -113,7 +114,8 @@ def wait_for_call(call_id: str) -> Call | None:
 def questions_for(call: Call) -> list[str]:
     """The job's questions, then the application's own, in their order."""
     query = (Question.select(Question.question_text)
-             .where((Question.job == call.job_id) & (Question.application.is_null() | (Question.application == call.application_id)))
+             .where((Question.job == call.job_id) & Question.deleted_at.is_null()
+                    & (Question.application.is_null() | (Question.application == call.application_id)))
              .order_by(Question.application.is_null(False), Question.position, Question.created_at))
     return [q.question_text for q in query]
 

@@ -5,7 +5,8 @@ from flask.views import MethodView
 from app.api import Blueprint, page_schema
 from app.auth import current_tenant_id
 from app.upserts import register_upsert_route, upsert_schema
-from app.representations import owned_page_response, owned_record_response
+from app.listing import split_window
+from app.representations import owned_list_response, owned_record_response
 from app.resumes import json_or_multipart
 from plugins.candidates import services
 from plugins.candidates.models import Candidate
@@ -21,9 +22,10 @@ class Candidates(MethodView):
     @blp.response(200, page_schema(CandidateSchema))
     def get(self, args):
         """List candidates, oldest first, filtered by source_id or email"""
-        page, size = args.pop("page"), args.pop("size")
-        return owned_page_response(services.candidates_query(current_tenant_id(), **args), CandidateSchema, page=page,
-                                   size=size)
+        window, filters = split_window(args)
+        tenant_id = current_tenant_id()
+        return owned_list_response(services.candidates_query(tenant_id, **filters), CandidateSchema, window, tenant_id=tenant_id,
+                                   list_name="candidates", filters=filters)
 
     @blp.response(201, CandidateSchema)
     @blp.errors(409)

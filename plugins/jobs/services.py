@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from app.api import paginate
+from app import listing
 from app.errors import NotFound, ValidationFailed
 from app.records import apply_changes, apply_filters, create_with_source_id, get_owned, next_in_sequence
 from plugins.jobs.models import Job
@@ -15,8 +15,10 @@ def jobs_query(tenant_id: str, **filters):
     return apply_filters(Job.owned_by(tenant_id), Job, filters, case_insensitive=CASE_INSENSITIVE_FILTERS)
 
 
-def list_jobs(tenant_id: str, *, page: int, size: int, **filters) -> dict:
-    return paginate(jobs_query(tenant_id, **filters), page=page, size=size)
+def list_jobs(tenant_id: str, **args) -> dict:
+    """A page of the tenant's jobs in either list mode (app.listing)."""
+    window, filters = listing.split_window(args)
+    return listing.answer(jobs_query(tenant_id, **filters), window, tenant_id=tenant_id, list_name="jobs", filters=filters)
 
 
 def get_job(tenant_id: str, job_id) -> Job:

@@ -16,6 +16,16 @@ class Question(TenantRecord):
     source_id = pw.CharField(max_length=255)
     position = pw.IntegerField(default=0)
     generated = pw.BooleanField(default=False)
+    deleted_at = pw.DateTimeField(null=True)  # a tombstone: hidden everywhere but a sync list's include_deleted=true
+
+    @classmethod
+    def owned_by(cls, tenant_id: str, *, include_deleted: bool = False):
+        query = super().owned_by(tenant_id)
+        return query if include_deleted else query.where(cls.deleted_at.is_null())
+
+    @property
+    def deleted(self) -> bool:
+        return self.deleted_at is not None
 
     class Meta:
         table_name = "questions"

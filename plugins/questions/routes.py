@@ -23,7 +23,7 @@ class Questions(MethodView):
     @blp.errors(404)
     def get(self, args, job_id):
         """List the job's questions (and, with application_id, that application's), by position"""
-        return {"data": services.list_questions(current_tenant_id(), job_id, **args)}
+        return services.list_questions(current_tenant_id(), job_id, **args)
 
     @blp.arguments(QuestionBodySchema)
     @blp.response(201, QuestionSchema)

@@ -2,8 +2,9 @@
 
 import marshmallow as ma
 
-from app.api import RecordSchema
+from app.api import RecordSchema, UtcDateTime, WholeListMetaSchema
 from app.fields import StrictSchema, Text
+from app.listing import WholeListArgsSchema
 from plugins.applications.schemas import ApplicationCreateSchema, ApplicationSchema
 
 
@@ -30,8 +31,10 @@ class QuestionLocatorSchema(ma.Schema):
     application_id = ma.fields.UUID(metadata={"description": "The application the question currently belongs to"})
 
 
-class QuestionListArgsSchema(ma.Schema):
+class QuestionListArgsSchema(WholeListArgsSchema):
     application_id = ma.fields.UUID(metadata={"description": "Also list this application's own questions"})
+    include_deleted = ma.fields.Boolean(load_default=False, metadata={
+        "description": "Also list deleted questions, as tombstones (deleted: true, deleted_at), for sync"})
 
 
 class QuestionSchema(RecordSchema):
@@ -41,9 +44,12 @@ class QuestionSchema(RecordSchema):
     source_id = ma.fields.String()
     position = ma.fields.Integer(metadata={"description": "Order within the job; lists sort by position, then created_at"})
     generated = ma.fields.Boolean(metadata={"description": "Made by POST /questions/generate"})
+    deleted = ma.fields.Boolean(dump_only=True, metadata={
+        "description": "A tombstone: only listed with include_deleted=true"})
+    deleted_at = UtcDateTime(dump_only=True, allow_none=True, metadata={"description": "When it was deleted; null if not"})
 
 
-class QuestionListSchema(ma.Schema):
+class QuestionListSchema(WholeListMetaSchema):
     data = ma.fields.List(ma.fields.Nested(QuestionSchema), required=True)
 
 

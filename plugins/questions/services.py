@@ -7,7 +7,8 @@ import re
 import peewee as pw
 from flask import current_app
 
-from app.db import database, parse_uuid
+from app import listing
+from app.db import database, parse_uuid, utcnow
 from app.errors import NotFound, ValidationFailed
 from app.records import apply_changes, source_id_taken
 from plugins.applications import services as applications
@@ -24,14 +25,18 @@ def ordered(query):
     return query.order_by(Question.position, Question.created_at, Question.id)
 
 
-def list_questions(tenant_id: str, job_id, *, application_id=None) -> list[Question]:
-    """The job's own questions and, with application_id, that application's too, in position order."""
+def list_questions(tenant_id: str, job_id, *, application_id=None, include_deleted: bool = False, **window) -> dict:
+    """{data}: the job's own questions and, with application_id, that application's too, in position order (tombstones
+    of deleted ones with include_deleted); or cursor pages of them (app.listing)."""
     job = jobs.get_job(tenant_id, job_id)
     scope = Question.application.is_null()
     if application_id is not None:
         application = application_of_job(tenant_id, job, application_id, not_found=True)
         scope = scope | (Question.application == application.id)
-    return list(ordered(Question.owned_by(tenant_id).where((Question.job == job.id) & scope)))
+    query = Question.owned_by(tenant_id, include_deleted=include_deleted).where((Question.job == job.id) & scope)
+    return listing.answer_whole(query, window, tenant_id=tenant_id, list_name=f"questions/{job.id}",
+                                filters={"application_id": application_id, "include_deleted": include_deleted},
+                                order_by=(Question.position, Question.created_at, Question.id))
 
 
 def get_question(tenant_id: str, job_id, question_id) -> Question:
@@ -56,7 +61,8 @@ def application_of_job(tenant_id: str, job: Job, application_id, *, not_found: b
 
 def _refuse_duplicate_source_id(job: Job, application_id, source_id: str, *, ignore=None) -> None:
     """source_id is unique among the job's own questions, and among each application's own."""
-    query = Question.select(Question.id).where((Question.job == job.id) & (Question.source_id == source_id))
+    query = Question.select(Question.id).where((Question.job == job.id) & (Question.source_id == source_id)
+                                               & Question.deleted_at.is_null())
     query = query.where(Question.application.is_null() if application_id is None else Question.application == application_id)
     if ignore is not None:
         query = query.where(Question.id != ignore)
@@ -98,7 +104,8 @@ def update_question(tenant_id: str, job_id, question_id, locator: dict, values: 
 
 
 def delete_question(tenant_id: str, job_id, question_id) -> None:
-    get_question(tenant_id, job_id, question_id).delete_instance()
+    """Soft delete: the question becomes a tombstone (deleted_at, and a new updated_at so sync cursors see it)."""
+    apply_changes(get_question(tenant_id, job_id, question_id), {"deleted_at": utcnow()})
 
 
 def attach_to_application(application: Application, items: list[dict]) -> list[Question]:
@@ -129,7 +136,7 @@ def generate_questions(tenant_id: str, job_id, *, config=None) -> list[Question]
     texts = generator_for(current_app.config if config is None else config).generate(JobFacts.of(job))
     with database.atomic():
         existing = list(Question.select(Question.question_text, Question.source_id)
-                        .where((Question.job == job.id) & Question.application.is_null()))
+                        .where((Question.job == job.id) & Question.application.is_null() & Question.deleted_at.is_null()))
         known = {normalized(q.question_text) for q in existing}
         number = max((int(m.group(1)) for q in existing if (m := GENERATED_SOURCE_ID.match(q.source_id))), default=0)
         position = next_position(job.id)

@@ -5,6 +5,7 @@ from flask.views import MethodView
 
 from app.api import Blueprint, page_schema
 from app.auth import current_tenant_id
+from app.listing import WholeListArgsSchema
 from plugins.webhooks import services
 from plugins.webhooks.schemas import (
     DeliveryListArgsSchema,
@@ -23,10 +24,11 @@ blp = Blueprint("webhooks", __name__, url_prefix="/v1/tenant-webhook",
 
 @blp.route("")
 class TenantWebhooks(MethodView):
+    @blp.arguments(WholeListArgsSchema, location="query")
     @blp.response(200, TenantWebhookListSchema)
-    def get(self):
+    def get(self, args):
         """The tenant's webhook configurations (one per triggered_event)"""
-        return services.list_webhooks(current_tenant_id())
+        return services.list_webhooks(current_tenant_id(), **args)
 
     @blp.arguments(TenantWebhookBodySchema)
     @blp.response(201, TenantWebhookSchema)

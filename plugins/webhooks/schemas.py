@@ -4,7 +4,7 @@ import datetime as dt
 
 import marshmallow as ma
 
-from app.api import PageArgsSchema, RecordSchema, UtcDateTime
+from app.api import PageArgsSchema, RecordSchema, UtcDateTime, WholeListMetaSchema
 from app.events import EVENT_TYPES
 from app.fields import StrictSchema, Text
 from plugins.webhooks.payloads import CONTENT_TYPES, record_fields
@@ -77,7 +77,7 @@ class TenantWebhookSchema(RecordSchema):
         "description": "Only in the answer to the POST that set or generated it"})
 
 
-class TenantWebhookListSchema(ma.Schema):
+class TenantWebhookListSchema(WholeListMetaSchema):
     data = ma.fields.List(ma.fields.Nested(TenantWebhookSchema), required=True)
 
 

@@ -8,7 +8,7 @@ from collections import defaultdict
 
 from flask import current_app
 
-from app.api import paginate
+from app import listing
 from app.db import database, utcnow
 from app.errors import ApiError, Conflict, NotFound, ValidationFailed
 from app.events import Event
@@ -30,9 +30,10 @@ from plugins.webhooks.signing import generate_secret
 from plugins.webhooks.tasks import QUEUE, replay_webhook, send_soon
 
 
-def list_webhooks(tenant_id: str) -> dict:
-    webhooks = TenantWebhook.owned_by(tenant_id).order_by(TenantWebhook.created_at, TenantWebhook.id)
-    return {"data": list(webhooks)}
+def list_webhooks(tenant_id: str, **args) -> dict:
+    """The tenant's webhooks, oldest first, or cursor pages of them (app.listing.WholeListArgsSchema)."""
+    return listing.answer_whole(TenantWebhook.owned_by(tenant_id), args, tenant_id=tenant_id, list_name="tenant-webhooks",
+                                filters={}, order_by=(TenantWebhook.created_at, TenantWebhook.id))
 
 
 def get_webhook(tenant_id: str, webhook_id) -> TenantWebhook:
@@ -109,9 +110,11 @@ def fan_out(event: Event) -> None:
         send_soon(str(delivery.webhook_id), [str(delivery.id)])
 
 
-def list_deliveries(tenant_id: str, webhook_id, *, page: int, size: int, status: str | None = None,
-                    event_id=None, since: dt.datetime | None = None) -> dict:
-    """The webhook's deliveries, newest first, each with its attempts; filtered by status, event and creation time."""
+def list_deliveries(tenant_id: str, webhook_id, **args) -> dict:
+    """The webhook's deliveries, newest first (or by cursor), each with its attempts; filtered by status, event and
+    creation time."""
+    window, filters = listing.split_window(args)
+    status, event_id, since = filters.get("status"), filters.get("event_id"), filters.get("since")
     webhook = get_webhook(tenant_id, webhook_id)
     query = WebhookDelivery.select().where(WebhookDelivery.webhook == webhook.id)
     if status:
@@ -120,8 +123,8 @@ def list_deliveries(tenant_id: str, webhook_id, *, page: int, size: int, status:
         query = query.where(WebhookDelivery.event_id == event_id)
     if since is not None:
         query = query.where(WebhookDelivery.created_at >= since)
-    result = paginate(query, page=page, size=size,
-                      order_by=(WebhookDelivery.created_at.desc(), WebhookDelivery.id.desc()))
+    result = listing.answer(query, window, tenant_id=tenant_id, list_name=f"deliveries/{webhook.id}", filters=filters,
+                            order_by=(WebhookDelivery.created_at.desc(), WebhookDelivery.id.desc()))
     attach_attempts(result["data"])
     return result
 

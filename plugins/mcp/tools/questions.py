@@ -12,7 +12,7 @@ ListJobQuestionsArgsSchema = with_fields(QuestionListArgsSchema, "ListJobQuestio
 
 def list_job_questions(tenant_id: str, arguments: dict) -> dict:
     job_id = arguments.pop("job_id")
-    return {"data": services.list_questions(tenant_id, job_id, **arguments)}
+    return services.list_questions(tenant_id, job_id, **arguments)
 
 
 TOOLS = (

@@ -1,0 +1,81 @@
+"""GET /v1/events: the tenant's stored events, oldest first, so a receiver that missed webhook deliveries can pull them.
+
+An event's `id` is the webhook-id its deliveries carried. `after` is an opaque signed position (the event's place in
+the store, bound to the tenant), answered as `next_after` on every page, the last included, so a poller resumes from it.
+Events older than HIREKIT_EVENT_RETENTION seconds are not served."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import marshmallow as ma
+from flask import current_app
+
+from app import tokens
+from app.api import Blueprint, UtcDateTime
+from app.auth import current_tenant_id
+from app.db import utcnow
+from app.errors import ApiError
+from app.events import EVENT_TYPES, Event
+from app.fields import BoundedInteger
+
+CURSOR_KIND = "event-cursor"
+
+blp = Blueprint("events", __name__, url_prefix="/v1/events", description="The tenant's event feed")
+
+
+class EventFeedArgsSchema(ma.Schema):
+    after = ma.fields.String(metadata={"description": "A previous answer's next_after: only events after it"})
+    type = ma.fields.String(validate=ma.validate.OneOf(EVENT_TYPES), metadata={"description": "Only events of this type"})
+    size = BoundedInteger(1, 100, load_default=50, metadata={"description": "1-100, default 50"})
+
+
+class EventSchema(ma.Schema):
+    id = ma.fields.UUID(required=True, attribute="event_id", metadata={"description": "The webhook-id of its deliveries"})
+    type = ma.fields.String(required=True)
+    payload = ma.fields.Dict(required=True, metadata={"description": "The record as it was when the event happened"})
+    created_at = UtcDateTime(required=True)
+
+
+class EventFeedSchema(ma.Schema):
+    data = ma.fields.List(ma.fields.Nested(EventSchema), required=True)
+    next_after = ma.fields.String(metadata={
+        "description": "Pass as `after` to continue; present whenever data is not empty, the last page included"})
+
+
+def invalid_after() -> ApiError:
+    return ApiError(400, "after: not an event cursor this server issued to this tenant",
+                    fields={"after": ["Not a valid event cursor."]}, type="invalid_cursor")
+
+
+def read_after(after: str, tenant_id: str) -> int:
+    try:
+        bound_tenant, sequence = tokens.verify(CURSOR_KIND, after, max_age=None)
+    except (tokens.InvalidToken, TypeError, ValueError):
+        raise invalid_after() from None
+    if bound_tenant != tenant_id or not isinstance(sequence, int):
+        raise invalid_after()
+    return sequence
+
+
+def event_feed(tenant_id: str, *, size: int, after: str | None = None, type: str | None = None) -> dict:
+    """A page of the tenant's retained events in stored order, after `after`, of `type`."""
+    retained_since = utcnow() - dt.timedelta(seconds=float(current_app.config["EVENT_RETENTION"]))
+    query = Event.select().where((Event.tenant == tenant_id) & (Event.created_at >= retained_since))
+    if after:
+        query = query.where(Event.sequence > read_after(after, tenant_id))
+    if type:
+        query = query.where(Event.type == type)
+    events = list(query.order_by(Event.sequence).limit(size))
+    body = {"data": events}
+    if events:
+        body["next_after"] = tokens.sign(CURSOR_KIND, [tenant_id, events[-1].sequence])
+    return body
+
+
+@blp.route("")
+@blp.arguments(EventFeedArgsSchema, location="query")
+@blp.response(200, EventFeedSchema)
+def list_events(args):
+    """The tenant's events (call_activity, application_activty), oldest first, with the webhook deliveries' ids"""
+    return event_feed(current_tenant_id(), **args)

@@ -1,0 +1,176 @@
+"""Every /v1 list's two modes: SPEC's pages (page + size, with totals) and sync cursors (signed (updated_at, id) keysets).
+
+A cursor is opaque and signed with the server secret (app.tokens, kind "list-cursor"); it carries the last row's
+(updated_at, id) and a digest of the tenant, the list and its filters, so a cursor of another tenant or list is 400.
+The next page is `(updated_at, id) > (last)` in that order, never an OFFSET: a row changed during a walk gets a later
+updated_at, so it moves past the walker's position and is read again later instead of being skipped.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import marshmallow as ma
+
+from app import tokens
+from app.errors import ApiError
+
+CURSOR_KIND = "list-cursor"
+WINDOW_ARGS = ("page", "size", "cursor", "updated_after", "updated_before")
+
+
+class InvalidCursor(ApiError):
+    def __init__(self):
+        super().__init__(400, "cursor: not a cursor this server issued for this list (tampered, another tenant's, or of "
+                         "another list or filters); start again with cursor= (empty)",
+                         fields={"cursor": ["Not a valid cursor for this list."]}, type="invalid_cursor")
+
+
+class ZonedInstant(ma.fields.AwareDateTime):
+    """An ISO 8601 instant that must carry its zone (Z or an offset); loaded as naive UTC like every stored timestamp."""
+
+    default_error_messages = {"invalid_awareness": "Must be an ISO 8601 date-time with a zone (Z or an offset)."}
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        try:
+            return super()._deserialize(value, attr, data, **kwargs).astimezone(dt.timezone.utc).replace(tzinfo=None)
+        except OverflowError:  # year 1 east of UTC, year 9999 west of it
+            raise self.make_error("invalid", input=value, obj_type=self.OBJ_TYPE) from None
+
+
+class SyncArgsSchema(ma.Schema):
+    """What every /v1 list takes for incremental sync: the updated_at window and the cursor mode."""
+
+    updated_after = ZonedInstant(metadata={"description": "Only records updated strictly after this instant (ISO 8601 "
+                                                          "with a zone)", "example": "2026-11-23T08:00:00Z"})
+    updated_before = ZonedInstant(metadata={"description": "Only records updated strictly before this instant (ISO "
+                                                           "8601 with a zone)", "example": "2026-11-23T09:00:00Z"})
+    cursor = ma.fields.String(metadata={
+        "description": "Cursor mode (instead of page): empty to start, then the previous answer's next_cursor. Walks "
+                       "by (updated_at, id), answers next_cursor (absent on the last page) and no totals; a record "
+                       "changed during the walk is seen again later, never skipped."})
+
+
+def cursor_mode_excludes_page(data: dict, original_data) -> None:
+    """page and cursor are two modes: sending both is 422; page is required unless cursor is sent."""
+    sent = original_data if isinstance(original_data, Mapping) else {}  # webargs passes a MultiDictProxy
+    if "cursor" in sent and "page" in sent:
+        raise ma.ValidationError({"cursor": ["Send either page (page mode) or cursor (cursor mode), not both."]})
+    if "cursor" in data:
+        data.pop("page", None)  # a default page (MCP tools) gives way to the cursor sent
+    elif data.get("page") is None:
+        raise ma.ValidationError({"page": ["Missing data for required field."]})
+
+
+@dataclass(frozen=True)
+class ListWindow:
+    """The part of a list request that is not a filter: the mode and its position, and the updated_at window."""
+
+    size: int
+    page: int | None = None
+    cursor: str | None = None
+    updated_after: dt.datetime | None = None
+    updated_before: dt.datetime | None = None
+
+    @property
+    def by_cursor(self) -> bool:
+        return self.cursor is not None
+
+
+def split_window(args: dict) -> tuple[ListWindow, dict]:
+    """(window, filters) of a list's loaded arguments."""
+    filters = {name: value for name, value in args.items() if name not in WINDOW_ARGS}
+    return ListWindow(**{name: args[name] for name in WINDOW_ARGS if name in args}), filters
+
+
+def within_window(query, model, window: ListWindow):
+    """The query narrowed to the window's updated_at span."""
+    if window.updated_after is not None:
+        query = query.where(model.updated_at > window.updated_after)
+    if window.updated_before is not None:
+        query = query.where(model.updated_at < window.updated_before)
+    return query
+
+
+def scope_digest(tenant_id: str, list_name: str, filters: dict) -> str:
+    """What a cursor is bound to: the tenant, the list (with its path ids) and its filters (updated_* included)."""
+    text = json.dumps([tenant_id, list_name, filters], sort_keys=True, default=str, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def cursor_scope(tenant_id: str, list_name: str, window: ListWindow, filters: dict) -> str:
+    return scope_digest(tenant_id, list_name, {**filters, "updated_after": window.updated_after,
+                                               "updated_before": window.updated_before})
+
+
+def keyset_query(query, model, window: ListWindow, scope: str):
+    """The next cursor page's query: after the cursor's position in (updated_at, id) order, one row more than size
+    (to know whether another page follows). The bound is written `updated_at >= u AND (updated_at > u OR id > i)` so
+    an index on (tenant, updated_at, id) serves it as a range on both databases."""
+    query = within_window(query, model, window).order_by(model.updated_at, model.id).limit(window.size + 1)
+    if window.cursor:
+        last_updated_at, last_id = read_cursor(window.cursor, scope)
+        query = query.where((model.updated_at >= last_updated_at)
+                            & ((model.updated_at > last_updated_at) | (model.id > last_id)))
+    return query
+
+
+def read_cursor(cursor: str, scope: str) -> tuple[dt.datetime, str]:
+    try:
+        payload = tokens.verify(CURSOR_KIND, cursor, max_age=None)
+        bound_scope, updated_at, record_id = payload
+        if bound_scope != scope:
+            raise InvalidCursor()
+        return dt.datetime.fromisoformat(updated_at), str(record_id)
+    except (tokens.InvalidToken, TypeError, ValueError):
+        raise InvalidCursor() from None
+
+
+def next_cursor(updated_at: dt.datetime, record_id, scope: str) -> str:
+    return tokens.sign(CURSOR_KIND, [scope, updated_at.isoformat(), str(record_id)])
+
+
+def cursor_body(items: list, *, size: int, last_position: tuple | None, scope: str) -> dict:
+    """{data, size, next_cursor?}: `items` holds up to size + 1 rows; the extra one only says another page follows."""
+    body = {"data": items[:size], "size": size}
+    if len(items) > size and last_position is not None:
+        body["next_cursor"] = next_cursor(*last_position, scope)
+    return body
+
+
+def answer(query, window: ListWindow, *, tenant_id: str, list_name: str, filters: dict, order_by=None) -> dict:
+    """The list body for either mode, from a query of model instances (page mode in `order_by`, by default
+    (created_at, id); cursor mode always by (updated_at, id))."""
+    from app.api import paginate
+
+    model = query.model
+    if not window.by_cursor:
+        return paginate(within_window(query, model, window), page=window.page, size=window.size, order_by=order_by)
+    scope = cursor_scope(tenant_id, list_name, window, filters)
+    rows = list(keyset_query(query, model, window, scope))
+    last = rows[window.size - 1] if len(rows) > window.size else None
+    return cursor_body(rows, size=window.size, last_position=(last.updated_at, last.id) if last else None, scope=scope)
+
+
+class WholeListArgsSchema(SyncArgsSchema):
+    """A /v1 list SPEC gives no pages (a job's questions, the tenant's webhooks): the whole list, or cursor pages."""
+
+    size = ma.fields.Integer(validate=ma.validate.Range(1, 100), metadata={"description": "1-100; cursor mode only"})
+
+    @ma.validates_schema
+    def size_with_cursor(self, data, **kwargs):
+        if ("cursor" in data) != ("size" in data):
+            raise ma.ValidationError({"size": ["Send size together with cursor (cursor mode), and only then."]})
+
+
+def answer_whole(query, args: dict, *, tenant_id: str, list_name: str, filters: dict, order_by) -> dict:
+    """{data} of the whole list in `order_by`, or in cursor mode {data, size, next_cursor?} (WholeListArgsSchema)."""
+    window = ListWindow(size=args.get("size", 0), cursor=args.get("cursor"), updated_after=args.get("updated_after"),
+                        updated_before=args.get("updated_before"))
+    if window.by_cursor:
+        return answer(query, window, tenant_id=tenant_id, list_name=list_name, filters=filters)
+    return {"data": list(within_window(query, query.model, window).order_by(*order_by))}

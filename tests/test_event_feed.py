@@ -1,0 +1,88 @@
+"""GET /v1/events: every event a webhook delivered can be pulled again, with the same id and payload, tenant-scoped."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from app.db import database
+from app.events import APPLICATION_ACTIVITY, CALL_ACTIVITY
+from app.tenancy import create_tenant
+from plugins.webhooks.payloads import record_fields
+from tests.conftest import TenantKeys
+from tests.factories import candidate_body, create_job
+from tests.tenant_records import ok
+
+
+def pull_feed(client, tenant, size=2, **filters) -> list[dict]:
+    """Every event of the feed, page by page through next_after."""
+    events, after = [], None
+    while True:
+        query = {"size": size, **filters, **({"after": after} if after else {})}
+        body = ok(client.get("/v1/events", query_string=query, headers=tenant.headers))
+        if not body["data"]:
+            return events
+        events += body["data"]
+        after = body["next_after"]
+
+
+@pytest.fixture
+def receiver(httpserver):
+    httpserver.expect_request("/hook").respond_with_data("received")
+    return httpserver
+
+
+def make_activity(client, tenant) -> None:
+    """Application and call activity: a create, a change and an instant call."""
+    job = create_job(client, tenant)
+    candidate = ok(client.post("/v1/candidates", json=candidate_body(), headers=tenant.headers), 201)
+    application = ok(client.post("/v1/applications", headers=tenant.headers, json={
+        "candidate_source_id": candidate["source_id"], "job_source_id": job["source_id"],
+        "source_application_status": "applied", "application_stage": "ACTIVE"}), 201)
+    ok(client.patch(f"/v1/applications/{application['id']}", headers=tenant.headers,
+                    json={"source_application_status": "screening", "application_stage": "ACTIVE"}))
+    ok(client.post(f"/v1/applications/{application['id']}/instant-call", headers=tenant.headers), 202)
+
+
+def test_every_delivered_event_is_in_the_feed_with_its_id_and_payload(client, tenant_a, tenant_b, receiver):
+    for event_type in (APPLICATION_ACTIVITY, CALL_ACTIVITY):
+        ok(client.post("/v1/tenant-webhook", headers=tenant_a.headers, json={
+            "tenant_id": tenant_a.id, "triggered_event": event_type, "type": "post_call_screening",
+            "fields": sorted(record_fields(event_type)), "url": receiver.url_for("/hook"), "http_method": "POST",
+            "content_type": "application/json"}), 201)
+    make_activity(client, tenant_a)
+    make_activity(client, tenant_b)
+    delivered = {request.headers["webhook-id"]: json.loads(request.get_data(as_text=True)) for request, _ in receiver.log}
+    assert len(delivered) >= 3
+    feed = pull_feed(client, tenant_a)
+    by_id = {event["id"]: event for event in feed}
+    assert len(by_id) == len(feed)
+    for event_id, payload in delivered.items():
+        assert event_id in by_id, event_id
+        assert by_id[event_id]["payload"] == payload
+    assert {event["type"] for event in feed} == {APPLICATION_ACTIVITY, CALL_ACTIVITY}
+    assert [event["created_at"] for event in feed] == sorted(event["created_at"] for event in feed)
+    calls_only = pull_feed(client, tenant_a, size=100, type=CALL_ACTIVITY)
+    assert calls_only and [e["id"] for e in calls_only] == [e["id"] for e in feed if e["type"] == CALL_ACTIVITY]
+    assert not set(by_id) & {event["id"] for event in pull_feed(client, tenant_b)}
+
+
+def test_the_feed_refuses_another_tenants_or_a_tampered_position(client, tenant_a, tenant_b):
+    make_activity(client, tenant_a)
+    after = ok(client.get("/v1/events?size=1", headers=tenant_a.headers))["next_after"]
+    for tenant, position in ((tenant_b, after), (tenant_a, after[:-3] + "AAA"), (tenant_a, "17")):
+        response = client.get("/v1/events", query_string={"after": position}, headers=tenant.headers)
+        assert response.status_code == 400 and response.json["error"]["type"] == "invalid_cursor"
+    for query in ({"size": 0}, {"size": 101}, {"type": "job.updated"}):
+        assert client.get("/v1/events", query_string=query, headers=tenant_a.headers).status_code == 422
+
+
+def test_events_older_than_the_retention_are_not_served(make_app):
+    app = make_app(EVENT_RETENTION=0)
+    with app.app_context(), database.connection_context():
+        _, key = create_tenant("tenant-r")
+    tenant = TenantKeys("tenant-r", key)
+    client = app.test_client()
+    make_activity(client, tenant)
+    assert ok(client.get("/v1/events", headers=tenant.headers))["data"] == []
