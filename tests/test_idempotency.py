@@ -207,3 +207,49 @@ def test_openapi_documents_the_key_on_every_authenticated_v1_write_and_the_repla
         assert parameter["schema"]["maxLength"] == 255
         successes = [response for status, response in operation["responses"].items() if status.startswith("2")]
         assert successes and all("Idempotent-Replayed" in response["headers"] for response in successes), (method, path)
+
+
+# ---- MCP write tools: the optional idempotency_key argument ------------------------------------------------------
+
+def test_mcp_write_tools_take_an_optional_idempotency_key(client, tenant_a):
+    from tests.test_mcp_jobs import listed_tools
+
+    tools = listed_tools(client, tenant_a)
+    for name in ("create_job", "update_job", "start_instant_call"):
+        schema = tools[name]["inputSchema"]
+        assert schema["properties"]["idempotency_key"]["maxLength"] == 255
+        assert "idempotency_key" not in schema.get("required", ())
+    assert "idempotency_key" not in tools["get_job"]["inputSchema"]["properties"]
+
+
+def test_mcp_create_job_with_a_key_runs_once(app, client, tenant_a):
+    from tests.test_mcp_protocol import tool_result
+
+    arguments = {**job_body(source_id="mcp-idem"), "idempotency_key": "agent-1"}
+    first = tool_result(client, tenant_a, "create_job", arguments)
+    again = tool_result(client, tenant_a, "create_job", arguments)
+    assert first["isError"] is False and again == first
+    assert counts(app, tenant_a)["jobs"] == 1
+    other = tool_result(client, tenant_a, "create_job", {**arguments, "title": "Another"})
+    assert other["isError"] is True and "another request" in other["content"][0]["text"]
+    unkeyed = tool_result(client, tenant_a, "create_job", {k: v for k, v in arguments.items() if k != "idempotency_key"})
+    assert unkeyed["isError"] is True  # without the key it is a second create: the source_id's 409
+    assert counts(app, tenant_a)["jobs"] == 1
+
+
+def test_mcp_update_job_and_instant_call_with_a_key_run_once(app, client, tenant_a):
+    from tests.test_mcp_protocol import tool_result
+
+    application = call_factories.application_for(client, tenant_a)
+    arguments = {"application_id": application["id"], "idempotency_key": "call-agent-1"}
+    first = tool_result(client, tenant_a, "start_instant_call", arguments)
+    assert first["isError"] is False, first
+    before = counts(app, tenant_a)
+    assert tool_result(client, tenant_a, "start_instant_call", arguments) == first
+    assert counts(app, tenant_a) == before and before["calls"] == 1
+
+    job_id = application["job"]["id"]
+    update = {"job_id": job_id, "title": "Night Nurse", "idempotency_key": "update-1"}
+    assert tool_result(client, tenant_a, "update_job", update) == tool_result(client, tenant_a, "update_job", update)
+    bad_key = tool_result(client, tenant_a, "update_job", {**update, "idempotency_key": "x" * 256})
+    assert bad_key["isError"] is True

@@ -14,6 +14,7 @@ from typing import Callable
 import marshmallow as ma
 import orjson
 
+from app import idempotency
 from app.errors import ApiError, flatten_fields
 from app.fields import load_json
 from app.jsonschema import DUMP, LOAD, schema_to_json_schema
@@ -62,18 +63,46 @@ class Tool:
             "name": self.name,
             "title": self.title,
             "description": self.description,
-            "inputSchema": schema_to_json_schema(self._argument_schema, mode=LOAD),
+            "inputSchema": self._input_schema(),
             "outputSchema": schema_to_json_schema(self._result_schema, mode=DUMP),
             "annotations": hints,
         }
 
+    def _input_schema(self) -> dict:
+        """The arguments' JSON Schema; a write tool also takes the optional idempotency_key."""
+        schema = schema_to_json_schema(self._argument_schema, mode=LOAD)
+        if not self.read_only:
+            schema.setdefault("properties", {})[IDEMPOTENCY_ARGUMENT] = IDEMPOTENCY_KEY_SCHEMA
+        return schema
+
     def call(self, tenant_id: str, arguments: dict) -> dict:
-        """The tool's structured result; InvalidArguments when they do not fit, ApiError on a domain failure."""
+        """The tool's structured result; InvalidArguments when they do not fit, ApiError on a domain failure. A write
+        tool called with an idempotency_key runs once per key: a retry with the same arguments gets the first result
+        (or the first failure), other arguments with the same key fail (app.idempotency)."""
+        if self.read_only or IDEMPOTENCY_ARGUMENT not in arguments:
+            return self._call(tenant_id, arguments)
+        arguments = dict(arguments)
+        key = arguments.pop(IDEMPOTENCY_ARGUMENT)
+        if not isinstance(key, str):
+            raise InvalidArguments(self.name, {IDEMPOTENCY_ARGUMENT: ["Not a valid string."]})
+        request_fingerprint = idempotency.fingerprint("mcp", self.name, orjson.dumps(arguments, option=orjson.OPT_SORT_KEYS))
+        return idempotency.run_once(tenant_id, key, request_fingerprint, lambda: self._call(tenant_id, arguments))
+
+    def _call(self, tenant_id: str, arguments: dict) -> dict:
         try:
             loaded = load_json(self._argument_schema, arguments)  # integers and booleans exact, blank is absent
         except ma.ValidationError as error:
             raise InvalidArguments(self.name, error.messages) from None
         return self._result_schema.dump(self.run(tenant_id, loaded))
+
+
+IDEMPOTENCY_ARGUMENT = "idempotency_key"
+IDEMPOTENCY_KEY_SCHEMA = {
+    "type": "string", "minLength": 1, "maxLength": idempotency.MAX_KEY_LENGTH,
+    "description": "Optional: a unique key (e.g. a UUID) that makes this call safe to retry. A retry with the same key and "
+                   "the same arguments within 24 hours returns the first call's result and changes nothing again; the "
+                   "same key with other arguments fails.",
+}
 
 
 def success(structured: dict) -> dict:
