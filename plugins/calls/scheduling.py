@@ -141,7 +141,7 @@ def run_attempt(call: Call) -> None:
     if allowed is None:
         return cancel_call(call, "no attempt is left in the schedule")
     if allowed > utcnow() + dt.timedelta(seconds=60):  # the setting changed since: move the attempt
-        Call.update(scheduled_for=allowed).where(Call.id == call.id).execute()
+        Call.update(scheduled_for=allowed, updated_at=utcnow()).where(Call.id == call.id).execute()  # sync sees it
         call.scheduled_for = allowed
         return enqueue_attempt(call, schedule)
     place_call(call, voicemail=bool(schedule.get("voicemail_enabled")))
