@@ -247,10 +247,11 @@ class ResumeBodyMixin(ma.Schema):
 class ResumeSchema(FullAnswerSchema):
     """Resume metadata on a record; the bytes are at the record's /resume route."""
 
-    file_name = ma.fields.String(attribute="resume_file_name")
-    content_type = ma.fields.String(attribute="resume_content_type")
-    size = ma.fields.Integer(attribute="resume_size")
-    sha256 = ma.fields.String(attribute="resume_sha256")
+    # null when the record has only a `file` reference and no stored bytes
+    file_name = ma.fields.String(attribute="resume_file_name", allow_none=True)
+    content_type = ma.fields.String(attribute="resume_content_type", allow_none=True)
+    size = ma.fields.Integer(attribute="resume_size", allow_none=True)
+    sha256 = ma.fields.String(attribute="resume_sha256", allow_none=True)
     reference = ma.fields.String(attribute="resume_reference", allow_none=True,
                                  metadata={"description": "The `file` reference the client sent, if any"})
 

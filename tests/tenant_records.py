@@ -46,4 +46,5 @@ def seed_records(client, tenant) -> dict:
         "job_id": job["id"], "number": job["number"], "question_id": question["id"], "candidate_id": candidate["id"],
         "application_id": application["id"], "call_id": call["id"], "tenant_webhook_id": webhook["id"],
         "delivery_id": deliveries["data"][0]["id"], "person_id": PERSON_ID,
+        "source_id": job["source_id"],  # the by-source-id upserts' path value
     }
