@@ -173,6 +173,24 @@ def applies_to_request() -> bool:
     return req.method in WRITE_METHODS and req.path.startswith(API_PREFIX) and HEADER in req.headers
 
 
+FORM_TYPES = ("multipart/form-data", "application/x-www-form-urlencoded")
+
+
+def body_parts(req) -> list[bytes | str]:
+    """What the fingerprint reads of the body: its bytes; for a form (already parsed by app.nul_guard, so its raw
+    bytes are gone) its fields and each file's name, type and sha256 in a fixed order, whatever the boundary."""
+    if req.mimetype not in FORM_TYPES:
+        return [req.get_data(cache=True)]
+    parts: list[bytes | str] = [req.mimetype]
+    for name, value in sorted(req.form.items(multi=True)):
+        parts += [name, value]
+    for name, upload in sorted(req.files.items(multi=True), key=lambda item: (item[0], item[1].filename or "")):
+        digest = hashlib.sha256(upload.stream.read()).hexdigest()
+        upload.stream.seek(0)
+        parts += [name, upload.filename or "", upload.mimetype or "", digest]
+    return parts
+
+
 def claim_before_view():
     """before_request (after auth and the body guards): claim the key, or answer the stored reply / 409 / 422."""
     g.idempotency = None
@@ -183,8 +201,7 @@ def claim_before_view():
         return None
     req = request._get_current_object()
     key = valid_key(req.headers[HEADER])
-    request_fingerprint = fingerprint(req.method, req.full_path if req.query_string else req.path,
-                                      req.get_data(cache=True))
+    request_fingerprint = fingerprint(req.method, req.full_path if req.query_string else req.path, *body_parts(req))
     token, answer = claim(caller.tenant_id, key, request_fingerprint)
     if answer is not None:
         replay = Response(answer.body, status=answer.status)

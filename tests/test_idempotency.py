@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import datetime as dt
+import io
 
 import pytest
 import requests
@@ -253,3 +254,31 @@ def test_mcp_update_job_and_instant_call_with_a_key_run_once(app, client, tenant
     assert tool_result(client, tenant_a, "update_job", update) == tool_result(client, tenant_a, "update_job", update)
     bad_key = tool_result(client, tenant_a, "update_job", {**update, "idempotency_key": "x" * 256})
     assert bad_key["isError"] is True
+
+
+def test_multipart_bodies_are_fingerprinted_by_their_fields_and_files(app, client, tenant_a):
+    from tests.factories import candidate_body, pdf_bytes
+
+    fields = candidate_body(source_id="mp-1")
+
+    def form(text: str) -> dict:
+        return {**fields, "file": (io.BytesIO(pdf_bytes(text)), "cv.pdf")}
+
+    headers = with_key(tenant_a, "multipart-1")
+    first = client.post("/v1/candidates", data=form("Jane"), headers=headers, content_type="multipart/form-data")
+    assert first.status_code == 201, first.json
+    again = client.post("/v1/candidates", data=form("Jane"), headers=headers, content_type="multipart/form-data")
+    assert_replayed(first, again)
+    other_file = client.post("/v1/candidates", data=form("Joan"), headers=headers, content_type="multipart/form-data")
+    assert other_file.status_code == 422 and "another request" in other_file.json["error"]["message"]
+
+
+def test_chunked_and_sized_framings_of_one_body_are_one_request(app, live_url, tenant_a):
+    body = _json(job_body(source_id="chunked-idem"))
+    headers = {**with_key(tenant_a, "chunked-1"), "Content-Type": "application/json"}
+    chunked = requests.post(f"{live_url}/v1/jobs", data=iter([body[:10], body[10:]]), headers=headers, timeout=10)
+    assert chunked.status_code == 201, chunked.text
+    sized = requests.post(f"{live_url}/v1/jobs", data=body, headers=headers, timeout=10)
+    assert sized.status_code == 201 and sized.headers["Idempotent-Replayed"] == "true"
+    assert sized.content == chunked.content
+    assert counts(app, tenant_a)["jobs"] == 1
