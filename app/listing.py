@@ -21,6 +21,7 @@ from app.errors import ApiError
 
 CURSOR_KIND = "list-cursor"
 WINDOW_ARGS = ("page", "size", "cursor", "updated_after", "updated_before")
+WHOLE_LIST_CURSOR_SIZE = 100
 
 
 class InvalidCursor(ApiError):
@@ -159,17 +160,14 @@ def answer(query, window: ListWindow, *, tenant_id: str, list_name: str, filters
 class WholeListArgsSchema(SyncArgsSchema):
     """A /v1 list SPEC gives no pages (a job's questions, the tenant's webhooks): the whole list, or cursor pages."""
 
-    size = ma.fields.Integer(validate=ma.validate.Range(1, 100), metadata={"description": "1-100; cursor mode only"})
-
-    @ma.validates_schema
-    def size_with_cursor(self, data, **kwargs):
-        if ("cursor" in data) != ("size" in data):
-            raise ma.ValidationError({"size": ["Send size together with cursor (cursor mode), and only then."]})
+    size = ma.fields.Integer(validate=ma.validate.Range(1, 100), metadata={
+        "description": f"1-100, the page size in cursor mode (default {WHOLE_LIST_CURSOR_SIZE}); without a cursor the "
+                       "whole list is answered and size is ignored"})
 
 
 def answer_whole(query, args: dict, *, tenant_id: str, list_name: str, filters: dict, order_by) -> dict:
     """{data} of the whole list in `order_by`, or in cursor mode {data, size, next_cursor?} (WholeListArgsSchema)."""
-    window = ListWindow(size=args.get("size", 0), cursor=args.get("cursor"), updated_after=args.get("updated_after"),
+    window = ListWindow(size=args.get("size", WHOLE_LIST_CURSOR_SIZE), cursor=args.get("cursor"), updated_after=args.get("updated_after"),
                         updated_before=args.get("updated_before"))
     if window.by_cursor:
         return answer(query, window, tenant_id=tenant_id, list_name=list_name, filters=filters)
