@@ -153,6 +153,11 @@ def init_app(app) -> None:
             database.close()
 
 
+def is_postgres() -> bool:
+    """Whether the configured database is PostgreSQL (for the few statements SQLite has no form of)."""
+    return isinstance(database.obj, pw.PostgresqlDatabase)
+
+
 def after_commit(side_effect) -> None:
     """Run `side_effect()` once the current transaction commits, now when none is open, and never when it rolls back
     (a savepoint included). Deferred, a failure is logged rather than raised: the write it follows has committed."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import peewee as pw
 
-from app.db import TimestampedModel, database, new_uuid, parse_uuid
+from app.db import TimestampedModel, database, is_postgres, new_uuid, parse_uuid
 from app.errors import Conflict, NotFound
 from app.tenancy import Counter, Tenant
 
@@ -65,7 +65,7 @@ ROW, VERSION, VERSIONED_ROW = "row", "version", "versioned_row"
 
 
 def _reads_row_text() -> bool:
-    return isinstance(database.obj, pw.PostgresqlDatabase)
+    return is_postgres()
 
 
 def _fetch_owned(model, tenant_id: str, record_id, kind: str) -> tuple:

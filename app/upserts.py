@@ -11,11 +11,10 @@ from __future__ import annotations
 from typing import Callable
 
 import marshmallow as ma
-import peewee as pw
 from flask.views import MethodView
 
 from app.auth import current_tenant_id
-from app.db import database
+from app.db import database, is_postgres
 from app.errors import ValidationFailed
 from app.records import TenantRecord, find_by_source_id
 
@@ -31,7 +30,7 @@ def upsert_schema(create_schema: type[ma.Schema], name: str) -> type[ma.Schema]:
 
 def lock_source_id(model: type[TenantRecord], tenant_id: str, source_id: str) -> None:
     """Inside a transaction: wait for any other upsert of this record (PostgreSQL; SQLite writers are serialized)."""
-    if isinstance(database.obj, pw.PostgresqlDatabase):
+    if is_postgres():
         database.execute_sql("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
                              (f"upsert:{model._meta.table_name}:{tenant_id}:{source_id}",))
 

@@ -18,6 +18,7 @@ from app import create_app
 from tests.conftest import POSTGRES_URL
 from tests.factories import job_body
 from tests.tcp_proxy import TcpProxy
+from tests.ports import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -49,12 +50,6 @@ def test_postgres_outage_is_503_and_recovers_without_restart(base_config, tenant
     assert [j["source_id"] for j in back.json["data"]] == ["before"]
     assert client.post("/v1/jobs", json=job_body(source_id="after"), headers=tenant_a.headers).status_code == 201
     proxy.stop()
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @pytest.fixture

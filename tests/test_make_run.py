@@ -3,7 +3,6 @@
 import os
 import re
 import signal
-import socket
 import subprocess
 import time
 from pathlib import Path
@@ -12,14 +11,9 @@ import pytest
 import requests
 
 from tests.factories import job_body
+from tests.ports import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @pytest.mark.slow

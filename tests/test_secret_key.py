@@ -5,7 +5,6 @@ the instance directory once (mode 0600), reuses it, and the app reads it from th
 from __future__ import annotations
 
 import os
-import socket
 import stat
 import subprocess
 import sys
@@ -14,15 +13,10 @@ from pathlib import Path
 import pytest
 
 from app import create_app
+from tests.ports import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 HOW_TO_MAKE_ONE = "secrets.token_urlsafe(48)"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def environment_without_secret(tmp_path: Path, **extra) -> dict:

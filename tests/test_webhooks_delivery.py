@@ -3,7 +3,6 @@
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -17,6 +16,7 @@ from werkzeug import Response
 from app.db import database
 from plugins.webhooks.models import WebhookDelivery
 from tests.webhook_helpers import create_webhook, emit, verified_payload, work_until
+from tests.ports import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 FAST_RETRIES = {"WEBHOOK_RETRY_SCHEDULE": [0.2, 0.2, 0.2, 0.2], "WEBHOOK_RETRY_JITTER": 0.0}
@@ -82,12 +82,6 @@ def test_a_burst_of_events_is_sent_by_one_drain_job_in_order(make_app, redis_url
     work_until(app, lambda: len(httpserver.log) == 30)
     assert [request.headers["webhook-id"] for request, _ in httpserver.log] == emitted
     assert {d["status"] for d in delivery_log(client, tenant_a, webhook)["data"]} == {"succeeded"}
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def test_receiver_down_nothing_is_lost_and_it_arrives_when_the_receiver_is_back(make_app, redis_url, tenant_a):

@@ -16,7 +16,7 @@ from werkzeug import Response
 
 from app.db import utcnow
 from tests.webhook_helpers import APPLICATION_RECORD, create_webhook, emit, verified_payload, work_until
-from tests.test_webhooks_delivery import free_port
+from tests.ports import free_port
 
 PLAIN_SECRET = "correct horse battery staple"  # not whsec_: its UTF-8 bytes are the key
 SAMPLE_ID = "00000000-0000-4000-8000-000000000000"

@@ -23,7 +23,8 @@ from app.db import database
 from app.worker_scheduler import STALE_AFTER_SECONDS, StandbyScheduler
 from plugins.webhooks.models import WebhookDelivery
 from tests.conftest import POSTGRES_URL
-from tests.test_webhooks_delivery import free_port, stop_worker
+from tests.ports import free_port
+from tests.test_webhooks_delivery import stop_worker
 from tests.webhook_helpers import create_webhook, emit, verified_payload
 
 ROOT = Path(__file__).resolve().parent.parent

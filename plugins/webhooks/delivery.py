@@ -8,10 +8,9 @@ import logging
 import random
 import time
 
-import peewee as pw
 from flask import current_app
 
-from app.db import database, new_uuid, utcnow
+from app.db import database, is_postgres, new_uuid, utcnow
 from app.metrics import record_webhook_delivery
 from plugins.webhooks import statements
 from plugins.webhooks.egress import UnsafeTarget, pin_target
@@ -58,7 +57,7 @@ def lease_length() -> dt.timedelta:
 def relaxed_durability():
     """While sending, commits do not wait for the disk on PostgreSQL (4-5 ms each otherwise). Safe here: losing a lease
     or an attempt record in a database crash only means the delivery is sent again, which at-least-once allows."""
-    postgres = isinstance(database.obj, pw.PostgresqlDatabase) and not database.in_transaction()
+    postgres = is_postgres() and not database.in_transaction()
     if postgres:
         database.execute_sql("SET synchronous_commit TO OFF")
     try:

@@ -7,9 +7,8 @@ from __future__ import annotations
 
 import datetime as dt
 
-import peewee as pw
 
-from app.db import database
+from app.db import database, is_postgres
 from plugins.webhooks.models import DELIVERY_PENDING, WebhookAttempt, WebhookDelivery
 
 D, A = WebhookDelivery, WebhookAttempt
@@ -31,10 +30,6 @@ UPDATE_DELIVERY_SQL = (
 
 def _sql(template: str) -> str:
     return template.format(p=database.obj.param)
-
-
-def _is_postgres() -> bool:
-    return isinstance(database.obj, pw.PostgresqlDatabase)
 
 
 def claim(delivery_id, now: dt.datetime, lease_until: dt.datetime, due_by: dt.datetime) -> WebhookDelivery | None:
@@ -63,7 +58,7 @@ def record_attempt(delivery_id, *, number: int, started_at: dt.datetime, duratio
               A.next_retry_at.db_value(next_retry_at))
     update = (number, status_code, error, D.updated_at.db_value(now), status, next_at, failures_in_row,
               D.delivered_at.db_value(delivered_at), ident)
-    if _is_postgres() and also is None and not database.in_transaction():
+    if is_postgres() and also is None and not database.in_transaction():
         database.execute_sql(_sql(INSERT_ATTEMPT_SQL + "; " + UPDATE_DELIVERY_SQL), insert + update)
         return
     with database.atomic():

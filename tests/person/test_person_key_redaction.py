@@ -15,7 +15,7 @@ import pytest
 import requests
 
 from app.observability import JsonFormatter, KeyRedactingFilter, redact_keys
-from tests.test_fault_drills import free_port
+from tests.ports import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 
