@@ -13,6 +13,7 @@ import uuid
 from dataclasses import dataclass, field
 
 from flask import current_app
+from werkzeug.utils import import_string
 
 from app.db import after_commit, database
 
@@ -82,6 +83,8 @@ class TaskQueue:
         return self._queues[name]
 
     def enqueue(self, func, *args, queue: str = "default", **options):
+        """`func` is the job or its dotted name ("plugins.webhooks.tasks.drain_webhook"): a name spares the caller
+        importing the job's module."""
         return self._submit(queue, lambda target: target.enqueue(func, *args, **options), func, args, options)
 
     def enqueue_in(self, delay: dt.timedelta, func, *args, queue: str = "default", **options):
@@ -104,6 +107,8 @@ class TaskQueue:
         """Run inline, or enqueue on the RQ queue: now outside a transaction, once it commits inside one (the answer
         then knows only the job's id)."""
         if self.is_inline:
+            func = import_string(func) if isinstance(func, str) else func  # a wrong name fails the caller
+
             def start():
                 return self._run_inline(func, args, options)
         else:
@@ -151,7 +156,7 @@ def get_queue() -> TaskQueue:
 
 
 def enqueue(func, *args, queue: str = "default", **options):
-    """Run func in the background on the named queue (inline without Redis)."""
+    """Run func (a function or its dotted name) in the background on the named queue (inline without Redis)."""
     return get_queue().enqueue(func, *args, queue=queue, **options)
 
 

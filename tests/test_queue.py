@@ -37,6 +37,26 @@ def test_inline_queue_runs_the_job_now(app, tenant_a):
     assert counter_value(app, tenant_a.id) == 1
 
 
+def test_a_job_can_be_enqueued_by_its_dotted_name(app, tenant_a):
+    with app.app_context():
+        job = enqueue("tests.test_queue.bump_counter", tenant_a.id)
+    assert job.get_status() == "finished" and job.result == 1
+    assert counter_value(app, tenant_a.id) == 1
+
+
+def test_redis_queue_runs_a_job_enqueued_by_name(make_app, tenant_a, redis_url):
+    from rq import SimpleWorker
+
+    app = make_app(REDIS_URL=redis_url)
+    with app.app_context():
+        job = enqueue("tests.test_queue.bump_counter", tenant_a.id, queue="default")
+        queue = app.extensions["hirekit_queue"].queue("default")
+        SimpleWorker([queue], connection=queue.connection).work(burst=True)
+        job.refresh()
+        assert job.get_status() == "finished"
+    assert counter_value(app, tenant_a.id) == 1
+
+
 def test_inline_failure_is_recorded_not_raised(app, tenant_a):
     with app.app_context():
         job = enqueue(explode, tenant_a.id)
