@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import http
-import math
 import re
 
 import marshmallow as ma
@@ -265,22 +264,3 @@ def page_schema(item_schema: type[ma.Schema]) -> type[ma.Schema]:
         name = item_schema.__name__.removesuffix("Schema") + "PageSchema"
         _page_schemas[item_schema] = type(name, (PageMetaSchema,), {"data": ma.fields.List(ma.fields.Nested(item_schema), required=True)})
     return _page_schemas[item_schema]
-
-
-def paginate(query, *, page: int, size: int, order_by=None, counted=None) -> dict:
-    """A page of a peewee query in stable order (created_at, then id unless given), with its totals (counted on
-    `counted` when given: the same rows without what only adds columns)."""
-    total = (query if counted is None else counted).count()
-    items = list(page_query(query, page=page, size=size, order_by=order_by))
-    return page_body(items, page=page, size=size, total=total)
-
-
-def page_query(query, *, page: int, size: int, order_by=None):
-    """The query of one page, in stable order (created_at, then id unless given)."""
-    if order_by is None:
-        order_by = (query.model.created_at, query.model.id)
-    return query.order_by(*order_by).paginate(page, size)
-
-
-def page_body(items: list, *, page: int, size: int, total: int) -> dict:
-    return {"data": items, "page": page, "size": size, "total": total, "total_pages": math.ceil(total / size) if size else 0}

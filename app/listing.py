@@ -11,12 +11,13 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 import marshmallow as ma
 
-from app import tokens
+from app import row_counts, tokens
 from app.errors import ApiError
 
 CURSOR_KIND = "list-cursor"
@@ -143,17 +144,25 @@ def cursor_body(items: list, *, size: int, last_position: tuple | None, scope: s
     return body
 
 
+def known_total(model, window: ListWindow, *, tenant_id: str, list_name: str, filters: dict) -> int | None:
+    """Page mode's exact total when the database keeps it (app.row_counts: a counted list, no updated_at window and
+    no filter its counts do not answer), else None: count the matching rows."""
+    if window.updated_after is not None or window.updated_before is not None:
+        return None
+    return row_counts.known_total(list_name, model, tenant_id, filters)
+
+
 def answer(query, window: ListWindow, *, tenant_id: str, list_name: str, filters: dict, order_by=None,
            counted=None) -> dict:
     """The list body for either mode, from a query of model instances (page mode in `order_by`, by default
     (created_at, id); cursor mode always by (updated_at, id)). `counted`, when given, is the cheaper query with the
-    same rows that page mode's total counts (e.g. without joins that only add columns)."""
-    from app.api import paginate
-
+    same rows that page mode's total counts (e.g. without joins that only add columns); lists whose totals the
+    database keeps (app.row_counts) read them instead of counting."""
     model = query.model
     if not window.by_cursor:
         return paginate(within_window(query, model, window), page=window.page, size=window.size, order_by=order_by,
-                        counted=None if counted is None else within_window(counted, model, window))
+                        counted=None if counted is None else within_window(counted, model, window),
+                        total=known_total(model, window, tenant_id=tenant_id, list_name=list_name, filters=filters))
     scope = cursor_scope(tenant_id, list_name, window, filters)
     rows = list(keyset_query(query, model, window, scope))
     last = rows[window.size - 1] if len(rows) > window.size else None
@@ -175,3 +184,23 @@ def answer_whole(query, args: dict, *, tenant_id: str, list_name: str, filters: 
     if window.by_cursor:
         return answer(query, window, tenant_id=tenant_id, list_name=list_name, filters=filters)
     return {"data": list(within_window(query, query.model, window).order_by(*order_by))}
+
+
+def paginate(query, *, page: int, size: int, order_by=None, counted=None, total: int | None = None) -> dict:
+    """A page of a peewee query in stable order (created_at, then id unless given), with its totals: `total` when
+    known, else counted on `counted` when given (the same rows without what only adds columns), else on `query`."""
+    if total is None:
+        total = (query if counted is None else counted).count()
+    items = list(page_query(query, page=page, size=size, order_by=order_by))
+    return page_body(items, page=page, size=size, total=total)
+
+
+def page_query(query, *, page: int, size: int, order_by=None):
+    """The query of one page, in stable order (created_at, then id unless given)."""
+    if order_by is None:
+        order_by = (query.model.created_at, query.model.id)
+    return query.order_by(*order_by).paginate(page, size)
+
+
+def page_body(items: list, *, page: int, size: int, total: int) -> dict:
+    return {"data": items, "page": page, "size": size, "total": total, "total_pages": math.ceil(total / size) if size else 0}

@@ -16,9 +16,9 @@ from functools import lru_cache
 import peewee as pw
 from flask import Response, current_app
 
-from app.api import page_body, page_query, page_schema, paginate
+from app.api import page_schema
 from app import listing
-from app.listing import ListWindow, within_window
+from app.listing import ListWindow, page_body, page_query, paginate, within_window
 from app.db import database
 from app.json import dumps_bytes
 from app.records import TenantRecord, get_owned_version, get_owned_versioned_row, instance_from_row
@@ -43,15 +43,17 @@ def owned_record_response(model: type[TenantRecord], schema_class: type, tenant_
     return _json_response(body)
 
 
-def owned_page_response(query, schema_class: type, *, page: int, size: int) -> Response:
-    """200 with what `paginate(query)` dumped by `page_schema(schema_class)` answers, each row's item reused as above.
+def owned_page_response(query, schema_class: type, *, page: int, size: int, total: int | None = None) -> Response:
+    """200 with what `paginate(query)` dumped by `page_schema(schema_class)` answers, each row's item reused as above;
+    `total` when known (app.listing.known_total), else counted.
 
     For a query of one model's own rows (no joins), read as the table's columns: compiling a 30-column select list
     costs peewee more than the query. Anything else takes `paginate`."""
     if query._joins:
-        body = _schema(page_schema(schema_class)).dump(paginate(query, page=page, size=size))
+        body = _schema(page_schema(schema_class)).dump(paginate(query, page=page, size=size, total=total))
         return _json_response(dumps_bytes(body))
-    total = query.count()
+    if total is None:
+        total = query.count()
     items, _ = _dumped_rows(page_query(query, page=page, size=size), schema_class)
     return _json_response(dumps_bytes(page_body(items, page=page, size=size, total=total)))
 
@@ -60,8 +62,9 @@ def owned_list_response(query, schema_class: type, window: ListWindow, *, tenant
                         filters: dict) -> Response:
     """200 with a list in either mode (app.listing): page mode as `owned_page_response`, cursor mode by keyset."""
     if not window.by_cursor:
+        total = listing.known_total(query.model, window, tenant_id=tenant_id, list_name=list_name, filters=filters)
         return owned_page_response(within_window(query, query.model, window), schema_class, page=window.page,
-                                   size=window.size)
+                                   size=window.size, total=total)
     if query._joins:
         body = listing.answer(query, window, tenant_id=tenant_id, list_name=list_name, filters=filters)
         return _json_response(dumps_bytes(_schema(page_schema(schema_class)).dump(body)))
