@@ -9,7 +9,7 @@ from flask import Flask
 from werkzeug.exceptions import NotFound
 from werkzeug.routing import Map, RequestRedirect
 
-from app import auth, db, errors, idempotency, limits, metrics, nul_guard, queue, secret_key
+from app import auth, db, errors, events, idempotency, limits, metrics, nul_guard, queue, secret_key
 from app.api import init_api
 from app.config import load_config
 from app.json import OrjsonProvider
@@ -89,6 +89,7 @@ def create_app(config: dict | None = None) -> Flask:
     limits.build_limiter(app)
     nul_guard.init_app(app)  # after auth and limits: a bad key is 401 and a flood 429 before the body is read
     idempotency.init_app(app)  # after nul_guard: the key's fingerprint reads the de-chunked, guarded body
+    events.init_app(app)
     queue.init_app(app)
     metrics.init_app(app)
     api = init_api(app)

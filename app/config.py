@@ -72,7 +72,9 @@ DEFAULTS: dict[str, object] = {
     "IDEMPOTENCY_TTL": 24 * 3600,  # seconds an Idempotency-Key's stored answer replays (app/idempotency.py)
     "IDEMPOTENCY_LOCK_SECONDS": 60.0,  # an in-flight key older than this was left by a dead process: the next retry runs
     "IDEMPOTENCY_PURGE_INTERVAL": 3600.0,  # seconds between the worker's passes deleting expired keys (0: off)
-    "EVENT_RETENTION": 30 * 24 * 3600,  # seconds events stay replayable to webhooks (replay's `since` reaches back so far)
+    "EVENT_RETENTION_DAYS": 30.0,  # days events are kept: served by GET /v1/events, replayable to webhooks, then purged
+    "EVENT_RETENTION": None,  # the same in seconds (the earlier name); when set it wins over EVENT_RETENTION_DAYS
+    "EVENT_PURGE_INTERVAL": 3600.0,  # seconds between the worker's passes deleting events past the retention (0: off)
     "WEBHOOK_REPLAY_RATE_LIMIT": "10/hour",  # replays per tenant
     "WEBHOOK_REPLAY_LOCK_SECONDS": 600.0,  # a replay's lock outlives a replay that died by this long at most
     "CALL_STALL_SECONDS": 3600.0,  # a call ringing or in progress this long without news has lost its worker: failed

@@ -2,21 +2,17 @@
 
 An event's `id` is the webhook-id its deliveries carried. `after` is an opaque signed position (the event's place in
 the store, bound to the tenant), answered as `next_after` on every page, the last included, so a poller resumes from it.
-Events older than HIREKIT_EVENT_RETENTION seconds are not served."""
+Events older than the retention (HIREKIT_EVENT_RETENTION_DAYS, 30) are not served, and the worker purges them."""
 
 from __future__ import annotations
 
-import datetime as dt
-
 import marshmallow as ma
-from flask import current_app
 
 from app import tokens
 from app.api import Blueprint, UtcDateTime
 from app.auth import current_tenant_id
-from app.db import utcnow
 from app.errors import ApiError
-from app.events import EVENT_TYPES, Event
+from app.events import EVENT_TYPES, Event, retained_since
 from app.fields import BoundedInteger
 
 CURSOR_KIND = "event-cursor"
@@ -60,8 +56,7 @@ def read_after(after: str, tenant_id: str) -> int:
 
 def event_feed(tenant_id: str, *, size: int, after: str | None = None, type: str | None = None) -> dict:
     """A page of the tenant's retained events in stored order, after `after`, of `type`."""
-    retained_since = utcnow() - dt.timedelta(seconds=float(current_app.config["EVENT_RETENTION"]))
-    query = Event.select().where((Event.tenant == tenant_id) & (Event.created_at >= retained_since))
+    query = Event.select().where((Event.tenant == tenant_id) & (Event.created_at >= retained_since()))
     if after:
         query = query.where(Event.sequence > read_after(after, tenant_id))
     if type:

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 
 import peewee as pw
 from flask import current_app, has_app_context
 
+from app import periodic
 from app.db import BaseModel, JSONField, database, new_uuid, utcnow
+from app.queue import task
 from app.tenancy import Tenant
 
 log = logging.getLogger("hirekit.events")
@@ -52,3 +55,57 @@ def emit(tenant_id: str, event_type: str, record: dict) -> Event:
         for listener in listeners:
             listener(event)
     return event
+
+
+# ---- retention: how long events are served and replayable, and the worker's pass that deletes older ones ----------
+
+PURGE_JOB_ID = "hirekit-event-purge"
+PURGE_QUEUE = "default"
+PURGE_BATCH = 5000  # rows per DELETE: a long-idle tenant's backlog goes in short transactions
+
+
+def retention(config=None) -> dt.timedelta:
+    """HIREKIT_EVENT_RETENTION_DAYS (30), or HIREKIT_EVENT_RETENTION in seconds when an operator set that name."""
+    config = config if config is not None else current_app.config
+    seconds = config.get("EVENT_RETENTION")
+    if seconds is None:
+        seconds = float(config["EVENT_RETENTION_DAYS"]) * 86400
+    return dt.timedelta(seconds=float(seconds))
+
+
+def retained_since(now: dt.datetime | None = None) -> dt.datetime:
+    """The oldest instant whose events are still kept."""
+    return (now or utcnow()) - retention()
+
+
+def purge_expired(now: dt.datetime | None = None) -> int:
+    """Delete the events past the retention, oldest first, PURGE_BATCH per transaction; answers how many."""
+    cutoff = retained_since(now)
+    purged = 0
+    while True:
+        with database.atomic():
+            oldest = Event.select(Event.sequence).where(Event.created_at < cutoff).order_by(Event.sequence).limit(PURGE_BATCH)
+            deleted = Event.delete().where(Event.sequence.in_(oldest)).execute()
+        purged += deleted
+        if deleted < PURGE_BATCH:
+            return purged
+
+
+@task
+def purge_expired_events() -> int:
+    """The worker's periodic pass: purge, then schedule the next pass (one chain: a fixed job id)."""
+    try:
+        count = purge_expired()
+        if count:
+            log.info("purged %d events older than %s", count, retention())
+        return count
+    finally:
+        periodic.schedule_next(purge_expired_events, queue=PURGE_QUEUE, job_id=PURGE_JOB_ID,
+                               interval_setting="EVENT_PURGE_INTERVAL")
+
+
+def init_app(app) -> None:
+    """Declare the purge pass (started by the worker) and check the retention setting at start-up."""
+    if retention(app.config).total_seconds() < 0:
+        raise ValueError("HIREKIT_EVENT_RETENTION_DAYS must be 0 or more")
+    periodic.declare_core(app, periodic.PeriodicJob(purge_expired_events, PURGE_QUEUE, "EVENT_PURGE_INTERVAL"))

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 
 import pytest
 
-from app.db import database
+from app.db import database, utcnow
 from app.events import APPLICATION_ACTIVITY, CALL_ACTIVITY
 from app.tenancy import create_tenant
 from plugins.webhooks.payloads import record_fields
@@ -86,3 +87,37 @@ def test_events_older_than_the_retention_are_not_served(make_app):
     client = app.test_client()
     make_activity(client, tenant)
     assert ok(client.get("/v1/events", headers=tenant.headers))["data"] == []
+
+
+def test_retention_is_days_and_the_worker_purges_older_events_oldest_first(make_app, monkeypatch):
+    from app import events, periodic
+    from app.config import load_config
+    from app.events import Event
+
+    assert load_config(environ={"HIREKIT_EVENT_RETENTION_DAYS": "7"})["EVENT_RETENTION_DAYS"] == 7.0
+    app = make_app(EVENT_RETENTION_DAYS=2)
+    with app.app_context(), database.connection_context():
+        assert events.retention() == dt.timedelta(days=2)
+        _, key = create_tenant("tenant-p")
+    tenant = TenantKeys("tenant-p", key)
+    client = app.test_client()
+    for _ in range(3):
+        make_activity(client, tenant)
+    with app.app_context(), database.connection_context():
+        stored = list(Event.select().where(Event.tenant == "tenant-p").order_by(Event.sequence))
+        old, kept = stored[:7], stored[7:]
+        Event.update(created_at=utcnow() - dt.timedelta(days=2, minutes=1)).where(
+            Event.sequence.in_([event.sequence for event in old])).execute()
+        monkeypatch.setattr(events, "PURGE_BATCH", 3)  # several batches
+        assert events.purge_expired() == 7
+        assert events.purge_expired() == 0
+        left = [event.event_id for event in Event.select().where(Event.tenant == "tenant-p").order_by(Event.sequence)]
+        assert left == [event.event_id for event in kept]
+        assert any(job.func is events.purge_expired_events and job.interval_setting == "EVENT_PURGE_INTERVAL"
+                   for job in periodic.declared(app))
+    assert [event["id"] for event in pull_feed(client, tenant, size=50)] == [str(event.event_id) for event in kept]
+
+
+def test_a_negative_retention_stops_start_up(make_app):
+    with pytest.raises(ValueError, match="EVENT_RETENTION_DAYS"):
+        make_app(EVENT_RETENTION_DAYS=-1)

@@ -13,7 +13,7 @@ import datetime as dt
 from flask import current_app
 
 from app.db import database, new_uuid, utcnow
-from app.events import Event
+from app.events import Event, retained_since
 from plugins.webhooks.models import TenantWebhook, WebhookDelivery
 from plugins.webhooks.payloads import select_fields
 
@@ -26,7 +26,7 @@ def lock_length() -> dt.timedelta:
 
 def earliest_replayable(now: dt.datetime) -> dt.datetime:
     """Events older than the retention are not replayed."""
-    return now - dt.timedelta(seconds=float(current_app.config["EVENT_RETENTION"]))
+    return retained_since(now)
 
 
 def take_lock(webhook_id, now: dt.datetime) -> bool:

@@ -101,7 +101,7 @@ class Replay(MethodView):
     def post(self, values, tenant_webhook_id):
         """Replay the events of [since, until) to the webhook, after an outage
 
-        Every event of the webhook's triggered_event in the span (at most HIREKIT_EVENT_RETENTION seconds back) is
+        Every event of the webhook's triggered_event in the span (at most HIREKIT_EVENT_RETENTION_DAYS back) is
         queued again as a new delivery carrying the event's original id as webhook-id, so receivers de-duplicate;
         answers 202 with the count. One replay per webhook at a time (409 while one is queueing), a limited number per
         organisation (HIREKIT_WEBHOOK_REPLAY_RATE_LIMIT, 429), and only to a subscribed, active webhook (409).

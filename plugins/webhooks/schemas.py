@@ -139,7 +139,7 @@ class WebhookTestResultSchema(WebhookAttemptSchema):
 
 class ReplayBodySchema(StrictSchema):
     since = UtcInstant(required=True, metadata={
-        "description": "Replay events from this instant on (ISO 8601); at most HIREKIT_EVENT_RETENTION seconds ago",
+        "description": "Replay events from this instant on (ISO 8601); at most HIREKIT_EVENT_RETENTION_DAYS (30) days ago",
         "example": "2026-11-23T08:00:00Z"})
     until = UtcInstant(load_default=None, allow_none=True, metadata={
         "description": "Up to (not including) this instant; default now", "example": "2026-11-23T09:30:00Z"})

@@ -11,7 +11,7 @@ from flask import current_app
 from app import listing
 from app.db import database, utcnow
 from app.errors import ApiError, Conflict, NotFound, ValidationFailed
-from app.events import Event
+from app.events import Event, retention
 from app.limits import hit_tenant_limit
 from app.queue import enqueue
 from app.records import get_owned
@@ -195,7 +195,7 @@ def start_replay(tenant_id: str, webhook_id, since: dt.datetime, until: dt.datet
     now = utcnow()
     earliest = replay.earliest_replayable(now)
     if since < earliest:
-        days = float(current_app.config["EVENT_RETENTION"]) / 86400
+        days = retention().total_seconds() / 86400
         raise ValidationFailed({"since": [f"Events are replayable for {days:g} days: since must be "
                                           f"{earliest.isoformat(timespec='seconds')}Z or later."]})
     until = now if until is None or until > now else until
