@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from app.errors import ApiError
-from plugins.person import schema
-from plugins.person.schema import BOOLEAN, DATE, FLOAT, INTEGER, KEYWORD, TEXT
+from plugins.person import profile_fields
+from plugins.person.profile_fields import BOOLEAN, DATE, FLOAT, INTEGER, KEYWORD, TEXT
 
 MAX_VALUES = 1000
 MAX_DEPTH = 20
@@ -69,17 +69,17 @@ def _single_field(body, where: str, *, allow_object_value: bool = True):
     return _known_field(path, where), value
 
 
-def _known_field(path, where: str) -> schema.Field:
-    found = schema.field(path) if isinstance(path, str) else None
+def _known_field(path, where: str) -> profile_fields.Field:
+    found = profile_fields.field(path) if isinstance(path, str) else None
     if found is None:
-        if isinstance(path, str) and path in schema.OBJECT_PATHS:
+        if isinstance(path, str) and path in profile_fields.OBJECT_PATHS:
             raise DslError(where, f"{path!r} is an object; name one of its fields (e.g. {_example_child(path)!r})")
         raise DslError(where, f"unknown field {path!r} (GET /v2/person/schema lists the fields)")
     return found
 
 
 def _example_child(path: str) -> str:
-    return next(p for p in schema.FIELDS if p.startswith(path + "."))
+    return next(p for p in profile_fields.FIELDS if p.startswith(path + "."))
 
 
 def _term(body, where: str, depth: int) -> dict:
@@ -131,7 +131,7 @@ def _match_phrase(body, where: str, depth: int) -> dict:
     return {f.path: result}
 
 
-def _match_text(f: schema.Field, value, where: str):
+def _match_text(f: profile_fields.Field, value, where: str):
     if f.kind == TEXT:
         if not isinstance(value, (str, int, float)) or isinstance(value, bool):
             raise DslError(where, "expected text")
@@ -143,7 +143,7 @@ def _exists(body, where: str, depth: int) -> dict:
     if not isinstance(body, dict) or set(body) != {"field"}:
         raise DslError(where, "expected {\"field\": <name>}")
     path = body["field"]
-    if not (isinstance(path, str) and path in schema.OBJECT_PATHS):
+    if not (isinstance(path, str) and path in profile_fields.OBJECT_PATHS):
         _known_field(path, where)
     return {"field": path}
 
@@ -194,7 +194,7 @@ _VALIDATORS = {
 }
 
 
-def _scalar(f: schema.Field, value, where: str):
+def _scalar(f: profile_fields.Field, value, where: str):
     """A value checked and typed for the field's kind."""
     if f.kind in (KEYWORD, TEXT):
         if isinstance(value, bool) or not isinstance(value, (str, int, float)):
@@ -218,7 +218,7 @@ def _scalar(f: schema.Field, value, where: str):
         return value
     if f.kind == DATE:
         try:
-            schema.parse_date(value)
+            profile_fields.parse_date(value)
         except ValueError:
             raise DslError(where, f"expected a date (yyyy-MM-dd, yyyy-MM or yyyy) for {f.path!r}") from None
         return value

@@ -2,7 +2,7 @@
 
 `flatten(record)` -> {path: value} for single-valued top-level fields and {path: [values]} for list fields and every path
 inside an object array (Elasticsearch flattens non-nested objects the same way). Keywords and booleans become strings,
-integers ints, floats floats, dates day ordinals (schema.date_ordinal). Null and unknown keys are skipped; a value that
+integers ints, floats floats, dates day ordinals (profile_fields.date_ordinal). Null and unknown keys are skipped; a value that
 does not fit its kind, or a list where the schema wants one value, raises ValueError naming the path.
 """
 
@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Callable
 
-from plugins.person import schema
-from plugins.person.schema import BOOLEAN, DATE, FLOAT, INTEGER, KEYWORD, TEXT
+from plugins.person import profile_fields
+from plugins.person.profile_fields import BOOLEAN, DATE, FLOAT, INTEGER, KEYWORD, TEXT
 
 _DATE_CACHE: dict = {}
 _DATE_CACHE_LIMIT = 100_000
@@ -64,18 +64,18 @@ def _converter(path: str, kind: str) -> Callable:
             except (KeyError, TypeError):
                 pass
             try:
-                ordinal = schema.date_ordinal(value)
+                ordinal = profile_fields.date_ordinal(value)
             except (ValueError, TypeError, OverflowError):
                 raise _bad(path, kind, value) from None
             if isinstance(value, str) and len(_DATE_CACHE) < _DATE_CACHE_LIMIT:
                 _DATE_CACHE[value] = ordinal
             return ordinal
-    else:  # pragma: no cover - schema.KINDS is closed
+    else:  # pragma: no cover - profile_fields.KINDS is closed
         raise AssertionError(kind)
     return convert
 
 
-def _top_level_walker(f: schema.Field) -> Callable:
+def _top_level_walker(f: profile_fields.Field) -> Callable:
     convert = _converter(f.path, f.kind)
     path = f.path
     if f.multi:
@@ -141,11 +141,11 @@ def _leaf_appender(path: str, kind: str) -> Callable:
 
 def _compile() -> dict[str, Callable]:
     walkers: dict[str, Callable] = {}
-    for f in schema.FIELDS.values():
+    for f in profile_fields.FIELDS.values():
         if not f.in_object_array:
             walkers[f.path] = _top_level_walker(f)
-    for parent, children in schema.OBJECT_ARRAYS.items():
-        kinds = {sub: schema.FIELDS[f"{parent}.{sub}"].kind for sub in children}
+    for parent, children in profile_fields.OBJECT_ARRAYS.items():
+        kinds = {sub: profile_fields.FIELDS[f"{parent}.{sub}"].kind for sub in children}
         walkers[parent] = _object_walker(f"{parent}.", kinds)
     return walkers
 
@@ -168,7 +168,7 @@ def flatten(record: dict) -> dict:
 def _ancestors() -> dict[str, tuple[str, ...]]:
     """path -> the path and every object path above it: what `exists` answers true for when the path has a value."""
     found = {}
-    for path in schema.FIELDS:
+    for path in profile_fields.FIELDS:
         parts = path.split(".")
         found[path] = tuple(".".join(parts[:depth]) for depth in range(1, len(parts) + 1))
     return found

@@ -13,7 +13,7 @@ from functools import lru_cache
 from typing import Callable
 
 from app.errors import ApiError
-from plugins.person import schema
+from plugins.person import profile_fields
 
 MAX_LENGTH = 1000
 MAX_NESTING = 50  # parentheses and NOTs, well inside Python's recursion limit
@@ -95,7 +95,7 @@ def _factor(tokens: list[str], position: int):
 
 def _field_test(token: str) -> Requirement:
     path, _, wanted = token.partition(":")
-    if not _FIELD.match(path) or (schema.field(path) is None and path not in schema.OBJECT_PATHS):
+    if not _FIELD.match(path) or (profile_fields.field(path) is None and path not in profile_fields.OBJECT_PATHS):
         raise RequiredError(f"unknown field {path!r} (GET /v2/person/schema lists the fields)")
     keys = path.split(".")
     if not wanted:

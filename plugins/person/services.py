@@ -8,7 +8,7 @@ import marshmallow as ma
 import orjson
 
 from app.errors import ApiError, flatten_fields, summarize_fields
-from plugins.person import dsl, schema, sql, tokens
+from plugins.person import dsl, profile_fields, sql, tokens
 from plugins.person.required import compile_required
 from plugins.person.backends import MAX_RESULT_WINDOW
 from plugins.person.datasets import sources
@@ -122,7 +122,7 @@ def person_mapping(*, sandbox: bool = False) -> dict:
     try:
         return side.backend().mapping()
     except ApiError:
-        return {"mappings": schema.elasticsearch_mapping()}
+        return {"mappings": profile_fields.elasticsearch_mapping()}
 
 
 # ---- enrichment ------------------------------------------------------------
@@ -272,4 +272,4 @@ def people_identify(params: dict, *, contact: bool = True, sandbox: bool = False
 
 
 def without_contact_details(record: dict) -> dict:
-    return {key: value for key, value in record.items() if key not in schema.CONTACT_FIELDS}
+    return {key: value for key, value in record.items() if key not in profile_fields.CONTACT_FIELDS}

@@ -28,8 +28,8 @@ from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 
 from app.errors import ApiError
-from plugins.person import schema
-from plugins.person.schema import TEXT
+from plugins.person import profile_fields
+from plugins.person.profile_fields import TEXT
 
 TABLE = "person"
 MAX_SQL_LENGTH = 20_000
@@ -271,7 +271,7 @@ def _value(node, path: str):
 
 
 def _is_text(path: str) -> bool:
-    found = schema.field(path)
+    found = profile_fields.field(path)
     return found is not None and found.kind == TEXT
 
 

@@ -16,7 +16,7 @@ from elasticsearch import ApiError as EsApiError
 from elasticsearch import Elasticsearch, NotFoundError, TransportError, helpers
 
 from app.errors import ApiError
-from plugins.person import schema
+from plugins.person import profile_fields
 from plugins.person.backends import DatasetUnavailable, DatasetWriter, SearchBackend, SearchResult
 from plugins.person.flatten import flatten
 
@@ -27,7 +27,7 @@ BULK_CHUNK = 1000
 
 def prepare_action(record: dict, raw: bytes, seq: int) -> dict:
     """One record -> a bulk index action (the record is checked against the schema first, like the embedded backend does)."""
-    record_id = schema.require_id(record)
+    record_id = profile_fields.require_id(record)
     flatten(record)
     return {"_op_type": "index", "_id": record_id, "_source": record}
 
@@ -124,7 +124,7 @@ class ElasticsearchBackend(SearchBackend):
 
     def _create_dated_index(self, *, alias: bool = False) -> str:
         name = f"{self.index}-{dt.datetime.now(dt.timezone.utc).strftime('%Y%m%dt%H%M%S%f')}"
-        self._call(self.client.indices.create, index=name, mappings=schema.elasticsearch_mapping(),
+        self._call(self.client.indices.create, index=name, mappings=profile_fields.elasticsearch_mapping(),
                    settings={"index": {"max_result_window": 10_000}}, **({"aliases": {self.index: {}}} if alias else {}))
         return name
 

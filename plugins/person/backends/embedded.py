@@ -25,12 +25,12 @@ import orjson
 import tantivy
 from tantivy import FieldType, Occur, Order, Query
 
-from plugins.person import schema
+from plugins.person import profile_fields as schema
 from plugins.person.backends import DatasetUnavailable, DatasetWriter, SearchBackend, SearchResult
 from plugins.person.backends.embedded_sort import MultiKeySorter, top_by_score
 from plugins.person.dsl import SCORE, resolve_minimum_should_match
 from plugins.person.flatten import flatten, present_names
-from plugins.person.schema import BOOLEAN, DATE, FLOAT, INTEGER, KEYWORD, TEXT
+from plugins.person.profile_fields import BOOLEAN, DATE, FLOAT, INTEGER, KEYWORD, TEXT
 
 SCHEMA_VERSION = 2
 ENGINE_DIR = "engine"

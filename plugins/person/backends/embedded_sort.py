@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import orjson
 
-from plugins.person import schema
+from plugins.person import profile_fields as schema
 from plugins.person.dsl import SCORE
-from plugins.person.schema import DATE, INTEGER
+from plugins.person.profile_fields import DATE, INTEGER
 
 Key = tuple[str, str]
 
