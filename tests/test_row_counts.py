@@ -7,6 +7,7 @@ from __future__ import annotations
 import threading
 
 import pytest
+import requests
 from peewee import fn
 
 from app import row_counts
@@ -17,6 +18,7 @@ from plugins.jobs.models import Job
 from tests.conftest import DB_BACKENDS
 from tests.factories import create_application, create_candidate, create_job, job_body
 from tests.tenant_records import ok
+from tests.test_fault_drills import gunicorn_server  # noqa: F401 - the fixture: the app under gunicorn, 2 workers
 
 STATUS_FILTERS = (None, "open", "OPEN", "Closed", "on hold")
 
@@ -113,9 +115,9 @@ def test_postgres_bulk_insert_adds_one_delta_and_readers_fold_them(app, client, 
     assert_totals_exact(client, app, tenant_a)
 
 
-def test_concurrent_writers_and_readers_keep_the_totals_exact(app, live_url, tenant_a):
-    import requests
-
+@pytest.mark.slow
+def test_concurrent_writers_and_readers_on_gunicorn_keep_the_totals_exact(app, gunicorn_server, tenant_a):  # noqa: F811
+    live_url, _ = gunicorn_server()
     errors = []
 
     def write(worker: int) -> None:
@@ -128,7 +130,7 @@ def test_concurrent_writers_and_readers_keep_the_totals_exact(app, live_url, ten
 
     def read() -> None:
         with requests.Session() as session:
-            for _ in range(40):
+            for _ in range(row_counts.FOLD_AT):  # past FOLD_AT deltas: PostgreSQL readers fold while writers write
                 answer = session.get(f"{live_url}/v1/jobs?page=1&size=1&status=open", headers=tenant_a.headers)
                 if answer.status_code != 200:
                     errors.append(answer.text)
