@@ -16,7 +16,7 @@ class Inner(Schema):
 
 
 class WholeObject(ma.fields.Field):
-    """A field that reads the whole object, as app.resumes.ResumeField does."""
+    """A field that reads the whole object, as app.resumes.fields.ResumeField does."""
 
     def get_value(self, obj, attr, accessor=None, default=ma.missing):
         return obj

@@ -5,7 +5,7 @@ from flask.views import MethodView
 from app.api import Blueprint, page_schema
 from app.auth import current_tenant_id
 from app.upserts import register_upsert_route, upsert_schema
-from app.resumes import json_or_multipart
+from app.resumes.bodies import json_or_multipart
 from plugins.applications import services
 from plugins.applications.models import Application
 from plugins.applications.schemas import (ApplicationCreateSchema, ApplicationListArgsSchema, ApplicationSchema,

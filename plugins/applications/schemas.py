@@ -4,7 +4,7 @@ import marshmallow as ma
 
 from app.api import FullAnswerSchema, PageArgsSchema, RecordSchema
 from app.fields import StrictSchema, Text, optional_text
-from app.resumes import ResumeBodyMixin, ResumeField
+from app.resumes.fields import ResumeBodyMixin, ResumeField
 from plugins.applications.models import STAGES
 
 

@@ -8,10 +8,11 @@ from typing import Callable
 
 import peewee as pw
 
-from app import events, listing, resumes
+from app import events, listing
 from app.db import database, parse_uuid
 from app.errors import Conflict, NotFound, ValidationFailed
 from app.records import apply_changes, apply_filters, find_by_source_id, source_id_taken
+from app.resumes import uploads
 from plugins.applications.models import Application
 from plugins.applications.schemas import ApplicationSchema
 from plugins.candidates.models import Candidate
@@ -103,7 +104,7 @@ def create_for(tenant_id: str, candidate: Candidate, job: Job, values: dict, *,
     values.pop("candidate_id", None)
     values.pop("job_id", None)
     _refuse_duplicates(tenant_id, candidate, job, values.get("source_id"))
-    columns = resumes.take_from(values)
+    columns = uploads.take_from(values)
     values.update(candidate_source_id=candidate.source_id, job_source_id=job.source_id)
     try:
         with database.atomic():
@@ -121,7 +122,7 @@ def update_application(tenant_id: str, application_id, values: dict) -> Applicat
     """Change status and stage (and the resume when one is sent), and announce the change."""
     application = get_application(tenant_id, application_id)
     values = dict(values)
-    values.update(resumes.take_from(values))
+    values.update(uploads.take_from(values))
     with database.atomic():
         apply_changes(application, values)
         events.emit(tenant_id, events.APPLICATION_ACTIVITY, application_record(application))
@@ -147,4 +148,4 @@ def replace_application(tenant_id: str, application: Application, values: dict) 
 
 def resume_of(tenant_id: str, application_id):
     """The application's stored resume as a download response (404 for another tenant or none stored)."""
-    return resumes.download(get_application(tenant_id, application_id), "application")
+    return uploads.download(get_application(tenant_id, application_id), "application")

@@ -6,7 +6,7 @@ from flask.views import MethodView
 from app.api import Blueprint
 from app.auth import current_tenant_id
 from app.errors import ApiError
-from app.resumes import upload_from
+from app.resumes.uploads import upload_from
 from plugins.board import services
 from plugins.board.schemas import ApplyBodySchema, ApplyResultSchema, BoardJobSchema, BoardPageArgsSchema
 

@@ -5,7 +5,7 @@ from flask_smorest.fields import Upload
 
 from app.api import MAX_PAGE
 from app.fields import BoundedInteger, Text
-from app.resumes import ACCEPTED
+from app.resumes.sniffing import ACCEPTED
 
 
 class BoardJobSchema(ma.Schema):

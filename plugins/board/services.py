@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import peewee as pw
 
-from app import resumes
+from app.resumes.uploads import ResumeUpload
 from app.db import database
 from app.errors import NotFound
 from plugins.applications import services as applications
@@ -41,7 +41,7 @@ def split_name(name: str) -> tuple[str, str | None]:
     return first, last or None
 
 
-def apply(tenant_id: str, number: int, *, name: str, email: str, resume: resumes.ResumeUpload) -> Application:
+def apply(tenant_id: str, number: int, *, name: str, email: str, resume: ResumeUpload) -> Application:
     """Find the tenant's candidate by email (or create one from the name), then the ACTIVE application with the resume."""
     job = get_job(tenant_id, number)
     with database.atomic():

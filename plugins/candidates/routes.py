@@ -7,7 +7,7 @@ from app.auth import current_tenant_id
 from app.upserts import register_upsert_route, upsert_schema
 from app.listing import split_window
 from app.representations import owned_list_response, owned_record_response
-from app.resumes import json_or_multipart
+from app.resumes.bodies import json_or_multipart
 from plugins.candidates import services
 from plugins.candidates.models import Candidate
 from plugins.candidates.schemas import (CandidateCreateSchema, CandidateListArgsSchema, CandidateSchema,

@@ -5,7 +5,7 @@ import phonenumbers
 
 from app.api import PageArgsSchema, RecordSchema
 from app.fields import StrictSchema, Text, optional_text
-from app.resumes import ResumeBodyMixin, ResumeField
+from app.resumes.fields import ResumeBodyMixin, ResumeField
 
 PHONE_EXAMPLE = "+1 415 555 2671"
 

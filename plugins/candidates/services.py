@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from app import resumes
+from app.resumes import uploads
 from app.records import apply_changes, apply_filters, create_with_source_id, find_by_source_id, get_owned, source_id_taken
 from plugins.candidates.models import Candidate
 
@@ -25,7 +25,7 @@ def find_by_email(tenant_id: str, email: str) -> Candidate | None:
 def create_candidate(tenant_id: str, values: dict) -> Candidate:
     """A new candidate; its source_id is unique per tenant (409 naming the existing one)."""
     values = dict(values)
-    columns = resumes.take_from(values)
+    columns = uploads.take_from(values)
     return create_with_source_id(Candidate, tenant_id, values, **columns)
 
 
@@ -42,10 +42,10 @@ def update_candidate(tenant_id: str, candidate_id, values: dict) -> Candidate:
 def replace_candidate(tenant_id: str, candidate: Candidate, values: dict) -> Candidate:
     """The upsert's replace: every field of the create body (its resume too, when one is sent) over the stored ones."""
     values = dict(values)
-    values.update(resumes.take_from(values))
+    values.update(uploads.take_from(values))
     return apply_changes(candidate, values)
 
 
 def resume_of(tenant_id: str, candidate_id):
     """The candidate's stored resume as a download response (404 for another tenant or none stored)."""
-    return resumes.download(get_candidate(tenant_id, candidate_id), "candidate")
+    return uploads.download(get_candidate(tenant_id, candidate_id), "candidate")

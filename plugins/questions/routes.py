@@ -4,7 +4,7 @@ from flask.views import MethodView
 
 from app.api import Blueprint
 from app.auth import current_tenant_id
-from app.resumes import json_or_multipart
+from app.resumes.bodies import json_or_multipart
 from plugins.questions import services
 from plugins.questions.schemas import (ApplicationWithQuestionsCreateSchema, ApplicationWithQuestionsSchema,
                                        QuestionBodySchema, QuestionListArgsSchema, QuestionListSchema, QuestionLocatorSchema,
