@@ -1,4 +1,21 @@
-"""Marshmallow schemas -> JSON Schema (2020-12), so a body's schema is written once and described everywhere (MCP tools)."""
+"""Marshmallow schemas -> JSON Schema (2020-12), so a body's schema is written once and described everywhere (MCP tools).
+
+Why not apispec's converter (OpenAPIConverter.fields2jsonschema, which /openapi.json uses): measured on every MCP tool,
+its output differs in ways MCP clients notice, and a wrapper would have to walk the result alongside the marshmallow
+fields to undo each difference, i.e. be this module again.
+- outputSchema: MCP clients validate a tool's structuredContent against it. A record answers null for an optional
+  field it lacks even where the field is not declared allow_none (record schemas are written for dumping), so every
+  non-required property here admits null (DUMP); apispec types them non-null and a validating client would reject
+  such answers.
+- inputSchema: apispec drops `additionalProperties: false` (it reads only an explicit Meta.unknown, and
+  fields2jsonschema not even that), which tells an agent that unknown arguments are refused; it adds `"default": null`
+  to every optional argument; it writes OpenAPI's `example` where JSON Schema has `examples`; and it drops the
+  schema's description.
+- Nested schemas: apispec inlines them with all their fields, dump-only ones marked readOnly (load-only writeOnly);
+  here a LOAD schema leaves dump-only fields out at every depth and a DUMP schema load-only ones.
+- Tuple (prefixItems), ContainsOnly (items enum), the registered custom fields (register_field) and the `json_schema`
+  metadata override have no apispec equivalent without attribute functions of our own.
+"""
 
 from __future__ import annotations
 
