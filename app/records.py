@@ -28,6 +28,16 @@ def get_owned(model: type[TenantRecord], tenant_id: str, record_id) -> TenantRec
     return instance_from_row(model, get_owned_row(model, tenant_id, record_id))
 
 
+def get_or_404(model, record_id, *conditions, label: str | None = None):
+    """The record with that id (a UUID string or value) meeting `conditions`; a malformed or unknown id is a 404 naming
+    `label` (the model's own label by default). For lookups get_owned does not cover: no tenant, other models."""
+    ident = parse_uuid(record_id)
+    record = model.get_or_none(model.id == ident, *conditions) if ident is not None else None
+    if record is None:
+        raise NotFound(label or model.label, record_id)
+    return record
+
+
 def get_owned_row(model: type[TenantRecord], tenant_id: str, record_id) -> tuple:
     """The raw row (the columns of `model._meta.sorted_fields`, as the driver returns them) behind `get_owned`."""
     return _fetch_owned(model, tenant_id, record_id, ROW)
