@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import logging
 
 import peewee as pw
 from flask import current_app, has_app_context
 
 from app import periodic
-from app.db import BaseModel, JSONField, database, new_uuid, utcnow
+from app.db import BaseModel, JSONField, after_commit, database, new_uuid, utcnow
 from app.queue import task
 from app.tenancy import Tenant
 
@@ -39,9 +40,12 @@ class Event(BaseModel):
 MODELS = (Event,)
 
 
-def add_listener(app, listener) -> None:
-    """listener(event: Event) runs after the event is stored, inside the emitting transaction."""
-    app.extensions.setdefault("hirekit_event_listeners", []).append(listener)
+def add_listener(app, listener, *, once_committed: bool = False) -> None:
+    """listener(event: Event) runs after the event is stored, inside the emitting transaction; with `once_committed`,
+    once that transaction commits (never when it rolls back), after the listeners inside it: for a reaction that is a
+    write of its own, made after the event's (a call series' next attempt after the last one's end)."""
+    key = "hirekit_event_committed_listeners" if once_committed else "hirekit_event_listeners"
+    app.extensions.setdefault(key, []).append(listener)
 
 
 def emit(tenant_id: str, event_type: str, record: dict) -> Event:
@@ -51,9 +55,11 @@ def emit(tenant_id: str, event_type: str, record: dict) -> Event:
     with database.atomic():
         event = Event.create(tenant=tenant_id, type=event_type, record_id=str(record.get("id")) if record.get("id") else None,
                              payload=record)
-        listeners = current_app.extensions.get("hirekit_event_listeners", []) if has_app_context() else []
-        for listener in listeners:
+        extensions = current_app.extensions if has_app_context() else {}
+        for listener in extensions.get("hirekit_event_listeners", ()):
             listener(event)
+        for listener in extensions.get("hirekit_event_committed_listeners", ()):
+            after_commit(functools.partial(listener, event))
     return event
 
 
