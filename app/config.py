@@ -8,18 +8,7 @@ import os
 import runpy
 from pathlib import Path
 
-ALL_PLUGINS = (
-    "jobs",
-    "scheduling",
-    "candidates",
-    "applications",
-    "questions",
-    "calls",
-    "webhooks",
-    "person",
-    "mcp",
-    "board",
-)
+from app.plugins import available
 
 INSTANCE_DIR = Path(os.environ.get("HIREKIT_INSTANCE_DIR", Path(__file__).resolve().parent.parent / "instance"))
 
@@ -198,8 +187,6 @@ def load_config(overrides: dict | None = None, environ: dict[str, str] | None = 
     if isinstance(config["PLUGINS"], str):
         config["PLUGINS"] = _coerce(config["PLUGINS"], [])
     if config["PLUGINS"] is None:
-        from app.plugins import available
-
         config["PLUGINS"] = available()
     return config
 

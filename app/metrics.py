@@ -34,13 +34,8 @@ class QueueDepthCollector:
 
     def collect(self):
         family = GaugeMetricFamily("hirekit_queue_depth", "Jobs waiting per RQ queue", labels=["queue"])
-        queue = self.app.extensions["hirekit_queue"]
-        if not queue.is_inline:
-            for name in queue.queue_names:
-                try:
-                    family.add_metric([name], queue.queue(name).count)
-                except Exception:  # noqa: BLE001 - an unreachable Redis must not break the scrape
-                    continue
+        for name, depth in self.app.extensions["hirekit_queue"].depths().items():
+            family.add_metric([name], depth)
         yield family
 
 

@@ -4,8 +4,9 @@ Each pass is a @task that calls `schedule_next(...)` when it ends; `start(...)` 
 starts (so a fresh worker picks up what a dead one left) and the chain carries on from there. A fixed job id keeps the
 scheduled pass single however many workers start.
 
-Plugins declare their passes (`Plugin.periodic`, a tuple of PeriodicJob) and only `python worker.py` starts them,
-through `start_declared`: building the app (gunicorn workers, CLI commands) never talks to Redis.
+Plugins declare their passes (`Plugin.tasks.periodic`, PeriodicJobs naming their job) and only `python worker.py` starts
+them, through `start_declared`: building the app (gunicorn workers, CLI commands) never talks to Redis. Without Redis
+there is no chain: app.queue keeps no work for later.
 """
 
 from __future__ import annotations
@@ -23,9 +24,10 @@ log = logging.getLogger("hirekit.queue")
 
 @dataclass(frozen=True)
 class PeriodicJob:
-    """A pass a plugin keeps running: the @task, the queue it runs on, the config name of its interval in seconds."""
+    """A pass a plugin keeps running: the @task (or its dotted name), the queue it runs on, the config name of its
+    interval in seconds."""
 
-    func: Callable
+    func: Callable | str
     queue: str
     interval_setting: str
 
@@ -39,7 +41,7 @@ def schedule_next(func, *, queue: str, job_id: str, interval_setting: str, app=N
     app = app or current_app
     interval = _interval(app, interval_setting)
     tasks = app.extensions["hirekit_queue"]
-    if interval <= 0 or tasks.is_inline:
+    if interval <= 0:
         return
     try:
         tasks.enqueue_in(dt.timedelta(seconds=interval), func, queue=queue, job_id=job_id, result_ttl=0)
@@ -48,14 +50,14 @@ def schedule_next(func, *, queue: str, job_id: str, interval_setting: str, app=N
 
 
 def start(app, func, *, queue: str, interval_setting: str) -> None:
-    """On process start: one pass now; it schedules the ones after it."""
+    """On a worker's start (so on Redis): one pass now; it schedules the ones after it."""
     tasks = app.extensions["hirekit_queue"]
-    if _interval(app, interval_setting) <= 0 or tasks.is_inline:
+    if _interval(app, interval_setting) <= 0:
         return
     try:
         tasks.enqueue(func, queue=queue, result_ttl=0)
     except RedisError as exc:
-        log.warning("could not start %s: %s", getattr(func, "__name__", func), exc)
+        log.warning("could not start %s: %s", func if isinstance(func, str) else func.__name__, exc)
 
 
 def declare_core(app, job: PeriodicJob) -> None:
@@ -67,7 +69,7 @@ def declared(app) -> list[PeriodicJob]:
     """The app's own passes, then those of the enabled plugins."""
     jobs = list(app.extensions.get("hirekit_core_periodic", ()))
     for plugin in app.extensions.get("hirekit_plugins", {}).values():
-        jobs.extend(plugin.periodic)
+        jobs.extend(plugin.tasks.periodic)
     return jobs
 
 

@@ -7,20 +7,38 @@ import importlib.util
 from dataclasses import dataclass, field
 from typing import Callable
 
-from app.config import ALL_PLUGINS
+ALL_PLUGINS = (
+    "jobs",
+    "scheduling",
+    "candidates",
+    "applications",
+    "questions",
+    "calls",
+    "webhooks",
+    "person",
+    "mcp",
+    "board",
+)
+
+
+@dataclass(frozen=True)
+class Tasks:
+    """A family's background work, as the worker reads it: the queues its jobs go to, and the periodic passes
+    (app.periodic.PeriodicJob, e.g. reapers) a worker serving their queue starts."""
+
+    queues: tuple = ()
+    periodic: tuple = ()
 
 
 @dataclass(frozen=True)
 class Plugin:
-    """What a family brings: blueprints (auth scheme on each), models for migrations, needs, background tasks, and the
-    periodic passes (app.periodic.PeriodicJob) a worker serving their queue starts."""
+    """What a family brings: blueprints (auth scheme on each), models for migrations, needs, background work."""
 
     name: str
     blueprints: tuple = ()
     models: tuple = ()
     needs: tuple = ()
-    tasks: tuple = ()
-    periodic: tuple = ()
+    tasks: Tasks = Tasks()
     rate_limit: str | None = None  # config name of the family's own limit, else the default limit applies
     init_app: Callable | None = None
     cli: tuple = field(default=())

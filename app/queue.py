@@ -1,8 +1,10 @@
-"""Background work over RQ: named queues on Redis when configured, otherwise the same call runs inline in the request.
+"""The one front door for background work: whether a job runs on RQ (Redis configured) or inline in the process is
+decided here and nowhere else; callers name the job (a function or its dotted name) and the queue.
 
 Either way a job enqueued inside a database transaction starts only once that transaction commits, and never when it
 rolls back: a job never sees a write that is not there, and a slow inline job (a webhook to a slow receiver) does not
-hold the writer's transaction, and so SQLite's write lock, open."""
+hold the writer's transaction, and so SQLite's write lock, open. Work for later (enqueue_in, enqueue_at) needs RQ's
+scheduler: without Redis it is not kept, and each family's sweep (a reaper, `flask calls run-due`) does it instead."""
 
 from __future__ import annotations
 
@@ -34,7 +36,6 @@ def task(func):
             if opened and not database.is_closed() and not database.in_transaction():
                 database.close()
 
-    wrapper.is_task = True
     return wrapper
 
 
@@ -88,14 +89,59 @@ class TaskQueue:
         return self._submit(queue, lambda target: target.enqueue(func, *args, **options), func, args, options)
 
     def enqueue_in(self, delay: dt.timedelta, func, *args, queue: str = "default", **options):
+        """`func` in `delay` on a worker; None without Redis (see the module's docstring)."""
         if self.is_inline:
-            log.info("no Redis configured: %s runs now instead of in %s", getattr(func, "__name__", func), delay)
+            log.info("no Redis configured: %s is not scheduled in %s", _name(func), delay)
+            return None
         return self._submit(queue, lambda target: target.enqueue_in(delay, func, *args, **options), func, args, options)
 
     def enqueue_at(self, when: dt.datetime, func, *args, queue: str = "default", **options):
+        """`func` at `when` on a worker; None without Redis (see the module's docstring)."""
         if self.is_inline:
-            log.info("no Redis configured: %s runs now instead of at %s", getattr(func, "__name__", func), when)
+            log.info("no Redis configured: %s is not scheduled at %s", _name(func), when)
+            return None
         return self._submit(queue, lambda target: target.enqueue_at(when, func, *args, **options), func, args, options)
+
+    def enqueue_each(self, func, arg_tuples, *, queue: str = "default", batched=None, **options) -> None:
+        """`func(*args)` for each of `arg_tuples`. On RQ, `batched` (when given) replaces them: a zero-argument callable
+        that hands the same work to the workers in one go (webhooks: one drain per webhook, woken through a mailbox),
+        called once the surrounding transaction commits, like any enqueue."""
+        if batched is not None and not self.is_inline:
+            after_commit(batched)
+            return
+        for args in arg_tuples:
+            self.enqueue(func, *args, queue=queue, **options)
+
+    def cancel_scheduled(self, job_ids, *, queue: str) -> None:
+        """Drop scheduled jobs by id, where they exist (nothing is scheduled without Redis); a failure is logged, since
+        jobs re-check their work's state when they run."""
+        if self.is_inline:
+            return
+        from redis.exceptions import RedisError
+        from rq.exceptions import NoSuchJobError
+
+        registry = self.queue(queue).scheduled_job_registry
+        for job_id in job_ids:
+            try:
+                registry.remove(job_id, delete_job=True)
+            except (RedisError, NoSuchJobError) as exc:
+                log.debug("could not drop RQ job %s: %s", job_id, exc)
+
+    def grace(self, seconds: float) -> dt.timedelta:
+        """How long work handed to the queue may wait before a sweep counts it as lost: `seconds` on RQ, where jobs
+        wait for a worker; none inline, where every job has run by the time its transaction has committed."""
+        return dt.timedelta(0) if self.is_inline else dt.timedelta(seconds=seconds)
+
+    def depths(self) -> dict[str, int]:
+        """Jobs waiting per queue, for metrics: none inline; a queue Redis does not answer for is left out."""
+        found = {}
+        if not self.is_inline:
+            for name in self.queue_names:
+                try:
+                    found[name] = self.queue(name).count
+                except Exception:  # noqa: BLE001 - an unreachable Redis must not break the scrape
+                    continue
+        return found
 
     def check_reachable(self) -> None:
         """For a write that must not be stored without its job (an instant call): raise inside its transaction when
@@ -139,10 +185,14 @@ class TaskQueue:
             job.result = func(*args, **kwargs)
             job.status = "finished"
         except Exception as exc:  # noqa: BLE001 - a job failure must not fail the caller, as with RQ
-            log.exception("inline job %s failed", getattr(func, "__name__", func))
+            log.exception("inline job %s failed", _name(func))
             job.status = "failed"
             job.exc_string = repr(exc)
         return job
+
+
+def _name(func) -> str:
+    return func if isinstance(func, str) else getattr(func, "__name__", repr(func))
 
 
 def init_app(app) -> TaskQueue:
@@ -166,3 +216,7 @@ def enqueue_in(delay: dt.timedelta, func, *args, queue: str = "default", **optio
 
 def enqueue_at(when: dt.datetime, func, *args, queue: str = "default", **options):
     return get_queue().enqueue_at(when, func, *args, queue=queue, **options)
+
+
+def enqueue_each(func, arg_tuples, *, queue: str = "default", batched=None, **options) -> None:
+    get_queue().enqueue_each(func, arg_tuples, queue=queue, batched=batched, **options)

@@ -109,9 +109,11 @@ def test_building_the_app_enqueues_nothing(make_app, redis_url):
         assert ScheduledJobRegistry(name, connection=connection).count == 0
 
 
-def test_plugins_declare_their_periodic_jobs():
-    declared = {name: {(job.func.__name__, job.queue) for job in load_plugin(name).periodic} for name in ("calls", "webhooks")}
-    assert declared == {"calls": {("reap_stalled_calls", "calls")}, "webhooks": {("reap_stalled_deliveries", "webhooks")}}
+def test_plugins_declare_their_queues_and_periodic_jobs():
+    declared = {name: (load_plugin(name).tasks.queues, {(job.func, job.queue) for job in load_plugin(name).tasks.periodic})
+                for name in ("calls", "webhooks")}
+    assert declared == {"calls": (("calls",), {("plugins.calls.tasks.reap_stalled_calls", "calls")}),
+                        "webhooks": (("webhooks",), {("plugins.webhooks.tasks.reap_stalled_deliveries", "webhooks")})}
 
 
 def run_worker_burst(db_url: str, redis_url: str, tmp_path, *queues: str) -> None:

@@ -2,7 +2,7 @@
 
 from app import events
 from app.periodic import PeriodicJob
-from app.plugins import Plugin
+from app.plugins import Plugin, Tasks
 from plugins.calls import tasks
 from plugins.calls.cli import calls_cli
 from plugins.calls.models import Call, CallPlan
@@ -20,6 +20,6 @@ def init_app(app) -> None:
 
 PLUGIN = Plugin(name="calls", blueprints=(blp, callbacks_blp), models=(Call, CallPlan),
                 needs=("jobs", "candidates", "applications", "questions", "scheduling"),
-                tasks=(tasks.run_call, tasks.run_scheduled_call, tasks.send_reminder, tasks.reap_stalled_calls),
-                periodic=(PeriodicJob(tasks.reap_stalled_calls, tasks.QUEUE, "CALL_REAPER_INTERVAL"),),
+                tasks=Tasks(queues=(tasks.QUEUE,), periodic=(
+                    PeriodicJob("plugins.calls.tasks.reap_stalled_calls", tasks.QUEUE, "CALL_REAPER_INTERVAL"),)),
                 init_app=init_app, cli=(calls_cli,))

@@ -2,11 +2,12 @@
 
 from app import events
 from app.periodic import PeriodicJob
-from app.plugins import Plugin
-from plugins.webhooks import services, tasks
+from app.plugins import Plugin, Tasks
+from plugins.webhooks import services
 from plugins.webhooks.cli import webhooks_cli
 from plugins.webhooks.models import TenantWebhook, WebhookAttempt, WebhookDelivery
 from plugins.webhooks.routes import blp
+from plugins.webhooks.wakeups import QUEUE
 
 
 def init_app(app) -> None:
@@ -14,7 +15,6 @@ def init_app(app) -> None:
 
 
 PLUGIN = Plugin(name="webhooks", blueprints=(blp,), models=(TenantWebhook, WebhookDelivery, WebhookAttempt),
-                tasks=(tasks.drain_webhook, tasks.deliver_webhook, tasks.replay_webhook,
-                       tasks.reap_stalled_deliveries),
-                periodic=(PeriodicJob(tasks.reap_stalled_deliveries, tasks.QUEUE, "WEBHOOK_REAPER_INTERVAL"),),
+                tasks=Tasks(queues=(QUEUE,), periodic=(
+                    PeriodicJob("plugins.webhooks.tasks.reap_stalled_deliveries", QUEUE, "WEBHOOK_REAPER_INTERVAL"),)),
                 init_app=init_app, cli=(webhooks_cli,))
