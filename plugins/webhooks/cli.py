@@ -11,7 +11,7 @@ webhooks_cli = AppGroup("webhooks", help="Webhook deliveries.")
 @webhooks_cli.command("reap")
 def reap_command():
     """Send (or, with Redis, re-enqueue) deliveries that are due and held by nobody."""
-    from plugins.webhooks.delivery import reap
+    from plugins.webhooks.dispatch import reap
 
     with database.connection_context():
         count = reap()

@@ -212,38 +212,3 @@ def record(delivery: WebhookDelivery, webhook: TenantWebhook, outcome: Outcome, 
         record_webhook_delivery("disabled")
         log.warning("webhook %s of tenant %s disabled: %s", webhook.id, webhook.tenant_id, webhook_changes["disabled_reason"])
     return status
-
-
-def due_for_reaping(now: dt.datetime, grace: dt.timedelta):
-    """Pending deliveries that should have been sent by now and that nobody holds: lost wake-ups, dead workers."""
-    return (WebhookDelivery.select(WebhookDelivery.id, WebhookDelivery.webhook, WebhookDelivery.next_attempt_at)
-            .where((WebhookDelivery.status == DELIVERY_PENDING) & (WebhookDelivery.next_attempt_at <= now - grace)
-                   & (WebhookDelivery.claimed_until.is_null() | (WebhookDelivery.claimed_until < now)))
-            .order_by(WebhookDelivery.next_attempt_at).limit(1000))
-
-
-def reap(now: dt.datetime | None = None) -> int:
-    """Send every stalled delivery again: a drain per webhook on Redis, or right here without it; returns how many."""
-    from app.queue import get_queue
-    from plugins.webhooks.wakeups import enqueue_drain
-
-    now = now or utcnow()
-    inline = get_queue().is_inline
-    grace = dt.timedelta(0) if inline else dt.timedelta(seconds=float(current_app.config["WEBHOOK_LEASE_GRACE"]))
-    stalled: dict[str, list[str]] = {}
-    for row in list(due_for_reaping(now, grace)):
-        bumped = (WebhookDelivery.update(next_attempt_at=now)
-                  .where((WebhookDelivery.id == row.id) & (WebhookDelivery.next_attempt_at == row.next_attempt_at)
-                         & (WebhookDelivery.status == DELIVERY_PENDING)).execute())
-        if bumped:
-            stalled.setdefault(str(row.webhook_id), []).append(str(row.id))
-    for webhook_id, delivery_ids in stalled.items():
-        if inline:
-            for delivery_id in delivery_ids:
-                deliver(delivery_id)
-        else:
-            enqueue_drain(webhook_id)
-    count = sum(len(ids) for ids in stalled.values())
-    if count:
-        log.info("picked up %d stalled webhook deliveries of %d webhook(s)", count, len(stalled))
-    return count

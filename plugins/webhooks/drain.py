@@ -19,7 +19,6 @@ from plugins.webhooks.models import DELIVERY_PENDING, WebhookDelivery
 
 log = logging.getLogger("hirekit.webhooks")
 
-DRAIN_BUDGET_SECONDS = 5.0  # then the pass hands over to a fresh job, so other queued work gets its turn
 DUE_BATCH = 500
 
 
@@ -61,7 +60,7 @@ def send_pass(webhook_id: str) -> tuple[int, dt.datetime | None]:
 
     Nothing due at that moment and the retries due after it (schedule_next_retry) cover every unheld pending delivery:
     a retry falling due while the pass ends is in one set or the other, never lost between them."""
-    deadline = time.monotonic() + DRAIN_BUDGET_SECONDS
+    deadline = time.monotonic() + wakeups.DRAIN_BUDGET_SECONDS
     visibility = VisibilityWait()
     sent = 0
     pending = due_ids(webhook_id, utcnow())

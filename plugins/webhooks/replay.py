@@ -14,6 +14,7 @@ from flask import current_app
 
 from app.db import database, new_uuid, utcnow
 from app.events import Event, retained_since
+from plugins.webhooks.dispatch import send_soon
 from plugins.webhooks.models import TenantWebhook, WebhookDelivery
 from plugins.webhooks.payloads import select_fields
 
@@ -55,8 +56,6 @@ def events_in_span(webhook: TenantWebhook, since: dt.datetime, until: dt.datetim
 def replay(webhook_id: str, since: dt.datetime, until: dt.datetime) -> int:
     """Queue every event of the span as a new delivery, a batch per transaction whose sends start once it commits;
     returns how many. Runs as the replay job, holding the lock its request took, and lets it go at the end."""
-    from plugins.webhooks.tasks import send_soon
-
     webhook = TenantWebhook.get_or_none(TenantWebhook.id == webhook_id)
     if webhook is None:  # deleted meanwhile, with its deliveries
         return 0

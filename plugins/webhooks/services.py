@@ -17,6 +17,7 @@ from app.queue import enqueue
 from app.records import get_owned
 from plugins.webhooks import delivery as sending
 from plugins.webhooks import replay
+from plugins.webhooks.dispatch import send_soon
 from plugins.webhooks.egress import UnsafeTarget, check_target
 from plugins.webhooks.models import (
     DELIVERY_PENDING,
@@ -27,7 +28,7 @@ from plugins.webhooks.models import (
 )
 from plugins.webhooks.payloads import select_fields
 from plugins.webhooks.signing import generate_secret
-from plugins.webhooks.tasks import QUEUE, replay_webhook, send_soon
+from plugins.webhooks.wakeups import QUEUE
 
 
 def list_webhooks(tenant_id: str, **args) -> dict:
@@ -208,5 +209,6 @@ def start_replay(tenant_id: str, webhook_id, since: dt.datetime, until: dt.datet
             if not replay.take_lock(webhook.id, now):
                 raise Conflict("A replay of this webhook is running; wait for it to finish (its deliveries are in "
                                "the log) before starting another.")
-            enqueue(replay_webhook, str(webhook.id), since.isoformat(), until.isoformat(), queue=QUEUE)
+            enqueue("plugins.webhooks.tasks.replay_webhook", str(webhook.id), since.isoformat(), until.isoformat(),
+                    queue=QUEUE)
     return {"webhook_id": webhook.id, "since": since, "until": until, "count": count}

@@ -1,4 +1,5 @@
-"""Waking webhook senders through Redis so that one drain job serves many deliveries instead of one RQ job each.
+"""Waking webhook senders through Redis so that one drain job serves many deliveries instead of one RQ job each; the
+drain job is enqueued here by name, with its options (queue, time budget, timeout) beside the keys it works with.
 
 Per webhook there are three keys:
 - a mailbox (list) of new delivery ids, pushed by the emitting transaction;
@@ -25,6 +26,8 @@ from app.queue import get_queue
 log = logging.getLogger("hirekit.webhooks")
 
 QUEUE = "webhooks"
+DRAIN_JOB = "plugins.webhooks.tasks.drain_webhook"
+DRAIN_BUDGET_SECONDS = 5.0  # a drain pass then hands over to a fresh job, so other queued work gets its turn
 DOORBELL_TTL_SECONDS = 120  # outlives a drain pass (refreshed each round); a SIGKILLed drain's doorbell expires
 WAKEUP_SLACK_SECONDS = 0.05
 
@@ -67,9 +70,8 @@ def _redis():
 
 
 def _job_options(**extra) -> dict:
+    """A drain job's options: time for its budget and one last send, and a retry for a drain whose worker died."""
     from rq import Retry
-
-    from plugins.webhooks.drain import DRAIN_BUDGET_SECONDS
 
     timeout = int(DRAIN_BUDGET_SECONDS + float(current_app.config["WEBHOOK_TIMEOUT"])) + 30
     # Retry: RQ's abandoned-job handling re-queues a drain whose worker died
@@ -79,14 +81,12 @@ def _job_options(**extra) -> dict:
 
 def post(webhook_id: str, delivery_ids: list[str]) -> None:
     """New deliveries for a webhook: mail their ids and, unless a drain is already on its way, enqueue one."""
-    from plugins.webhooks.tasks import drain_webhook
-
     try:
         rang = _redis().eval(_POST, 2, mailbox_key(webhook_id), doorbell_key(webhook_id), DOORBELL_TTL_SECONDS,
                              *delivery_ids)
         if rang:
             try:
-                get_queue().enqueue(drain_webhook, webhook_id, **_job_options())
+                get_queue().enqueue(DRAIN_JOB, webhook_id, **_job_options())
             except RedisError:
                 release(webhook_id)  # no drain is coming: let the next emitter ring
                 raise
@@ -114,18 +114,14 @@ def release(webhook_id: str) -> None:
 
 def enqueue_drain(webhook_id: str) -> None:
     """A drain now, whatever the doorbell says (the reaper, a drain out of time, a manual redelivery)."""
-    from plugins.webhooks.tasks import drain_webhook
-
     try:
-        get_queue().enqueue(drain_webhook, webhook_id, **_job_options())
+        get_queue().enqueue(DRAIN_JOB, webhook_id, **_job_options())
     except RedisError as exc:
         log.warning("could not enqueue a drain of webhook %s (%s); the reaper will retry", webhook_id, exc)
 
 
 def schedule_wakeup(webhook_id: str, at: dt.datetime) -> None:
     """A drain at `at` (naive UTC) for the webhook's next retry, unless one is already scheduled no later than that."""
-    from plugins.webhooks.tasks import drain_webhook
-
     # RQ's scheduler keeps whole seconds (rounded down): round up so that a drain never wakes before the retry is due
     epoch = float(math.ceil(at.replace(tzinfo=dt.timezone.utc).timestamp()))
     key = wakeup_key(webhook_id)
@@ -136,7 +132,7 @@ def schedule_wakeup(webhook_id: str, at: dt.datetime) -> None:
             return
         ttl = max(60, int(epoch - time.time()) + 3600)
         connection.set(key, repr(epoch), ex=ttl)
-        get_queue().enqueue_at(dt.datetime.fromtimestamp(epoch, dt.timezone.utc), drain_webhook,
+        get_queue().enqueue_at(dt.datetime.fromtimestamp(epoch, dt.timezone.utc), DRAIN_JOB,
                                **_job_options(args=(webhook_id,), kwargs={"wakeup": repr(epoch)}))
     except RedisError as exc:
         log.warning("could not schedule the next retry of webhook %s (%s); the reaper will send it", webhook_id, exc)
