@@ -174,11 +174,6 @@ def after_commit(side_effect) -> None:
     database.after_commit(run)
 
 
-def connect() -> None:
-    """Open the connection lazily; called by the first query path of a request."""
-    database.connect(reuse_if_open=True)
-
-
 class JSONField(pw.TextField):
     """JSON stored as text, so the same column works on SQLite and PostgreSQL."""
 
