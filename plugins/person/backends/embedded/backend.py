@@ -27,7 +27,7 @@ from tantivy import FieldType, Occur, Order, Query
 
 from plugins.person import profile_fields as schema
 from plugins.person.backends import DatasetUnavailable, DatasetWriter, SearchBackend, SearchResult
-from plugins.person.backends.embedded_sort import MultiKeySorter, top_by_score
+from plugins.person.backends.embedded.sort import MultiKeySorter, top_by_score
 from plugins.person.dsl import SCORE, resolve_minimum_should_match
 from plugins.person.flatten import flatten, present_names
 from plugins.person.profile_fields import BOOLEAN, DATE, FLOAT, INTEGER, KEYWORD, TEXT
@@ -493,7 +493,7 @@ class EmbeddedBackend(SearchBackend):
         return addresses, total, (["offset", offset + len(addresses)] if more and addresses else None)
 
     def _by_keys(self, searcher, query, keys, size, offset, cursor) -> SearchResult:
-        """Several sort keys (embedded_sort.py); continues by offset like the keyword sort."""
+        """Several sort keys (sort.py); continues by offset like the keyword sort."""
         if cursor:
             _, offset = cursor
         rows, total = MultiKeySorter(self, searcher, query).first(query, keys, offset + size)
@@ -596,8 +596,8 @@ class EmbeddedBackend(SearchBackend):
         return EmbeddedWriter(self, replace=replace, threads=threads)
 
     def parallel_load(self, path: str, *, replace: bool, processes: int, dataset_version: str | None, progress=None):
-        """Load a large file with `processes` slice workers (plugins/person/backends/embedded_build.py)."""
-        from plugins.person.backends.embedded_build import parallel_load
+        """Load a large file with `processes` slice workers (plugins/person/backends/embedded/build.py)."""
+        from plugins.person.backends.embedded.build import parallel_load
 
         return parallel_load(self, path, replace=replace, processes=processes, dataset_version=dataset_version, progress=progress)
 

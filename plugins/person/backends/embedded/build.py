@@ -72,7 +72,7 @@ def _share_counter(counter) -> None:
 
 def index_slice(args) -> dict:
     """Worker: index lines [start, end) of `path` into `directory`; returns ids with their sequences and the bad lines."""
-    from plugins.person.backends.embedded import SCHEMA, prepare_document
+    from plugins.person.backends.embedded.backend import SCHEMA, prepare_document
 
     directory, path, start, end, first_line, base_seq = args
     counter = _PROGRESS
@@ -124,7 +124,7 @@ def index_slice(args) -> dict:
 def parallel_load(backend, path: str, *, replace: bool, processes: int, dataset_version: str | None,
                   progress: Callable[[int], None] | None) -> LoadReport:
     """Load `path` into the embedded `backend` with `processes` slice workers (see the module docstring)."""
-    from plugins.person.backends.embedded import SCHEMA, _with
+    from plugins.person.backends.embedded.backend import SCHEMA, _with
 
     started = time.perf_counter()
     backend.directory.mkdir(parents=True, exist_ok=True)
@@ -185,7 +185,7 @@ def parallel_load(backend, path: str, *, replace: bool, processes: int, dataset_
 
 def _already_indexed(backend, ids: list[str], batch: int = 1000) -> set[str]:
     """The ids (of this load) the live index already holds."""
-    from plugins.person.backends.embedded import SCHEMA
+    from plugins.person.backends.embedded.backend import SCHEMA
 
     try:
         searcher = backend._searcher()

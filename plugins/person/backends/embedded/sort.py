@@ -97,7 +97,7 @@ class MultiKeySorter:
 
     def first(self, query, keys: list[Key], need: int) -> tuple[list[Row], int]:
         """The first `need` hits of `query` in `keys` order, and the total."""
-        from plugins.person.backends.embedded import _sort_parts, _source
+        from plugins.person.backends.embedded.backend import _sort_parts, _source
 
         path, order = keys[0]
         if path == SCORE:
@@ -127,7 +127,7 @@ class MultiKeySorter:
         """`query` limited to the hits whose sort value on `path` is `value` (None: the hits without one)."""
         from tantivy import FieldType, Query
 
-        from plugins.person.backends.embedded import SCHEMA, _with, sort_field
+        from plugins.person.backends.embedded.backend import SCHEMA, _with, sort_field
 
         has_value = Query.term_query(SCHEMA, "_field_names", path)
         if value is None:
