@@ -199,6 +199,8 @@ def init_api(app) -> Api:
 class UtcDateTime(ma.fields.DateTime):
     """ISO 8601 in UTC with a Z: how every timestamp is answered."""
 
+    PURE_FUNCTION_OF_ROW = True  # formats its own value only (app.representations may reuse bodies that carry it)
+
     def _serialize(self, value, attr, obj, **kwargs):
         if value is None:
             return None

@@ -7,12 +7,19 @@ and on PostgreSQL the decoding of typed columns, since the row is read as one te
 (`app.records.get_owned_version`). Integrations poll the same jobs and candidates over and over, which is the read
 this serves; a row not seen before costs one more query on PostgreSQL and what it did without the cache elsewhere.
 A list page reuses each row's dumped item the same way.
+
+That holds only for a schema whose dump reads nothing but the row's own columns, so the reuse is fenced: a route
+declares the (model, schema) pair it answers this way with @reuses_bodies, which checks it when the route is
+registered and fails with the field at fault (a Method, Function, Nested or Pluck field off the row's own JSON
+columns, a field that reads a related row or a model property, a custom serialize not declared PURE_FUNCTION_OF_ROW,
+a dump hook). A pair no route declared is checked the same way on its first use, before any body is kept.
 """
 
 from __future__ import annotations
 
 from functools import lru_cache
 
+import marshmallow as ma
 import peewee as pw
 from flask import Response, current_app
 
@@ -29,8 +36,84 @@ _bodies: dict[tuple, bytes] = {}  # (schema class, row version) -> the GET-by-id
 _items: dict[tuple, dict] = {}  # (schema class, row) -> the dumped item of a list page
 
 
+_declared: set[tuple] = set()  # (model, schema class) pairs checked to dump nothing but the row's own columns
+
+
+class ImpureSchemaError(TypeError):
+    """A schema asked to reuse bodies dumps something that is not a pure function of the row."""
+
+
+def reuses_bodies(model: type[TenantRecord], schema_class: type[ma.Schema]):
+    """Route decorator declaring that the view answers `model` rows dumped by `schema_class` through this module; checked
+    now, as the route is registered (ImpureSchemaError names the field that could serve a stale body)."""
+    declare(model, schema_class)
+    return lambda view: view
+
+
+def declare(model: type[TenantRecord], schema_class: type[ma.Schema]) -> None:
+    """Check that `schema_class` dumps a `model` row from its own columns alone, and allow its bodies to be reused."""
+    if (model, schema_class) in _declared:
+        return
+    problems = _impurities(model, _schema(schema_class))
+    if problems:
+        raise ImpureSchemaError(
+            f"{schema_class.__name__} cannot have its bodies reused for {model.__name__} rows (app.representations): "
+            + "; ".join(problems) + ". A reused body would be answered after what it depends on changed: dump it "
+            "without app.representations, or make the field read a column of the row.")
+    _declared.add((model, schema_class))
+
+
+# Field methods that decide what is dumped: marshmallow's own read one attribute of the object and convert its value.
+_VALUE_METHODS = ("serialize", "_serialize", "get_value")
+
+
+def _impurities(model, schema: ma.Schema, *, path: str = "", in_json: bool = False) -> list[str]:
+    """What keeps a schema's dump from being a pure function of a row (or, in_json, of a JSON column's value)."""
+    name = type(schema).__name__
+    problems = []
+    if schema._hooks.get("pre_dump") or schema._hooks.get("post_dump"):
+        problems.append(f"{name}{' at ' + path if path else ''} has a dump hook")
+    if type(schema).get_attribute is not ma.Schema.get_attribute:
+        problems.append(f"{name}{' at ' + path if path else ''} overrides get_attribute")
+    for field_name, field in schema.dump_fields.items():
+        problems.extend(_field_impurities(model, field_name, field, f"{path}.{field_name}" if path else field_name,
+                                          in_json))
+    return problems
+
+
+def _field_impurities(model, name: str, field: ma.fields.Field, where: str, in_json: bool) -> list[str]:
+    if getattr(type(field), "PURE_FUNCTION_OF_ROW", False):
+        return []
+    kind = type(field).__name__
+    if isinstance(field, (ma.fields.Method, ma.fields.Function)):
+        return [f"field {where!r} is a {kind} field (computed at dump time)"]
+    custom = [method for method in _VALUE_METHODS
+              if not getattr(type(field), method).__module__.startswith("marshmallow.")]
+    if custom:
+        return [f"field {where!r} ({kind}) has a custom {'/'.join(custom)} not declared PURE_FUNCTION_OF_ROW"]
+    if not in_json:  # a field of the row itself: it must read one of the row's columns
+        attribute = field.attribute or name
+        column = model._meta.fields.get(attribute) or model._meta.columns.get(attribute)
+        if "." in attribute or column is None:
+            return [f"field {where!r} reads {attribute!r}, which is not a column of {model.__name__}"]
+        if isinstance(column, pw.ForeignKeyField) and (attribute != column.column_name
+                                                       or isinstance(field, ma.fields.Nested)):
+            return [f"field {where!r} reads the related row {column.name!r}"]
+    if isinstance(field, ma.fields.Pluck):
+        plucked = field.schema.fields[field.field_name]
+        return _field_impurities(model, field.field_name, plucked, f"{where}.{field.field_name}", True)
+    if isinstance(field, ma.fields.Nested):  # of a JSON column: its dump reads the column's value alone
+        return _impurities(model, field.schema, path=where, in_json=True)
+    inner = [field.inner] if isinstance(field, ma.fields.List) else list(getattr(field, "tuple_fields", ()))
+    if isinstance(field, ma.fields.Mapping) and field.value_field is not None:
+        inner.append(field.value_field)
+    return [problem for part in inner for problem in _field_impurities(model, name, part, f"{where}[]", True)]
+
+
 def owned_record_response(model: type[TenantRecord], schema_class: type, tenant_id: str, record_id) -> Response:
     """200 with the tenant's record dumped by `schema_class` (a 404 as `get_owned` answers it)."""
+    if (model, schema_class) not in _declared:
+        declare(model, schema_class)
     version, row = get_owned_version(model, tenant_id, record_id)
     key, body = _recall(_bodies, (schema_class, version))
     if body is None:
@@ -77,6 +160,8 @@ def owned_list_response(query, schema_class: type, window: ListWindow, *, tenant
 def _dumped_rows(query, schema_class: type) -> tuple[list[dict], list[tuple]]:
     """Each row of a one-model query dumped (reusing the item of an identical row), and its (updated_at, id)."""
     model = query.model
+    if (model, schema_class) not in _declared:
+        declare(model, schema_class)
     cursor = database.execute(query.select(pw.SQL('"t1".*')))
     fields = _fields_of(model, tuple(column[0] for column in cursor.description))
     updated_at, ident = (next(i for i, field in enumerate(fields) if field is wanted)  # Field == builds SQL, so `is`

@@ -2,9 +2,13 @@
 
 import uuid
 
+import marshmallow as ma
+import pytest
+
 from app import representations
 from app.db import database
 from plugins.jobs.models import Job
+from plugins.jobs.schemas import JobSchema
 from tests.factories import create_candidate, create_job
 
 
@@ -68,7 +72,6 @@ def test_a_polled_call_shows_each_change_the_worker_writes(app, client, tenant_a
 def test_a_list_page_answers_what_the_generic_page_dump_answers(app, client, tenant_a):
     from app.api import page_schema
     from plugins.jobs import services
-    from plugins.jobs.schemas import JobSchema
 
     for n in range(7):
         create_job(client, tenant_a, source_id=f"page-{n}", status="open" if n % 2 else "closed")
@@ -88,3 +91,36 @@ def test_a_list_shows_a_change_made_outside_this_process(app, client, tenant_a):
         from plugins.candidates.models import Candidate
         Candidate.update(city="Lisbon").where(Candidate.id == uuid.UUID(candidate["id"])).execute()
     assert client.get("/v1/candidates?page=1&size=10", headers=tenant_a.headers).json["data"][0]["city"] == "Lisbon"
+
+
+
+def test_a_schema_with_a_computed_or_related_field_cannot_reuse_bodies():
+    """The fence: a body is reused only for a schema that dumps the row's own columns; a Method, Function, Nested or
+    Pluck field off them, a field reading a related row or a property, or an undeclared custom serialize fails when the
+    route is registered, naming the field."""
+    from plugins.applications.models import Application
+    from plugins.applications.schemas import ApplicationSchema
+
+    class StarredJobSchema(JobSchema):
+        starred = ma.fields.Method("is_starred")
+
+        def is_starred(self, job):
+            return False
+
+    class Shouting(ma.fields.String):
+        def _serialize(self, value, attr, obj, **kwargs):
+            return str(value).upper()
+
+    cases = {
+        StarredJobSchema: "field 'starred' is a Method field",
+        JobSchema.from_dict({"x": ma.fields.Function(lambda job: 1)}): "field 'x' is a Function field",
+        JobSchema.from_dict({"tenant": ma.fields.Nested(JobSchema)}): "field 'tenant' reads the related row 'tenant'",
+        JobSchema.from_dict({"title": Shouting()}): r"field 'title' \(Shouting\) has a custom _serialize",
+        JobSchema.from_dict({"label": ma.fields.String()}): "field 'label' reads 'label', which is not a column of Job",
+    }
+    for schema_class, message in cases.items():
+        with pytest.raises(representations.ImpureSchemaError, match=message):
+            representations.reuses_bodies(Job, schema_class)
+    with pytest.raises(representations.ImpureSchemaError, match="field 'candidate' reads the related row"):
+        representations.declare(Application, ApplicationSchema)
+    representations.reuses_bodies(Job, JobSchema)  # the routes' own pair passes

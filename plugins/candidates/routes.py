@@ -6,7 +6,7 @@ from app.api import Blueprint, page_schema
 from app.auth import current_tenant_id
 from app.upserts import register_upsert_route, upsert_schema
 from app.listing import split_window
-from app.representations import owned_list_response, owned_record_response
+from app.representations import owned_list_response, owned_record_response, reuses_bodies
 from app.resumes.bodies import json_or_multipart
 from plugins.candidates import services
 from plugins.candidates.models import Candidate
@@ -17,6 +17,7 @@ blp = Blueprint("candidates", __name__, url_prefix="/v1/candidates", description
 
 
 @blp.route("")
+@reuses_bodies(Candidate, CandidateSchema)
 class Candidates(MethodView):
     @blp.arguments(CandidateListArgsSchema, location="query")
     @blp.response(200, page_schema(CandidateSchema))
@@ -38,6 +39,7 @@ class Candidates(MethodView):
 
 
 @blp.route("/<candidate_id>")
+@reuses_bodies(Candidate, CandidateSchema)
 class CandidateItem(MethodView):
     @blp.response(200, CandidateSchema)
     @blp.errors(404)

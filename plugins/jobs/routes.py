@@ -6,7 +6,7 @@ from app.api import Blueprint, page_schema
 from app.auth import current_tenant_id
 from app.upserts import register_upsert_route, upsert_schema
 from app.listing import split_window
-from app.representations import owned_list_response, owned_record_response
+from app.representations import owned_list_response, owned_record_response, reuses_bodies
 from plugins.jobs.models import Job
 from plugins.jobs import services
 from plugins.jobs.schemas import JobCreateSchema, JobListArgsSchema, JobSchema, JobUpdateSchema
@@ -15,6 +15,7 @@ blp = Blueprint("jobs", __name__, url_prefix="/v1/jobs", description="Job postin
 
 
 @blp.route("")
+@reuses_bodies(Job, JobSchema)
 class Jobs(MethodView):
     @blp.arguments(JobListArgsSchema, location="query")
     @blp.response(200, page_schema(JobSchema))
@@ -34,6 +35,7 @@ class Jobs(MethodView):
 
 
 @blp.route("/<job_id>")
+@reuses_bodies(Job, JobSchema)
 class JobItem(MethodView):
     @blp.response(200, JobSchema)
     @blp.errors(404)
