@@ -182,7 +182,7 @@ def test_a_call_job_run_twice_dials_the_candidate_once(twilio_app, twilio_api, t
     the same call's job, even one that read the call while it was still queued, must not dial again."""
     from app.db import database
     from plugins.calls.models import Call
-    from plugins.calls.services import place_call
+    from plugins.calls.placing import place_call
 
     client = twilio_app.test_client()
     call = instant_call(client, tenant_a, application_for(client, tenant_a)).json

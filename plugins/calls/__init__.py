@@ -7,11 +7,12 @@ from plugins.calls import tasks
 from plugins.calls.cli import calls_cli
 from plugins.calls.models import Call, CallPlan
 from plugins.calls.routes import blp, callbacks_blp
-from plugins.calls.scheduling import on_application_activity, on_scheduling_toggled
+from plugins.calls.scheduling import on_application_activity, on_call_activity, on_scheduling_toggled
 
 
 def init_app(app) -> None:
     events.add_listener(app, on_application_activity)
+    events.add_listener(app, on_call_activity, once_committed=True)
     if "scheduling" in app.config["PLUGINS"]:
         from plugins.scheduling.services import add_toggle_listener
 

@@ -7,8 +7,9 @@ from twilio.request_validator import RequestValidator
 
 from app.db import utcnow
 from app.errors import ApiError
+from app.records import get_or_404
+from plugins.calls.lifecycle import advance, questions_for
 from plugins.calls.models import Call
-from plugins.calls.services import advance, find_call, questions_for
 from plugins.calls.telephony import Progress
 from plugins.calls.telephony.twilio import STATUS_MAP, question_twiml
 
@@ -32,7 +33,7 @@ def verify_signature(url: str, form: dict, signature: str | None) -> None:
 def handle(url: str, form: dict, signature: str | None, *, call_id: str, question: str | None, silent: bool) -> str:
     """Apply one callback; answers the TwiML Twilio should run next."""
     verify_signature(url, form, signature)
-    call = find_call(call_id)
+    call = get_or_404(Call, call_id)
     if question is not None:
         return record_answer(call, question, form.get("SpeechResult"), silent=silent)
     status = STATUS_MAP.get(form.get("CallStatus", ""))

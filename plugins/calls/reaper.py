@@ -10,7 +10,8 @@ import logging
 
 from flask import current_app
 
-from app.db import database, utcnow
+from app.db import utcnow
+from plugins.calls.lifecycle import end_call
 from plugins.calls.models import FAILED, IN_PROGRESS, INSTANT, QUEUED, RINGING, SCHEDULED, Call
 
 log = logging.getLogger("hirekit.calls")
@@ -24,10 +25,8 @@ def stall_after() -> dt.timedelta:
 
 def reap_stalled_calls(now: dt.datetime | None = None) -> int:
     """Fail every call with no progress for CALL_STALL_SECONDS while ringing or in progress, and every call that has
-    waited that long past its start (instant: creation, scheduled: its time) without starting; returns how many."""
-    from plugins.calls.scheduling import after_attempt
-    from plugins.calls.services import emit_activity
-
+    waited that long past its start (instant: creation, scheduled: its time) without starting; returns how many.
+    Each ends with its call_activity event, which moves a scheduled series on (plugins.calls.scheduling)."""
     now = now or utcnow()
     quiet_since = now - stall_after()
     never_started = (Call.status == QUEUED) & (((Call.trigger == INSTANT) & (Call.updated_at < quiet_since))
@@ -37,17 +36,9 @@ def reap_stalled_calls(now: dt.datetime | None = None) -> int:
     reaped = 0
     for call in stalled:
         reason = _reason(call)
-        with database.atomic():
-            # Only if it is still as we read it: a call that moved meanwhile is alive
-            updated = (Call.update(status=FAILED, error=reason, ended_at=now, updated_at=now)
-                       .where((Call.id == call.id) & (Call.status == call.status) & (Call.updated_at == call.updated_at))
-                       .execute())
-            if updated:
-                emit_activity(Call.get(Call.id == call.id))
-        if updated:
+        if end_call(call, FAILED, reason, as_read=True, now=now):
             reaped += 1
             log.warning("call %s failed by the reaper: %s", call.id, reason)
-            after_attempt(Call.get(Call.id == call.id))
     return reaped
 
 

@@ -1,5 +1,6 @@
 """Scheduled calls: arm a series when an application becomes ACTIVE on a job with scheduling on, place each attempt
 inside the job's schedule setting via RQ's scheduler, retry unreached candidates, send reminders, cancel on disable.
+It reacts to events (an application's, a call's) and to the job's scheduling switch; nothing here is called back.
 
 repeat_calling: an application that re-enters ACTIVE after a completed screening call starts a new series only when
 it is on; off (the default), one completed screening per application is enough. Instant calls are never limited."""
@@ -15,15 +16,25 @@ from flask import current_app
 from app import events
 from app.db import database, utcnow
 from app.notify import get_notifier
-from app.queue import get_queue
 from plugins.applications.models import Application
-from plugins.calls.models import CANCELED, COMPLETED, QUEUED, SCHEDULED, UNREACHED_STATUSES, Call, CallPlan
+from plugins.calls import dispatch
+from plugins.calls.lifecycle import end_call, new_call
+from plugins.calls.models import (
+    CANCELED,
+    COMPLETED,
+    FINAL_STATUSES,
+    QUEUED,
+    SCHEDULED,
+    UNREACHED_STATUSES,
+    Call,
+    CallPlan,
+)
+from plugins.calls.placing import place_call
 from plugins.calls.schedule_rules import ScheduleError, next_attempt_at
 
 log = logging.getLogger("hirekit.calls")
 
 ACTIVE_STAGE = "ACTIVE"
-REMINDER_CHANNELS = ("email", "sms")
 
 
 def job_schedule(tenant_id: str, job_id) -> dict:
@@ -89,8 +100,6 @@ def series_attempt_times(series) -> list[dt.datetime]:
 
 def schedule_next(plan: CallPlan, application: Application, schedule: dict) -> Call | None:
     """Create the next queued attempt at the time the rules allow and hand it to RQ's scheduler; None when none is left."""
-    from plugins.calls.services import emit_activity, new_call
-
     attempts = series_attempt_times(plan.series)
     try:
         when = next_attempt_at(schedule, triggered_at=plan.triggered_at, attempts=attempts, now=utcnow(),
@@ -102,33 +111,23 @@ def schedule_next(plan: CallPlan, application: Application, schedule: dict) -> C
         CallPlan.update(series=None).where(CallPlan.application == plan.application_id).execute()
         return None
     call = new_call(application, trigger=SCHEDULED, attempt=len(attempts) + 1, series=plan.series, scheduled_for=when)
-    emit_activity(call)
     enqueue_attempt(call, schedule)
     return call
 
 
 def enqueue_attempt(call: Call, schedule: dict) -> None:
-    """The attempt and its reminders as RQ scheduled jobs; without Redis, `flask calls run-due` places due attempts."""
-    from plugins.calls.tasks import run_scheduled_call, send_reminder
-
-    queue = get_queue()
-    if queue.is_inline:
-        log.info("no Redis: scheduled call %s waits for `flask calls run-due` at %s", call.id, call.scheduled_for)
-        return
+    """The attempt and its reminders as scheduled jobs; without Redis, `flask calls run-due` places due attempts."""
     when = call.scheduled_for.replace(tzinfo=dt.timezone.utc)
-    queue.enqueue_at(when, run_scheduled_call, str(call.id), queue="calls", job_id=f"call-{call.id}", job_timeout=600)
+    dispatch.place_at(call.id, when)
     now = dt.datetime.now(dt.timezone.utc)
-    for channel in REMINDER_CHANNELS:
+    for channel in dispatch.REMINDER_CHANNELS:
         if schedule.get(f"{channel}_enabled") and (call.attempt == 1 or schedule.get(f"{channel}_repeat")):
-            remind_at = max(when - dt.timedelta(minutes=int(schedule.get(f"{channel}_notify_minutes") or 0)), now)
-            queue.enqueue_at(remind_at, send_reminder, str(call.id), channel, queue="calls",
-                             job_id=f"reminder-{channel}-{call.id}")
+            dispatch.remind_at(call.id, channel,
+                               max(when - dt.timedelta(minutes=int(schedule.get(f"{channel}_notify_minutes") or 0)), now))
 
 
 def run_attempt(call: Call) -> None:
     """At the scheduled time: re-check that the attempt is still wanted and allowed, then place it."""
-    from plugins.calls.services import place_call
-
     schedule = job_schedule(call.tenant_id, call.job_id)
     plan = CallPlan.get_or_none(CallPlan.application == call.application_id)
     application = call.application
@@ -145,6 +144,16 @@ def run_attempt(call: Call) -> None:
         call.scheduled_for = allowed
         return enqueue_attempt(call, schedule)
     place_call(call, voicemail=bool(schedule.get("voicemail_enabled")))
+
+
+def on_call_activity(event) -> None:
+    """events listener, run once the emitting transaction commits: a scheduled attempt that ended moves its series on."""
+    record = event.payload
+    if event.type != events.CALL_ACTIVITY or record.get("trigger") != SCHEDULED or record.get("status") not in FINAL_STATUSES:
+        return
+    call = Call.get_or_none((Call.id == record.get("id")) & (Call.tenant == event.tenant_id))
+    if call is not None:
+        after_attempt(call)
 
 
 def after_attempt(call: Call) -> None:
@@ -164,15 +173,9 @@ def after_attempt(call: Call) -> None:
 
 
 def cancel_call(call: Call, reason: str) -> None:
-    from plugins.calls.services import emit_activity
-
-    with database.atomic():
-        updated = (Call.update(status=CANCELED, error=reason, ended_at=utcnow(), updated_at=utcnow())
-                   .where((Call.id == call.id) & (Call.status == QUEUED)).execute())
-        if updated:
-            emit_activity(Call.get(Call.id == call.id))
-    if updated:
-        forget_jobs(call.id)
+    """Cancel the queued attempt and drop its scheduled jobs."""
+    if call.status == QUEUED and end_call(call, CANCELED, reason):
+        dispatch.forget(call.id)
 
 
 def cancel_pending(condition, *, reason: str) -> int:
@@ -193,22 +196,6 @@ def cancel_scheduled_calls(tenant_id: str, job_id) -> int:
 def on_scheduling_toggled(tenant_id: str, job_id, enabled: bool) -> None:
     if not enabled:
         cancel_scheduled_calls(tenant_id, job_id)
-
-
-def forget_jobs(call_id) -> None:
-    """Drop the attempt's and reminders' RQ jobs (the jobs also check the call's status when they run)."""
-    queue = get_queue()
-    if queue.is_inline:
-        return
-    from redis.exceptions import RedisError
-    from rq.exceptions import NoSuchJobError
-
-    registry = queue.queue("calls").scheduled_job_registry
-    for job_id in (f"call-{call_id}", *(f"reminder-{channel}-{call_id}" for channel in REMINDER_CHANNELS)):
-        try:
-            registry.remove(job_id, delete_job=True)
-        except (RedisError, NoSuchJobError) as exc:
-            log.debug("could not drop RQ job %s: %s", job_id, exc)
 
 
 def send_reminder(call: Call, channel: str) -> bool:

@@ -1,22 +1,28 @@
 """Background jobs of the calls family on the `calls` queue: place an instant call, run a scheduled attempt, remind,
-and the reaper of calls whose worker died."""
+and the reaper of calls whose worker died. Nothing imports this module to enqueue: plugins.calls.dispatch names the
+jobs. A job starts only once the transaction that made its call commits (app.queue), so it reads the call once."""
 
 from __future__ import annotations
 
 from app import periodic
 from app.queue import task
-from plugins.calls.models import QUEUED
+from plugins.calls import reaper, scheduling
+from plugins.calls.dispatch import QUEUE
+from plugins.calls.models import QUEUED, Call
+from plugins.calls.placing import place_call
 
-QUEUE = "calls"
 REAPER_JOB_ID = "hirekit-calls-reaper"
+
+
+def queued_call(call_id: str) -> Call | None:
+    """The call if it still waits to be placed (not ended, canceled or placed by another run of the job)."""
+    return Call.get_or_none((Call.id == call_id) & (Call.status == QUEUED))
 
 
 @task
 def run_call(call_id: str) -> str:
-    from plugins.calls.services import place_call, wait_for_call
-
-    call = wait_for_call(call_id)
-    if call is None or call.status != QUEUED:
+    call = queued_call(call_id)
+    if call is None:
         return "skipped"
     place_call(call)
     return "placed"
@@ -24,31 +30,23 @@ def run_call(call_id: str) -> str:
 
 @task
 def run_scheduled_call(call_id: str) -> str:
-    from plugins.calls.scheduling import run_attempt
-    from plugins.calls.services import wait_for_call
-
-    call = wait_for_call(call_id)
-    if call is None or call.status != QUEUED:
+    call = queued_call(call_id)
+    if call is None:
         return "skipped"
-    run_attempt(call)
+    scheduling.run_attempt(call)
     return "done"
 
 
 @task
 def send_reminder(call_id: str, channel: str) -> bool:
-    from plugins.calls.scheduling import send_reminder as remind
-    from plugins.calls.services import wait_for_call
-
-    call = wait_for_call(call_id)
-    return call is not None and remind(call, channel)
+    call = Call.get_or_none(Call.id == call_id)
+    return call is not None and scheduling.send_reminder(call, channel)
 
 
 @task
 def reap_stalled_calls() -> int:
     """Fail calls stuck ringing, in progress or never started, then schedule the next pass (one chain: a fixed job id)."""
-    from plugins.calls.reaper import reap_stalled_calls as reap
-
     try:
-        return reap()
+        return reaper.reap_stalled_calls()
     finally:
         periodic.schedule_next(reap_stalled_calls, queue=QUEUE, job_id=REAPER_JOB_ID, interval_setting="CALL_REAPER_INTERVAL")

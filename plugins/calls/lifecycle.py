@@ -1,0 +1,114 @@
+"""What a call is: creating it, its status changes, and the call_activity event each of them emits (which webhooks and
+scheduling react to). Placing a call is plugins.calls.placing; this module knows nothing of queues or providers."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from flask import current_app
+
+from app import events
+from app.db import database, utcnow
+from app.errors import ValidationFailed
+from plugins.applications.models import Application
+from plugins.calls.analysis import CallContext, analyze, configured_model
+from plugins.calls.models import ACTIVE_STATUSES, COMPLETED, FINAL_STATUSES, IN_PROGRESS, QUEUED, RINGING, Call
+from plugins.calls.schemas import CallSchema
+from plugins.calls.telephony import Progress
+from plugins.questions.models import Question
+
+_call_schema = CallSchema()
+
+
+def call_record(call: Call) -> dict:
+    return _call_schema.dump(call)
+
+
+def emit_activity(call: Call) -> None:
+    """Every status change is a call_activity event (and so a webhook delivery)."""
+    events.emit(call.tenant_id, events.CALL_ACTIVITY, call_record(call))
+
+
+def active_call(application_id) -> Call | None:
+    return Call.select().where((Call.application == application_id) & (Call.status.in_(ACTIVE_STATUSES))).first()
+
+
+def new_call(application: Application, *, trigger: str, attempt: int = 1, series=None, scheduled_for=None) -> Call:
+    """A queued call to the application's candidate, announced (422 when the candidate has no phone number)."""
+    candidate, job = application.candidate, application.job
+    if not candidate.phone_no:
+        raise ValidationFailed({"phone_no": ["The candidate has no phone number to call."]},
+                               message=f"candidate {candidate.id} has no phone number to call")
+    with database.atomic():
+        call = Call.create(tenant=application.tenant_id, application=application.id, job=job.id, candidate=candidate.id,
+                           application_source_id=application.source_id, job_source_id=job.source_id,
+                           candidate_source_id=candidate.source_id, status=QUEUED, attempt=attempt, trigger=trigger,
+                           series=series, scheduled_for=scheduled_for, phone_no=candidate.phone_no,
+                           provider=current_app.config["TELEPHONY"])
+        emit_activity(call)
+    return call
+
+
+def questions_for(call: Call) -> list[str]:
+    """The job's questions, then the application's own, in their order."""
+    query = (Question.select(Question.question_text)
+             .where((Question.job == call.job_id) & Question.deleted_at.is_null()
+                    & (Question.application.is_null() | (Question.application == call.application_id)))
+             .order_by(Question.application.is_null(False), Question.position, Question.created_at))
+    return [q.question_text for q in query]
+
+
+def analysis_context(call: Call, transcript: list[dict]) -> CallContext:
+    asked = {turn["question_index"]: turn["text"] for turn in transcript
+             if turn.get("speaker") == "agent" and isinstance(turn.get("question_index"), int)}
+    questions = [asked[i] for i in sorted(asked)] if asked else questions_for(call)
+    candidate, job = call.candidate, call.job
+    name = " ".join(part for part in (candidate.first_name, candidate.last_name) if part)
+    return CallContext(candidate_name=name, job_title=job.title, job_description=job.description or "",
+                       questions=questions, transcript=transcript)
+
+
+def advance(call_id, progress: Progress) -> Call | None:
+    """Apply a status a provider reported; late or repeated reports for a finished call are ignored."""
+    call = Call.get_or_none(Call.id == call_id)
+    if call is None or call.status in FINAL_STATUSES or (progress.status == call.status and progress.transcript is None):
+        return call
+    transcript = progress.transcript if progress.transcript is not None else call.transcript
+    summary = assessment = None
+    if progress.status == COMPLETED:
+        summary, assessment = analyze(analysis_context(call, transcript), configured_model(current_app.config),
+                                      current_app.config.get("LLM_MODEL", ""))
+    now = utcnow()
+    with database.atomic():
+        call = Call.get(Call.id == call_id)
+        if call.status in FINAL_STATUSES:
+            return call
+        call.status = progress.status
+        call.transcript = transcript
+        if progress.status in (RINGING, IN_PROGRESS) and call.started_at is None:
+            call.started_at = now
+        if progress.status in FINAL_STATUSES:
+            call.ended_at = now
+        if progress.voicemail_left:
+            call.voicemail_left = True
+        if progress.error:
+            call.error = progress.error
+        if summary is not None:
+            call.summary, call.assessment = summary, assessment
+        call.save()
+        emit_activity(call)
+    return call
+
+
+def end_call(call: Call, status: str, reason: str, *, as_read: bool = False, now: dt.datetime | None = None) -> bool:
+    """End the call as `status` (canceled, failed) with `reason` if it is still in the status it was read in (with
+    `as_read`, also not updated since it was read): a call that moved meanwhile is alive. Answers whether it ended."""
+    now = now or utcnow()
+    condition = (Call.id == call.id) & (Call.status == call.status)
+    if as_read:
+        condition &= Call.updated_at == call.updated_at
+    with database.atomic():
+        ended = Call.update(status=status, error=reason, ended_at=now, updated_at=now).where(condition).execute()
+        if ended:
+            emit_activity(Call.get(Call.id == call.id))
+    return bool(ended)

@@ -1,0 +1,45 @@
+"""Placing a queued call: claim it once, hand its script to the telephony provider, and feed the provider's reports back
+as status changes (plugins.calls.lifecycle)."""
+
+from __future__ import annotations
+
+import logging
+
+from app.db import utcnow
+from plugins.calls.lifecycle import advance, questions_for
+from plugins.calls.models import QUEUED, Call
+from plugins.calls.telephony import CallScript, Progress, get_provider
+
+log = logging.getLogger("hirekit.calls")
+
+
+def script_for(call: Call, *, voicemail: bool = False) -> CallScript:
+    candidate, job = call.candidate, call.job
+    name = " ".join(part for part in (candidate.first_name, candidate.last_name) if part)
+    return CallScript(call_id=str(call.id), phone_no=call.phone_no, candidate_name=name, job_title=job.title,
+                      company=job.client_name, questions=questions_for(call), voicemail=voicemail)
+
+
+def place_call(call: Call, *, voicemail: bool = False) -> None:
+    """Hand the call to the provider, once; synchronous providers report every status before this returns."""
+    if not claim_call(call):
+        log.warning("call %s was already claimed by another job: not dialled again", call.id)
+        return
+    provider = get_provider()
+    try:
+        provider_call_id = provider.place(script_for(call, voicemail=voicemail), lambda progress: advance(call.id, progress))
+    except Exception as exc:  # noqa: BLE001 - a provider failure ends the call as failed, visible to the client
+        log.exception("placing call %s failed", call.id)
+        advance(call.id, Progress("failed", error=f"the telephony provider refused the call: {exc}"))
+        return
+    if provider_call_id:
+        Call.update(provider_call_id=provider_call_id).where(Call.id == call.id).execute()
+
+
+def claim_call(call: Call) -> bool:
+    """Take the queued call for dialling in one conditional update: RQ runs a job at least once (a re-queued job of a
+    dead worker, a scheduler that moved a job twice), and only the job that wins this claim dials, so a candidate is
+    never called twice for one call. The call's status is left to the provider's reports."""
+    claimed = (Call.update(dialled_at=utcnow())
+               .where((Call.id == call.id) & (Call.status == QUEUED) & Call.dialled_at.is_null()).execute())
+    return bool(claimed)
