@@ -112,7 +112,8 @@ def ensure_sample(count: int, seed: int) -> Path:
 
 
 def ensure_index(sample: Path, count: int, reload: bool, processes: int | None, threads: int) -> Path:
-    from plugins.person.backends.embedded.backend import SCHEMA_VERSION, EmbeddedBackend
+    from plugins.person.backends.embedded import EmbeddedBackend
+    from plugins.person.backends.embedded.layout import SCHEMA_VERSION
     from plugins.person.loader import load_file
 
     directory = CACHE / f"index-{count}"
@@ -138,7 +139,7 @@ def engine_ceiling(sample: Path, load_rate: float, count: int = 100_000) -> None
 
     import tantivy
 
-    from plugins.person.backends.embedded.backend import SCHEMA, prepare_document
+    from plugins.person.backends.embedded.layout import SCHEMA, prepare_document
 
     with open(sample, "rb") as handle:
         lines = [line.strip() for _, line in zip(range(count), handle)]

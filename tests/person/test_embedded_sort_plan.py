@@ -1,8 +1,8 @@
-"""Which sorted queries need no "documents without a value" part (plugins.person.backends.embedded.backend.requires_value)."""
+"""Which sorted queries need no "documents without a value" part (plugins.person.backends.embedded.query.requires_value)."""
 
 import pytest
 
-from plugins.person.backends.embedded.backend import requires_value
+from plugins.person.backends.embedded.query import requires_value
 from plugins.person.dsl import validate_query
 
 PATH = "birth_year"

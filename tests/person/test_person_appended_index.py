@@ -41,7 +41,7 @@ def appended_index(tmp_path_factory):
                                              "location_country": "spain", "birth_year": 1981}) + b"\n"
                                for n in range(5, 400, 37)))
     load_file(backend, str(again), processes=1, writer_threads=1)
-    assert backend._searcher().num_docs == 480
+    assert backend.searcher().num_docs == 480
     return str(root / "index")
 
 

@@ -1,11 +1,4 @@
-"""Parallel bulk load of the embedded index: worker processes each index one slice of the JSONL file into a tantivy directory
-of their own (parsing, flattening and indexing all in that process), then their segments are grafted into the live index
-under its writer lock, and older copies of re-loaded ids are deleted.
-
-Why: one process tops out at one core of Python document building feeding tantivy; slices use every core.
-Readers keep answering from the previous commit throughout; between the graft and the delete commit (a few seconds) a
-re-loaded id can briefly answer twice.
-"""
+"""Bulk loads on every core: one process tops out at one core of Python document building, so slices load in parallel."""
 
 from __future__ import annotations
 
@@ -23,6 +16,8 @@ import tantivy
 from tantivy import FieldType, Query
 
 from plugins.person.backends import LoadReport
+from plugins.person.backends.embedded.layout import SCHEMA, prepare_document
+from plugins.person.backends.embedded.query import narrowed
 
 WORKER_HEAP = 1_000_000_000
 PROGRESS_EVERY = 2000
@@ -72,8 +67,6 @@ def _share_counter(counter) -> None:
 
 def index_slice(args) -> dict:
     """Worker: index lines [start, end) of `path` into `directory`; returns ids with their sequences and the bad lines."""
-    from plugins.person.backends.embedded.backend import SCHEMA, prepare_document
-
     directory, path, start, end, first_line, base_seq = args
     counter = _PROGRESS
     os.makedirs(directory, exist_ok=True)
@@ -123,9 +116,12 @@ def index_slice(args) -> dict:
 
 def parallel_load(backend, path: str, *, replace: bool, processes: int, dataset_version: str | None,
                   progress: Callable[[int], None] | None) -> LoadReport:
-    """Load `path` into the embedded `backend` with `processes` slice workers (see the module docstring)."""
-    from plugins.person.backends.embedded.backend import SCHEMA, _with
+    """Load `path` into the embedded `backend` with `processes` slice workers.
 
+    Worker processes each index one slice of the JSONL file into a tantivy directory of their own (parsing, flattening
+    and indexing all in that process), then their segments are grafted into the live index under its writer lock, and
+    older copies of re-loaded ids are deleted. Readers keep answering from the previous commit throughout; between the
+    graft and the delete commit (a few seconds) a re-loaded id can briefly answer twice."""
     started = time.perf_counter()
     backend.directory.mkdir(parents=True, exist_ok=True)
     backend.check_layout(replace)
@@ -167,8 +163,8 @@ def parallel_load(backend, path: str, *, replace: bool, processes: int, dataset_
         index = tantivy.Index.open(str(backend.engine_dir))
         writer = index.writer(heap_size=128_000_000, num_threads=1)
         for record_id in repeated:  # every copy older than the last one loaded
-            older = _with(Query.term_query(SCHEMA, "id", record_id),
-                          Query.range_query(SCHEMA, "_seq", FieldType.Integer, None, latest[record_id], True, False))
+            older = narrowed(Query.term_query(SCHEMA, "id", record_id),
+                             Query.range_query(SCHEMA, "_seq", FieldType.Integer, None, latest[record_id], True, False))
             writer.delete_documents_by_query(older)
         writer.commit()
         writer.garbage_collect_files()
@@ -185,10 +181,8 @@ def parallel_load(backend, path: str, *, replace: bool, processes: int, dataset_
 
 def _already_indexed(backend, ids: list[str], batch: int = 1000) -> set[str]:
     """The ids (of this load) the live index already holds."""
-    from plugins.person.backends.embedded.backend import SCHEMA
-
     try:
-        searcher = backend._searcher()
+        searcher = backend.searcher()
     except Exception:  # noqa: BLE001 - no readable index yet: nothing is already indexed
         return set()
     found: set[str] = set()

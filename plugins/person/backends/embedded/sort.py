@@ -1,46 +1,31 @@
-"""Sorting by several keys on the embedded engine, which orders by one fast field: the engine ranks by the first key, Python
-re-sorts the window by every key (Elasticsearch rules: arrays by min asc / max desc, missing values last, ties by index
-order), and the tie group cut by the window's edge is completed by ranking that group alone by the remaining keys.
-
-Also `top_by_score`: the best hits by relevance, equal scores in the engine's document order.
-"""
+"""Sorting by several keys, which the engine cannot do alone: it orders by one fast field, so Python finishes the order."""
 
 from __future__ import annotations
 
 import orjson
+import tantivy
+from tantivy import FieldType, Query
 
-from plugins.person import profile_fields as schema
+from plugins.person import profile_fields
+from plugins.person.backends import SearchResult
+from plugins.person.backends.embedded.layout import SCHEMA, sort_field, source
+from plugins.person.backends.embedded.query import narrowed, sort_parts
+from plugins.person.backends.embedded.ranking import by_key, top_by_score_with_edge_ties
 from plugins.person.dsl import SCORE
 from plugins.person.profile_fields import DATE, INTEGER
 
 Key = tuple[str, str]
 
 
-def top_by_score(searcher, query, need: int) -> tuple[list[tuple[float, object]], int]:
-    """[(score, address)] of the first `need` hits by score, equal scores in the engine's document order, and the total.
-
-    That is the order the engine itself fills a window by, so each longer window extends the shorter one and pages cut
-    from them never repeat or skip a hit. Equal scores come in index order on an index loaded in one go; after appends
-    they follow the engine's segment order (Elasticsearch, too, breaks relevance ties by its internal document order)."""
-    result = searcher.search(query, need, count=True)
-    ranked = sorted(result.hits, key=lambda hit: (-hit[0], hit[1].segment_ord, hit[1].doc))
-    return ranked, result.count
-
-
-EDGE_TIES_EXTRA = 1000  # hits read past a window (or the window again, if larger) to finish a score tie cut by its edge
-
-
-def top_by_score_with_edge_ties(searcher, query, need: int) -> tuple[list[tuple[float, object]], int]:
-    """top_by_score, plus every further hit scoring the same as the `need`th: the engine fills a window's last places
-    from a tie in its own document order, so a later sort key (or index order) can rank the whole tie only when all of
-    it is at hand. Reads at most max(2 x need, need + EDGE_TIES_EXTRA) hits; a larger tie is cut in engine order."""
-    limit = max(2 * need, need + EDGE_TIES_EXTRA)
-    window = need + 1
-    while True:
-        hits, total = top_by_score(searcher, query, window)
-        if len(hits) <= need or len(hits) >= total or hits[-1][0] != hits[need - 1][0] or window >= limit:
-            return hits, total
-        window = min(limit, window * 2)
+def by_keys(searcher: tantivy.Searcher, query: Query, keys: list[Key], size: int, offset: int, cursor) -> SearchResult:
+    """A page sorted by several keys (MultiKeySorter); continues by offset like the keyword sort."""
+    if cursor:
+        _, offset = cursor
+    rows, total = MultiKeySorter(searcher, query).first(query, keys, offset + size)
+    page = rows[offset:offset + size]
+    more = offset + len(page) < total
+    return SearchResult(total=total, hits=[row.record for row in page],
+                        cursor=["offset", offset + len(page)] if more and page else None)
 
 
 def sort_value(record: dict, path: str, order: str):
@@ -53,10 +38,10 @@ def sort_value(record: dict, path: str, order: str):
         value = min(values) if order == "asc" else max(values)
     if value is None:
         return None
-    kind = schema.FIELDS[path].kind
+    kind = profile_fields.FIELDS[path].kind
     try:
         if kind == DATE:
-            return schema.date_ordinal(value)
+            return profile_fields.date_ordinal(value)
         if kind == INTEGER:
             return int(value)
     except (TypeError, ValueError):
@@ -88,30 +73,28 @@ def python_sort(rows: list[Row], keys: list[Key]) -> list[Row]:
 
 
 class MultiKeySorter:
-    """Ranks an engine query by several keys; `backend` supplies the single-key strategies and the record reader."""
+    """Ranks an engine query by several keys: the engine ranks by the first key (ranking.py), Python re-sorts the window
+    by every key (Elasticsearch rules: arrays by min asc / max desc, missing values last, ties by index order), and the
+    tie group cut by the window's edge is completed by ranking that group alone by the remaining keys."""
 
-    def __init__(self, backend, searcher, scored_query):
-        self.backend = backend
+    def __init__(self, searcher: tantivy.Searcher, scored_query: Query):
         self.searcher = searcher
         self.scored_query = scored_query
 
     def first(self, query, keys: list[Key], need: int) -> tuple[list[Row], int]:
         """The first `need` hits of `query` in `keys` order, and the total."""
-        from plugins.person.backends.embedded.backend import _sort_parts, _source
-
         path, order = keys[0]
         if path == SCORE:
             hits, total = top_by_score_with_edge_ties(self.searcher, query, need)
             scores = [score for score, _ in hits]
             addresses = [address for _, address in hits]
         else:
-            strategy = self.backend._by_number if schema.FIELDS[path].kind in (INTEGER, DATE) else self.backend._by_keyword
-            addresses, total, _ = strategy(self.searcher, _sort_parts(query, path, False), path, order, need, 0, None)
+            addresses, total, _ = by_key(self.searcher, sort_parts(query, path, False), path, order, need, 0, None)
             scores = self._scores(addresses) if any(key == SCORE for key, _ in keys) else [0.0] * len(addresses)
         if not addresses:
             return [], total
         seqs = self.searcher.fast_field_values("_seq", addresses)
-        rows = python_sort([Row(a, s, sc, _source(self.searcher, a)) for a, s, sc in zip(addresses, seqs, scores)], keys)
+        rows = python_sort([Row(a, s, sc, source(self.searcher, a)) for a, s, sc in zip(addresses, seqs, scores)], keys)
         if path == SCORE or len(keys) == 1 or total <= need:
             return rows[:need], total
         edge = sort_value(rows[-1].record, path, order)
@@ -125,14 +108,10 @@ class MultiKeySorter:
 
     def _restrict(self, query, path: str, order: str, value):
         """`query` limited to the hits whose sort value on `path` is `value` (None: the hits without one)."""
-        from tantivy import FieldType, Query
-
-        from plugins.person.backends.embedded.backend import SCHEMA, _with, sort_field
-
         has_value = Query.term_query(SCHEMA, "_field_names", path)
         if value is None:
-            return _with(query, excluded=has_value)
-        f = schema.FIELDS[path]
+            return narrowed(query, excluded=has_value)
+        f = profile_fields.FIELDS[path]
         if f.kind in (INTEGER, DATE):
-            return _with(query, Query.range_query(SCHEMA, path, FieldType.Integer, value, value, True, True))
-        return _with(query, Query.term_query(SCHEMA, sort_field(path, order), value))
+            return narrowed(query, Query.range_query(SCHEMA, path, FieldType.Integer, value, value, True, True))
+        return narrowed(query, Query.term_query(SCHEMA, sort_field(path, order), value))

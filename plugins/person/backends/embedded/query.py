@@ -1,0 +1,223 @@
+"""Canonical DSL (plugins/person/dsl.py) -> tantivy queries that score like Elasticsearch, and the query pieces paging combines."""
+
+from __future__ import annotations
+
+import math
+
+import tantivy
+from tantivy import FieldType, Occur, Query
+
+from plugins.person import profile_fields
+from plugins.person.backends.embedded.layout import SCHEMA, analyze, keyword
+from plugins.person.dsl import resolve_minimum_should_match
+from plugins.person.profile_fields import DATE, FLOAT, INTEGER, KEYWORD, TEXT
+
+# tantivy keeps Lucene's older (k1 + 1) BM25 factor: its scores are 2.2 times Elasticsearch's.
+BM25_SCALE = 1 / 2.2
+K1 = 1.2
+
+
+class QueryBuilder:
+    """Canonical DSL (plugins/person/dsl.py) -> a tantivy Query with Elasticsearch's scores."""
+
+    def __init__(self, searcher: tantivy.Searcher):
+        self.searcher = searcher
+
+    def build(self, node: dict, scoring: bool = True) -> Query:
+        (kind, body), = node.items()
+        return getattr(self, f"_{kind}")(body, scoring)
+
+    # leaves
+    def _term(self, body, scoring):
+        (path, value), = body.items()
+        return self._exact(profile_fields.FIELDS[path], value, scoring)
+
+    def _exact(self, f: profile_fields.Field, value, scoring: bool) -> Query:
+        if f.kind in (INTEGER, DATE, FLOAT):
+            number = self._number(f, value)
+            return constant(self._range_query(f, number, number, True, True), 1.0)
+        text = keyword(value)
+        query = Query.term_query(SCHEMA, f.path, text)
+        if not scoring:
+            return query
+        if f.kind == TEXT:
+            return Query.boost_query(query, BM25_SCALE)
+        # keyword: no norms in Elasticsearch, so a matching term scores idf * tf/(tf + k1) with tf = 1
+        return constant(query, self._idf(f.path, text) / (1 + K1))
+
+    def _idf(self, path: str, term: str) -> float:
+        with_field = self.searcher.doc_freq("_field_names", path) or self.searcher.num_docs
+        df = self.searcher.doc_freq(path, term)
+        return math.log(1 + (with_field - df + 0.5) / (df + 0.5))
+
+    def _terms(self, body, scoring):
+        (path, values), = body.items()
+        f = profile_fields.FIELDS[path]
+        if f.kind in (INTEGER, DATE, FLOAT):
+            subs = [(Occur.Should, self._exact(f, v, False)) for v in values]
+            return constant(Query.boolean_query(subs), 1.0)
+        return constant(Query.term_set_query(SCHEMA, path, [keyword(v) for v in values]), 1.0)
+
+    def _analyzed(self, body, scoring, build) -> Query:
+        """match and match_phrase: an exact match on a field that is not text, nothing when the text has no token, else
+        `build(path, options, tokens, scoring)`."""
+        (path, options), = body.items()
+        f = profile_fields.FIELDS[path]
+        if f.kind != TEXT:
+            return self._exact(f, options["query"], scoring)
+        tokens = analyze(options["query"])
+        if not tokens:
+            return Query.empty_query()
+        return build(f, options, tokens, scoring)
+
+    def _match(self, body, scoring):
+        return self._analyzed(body, scoring, self._match_tokens)
+
+    def _match_tokens(self, f, options, tokens, scoring):
+        leaves = [self._exact(f, token, scoring) for token in tokens]
+        if options.get("operator") == "and":
+            return Query.boolean_query([(Occur.Must, q) for q in leaves])
+        wanted = resolve_minimum_should_match(options.get("minimum_should_match", 1), len(leaves))
+        return Query.boolean_query([(Occur.Should, q) for q in leaves], max(1, wanted))
+
+    def _match_phrase(self, body, scoring):
+        return self._analyzed(body, scoring, self._phrase_tokens)
+
+    def _phrase_tokens(self, f, options, tokens, scoring):
+        if len(tokens) == 1:
+            return self._exact(f, tokens[0], scoring)
+        query = Query.phrase_query(SCHEMA, f.path, tokens, options.get("slop", 0))
+        return Query.boost_query(query, BM25_SCALE) if scoring else query
+
+    def _exists(self, body, scoring):
+        return constant(Query.term_query(SCHEMA, "_field_names", body["field"]), 1.0)
+
+    def _range(self, body, scoring):
+        (path, bounds), = body.items()
+        f = profile_fields.FIELDS[path]
+        lower = bounds.get("gte", bounds.get("gt"))
+        upper = bounds.get("lte", bounds.get("lt"))
+        if f.kind == KEYWORD:
+            return constant(self._keyword_range(path, bounds), 1.0)
+        query = self._range_query(f, None if lower is None else self._number(f, lower),
+                                  None if upper is None else self._number(f, upper), "gt" not in bounds, "lt" not in bounds)
+        return constant(query, 1.0)
+
+    def _range_query(self, f, lower, upper, include_lower, include_upper) -> Query:
+        field_type = FieldType.Float if f.kind == FLOAT else FieldType.Integer
+        return Query.range_query(SCHEMA, f.path, field_type, lower, upper, include_lower, include_upper)
+
+    def _keyword_range(self, path: str, bounds: dict) -> Query:
+        """Lexical range on a keyword: the engine has no string ranges, so enumerate the terms in range."""
+        lower = bounds.get("gte", bounds.get("gt"))
+        upper = bounds.get("lte", bounds.get("lt"))
+        prefix = _common_prefix(lower, upper) if lower is not None and upper is not None else ""
+        matching = []
+        for term, _ in self.searcher.terms_with_prefix(path, prefix):
+            if lower is not None and (term < lower or ("gt" in bounds and term == lower)):
+                continue
+            if upper is not None and (term > upper or ("lt" in bounds and term == upper)):
+                continue
+            matching.append(term)
+        return Query.term_set_query(SCHEMA, path, matching) if matching else Query.empty_query()
+
+    def _number(self, f: profile_fields.Field, value):
+        if f.kind == DATE:
+            return profile_fields.date_ordinal(value)
+        return float(value) if f.kind == FLOAT else int(value)
+
+    def _prefix(self, body, scoring):
+        (path, options), = body.items()
+        return constant(Query.regex_query(SCHEMA, path, _escape(options["value"]) + ".*"), 1.0)
+
+    def _wildcard(self, body, scoring):
+        (path, options), = body.items()
+        pattern = "".join(".*" if c == "*" else "." if c == "?" else _escape(c) for c in options["value"])
+        return constant(Query.regex_query(SCHEMA, path, pattern), 1.0)
+
+    def _match_all(self, body, scoring):
+        return Query.all_query()
+
+    def _bool(self, body, scoring):
+        must = [self.build(c, scoring) for c in body.get("must", [])]
+        filters = [constant(self.build(c, False), 0.0) for c in body.get("filter", [])]
+        must_not = [self.build(c, False) for c in body.get("must_not", [])]
+        should = [self.build(c, scoring) for c in body.get("should", [])]
+        if not (must or filters or must_not or should):
+            return Query.all_query()
+        required = must + filters
+        default = 1 if should and not required else 0
+        wanted = resolve_minimum_should_match(body.get("minimum_should_match", default), len(should))
+        subs = [(Occur.Must, q) for q in required] + [(Occur.Should, q) for q in should] + [(Occur.MustNot, q) for q in must_not]
+        if not required and wanted == 0:
+            subs.append((Occur.Must, constant(Query.all_query(), 0.0)))  # Lucene matches nothing for a purely negative bool
+        return Query.boolean_query(subs, wanted) if wanted else Query.boolean_query(subs)
+
+
+def is_constant_score(node: dict, scoring: bool = True) -> bool:
+    """True when every matching document gets the same score, so relevance order is index order (cheap to page)."""
+    if not scoring:
+        return True
+    (kind, body), = node.items()
+    if kind == "bool":
+        should = body.get("should", [])
+        if should:
+            required = bool(body.get("must") or body.get("filter"))
+            wanted = resolve_minimum_should_match(body.get("minimum_should_match", 0 if required else 1), len(should))
+            if wanted < len(should):
+                return False
+        return all(is_constant_score(c) for c in body.get("must", []) + should)
+    if kind in ("term", "match", "match_phrase"):
+        (path, _), = body.items()
+        return profile_fields.FIELDS[path].kind != TEXT
+    return True
+
+
+def requires_value(node: dict, path: str) -> bool:
+    """True when every document the canonical query matches has a value at `path` (a required clause on it), so a
+    sort on `path` has no documents without a value to count or append."""
+    (kind, body), = node.items()
+    if kind == "bool":
+        return any(requires_value(child, path) for child in body.get("must", []) + body.get("filter", []))
+    if kind == "exists":
+        return body["field"] == path
+    if kind in ("term", "terms", "range", "prefix", "wildcard", "match", "match_phrase"):
+        return path in body
+    return False
+
+
+def constant(query: Query, score: float) -> Query:
+    """`query` with every hit scoring `score`."""
+    return Query.const_score_query(query, score)
+
+
+def _escape(text: str) -> str:
+    return "".join("\\" + c if not c.isalnum() and ord(c) < 128 else c for c in text)
+
+
+def _common_prefix(a: str, b: str) -> str:
+    n = 0
+    while n < min(len(a), len(b)) and a[n] == b[n]:
+        n += 1
+    return a[:n]
+
+
+def narrowed(query: Query, *required: Query, excluded: Query | None = None) -> Query:
+    """`query`'s hits (and scores) that every `required` query matches too and `excluded` does not."""
+    subs = [(Occur.Must, query)] + [(Occur.Must, constant(q, 0.0)) for q in required]
+    if excluded is not None:
+        subs.append((Occur.MustNot, excluded))
+    return Query.boolean_query(subs)
+
+
+def sort_parts(query: Query, path: str, implied: bool) -> tuple[Query, Query | None]:
+    """(the documents with a value at `path`, the ones without or None when the query leaves none)."""
+    if implied:
+        return query, None
+    has_value = Query.term_query(SCHEMA, "_field_names", path)
+    return narrowed(query, has_value), narrowed(query, excluded=has_value)
+
+
+def count_hits(searcher: tantivy.Searcher, query: Query) -> int:
+    """How many documents `query` matches."""
+    return searcher.search(query, 1, count=True).count  # tantivy refuses a limit of 0
