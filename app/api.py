@@ -43,11 +43,15 @@ class Api(SmorestApi):
 
 
 class Blueprint(SmorestBlueprint):
-    """A smorest Blueprint that documents its auth scheme and the errors every protected route can answer."""
+    """A smorest Blueprint that documents its auth scheme and the errors every protected route can answer.
 
-    def __init__(self, *args, auth: str | None = BEARER, **kwargs):
+    `reads_raw_body=True` declares that the blueprint's routes parse their own request body and answer a malformed one
+    in their own protocol (MCP's JSON-RPC errors), so app.nul_guard leaves their bodies and query strings alone."""
+
+    def __init__(self, *args, auth: str | None = BEARER, reads_raw_body: bool = False, **kwargs):
         super().__init__(*args, **kwargs)
         self.auth = auth
+        self.reads_raw_body = reads_raw_body
         self._prepare_doc_cbks.append(self._prepare_auth_doc)
 
     def _prepare_auth_doc(self, doc, doc_info, **kwargs):

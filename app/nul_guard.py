@@ -18,6 +18,7 @@ from flask import current_app, request
 from werkzeug.exceptions import ClientDisconnected
 from werkzeug.http import parse_set_header
 
+from app.api import Blueprint
 from app.errors import ApiError, ValidationFailed
 
 NUL = "\x00"
@@ -91,14 +92,14 @@ def buffer_chunked_body():
 
 
 def refuse_nul_characters():
-    """before_request: query string, form fields and JSON body; blueprints that parse their own body opt out."""
+    """before_request: query string, form fields and JSON body; blueprints built with reads_raw_body=True opt out."""
     req = request._get_current_object()
     environ = req.environ
     has_body = environ.get("CONTENT_LENGTH", "0") not in ("", "0")  # a chunked body has one by now (buffer_chunked_body)
     if not has_body and not environ.get("QUERY_STRING"):
         return  # most GETs: nothing to look at
     blueprint = current_app.blueprints.get(req.blueprint or "")
-    if getattr(blueprint, "reads_raw_body", False):
+    if isinstance(blueprint, Blueprint) and blueprint.reads_raw_body:  # declared where the blueprint is built
         return
     found = [key for key, value in req.args.items(multi=True) if NUL in key or NUL in value] if req.query_string else []
     if has_body and req.mimetype in ("multipart/form-data", "application/x-www-form-urlencoded"):

@@ -99,10 +99,10 @@ def answer(server: McpServer):
 
 def server_blueprint(server: McpServer, name: str, path: str, description: str) -> Blueprint:
     """A blueprint answering POST `path` for `server`; the Bearer key and the default rate limit apply to it."""
-    blp = Blueprint(name, __name__, url_prefix=path, auth=BEARER, description=description)
+    # reads_raw_body: every malformed message is answered as a JSON-RPC error, not the REST error body (app.nul_guard)
+    blp = Blueprint(name, __name__, url_prefix=path, auth=BEARER, description=description, reads_raw_body=True)
     blp.url_value_preprocessor(reject_foreign_origin)
     blp.after_request(describe_invalid_token)
-    blp.reads_raw_body = True  # every malformed message is answered as a JSON-RPC error, not the REST error body
 
     @blp.route("")
     class Endpoint(MethodView):
