@@ -1,7 +1,7 @@
 """RQ worker entry: `python worker.py [queues...]`, the same command as `flask --app wsgi worker` and the installed
-`hirekit-worker` (app/worker.py holds it)."""
+`hirekit-worker` (app/worker.py holds it, app/console_scripts.py builds the app for it)."""
 
-from app.worker import main
+from app.console_scripts import hirekit_worker
 
 if __name__ == "__main__":
-    main()
+    hirekit_worker()

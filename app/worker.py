@@ -1,8 +1,9 @@
 """The RQ worker command, one implementation for its three entry points: `flask --app wsgi worker [QUEUES]...`,
-`python worker.py [QUEUES]...` and the installed `hirekit-worker [QUEUES]...` console script.
+`python worker.py [QUEUES]...` and the installed `hirekit-worker [QUEUES]...` console script (the last two through
+app.console_scripts, which builds the app: the app's CLI imports this module, so it must not import the app).
 
 The worker, and nothing else, starts the periodic passes (reapers) its enabled plugins declare for the queues it serves
-(app.periodic.start_declared), and runs RQ's scheduler as a standby that takes over a dead worker's scheduler lock
+(`Plugin.tasks`, through app.periodic.start_declared), and runs RQ's scheduler as a standby that takes over a dead worker's scheduler lock
 (app.worker_scheduler): scheduled work is back within seconds of a restart, not at RQ's 10-minute maintenance pass.
 """
 
@@ -60,12 +61,23 @@ def run_worker(app, queues: tuple[str, ...], burst: bool, worker_class: str | No
     if unknown:
         raise WorkerRefused(f"unknown queue(s): {', '.join(unknown)}; configured: {', '.join(app.config['QUEUES'])}")
     _log_like_the_app(app)
+    _warn_of_unconfigured_queues(app)
     connection = Redis.from_url(app.config["REDIS_URL"])
     worker_type = with_standby_scheduler(import_attribute(WORKER_CLASSES[worker_class or app.config["WORKER_CLASS"]]))
     with app.app_context():
         periodic.start_declared(app, names)
         worker = worker_type([Queue(name, connection=connection) for name in names], connection=connection)
         worker.work(burst=burst, with_scheduler=not no_scheduler)
+
+
+def _warn_of_unconfigured_queues(app) -> None:
+    """A family whose queue (`Plugin.tasks.queues`) HIREKIT_QUEUES leaves out cannot enqueue its jobs: say so at start."""
+    log = logging.getLogger("hirekit.worker")
+    for plugin in app.extensions["hirekit_plugins"].values():
+        missing = [name for name in plugin.tasks.queues if name not in app.config["QUEUES"]]
+        if missing:
+            log.warning("the %s family's jobs go to queue(s) %s, which HIREKIT_QUEUES (%s) does not list: enqueuing "
+                        "them fails", plugin.name, ", ".join(missing), ", ".join(app.config["QUEUES"]))
 
 
 def _log_like_the_app(app) -> None:
@@ -88,13 +100,3 @@ def _log_like_the_app(app) -> None:
 def worker_command(**options):
     """Run an RQ worker on QUEUES (default: every configured queue) with this app."""
     run_worker(current_app._get_current_object(), **options)
-
-
-@click.command("hirekit-worker")
-@worker_options
-def main(**options):
-    """Run an RQ worker on QUEUES (default: every configured queue), configured by HIREKIT_* variables."""
-    from app import create_app
-
-    run_worker(create_app(), **options)
-

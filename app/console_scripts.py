@@ -1,0 +1,16 @@
+"""The installed console scripts (setup.cfg's entry points): they build the app, so they stand apart from app.worker,
+which the app's own CLI imports; `hirekit-worker` runs the same command as `flask --app wsgi worker`."""
+
+from __future__ import annotations
+
+import click
+
+from app import create_app
+from app.worker import run_worker, worker_options
+
+
+@click.command("hirekit-worker")
+@worker_options
+def hirekit_worker(**options):
+    """Run an RQ worker on QUEUES (default: every configured queue), configured by HIREKIT_* variables."""
+    run_worker(create_app(), **options)
