@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 from app.db import database
-from app.queue import enqueue, task
+from app.queue import enqueue, enqueue_each, enqueue_in, get_queue, task
 from app.records import next_in_sequence
 from app.tenancy import Counter
 
@@ -55,6 +55,31 @@ def test_redis_queue_runs_a_job_enqueued_by_name(make_app, tenant_a, redis_url):
         job.refresh()
         assert job.get_status() == "finished"
     assert counter_value(app, tenant_a.id) == 1
+
+
+def test_without_redis_work_for_later_is_not_kept(app, tenant_a):
+    import datetime as dt
+
+    with app.app_context():
+        assert enqueue_in(dt.timedelta(seconds=1), "tests.test_queue.bump_counter", tenant_a.id) is None
+        assert get_queue().grace(30.0) == dt.timedelta(0) and get_queue().depths() == {}
+    assert counter_value(app, tenant_a.id) == 0
+
+
+def test_enqueue_each_runs_each_job_inline_and_hands_over_the_batch_on_redis(make_app, app, tenant_a, redis_url):
+    handed_over = []
+    with app.app_context(), database.connection_context():
+        with database.atomic():
+            enqueue_each(bump_counter, [(tenant_a.id,), (tenant_a.id,)], batched=lambda: handed_over.append("inline"))
+            assert not Counter.select().where(Counter.tenant == tenant_a.id).exists()  # inline jobs wait for the commit
+    assert counter_value(app, tenant_a.id) == 2 and handed_over == []
+
+    on_redis = make_app(REDIS_URL=redis_url)
+    with on_redis.app_context(), database.connection_context():
+        with database.atomic():
+            enqueue_each(bump_counter, [(tenant_a.id,)], batched=lambda: handed_over.append("redis"))
+            assert handed_over == []
+        assert handed_over == ["redis"] and get_queue().depths()["default"] == 0
 
 
 def test_inline_failure_is_recorded_not_raised(app, tenant_a):
