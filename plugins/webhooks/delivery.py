@@ -6,7 +6,6 @@ import contextlib
 import datetime as dt
 import logging
 import random
-import time
 
 from flask import current_app
 
@@ -29,7 +28,6 @@ from plugins.webhooks.transport import Outcome, send
 
 log = logging.getLogger("hirekit.webhooks")
 
-VISIBILITY_WAIT_SECONDS = 1.0  # a job can start before the emitting transaction commits its delivery row
 DUE_SLACK = dt.timedelta(seconds=1)
 MAX_RETRY_AFTER_SECONDS = 24 * 3600
 
@@ -85,39 +83,20 @@ def _exists(delivery_id: str) -> bool:
     return WebhookDelivery.select().where(WebhookDelivery.id == delivery_id).exists()
 
 
-class VisibilityWait:
-    """A job can start before the emitting transaction commits its delivery row: wait for it, within a budget."""
-
-    def __init__(self, seconds: float = VISIBILITY_WAIT_SECONDS):
-        self.deadline = time.monotonic() + seconds
-
-    def until_visible(self, delivery_id: str) -> bool:
-        while not _exists(delivery_id):
-            if time.monotonic() > self.deadline:
-                return False  # rolled back, or committed later: then the reaper sends it
-            time.sleep(0.02)
-        return True
-
-
-def deliver(delivery_id: str, webhook: TenantWebhook | None = None, *, visibility: VisibilityWait | None = None) -> str:
+def deliver(delivery_id: str, webhook: TenantWebhook | None = None) -> str:
     """Send the delivery once if it is still owed; returns what happened (for logs and tests)."""
     with relaxed_durability():
-        return send_owed(delivery_id, webhook, visibility or VisibilityWait())
+        return send_owed(delivery_id, webhook)
 
 
-def send_owed(delivery_id: str, webhook: TenantWebhook | None, visibility: VisibilityWait) -> str:
-    """Claim, send and record one delivery; `webhook` (already loaded by a drain) saves a query per send."""
+def send_owed(delivery_id: str, webhook: TenantWebhook | None) -> str:
+    """Claim, send and record one delivery; `webhook` (already loaded by a drain) saves a query per send. A delivery is
+    named to a sender only once its row has committed (app.queue), so it is read at once, never waited for."""
     now = utcnow()
     delivery = claim_for_send(delivery_id, now)
     if delivery is None:
-        if _exists(delivery_id):
-            return "skipped"  # sent already, not due, or held by another sender
-        if not visibility.until_visible(delivery_id):
-            return "missing"
-        now = utcnow()
-        delivery = claim_for_send(delivery_id, now)
-        if delivery is None:
-            return "skipped"
+        # skipped: sent already, not due, or held by another sender; missing: deleted since it was named
+        return "skipped" if _exists(delivery_id) else "missing"
     if webhook is None or webhook.id != delivery.webhook_id:
         webhook = load_webhook(delivery.webhook_id)
     if webhook.is_deleted or not webhook.is_active:

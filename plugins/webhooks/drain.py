@@ -14,7 +14,7 @@ import time
 
 from app.db import utcnow
 from plugins.webhooks import wakeups
-from plugins.webhooks.delivery import VisibilityWait, load_webhook, relaxed_durability, send_owed
+from plugins.webhooks.delivery import load_webhook, relaxed_durability, send_owed
 from plugins.webhooks.models import DELIVERY_PENDING, WebhookDelivery
 
 log = logging.getLogger("hirekit.webhooks")
@@ -61,7 +61,6 @@ def send_pass(webhook_id: str) -> tuple[int, dt.datetime | None]:
     Nothing due at that moment and the retries due after it (schedule_next_retry) cover every unheld pending delivery:
     a retry falling due while the pass ends is in one set or the other, never lost between them."""
     deadline = time.monotonic() + wakeups.DRAIN_BUDGET_SECONDS
-    visibility = VisibilityWait()
     sent = 0
     pending = due_ids(webhook_id, utcnow())
     while True:
@@ -78,7 +77,7 @@ def send_pass(webhook_id: str) -> tuple[int, dt.datetime | None]:
             wakeups.release(webhook_id)
             return sent, None
         for position, delivery_id in enumerate(pending):
-            if send_owed(delivery_id, webhook, visibility) not in ("skipped", "missing"):
+            if send_owed(delivery_id, webhook) not in ("skipped", "missing"):
                 sent += 1
             if time.monotonic() > deadline:
                 hand_over(webhook_id, pending[position + 1:])

@@ -10,11 +10,11 @@ from flask import current_app
 
 from app import listing
 from app.db import database, utcnow
-from app.errors import ApiError, Conflict, NotFound, ValidationFailed
+from app.errors import ApiError, Conflict, ValidationFailed
 from app.events import Event, retention
 from app.limits import hit_tenant_limit
 from app.queue import enqueue
-from app.records import get_owned
+from app.records import get_or_404, get_owned
 from plugins.webhooks import delivery as sending
 from plugins.webhooks import replay
 from plugins.webhooks.dispatch import send_soon
@@ -142,15 +142,7 @@ def attach_attempts(deliveries: list[WebhookDelivery]) -> None:
 
 
 def get_delivery(tenant_id: str, delivery_id) -> WebhookDelivery:
-    from app.db import parse_uuid
-
-    ident = parse_uuid(delivery_id)
-    delivery = None
-    if ident is not None:
-        delivery = WebhookDelivery.get_or_none((WebhookDelivery.id == ident) & (WebhookDelivery.tenant == tenant_id))
-    if delivery is None:
-        raise NotFound("webhook delivery", delivery_id)
-    return delivery
+    return get_or_404(WebhookDelivery, delivery_id, WebhookDelivery.tenant == tenant_id, label="webhook delivery")
 
 
 def redeliver(tenant_id: str, delivery_id) -> WebhookDelivery:
