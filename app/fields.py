@@ -213,3 +213,13 @@ class StrictSchema(Schema):
         if many or (many is None and self.many):
             return super().load(data, many=many, partial=partial, unknown=unknown)
         return load_json(self, data, super().load, partial=partial, unknown=unknown)
+
+
+class OnlySentFields(ma.Schema):
+    """PATCH bodies: keep only the fields the client sent, so the others are left alone."""
+
+    @ma.post_load(pass_original=True)
+    def only_sent(self, data, original_data, **kwargs):
+        sent = set(original_data) if isinstance(original_data, dict) else set()
+        attributes = {(field.attribute or name) for name, field in self.fields.items() if (field.data_key or name) in sent}
+        return {key: value for key, value in data.items() if key in attributes}

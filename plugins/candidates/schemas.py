@@ -4,7 +4,7 @@ import marshmallow as ma
 import phonenumbers
 
 from app.api import PageArgsSchema, RecordSchema
-from app.fields import StrictSchema, Text, optional_text
+from app.fields import OnlySentFields, StrictSchema, Text, optional_text
 from app.resumes.fields import ResumeBodyMixin, ResumeField
 
 PHONE_EXAMPLE = "+1 415 555 2671"
@@ -32,16 +32,6 @@ class PhoneNumber(ma.fields.String):
         if not phonenumbers.is_valid_number(number):
             raise self.make_error("invalid_number", code=number.country_code)
         return phonenumbers.format_number(number, phonenumbers.PhoneNumberFormat.E164)
-
-
-class OnlySentFields(ma.Schema):
-    """PATCH bodies: keep only the fields the client sent, so the others are left alone."""
-
-    @ma.post_load(pass_original=True)
-    def only_sent(self, data, original_data, **kwargs):
-        sent = set(original_data) if isinstance(original_data, dict) else set()
-        attributes = {(field.attribute or name) for name, field in self.fields.items() if (field.data_key or name) in sent}
-        return {key: value for key, value in data.items() if key in attributes}
 
 
 class CandidateCreateSchema(ResumeBodyMixin, StrictSchema):

@@ -3,7 +3,7 @@
 import marshmallow as ma
 
 from app.api import PageArgsSchema, RecordSchema
-from app.fields import IsoDateString, StrictSchema, Text, optional_text
+from app.fields import IsoDateString, OnlySentFields, StrictSchema, Text, optional_text
 
 MONEY = ma.validate.Range(min=0)
 
@@ -56,17 +56,10 @@ class JobCreateSchema(JobFieldsSchema):
     source_id = Text(required=True, max_length=255, metadata={"description": "The job's id in your system; unique per tenant"})
 
 
-class JobUpdateSchema(JobFieldsSchema):
+class JobUpdateSchema(OnlySentFields, JobFieldsSchema):
     """PATCH: title is required, every other field optional and only changed when present; source_id is not accepted."""
 
     title = Text(required=True, max_length=500)
-
-    @ma.post_load(pass_original=True)
-    def only_given(self, data, original_data, **kwargs):
-        """Keep only the fields the client sent, so PATCH leaves the others alone."""
-        sent = set(original_data) if isinstance(original_data, dict) else set()
-        attributes = {(field.attribute or name) for name, field in self.fields.items() if (field.data_key or name) in sent}
-        return {key: value for key, value in data.items() if key in attributes}
 
 
 class JobSchema(RecordSchema, JobFieldsSchema):

@@ -114,12 +114,17 @@ def _object_walker(prefix: str, children: dict) -> Callable:
             return
         if type(value) is not dict:
             raise ValueError(f"{label}: expected an object, got {value!r}")
-        for key, item in value.items():
-            if item is not None:
-                step = steps.get(key)
-                if step is not None:
-                    step(out, item)
+        _walk_known_keys(out, value, steps)
     return walk
+
+
+def _walk_known_keys(out: dict, value: dict, steps: dict[str, Callable]) -> None:
+    """Hand each non-null value of an object whose key has a step to that step; other keys are skipped."""
+    for key, item in value.items():
+        if item is not None:
+            step = steps.get(key)
+            if step is not None:
+                step(out, item)
 
 
 def _leaf_appender(path: str, kind: str) -> Callable:
@@ -156,12 +161,7 @@ _WALKERS = _compile()
 def flatten(record: dict) -> dict:
     """{path: typed value or [typed values]} for every non-null known leaf of `record`; ValueError names a bad path."""
     out: dict = {}
-    walkers = _WALKERS
-    for key, value in record.items():
-        if value is not None:
-            walker = walkers.get(key)
-            if walker is not None:
-                walker(out, value)
+    _walk_known_keys(out, record, _WALKERS)
     return out
 
 

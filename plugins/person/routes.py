@@ -126,7 +126,7 @@ def _routes() -> None:
     hits, record, items = shaping.hits, shaping.record, shaping.items
     for blp, sandbox in ((v1, False), (sandbox_v1, True)):
         where = "the sandbox dataset" if sandbox else "the dataset"
-        add_route(blp, "/search", "search", shaped(partial(services.people_search_json, sandbox=sandbox), hits), PdlPersonSearchSchema,
+        add_route(blp, "/search", "search", shaped(partial(services.people_search, sandbox=sandbox, as_json=True), hits), PdlPersonSearchSchema,
                   PersonSearchResultSchema, f"Search {where} with the DSL or SQL; scroll with scroll_token", SEARCH_NOTES, search_errors)
         add_route(blp, "/enrich", "enrich", shaped(partial(services.people_enrich, sandbox=sandbox), record), PdlPersonEnrichV1Schema,
                   PersonEnrichResultSchema, f"Enrich one person from {where} (vendor_id identifies them)", ENRICH_NOTES, enrich_errors)
@@ -136,9 +136,9 @@ def _routes() -> None:
         add_pdl_routes(blp, PdlPersonEnrichV1Schema, contact=True, sandbox=sandbox, version="v1")
     for blp, sandbox in ((v2, False), (sandbox_v2, True)):
         where = "the sandbox dataset" if sandbox else "the dataset"
-        add_route(blp, "/search", "search", shaped(partial(services.people_search_json, sandbox=sandbox), hits), PdlPersonSearchSchema,
+        add_route(blp, "/search", "search", shaped(partial(services.people_search, sandbox=sandbox, as_json=True), hits), PdlPersonSearchSchema,
                   PersonSearchResultSchema, f"Search {where} with the DSL or SQL; scroll with scroll_token", SEARCH_NOTES, search_errors)
-        add_route(blp, "/search/page", "search_page", shaped(partial(services.people_search_page_json, sandbox=sandbox), hits),
+        add_route(blp, "/search/page", "search_page", shaped(partial(services.people_search_page, sandbox=sandbox, as_json=True), hits),
                   PdlPersonSearchPageSchema, PersonSearchPageResultSchema, f"Search {where}, page by page", SEARCH_NOTES, search_errors)
         add_route(blp, "/enrich/info", "enrich_info", shaped(partial(services.people_enrich, contact=True, sandbox=sandbox), record),
                   PdlPersonEnrichV2Schema, PersonEnrichResultSchema,

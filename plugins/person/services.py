@@ -23,16 +23,10 @@ CONTEXT_INPUTS = ("company_name", "school", "location")
 
 # ---- search ----------------------------------------------------------------
 
-def people_search(params: dict, *, sandbox: bool = False) -> dict:
-    """Scroll-form search (SPEC 2.9): {status, total, data, scroll_token?}; the token is present only when more hits remain."""
-    head, result = _scroll_search(params, sandbox)
-    return {**head, "data": result.hits}
-
-
-def people_search_json(params: dict, *, sandbox: bool = False) -> bytes:
-    """people_search's answer as JSON bytes, each hit spliced in as the dataset stored it (no parse and re-dump per record)."""
-    head, result = _scroll_search(params, sandbox)
-    return _splice(head, result)
+def people_search(params: dict, *, sandbox: bool = False, as_json: bool = False):
+    """Scroll-form search (SPEC 2.9): {status, total, data, scroll_token?}; the token is present only when more hits
+    remain. as_json: the answer as JSON bytes, each hit spliced in as the dataset stored it (no parse and re-dump)."""
+    return _answer(*_scroll_search(params, sandbox), as_json)
 
 
 def _scroll_search(params: dict, sandbox: bool):
@@ -47,16 +41,9 @@ def _scroll_search(params: dict, sandbox: bool):
     return _run_search(params, size=size, offset=offset, sandbox=sandbox)
 
 
-def people_search_page(params: dict, *, sandbox: bool = False) -> dict:
-    """Page-form search (SPEC 2.9): {data, total, page, size, total_pages = ceil(total / size)}."""
-    head, result = _page_search(params, sandbox)
-    return {**head, "data": result.hits}
-
-
-def people_search_page_json(params: dict, *, sandbox: bool = False) -> bytes:
-    """people_search_page's answer as JSON bytes, hits spliced in as stored."""
-    head, result = _page_search(params, sandbox)
-    return _splice(head, result)
+def people_search_page(params: dict, *, sandbox: bool = False, as_json: bool = False):
+    """Page-form search (SPEC 2.9): {data, total, page, size, total_pages = ceil(total / size)}; as_json as above."""
+    return _answer(*_page_search(params, sandbox), as_json)
 
 
 def _page_search(params: dict, sandbox: bool):
@@ -69,8 +56,10 @@ def _page_search(params: dict, sandbox: bool):
     return {"total": result.total, "page": page, "size": size, "total_pages": math.ceil(result.total / size)}, result
 
 
-def _splice(head: dict, result) -> bytes:
-    """{...head, "data": [hits]} with the hits' JSON bytes joined in place."""
+def _answer(head: dict, result, as_json: bool):
+    """{...head, "data": [hits]}; as JSON bytes with the hits' stored JSON joined in place when as_json."""
+    if not as_json:
+        return {**head, "data": result.hits}
     return orjson.dumps(head)[:-1] + b',"data":[' + b",".join(result.raw_hits()) + b"]}"
 
 
