@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from app import listing
-from app.errors import NotFound, ValidationFailed
+from app.errors import ValidationFailed
 from app.records import apply_changes, apply_filters, create_with_source_id, get_owned, next_in_sequence
 from plugins.jobs.models import Job
 
@@ -23,13 +23,6 @@ def list_jobs(tenant_id: str, **args) -> dict:
 
 def get_job(tenant_id: str, job_id) -> Job:
     return get_owned(Job, tenant_id, job_id)
-
-
-def get_job_by_number(tenant_id: str, number: int) -> Job:
-    job = Job.owned_by(tenant_id).where(Job.number == number).first()
-    if job is None:
-        raise NotFound("job", number)
-    return job
 
 
 def create_job(tenant_id: str, values: dict) -> Job:

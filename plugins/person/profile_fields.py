@@ -130,10 +130,6 @@ def field(path: str) -> Field | None:
     return FIELDS.get(path)
 
 
-def sortable_fields() -> list[str]:
-    return [f.path for f in FIELDS.values() if f.sortable]
-
-
 def elasticsearch_mapping() -> dict:
     """The index mapping both backends answer on GET /v2/person/schema and `person create-index` sends to Elasticsearch."""
     properties: dict = {}

@@ -154,8 +154,3 @@ def with_defaults(schema: type[ma.Schema], name: str, **defaults) -> type[ma.Sch
 def with_fields(schema: type[ma.Schema], name: str, **fields) -> type[ma.Schema]:
     """A subclass of `schema` with extra fields (e.g. the job_id a REST route takes from its path)."""
     return type(name, (schema,), fields)
-
-
-def list_schema(item_schema: type[ma.Schema], name: str) -> type[ma.Schema]:
-    """{"data": [item]}: structuredContent must be an object, so a plain REST list is wrapped this way."""
-    return type(name, (ma.Schema,), {"data": ma.fields.List(ma.fields.Nested(item_schema), required=True)})
