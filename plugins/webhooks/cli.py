@@ -4,6 +4,7 @@ import click
 from flask.cli import AppGroup
 
 from app.db import database
+from plugins.webhooks.dispatch import reap
 
 webhooks_cli = AppGroup("webhooks", help="Webhook deliveries.")
 
@@ -11,8 +12,6 @@ webhooks_cli = AppGroup("webhooks", help="Webhook deliveries.")
 @webhooks_cli.command("reap")
 def reap_command():
     """Send (or, with Redis, re-enqueue) deliveries that are due and held by nobody."""
-    from plugins.webhooks.dispatch import reap
-
     with database.connection_context():
         count = reap()
     click.echo(f"{count} delivery(ies) picked up")
