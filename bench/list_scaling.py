@@ -30,7 +30,7 @@ import requests
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.rest_throughput import free_port, start_gunicorn, stop  # noqa: E402 - after the path insert
+from bench.harness import free_port, start_gunicorn, stop, time_calls  # noqa: E402 - after the path insert
 
 DEFAULT_URL = "postgresql://postgres@127.0.0.1:5432/bench_lists"
 TARGET_RATIO = 2.0  # cursor, updated_after and filtered pages at many rows: within 2x of the same at few rows
@@ -129,15 +129,13 @@ def requests_to_time(seeded: dict, session: requests.Session, base: str) -> dict
     return paths
 
 
+def checked_get(session: requests.Session, url: str) -> None:
+    response = session.get(url, timeout=120)
+    assert response.status_code == 200, (url, response.status_code, response.text[:300])
+
+
 def median_ms(session: requests.Session, url: str, repeats: int) -> float:
-    timings = []
-    for _ in range(repeats + 1):
-        started = time.perf_counter()
-        response = session.get(url, timeout=120)
-        took = (time.perf_counter() - started) * 1000
-        assert response.status_code == 200, (url, response.status_code, response.text[:300])
-        timings.append(took)
-    return statistics.median(timings[1:])  # the first warms the worker's caches
+    return statistics.median(time_calls(lambda: checked_get(session, url), repeats))  # an untimed first warms the caches
 
 
 def concurrent_median_ms(headers: dict, url: str, repeats: int, clients: int) -> float:
@@ -145,14 +143,7 @@ def concurrent_median_ms(headers: dict, url: str, repeats: int, clients: int) ->
     def one_client(_) -> list[float]:
         with requests.Session() as session:
             session.headers.update(headers)
-            session.get(url, timeout=120)  # warm this connection and its worker
-            timings = []
-            for _ in range(repeats):
-                started = time.perf_counter()
-                response = session.get(url, timeout=120)
-                timings.append((time.perf_counter() - started) * 1000)
-                assert response.status_code == 200, (url, response.status_code, response.text[:300])
-            return timings
+            return time_calls(lambda: checked_get(session, url), repeats)  # an untimed first warms the connection
 
     with ThreadPoolExecutor(clients) as pool:
         return statistics.median(timing for timings in pool.map(one_client, range(clients)) for timing in timings)

@@ -11,13 +11,10 @@ Figures are printed as milliseconds and as ratios against the in-process engine 
 from __future__ import annotations
 
 import argparse
-import http.client
 import os
 import secrets
 import shutil
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -27,7 +24,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import orjson  # noqa: E402
-import requests  # noqa: E402
+
+from bench.harness import (KeepAliveClient, free_port, load_average, percentile, start_gunicorn, stop,  # noqa: E402
+                           time_calls)
 
 CACHE = ROOT / "bench" / ".cache"
 T = lambda field, value: {"term": {field: value}}  # noqa: E731
@@ -81,15 +80,6 @@ SCROLLS = [  # (name, body, pages to walk): each page after the first is timed a
     ("scroll index order", {"query": T("location_country", "united states"), "size": 100}, 30),
     ("scroll number sort", {"query": {"match_all": {}}, "size": 100, "sort": [{"inferred_years_experience": "desc"}]}, 30),
 ]
-
-
-def load_average() -> str:
-    return " ".join(f"{value:.2f}" for value in os.getloadavg())
-
-
-def percentile(values: list[float], p: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
 
 
 def summary(values: list[float]) -> str:
@@ -167,7 +157,7 @@ def engine_ceiling(sample: Path, load_rate: float, count: int = 100_000) -> None
     print(f"load rate / engine-alone ceiling {load_rate / ceiling:.2f}x; the 20,000/s target is {20_000 / ceiling:.2f}x that ceiling")
 
 
-def time_mix(app, client: "KeepAliveClient", repeats: int) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
+def time_mix(app, client: KeepAliveClient, repeats: int) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
     """(engine timings, HTTP timings) per query: each query is timed in-process and then over HTTP straight after, so
     that the machine's slow and fast spells fall on both sides of its ratio alike (each side in a block of its own,
     after a warm-up, so neither evicts the other's caches between runs)."""
@@ -177,14 +167,7 @@ def time_mix(app, client: "KeepAliveClient", repeats: int) -> tuple[dict[str, li
         return client.call("POST", "/v2/person/search", params)
 
     def timed(search, params) -> list[float]:
-        for _ in range(3):
-            search(params)
-        times = []
-        for _ in range(repeats):
-            started = time.perf_counter()
-            search(params)
-            times.append((time.perf_counter() - started) * 1000)
-        return times
+        return time_calls(lambda: search(params), repeats, warmup=3)
 
     engine: dict[str, list[float]] = {}
     http: dict[str, list[float]] = {}
@@ -239,58 +222,9 @@ def walk_scroll(search, body: dict, pages: int) -> list[float]:
     return times
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def start_gunicorn(index: Path, database_url: str, port: int) -> subprocess.Popen:
-    """gunicorn as deployed (deploy/gunicorn.conf.py: the gthread worker with keep-alive, GC freeze), with 2 workers."""
-    env = {**os.environ, "HIREKIT_DATABASE_URL": database_url, "HIREKIT_SEARCH_INDEX": str(index),
-           "HIREKIT_RATE_LIMIT_ENABLED": "false", "HIREKIT_LOG_LEVEL": "WARNING", "HIREKIT_REDIS_URL": "",
-           "HIREKIT_WEB_WORKERS": "2", "HIREKIT_ACCESS_LOG": "", "HIREKIT_BIND": f"127.0.0.1:{port}"}
-    process = subprocess.Popen([str(ROOT / ".venv" / "bin" / "gunicorn"), "-c", str(ROOT / "deploy" / "gunicorn.conf.py"), "wsgi:app"],
-                               cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            if requests.get(f"http://127.0.0.1:{port}/healthz", timeout=5).ok:
-                time.sleep(3)  # the second worker may still be booting: let it finish before anything is timed
-                return process
-        except requests.RequestException:
-            time.sleep(0.2)
-    process.kill()
-    raise RuntimeError("gunicorn did not start")
-
-
-class KeepAliveClient:
-    """One keep-alive HTTP/1.1 connection (http.client) answering parsed JSON: the HTTP figures measure the service
-    (gunicorn, Flask, the route) rather than a client library; requests adds about 0.9 ms per call on this machine."""
-
-    def __init__(self, base: str, key: str):
-        host, port = base.removeprefix("http://").split(":")
-        self.connection = http.client.HTTPConnection(host, int(port), timeout=60)
-        self.headers = {"X-API-Key": key, "Content-Type": "application/json"}
-
-    def call(self, method: str, path: str, body: dict | None = None) -> dict:
-        self.connection.request(method, path, body=orjson.dumps(body) if body is not None else None, headers=self.headers)
-        response = self.connection.getresponse()
-        payload = response.read()
-        if response.status >= 400:
-            raise RuntimeError(f"{method} {path} answered {response.status}: {payload[:300]!r}")
-        return orjson.loads(payload)
-
-
-def time_floor(client: "KeepAliveClient", repeats: int) -> list[float]:
+def time_floor(client: KeepAliveClient, repeats: int) -> list[float]:
     """The app's per-request cost with no search: auth, limiter, routing and a small JSON answer over gunicorn."""
-    times = []
-    for attempt in range(repeats + 4):
-        started = time.perf_counter()
-        client.call("GET", "/v2/person/schema")
-        if attempt >= 4:
-            times.append((time.perf_counter() - started) * 1000)
-    return times
+    return time_calls(lambda: client.call("GET", "/v2/person/schema"), repeats, warmup=4)
 
 
 def bulk_enrich_body(sample: Path) -> dict:
@@ -340,27 +274,28 @@ def main() -> None:
     from plugins.person import services
 
     port = free_port()
-    server = start_gunicorn(index, database_url, port)
+    env = {**os.environ, "HIREKIT_DATABASE_URL": database_url, "HIREKIT_SEARCH_INDEX": str(index),
+           "HIREKIT_RATE_LIMIT_ENABLED": "false", "HIREKIT_LOG_LEVEL": "WARNING", "HIREKIT_REDIS_URL": "",
+           "HIREKIT_ACCESS_LOG": ""}
+    # gunicorn as deployed (the gthread worker with keep-alive, GC freeze), 2 workers; the second may still be booting
+    # when the first answers, so it gets 3 s before anything is timed
+    server = start_gunicorn("wsgi:app", port, env, settle_seconds=3)
     print(f"\n{count:,} profiles, {repeats} runs per query, each query in-process then over HTTP; load average {load_average()}")
     try:
-        client = KeepAliveClient(f"http://127.0.0.1:{port}", key)
+        client = KeepAliveClient(f"http://127.0.0.1:{port}", {"X-API-Key": key})
         engine, http = time_mix(app, client, repeats)
         sql_rows = time_sql_twins(app, repeats)
         floor = time_floor(client, repeats * 5)
         body = bulk_enrich_body(sample)
         bulk_engine, bulk_http = [], []
         with app.app_context():
+            answers = []
             for bulk, timings in ((services.people_bulk_enrich, bulk_engine),
                                   (lambda b: client.call("POST", "/v2/person/enrich/info/bulk", b), bulk_http)):
-                for attempt in range(3 + repeats // 3):
-                    started = time.perf_counter()
-                    answer = bulk(body)
-                    if attempt >= 2:
-                        timings.append((time.perf_counter() - started) * 1000)
-        statuses = [item["status"] for item in answer["data"]]
+                timings += time_calls(lambda: answers.append(bulk(body)), 1 + repeats // 3, warmup=2)
+        statuses = [item["status"] for item in answers[-1]["data"]]
     finally:
-        server.terminate()
-        server.wait(10)
+        stop(server)
 
     print(f"\n{'query':32} {'engine (in-process)':44} {'HTTP (gunicorn -w 2)':44} ratio")
     all_engine, all_http, ratios = [], [], []

@@ -5,7 +5,12 @@ against the bare POST, which parses the JSON body). Load comes from wrk when ins
 Python generator with keep-alive connections. PostgreSQL is used when HIREKIT_BENCH_DATABASE_URL (or
 HIREKIT_TEST_DATABASE_URL) is set, else SQLite in a temporary directory.
 
-    python bench/rest_throughput.py [--duration 10] [--connections 32] [--quick]
+The target (GET /v1/jobs/:id >= 0.50 of the bare GET) is measured in every load shape of --shapes (wrk threads x
+connections; default 2x32 and 1x16) as interleaved bare/app pairs, the shapes taking turns within each pair round,
+so a slow spell of the machine falls on every shape and on both sides of a ratio. The scenario table runs at the
+first shape.
+
+    python bench/rest_throughput.py [--duration 10] [--shapes 2x32,1x16] [--pairs 9] [--quick] [--target-only]
 """
 
 from __future__ import annotations
@@ -16,8 +21,6 @@ import json
 import os
 import re
 import shutil
-import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -35,6 +38,8 @@ import secrets
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.harness import free_port, load_average, start_gunicorn, stop  # noqa: E402 - after the path insert
+
 
 @dataclass
 class Result:
@@ -45,31 +50,20 @@ class Result:
     errors: int
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+@dataclass(frozen=True)
+class Shape:
+    """A load shape: wrk threads x keep-alive connections."""
 
+    threads: int
+    connections: int
 
-def start_gunicorn(module: str, port: int, env: dict) -> subprocess.Popen:
-    process = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "-c", str(ROOT / "deploy/gunicorn.conf.py"), "--bind", f"127.0.0.1:{port}",
-         "--workers", "2", module],
-        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            requests.get(f"http://127.0.0.1:{port}/healthz" if module == "wsgi:app" else f"http://127.0.0.1:{port}/", timeout=2)
-            return process
-        except requests.RequestException:
-            time.sleep(0.3)
-    process.kill()
-    raise RuntimeError(f"gunicorn {module} did not start: {process.stderr.read().decode()[-2000:]}")
+    @classmethod
+    def parse(cls, text: str) -> "Shape":
+        threads, _, connections = text.partition("x")
+        return cls(int(threads), int(connections))
 
-
-def stop(process: subprocess.Popen) -> None:
-    os.killpg(process.pid, signal.SIGTERM)
-    process.wait(timeout=30)
+    def __str__(self) -> str:
+        return f"{self.threads}x{self.connections}"
 
 
 LUA_TEMPLATE = """
@@ -101,11 +95,11 @@ def parse_latency(text: str, label: str) -> float:
     return value / 1000 if unit == "us" else value * 1000 if unit == "s" else value
 
 
-def run_wrk(name, url, method, headers, body_template, duration, connections) -> Result:
+def run_wrk(name, url, method, headers, body_template, duration, shape: Shape) -> Result:
     with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as script:
         parts = urlsplit(url)
         script.write(lua_script(method, parts.path + (f"?{parts.query}" if parts.query else ""), headers, body_template))
-    done = subprocess.run(["wrk", "-t2", f"-c{connections}", f"-d{duration}s", "--latency", "-s", script.name, url],
+    done = subprocess.run(["wrk", f"-t{shape.threads}", f"-c{shape.connections}", f"-d{duration}s", "--latency", "-s", script.name, url],
                           capture_output=True, text=True)
     if done.returncode != 0:
         raise RuntimeError(f"wrk failed: {done.stdout}{done.stderr}")
@@ -119,7 +113,7 @@ def run_wrk(name, url, method, headers, body_template, duration, connections) ->
     return Result(name, rps, parse_latency(out, "50"), parse_latency(out, "99"), errors)
 
 
-def run_python_load(name, url, method, headers, body_template, duration, connections) -> Result:
+def run_python_load(name, url, method, headers, body_template, duration, shape: Shape) -> Result:
     """Fallback when wrk is missing: one keep-alive session per thread."""
     latencies, errors, lock = [], [0], threading.Lock()
     stop_at = time.monotonic() + duration
@@ -137,7 +131,7 @@ def run_python_load(name, url, method, headers, body_template, duration, connect
                 if response.status_code >= 300:
                     errors[0] += 1
 
-    threads = [threading.Thread(target=worker, args=(i,)) for i in range(connections)]
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(shape.connections)]
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -202,13 +196,14 @@ def seed_applications(app, client, headers, tenant_id, candidates=12_000):
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--duration", type=int, default=10)
-    parser.add_argument("--connections", type=int, default=32)
+    parser.add_argument("--shapes", default="2x32,1x16", help="wrk load shapes, threads x connections, comma-separated")
     parser.add_argument("--quick", action="store_true", help="3 s per scenario")
-    parser.add_argument("--pairs", type=int, default=9, help="interleaved bare/app runs for the target ratio (median)")
+    parser.add_argument("--pairs", type=int, default=9, help="interleaved bare/app runs per shape for the target ratio (median)")
     parser.add_argument("--target-only", action="store_true", help="only the interleaved GET /v1/jobs/:id pairs")
     args = parser.parse_args()
     os.environ.setdefault("HIREKIT_SECRET_KEY", secrets.token_urlsafe(48))  # the app and the servers it starts need one
     duration = 3 if args.quick else args.duration
+    shapes = [Shape.parse(text) for text in args.shapes.split(",")]
 
     instance = Path(tempfile.mkdtemp(prefix="hirekit-bench-"))
     database_url = os.environ.get("HIREKIT_BENCH_DATABASE_URL") or os.environ.get("HIREKIT_TEST_DATABASE_URL") or f"sqlite:///{instance}/bench.sqlite3"
@@ -218,7 +213,7 @@ def main() -> int:
            "HIREKIT_RATE_LIMIT": "100000000/minute", "HIREKIT_LOG_LEVEL": "WARNING", "HIREKIT_REDIS_URL": os.environ.get("HIREKIT_BENCH_REDIS_URL", "")}
 
     bare_port, app_port = free_port(), free_port()
-    bare = start_gunicorn("bench.bare_app:app", bare_port, env)
+    bare = start_gunicorn("bench.bare_app:app", bare_port, env, ready_path="/")
     hirekit = start_gunicorn("wsgi:app", app_port, env)
     bearer = {"Authorization": f"Bearer {key}"}
     json_headers = {**bearer, "Content-Type": "application/json"}
@@ -226,7 +221,7 @@ def main() -> int:
     job_template = json.dumps({"title": "Bench job", "industry": "tech", "state_name": "CA", "country": "US",
                                "recruiter_name": "R", "recruiter_email": "r@example.com", "recruiter_work_phone_no": "+14155550100",
                                "status": "open", "desc": "Benchmark job description", "source_id": "bench-%d-%d"})
-    load = (duration, args.connections)
+    load = (duration, shapes[0])
     try:
         results = {} if args.target_only else {
             "bare GET": drive("bare GET", f"http://127.0.0.1:{bare_port}/", "GET", {}, None, *load),
@@ -246,14 +241,17 @@ def main() -> int:
                 ("POST /v1/applications (100 KiB resume)", f"{base}/v1/applications", "POST", json_headers, app_template, "bare POST"),
                 ("GET /v1/applications?page=1&size=50", f"{base}/v1/applications?page=1&size=50", "GET", bearer, None, "bare GET"),
             ]
-        # The target pair first (before writes dirty the database), interleaved: on a 2-core machine a single run
-        # swings by tens of percent either way, so the median of paired ratios is the figure.
-        pair_ratios, pair_rates = [], []
-        for _ in range(args.pairs):
-            bare_run = drive("bare GET", f"http://127.0.0.1:{bare_port}/", "GET", {}, None, *load)
-            app_run = drive(*scenarios[0][:5], *load)
-            pair_ratios.append(app_run.rps / bare_run.rps)
-            pair_rates.append((bare_run.rps, app_run.rps))
+        # The target pairs first (before writes dirty the database), interleaved: on a 2-core machine a single run
+        # swings by tens of percent either way, so the median of paired ratios is the figure. Within a round every
+        # shape runs its pair, and which side of a pair runs first alternates from round to round.
+        pairs: dict[Shape, list[tuple[float, float]]] = {shape: [] for shape in shapes}
+        for round_no in range(args.pairs):
+            for shape in shapes:
+                runs = {"bare": lambda: drive("bare GET", f"http://127.0.0.1:{bare_port}/", "GET", {}, None, duration, shape),
+                        "app": lambda: drive(*scenarios[0][:5], duration, shape)}
+                order = ("bare", "app") if round_no % 2 == 0 else ("app", "bare")
+                rates = {side: runs[side]().rps for side in order}
+                pairs[shape].append((rates["bare"], rates["app"]))
         rows = []
         for name, url, method, headers, body, baseline in ([] if args.target_only else scenarios):
             result = drive(name, url, method, headers, body, *load)
@@ -265,20 +263,28 @@ def main() -> int:
     tool = "wrk" if shutil.which("wrk") else "python load generator"
     # errors: non-2xx answers plus wrk's socket errors, which include requests slower than its 2 s timeout
     backend = "PostgreSQL" if database_url.startswith("postgres") else "SQLite"
-    print(f"\nREST throughput — gunicorn, 2 workers, {args.connections} connections, {duration} s each, {tool}, {backend}")
-    print(f"{'scenario':44} {'req/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'errors':>8} {'vs bare':>8}")
-    for name in ("bare GET", "bare POST"):
-        if args.target_only:
-            break
-        r = results[name]
-        print(f"{name:44} {r.rps:9.0f} {r.p50_ms:8.2f} {r.p99_ms:8.2f} {r.errors:8d} {'1.00':>8}")
-    for result, baseline in rows:
-        print(f"{result.name:44} {result.rps:9.0f} {result.p50_ms:8.2f} {result.p99_ms:8.2f} {result.errors:8d} {result.rps / baseline.rps:8.2f}")
-    ratio = statistics.median(pair_ratios)
-    print(f"\nGET /v1/jobs/:id vs bare GET over {len(pair_ratios)} interleaved pairs (req/s bare/app = ratio): "
-          + ", ".join(f"{bare:.0f}/{app_rps:.0f} = {r:.2f}" for (bare, app_rps), r in zip(pair_rates, pair_ratios)))
-    print(f"target: GET /v1/jobs/:id >= 0.50 of bare Flask -> median {ratio:.2f} {'met' if ratio >= 0.5 else 'NOT met'}")
-    print(f"load average after the run: {os.getloadavg()[0]:.2f}")
+    if not args.target_only:
+        print(f"\nREST throughput — gunicorn, 2 workers, {tool} {shapes[0].threads} threads x {shapes[0].connections} "
+              f"connections, {duration} s each, {backend}")
+        print(f"{'scenario':44} {'req/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'errors':>8} {'vs bare':>8}")
+        for name in ("bare GET", "bare POST"):
+            r = results[name]
+            print(f"{name:44} {r.rps:9.0f} {r.p50_ms:8.2f} {r.p99_ms:8.2f} {r.errors:8d} {'1.00':>8}")
+        for result, baseline in rows:
+            print(f"{result.name:44} {result.rps:9.0f} {result.p50_ms:8.2f} {result.p99_ms:8.2f} {result.errors:8d} {result.rps / baseline.rps:8.2f}")
+    print(f"\nGET /v1/jobs/:id vs bare GET, {backend}, gunicorn 2 workers, {tool}, {duration} s per run, "
+          f"{args.pairs} interleaved pairs per shape (req/s bare/app = ratio):")
+    met = True
+    for shape, rates in pairs.items():
+        ratios = [app_rps / bare_rps for bare_rps, app_rps in rates]
+        ratio = statistics.median(ratios)
+        met &= ratio >= 0.5
+        print(f"  {shape.threads} threads x {shape.connections} connections: "
+              + ", ".join(f"{bare_rps:.0f}/{app_rps:.0f} = {r:.2f}" for (bare_rps, app_rps), r in zip(rates, ratios)))
+        print(f"  {str(shape):>5} median {ratio:.2f} (spread {min(ratios):.2f}-{max(ratios):.2f}), bare median "
+              f"{statistics.median(b for b, _ in rates):.0f} req/s, app median {statistics.median(a for _, a in rates):.0f} req/s")
+    print(f"target: GET /v1/jobs/:id >= 0.50 of bare Flask in every shape -> {'met' if met else 'NOT met'}")
+    print(f"load average after the run: {load_average()}")
     shutil.rmtree(instance, ignore_errors=True)
     return 0
 

@@ -1,0 +1,107 @@
+"""What every bench script shares: free ports, gunicorn as deployed (start and stop), HTTP timing and the figures
+printed from timings (percentiles, load average).
+
+gunicorn runs with deploy/gunicorn.conf.py and 2 workers unless told otherwise, in a session of its own, so stop()
+ends the arbiter and its workers together.
+"""
+
+from __future__ import annotations
+
+import http.client
+import os
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Callable
+
+import orjson
+import requests
+
+ROOT = Path(__file__).resolve().parent.parent
+GUNICORN_CONF = ROOT / "deploy" / "gunicorn.conf.py"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def start_gunicorn(module: str, port: int, env: dict, *, workers: int = 2, ready_path: str = "/healthz",
+                   settle_seconds: float = 0.0, timeout: float = 60.0) -> subprocess.Popen:
+    """gunicorn serving `module` (wsgi:app, bench.bare_app:app) with deploy/gunicorn.conf.py on 127.0.0.1:port; returns
+    once `ready_path` answers, then waits `settle_seconds` (the second worker may still be booting)."""
+    log = tempfile.TemporaryFile()  # not a pipe: nobody reads it while the server runs, and a full pipe would block it
+    process = subprocess.Popen(
+        [sys.executable, "-m", "gunicorn", "-c", str(GUNICORN_CONF), "--bind", f"127.0.0.1:{port}",
+         "--workers", str(workers), module],
+        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=log, start_new_session=True)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            break
+        try:
+            requests.get(f"http://127.0.0.1:{port}{ready_path}", timeout=2)
+            time.sleep(settle_seconds)
+            return process
+        except requests.RequestException:
+            time.sleep(0.3)
+    stop(process)
+    log.seek(0)
+    raise RuntimeError(f"gunicorn {module} did not start: {log.read().decode(errors='replace')[-2000:]}")
+
+
+def stop(process: subprocess.Popen) -> None:
+    """End gunicorn's arbiter and workers (its own session) and wait for them."""
+    if process.poll() is None:
+        os.killpg(process.pid, signal.SIGTERM)
+    process.wait(timeout=30)
+
+
+class KeepAliveClient:
+    """One keep-alive HTTP/1.1 connection (http.client) answering parsed JSON: timings measure the service (gunicorn,
+    Flask, the route) rather than a client library; requests adds about 0.9 ms per call on this machine."""
+
+    def __init__(self, base: str, headers: dict | None = None):
+        host, port = base.removeprefix("http://").split(":")
+        self.connection = http.client.HTTPConnection(host, int(port), timeout=120)
+        self.headers = {"Content-Type": "application/json", **(headers or {})}
+
+    def call(self, method: str, path: str, body: dict | None = None) -> dict:
+        self.connection.request(method, path, body=orjson.dumps(body) if body is not None else None, headers=self.headers)
+        response = self.connection.getresponse()
+        payload = response.read()
+        if response.status >= 400:
+            raise RuntimeError(f"{method} {path} answered {response.status}: {payload[:300]!r}")
+        return orjson.loads(payload)
+
+
+def time_calls(call: Callable[[], object], repeats: int, warmup: int = 1) -> list[float]:
+    """Milliseconds of `repeats` calls of `call`, after `warmup` untimed ones (the first warms the worker's caches)."""
+    for _ in range(warmup):
+        call()
+    times = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        call()
+        times.append((time.perf_counter() - started) * 1000)
+    return times
+
+
+def median_ms(call: Callable[[], object], repeats: int, warmup: int = 1) -> float:
+    return statistics.median(time_calls(call, repeats, warmup))
+
+
+def percentile(values: list[float], p: float) -> float:
+    """The p-th percentile (0-100) of the values, nearest rank."""
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
+
+
+def load_average() -> str:
+    return " ".join(f"{value:.2f}" for value in os.getloadavg())
