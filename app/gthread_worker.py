@@ -12,9 +12,11 @@ consumes them: a slow body holds one thread, which is why nginx (deploy/nginx.co
 from __future__ import annotations
 
 import errno
+import mmap
 import os
 import selectors
 import socket
+import struct
 import threading
 import time
 from functools import partial
@@ -29,25 +31,78 @@ HEAD_END = b"\r\n\r\n"
 HEAD_READ_LIMIT = 64 * 1024  # past this, the thread's parser answers the oversized head (431/400) as gunicorn does
 # Least-connections accept: every worker's poller wakes for a new connection, and the one that calls accept() first
 # keeps it for the connection's life. A burst of keep-alive clients (wrk, or nginx's upstream pool) could all land on
-# one worker and leave the other idle (seen: half the throughput in a quarter of runs). A worker waits this long per
-# connection it already holds before accepting, so the least loaded worker wins the race.
-ACCEPT_DEFER_SECONDS_PER_CONNECTION = 0.0001
-ACCEPT_DEFER_MAX_CONNECTIONS = 20
+# one worker and leave the other idle. Each worker publishes how many connections it holds in memory shared by the
+# arbiter's workers (ConnectionCounts); a worker holding more than another live worker gives that one up to
+# ACCEPT_YIELD_SECONDS to take the connection first. (A fixed wait per held connection, tried before, still left
+# 16 wrk connections split 5/11 or 6/10: a busy worker's main thread waits for its GIL longer than such a wait.)
+ACCEPT_YIELD_SECONDS = 0.005
+ACCEPT_YIELD_STEP_SECONDS = 0.0002
+
+
+class ConnectionCounts:
+    """Per-worker connection counts in an anonymous shared mapping: made at import in the arbiter (which imports the
+    worker class before it forks), inherited by every worker. A slot is (pid, connections, heartbeat); a worker
+    refreshes its own from its main loop at least once a second, and a slot unrefreshed for STALE_SECONDS is free."""
+
+    SLOTS = 64
+    SLOT = struct.Struct("qqd")
+    STALE_SECONDS = 5.0
+
+    def __init__(self):
+        self.memory = mmap.mmap(-1, self.SLOTS * self.SLOT.size)
+
+    def reserve(self) -> int | None:
+        """A free slot, marked taken (in the arbiter, which spawns workers one at a time)."""
+        now = time.monotonic()
+        slot = next((i for i in range(self.SLOTS) if now - self.read(i)[2] > self.STALE_SECONDS), None)
+        if slot is not None:
+            self.write(slot, 0, 0)
+        return slot
+
+    def read(self, slot: int) -> tuple[int, int, float]:
+        return self.SLOT.unpack_from(self.memory, slot * self.SLOT.size)
+
+    def write(self, slot: int, pid: int, connections: int) -> None:
+        self.SLOT.pack_into(self.memory, slot * self.SLOT.size, pid, connections, time.monotonic())
+
+    def release(self, slot: int) -> None:
+        self.SLOT.pack_into(self.memory, slot * self.SLOT.size, 0, 0, 0.0)
+
+    def fewest_elsewhere(self, slot: int) -> int | None:
+        """The fewest connections another live worker holds, None when there is no other."""
+        now, fewest = time.monotonic(), None
+        for i in range(self.SLOTS):
+            pid, connections, heartbeat = self.read(i)
+            if i != slot and pid and now - heartbeat <= self.STALE_SECONDS and (fewest is None or connections < fewest):
+                fewest = connections
+        return fewest
+
+
+CONNECTION_COUNTS = ConnectionCounts()
 
 
 class HeadDeadlineThreadWorker(ThreadWorker):
     """gthread, with new connections parked in the poller and a deadline on every request head."""
 
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)  # in the arbiter, before the fork
+        self._count_slot = CONNECTION_COUNTS.reserve() if self.cfg.workers > 1 else None
+
     def init_process(self):
+        self.notify()  # publishes this worker's slot before the app loads
         self._head_deadlines: dict[TConn, float] = {}
         self._deadline_lock = threading.Lock()
         threading.Thread(target=self._cut_late_heads, name="head-deadlines", daemon=True).start()
-        super().init_process()  # runs the worker loop
+        try:
+            super().init_process()  # runs the worker loop
+        finally:
+            if self._count_slot is not None:
+                CONNECTION_COUNTS.release(self._count_slot)
 
     def accept(self, listener):
         """A new connection waits in the poller, costing no thread, until it sends data (or its keepalive ends)."""
-        if self.nr_conns and self.cfg.workers > 1:
-            time.sleep(min(self.nr_conns, ACCEPT_DEFER_MAX_CONNECTIONS) * ACCEPT_DEFER_SECONDS_PER_CONNECTION)
+        if self._count_slot is not None:
+            self._yield_to_fewer()
         try:
             client_sock, client_addr = listener.accept()
         except OSError as error:
@@ -55,11 +110,30 @@ class HeadDeadlineThreadWorker(ThreadWorker):
                 raise
             return
         self.nr_conns += 1
+        self._publish()
         conn = TConn(self.cfg, client_sock, client_addr, listener.getsockname())  # non-blocking until a thread takes it
         conn.timeout = time.monotonic() + HEAD_TIMEOUT_SECONDS  # murder_pending closes it past this
         conn.head = b""
         self.pending_conns.append(conn)
         self.poller.register(client_sock, selectors.EVENT_READ, partial(self.on_pending_socket_readable, conn))
+
+    def notify(self):
+        """The arbiter's heartbeat, called on every turn of the main loop (at least once a second): also publish."""
+        super().notify()
+        self._publish()
+
+    def _publish(self) -> None:
+        if self._count_slot is not None:
+            CONNECTION_COUNTS.write(self._count_slot, os.getpid(), self.nr_conns)
+
+    def _yield_to_fewer(self) -> None:
+        """Give a worker holding fewer connections a moment to accept the waiting one first."""
+        deadline = time.monotonic() + ACCEPT_YIELD_SECONDS
+        while time.monotonic() < deadline:
+            fewest = CONNECTION_COUNTS.fewest_elsewhere(self._count_slot)
+            if fewest is None or self.nr_conns <= fewest:
+                return
+            time.sleep(ACCEPT_YIELD_STEP_SECONDS)
 
     def on_pending_socket_readable(self, conn, client):
         """Gather the request head here, in the poller; a thread gets the connection once the head is complete."""
