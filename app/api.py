@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import http
 import re
+import threading
 
 import marshmallow as ma
 from apispec import BasePlugin
@@ -33,7 +34,50 @@ class ErrorSchema(ma.Schema):
 
 
 class Api(SmorestApi):
+    """flask-smorest's Api, documenting its blueprints on first use of `spec` (/openapi.json, /docs, code that reads
+    api.spec) rather than as each is registered. Building the paths was ~0.12 s of create_app's ~0.17 s, paid by every
+    app the suite builds (a few thousand) and by each worker at start, while few ever read the document. The routes
+    are registered at once as before; their documentation is added in registration order, under a lock, by the first
+    reader, so the document is the same (tests/test_openapi_lazy.py compares it with one built at registration)."""
+
     ERROR_SCHEMA = ErrorSchema
+
+    def __init__(self, *args, **kwargs):
+        self._spec = None
+        self._undocumented: list[tuple] = []  # (blueprint, name, parameters) registered, not yet in the document
+        self._documenting = threading.Lock()
+        self._documenting_thread: int | None = None
+        super().__init__(*args, **kwargs)
+
+    @property
+    def spec(self):
+        if self._undocumented and self._documenting_thread != threading.get_ident():  # not from inside the build
+            self._document_registered()
+        return self._spec
+
+    @spec.setter
+    def spec(self, value) -> None:
+        self._spec = value
+
+    def register_blueprint(self, blp, *, parameters=None, **options):
+        """flask-smorest's register_blueprint, leaving the documentation for when the document is first read."""
+        name = options.get("name", blp.name)
+        self._app.extensions["flask-smorest"]["blp_name_to_api"][name] = self
+        self._app.register_blueprint(blp, **options)
+        self._undocumented.append((blp, name, parameters))
+
+    def _document_registered(self) -> None:
+        """What flask-smorest does at registration, for every blueprint registered since the last read, in order."""
+        with self._documenting:
+            self._documenting_thread = threading.get_ident()
+            try:
+                while self._undocumented:
+                    blp, name, parameters = self._undocumented[0]
+                    blp.register_views_in_doc(self, self._app, self._spec, name=name, parameters=parameters)
+                    self._spec.tag({"name": name, "description": blp.description})
+                    del self._undocumented[0]
+            finally:
+                self._documenting_thread = None
 
     def handle_http_exception(self, error):
         return errors.handle_http_exception(error)
