@@ -105,3 +105,39 @@ def percentile(values: list[float], p: float) -> float:
 
 def load_average() -> str:
     return " ".join(f"{value:.2f}" for value in os.getloadavg())
+
+
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def cpu_seconds(pids: list[int]) -> float:
+    """User + system CPU the processes have used (Linux /proc; 0 for a process gone or without /proc)."""
+    total = 0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += int(fields[11]) + int(fields[12])
+    return total / CLOCK_TICKS
+
+
+def worker_pids(server: subprocess.Popen) -> list[int]:
+    """The pids of a gunicorn arbiter's workers (Linux /proc; empty elsewhere)."""
+    try:
+        with open(f"/proc/{server.pid}/task/{server.pid}/children") as children:
+            return [int(pid) for pid in children.read().split()]
+    except OSError:
+        return []
+
+
+def postgres_backend_pids(database_url: str) -> list[int]:
+    """The pids of the PostgreSQL server processes serving connections to this URL's database (a local server)."""
+    import psycopg2
+
+    with psycopg2.connect(database_url) as connection, connection.cursor() as cursor:
+        cursor.execute("SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()")
+        pids = [row[0] for row in cursor.fetchall()]
+    connection.close()
+    return pids

@@ -8,7 +8,9 @@ HIREKIT_TEST_DATABASE_URL) is set, else SQLite in a temporary directory.
 The target (GET /v1/jobs/:id >= 0.50 of the bare GET) is measured in every load shape of --shapes (wrk threads x
 connections; default 2x32 and 1x16) as interleaved bare/app pairs, the shapes taking turns within each pair round,
 so a slow spell of the machine falls on every shape and on both sides of a ratio. The scenario table runs at the
-first shape.
+first shape. Beside req/s, each pair's CPU per request is counted (Linux /proc: the servers' workers, and for Hirekit
+the PostgreSQL backends of its database): on a machine others share, throughput swings with their load, while what a
+request costs in CPU moves much less, and on a saturated quiet machine the req/s ratio is that cost ratio.
 
     python bench/rest_throughput.py [--duration 10] [--shapes 2x32,1x16] [--pairs 9] [--quick] [--target-only]
 """
@@ -38,7 +40,8 @@ import secrets
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.harness import free_port, load_average, start_gunicorn, stop  # noqa: E402 - after the path insert
+from bench.harness import (cpu_seconds, free_port, load_average, postgres_backend_pids, start_gunicorn,  # noqa: E402
+                           stop, worker_pids)
 
 
 @dataclass
@@ -48,6 +51,7 @@ class Result:
     p50_ms: float
     p99_ms: float
     errors: int
+    count: int = 0  # requests answered
 
 
 @dataclass(frozen=True)
@@ -110,7 +114,8 @@ def run_wrk(name, url, method, headers, body_template, duration, shape: Shape) -
     socket_errors = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", out)
     if socket_errors:
         errors += sum(int(x) for x in socket_errors.groups())
-    return Result(name, rps, parse_latency(out, "50"), parse_latency(out, "99"), errors)
+    count = int(re.search(r"(\d+) requests in", out).group(1))
+    return Result(name, rps, parse_latency(out, "50"), parse_latency(out, "99"), errors, count)
 
 
 def run_python_load(name, url, method, headers, body_template, duration, shape: Shape) -> Result:
@@ -137,11 +142,20 @@ def run_python_load(name, url, method, headers, body_template, duration, shape: 
     for thread in threads:
         thread.join()
     latencies.sort()
-    return Result(name, len(latencies) / duration, statistics.median(latencies), latencies[int(len(latencies) * 0.99) - 1], errors[0])
+    return Result(name, len(latencies) / duration, statistics.median(latencies), latencies[int(len(latencies) * 0.99) - 1], errors[0],
+                  len(latencies))
 
 
 def drive(*args) -> Result:
     return (run_wrk if shutil.which("wrk") else run_python_load)(*args)
+
+
+def drive_counting_cpu(pids, *args) -> tuple[Result, float]:
+    """drive(*args), and the CPU per request (µs) the processes `pids()` names used meanwhile."""
+    processes = pids()
+    before = cpu_seconds(processes)
+    result = drive(*args)
+    return result, (cpu_seconds(processes) - before) / max(result.count, 1) * 1e6
 
 
 def seed(database_url: str, instance: Path):
@@ -244,14 +258,19 @@ def main() -> int:
         # The target pairs first (before writes dirty the database), interleaved: on a 2-core machine a single run
         # swings by tens of percent either way, so the median of paired ratios is the figure. Within a round every
         # shape runs its pair, and which side of a pair runs first alternates from round to round.
+        postgres = database_url.startswith("postgres")
+        app_pids = lambda: worker_pids(hirekit) + (postgres_backend_pids(database_url) if postgres else [])  # noqa: E731
         pairs: dict[Shape, list[tuple[float, float]]] = {shape: [] for shape in shapes}
+        costs: dict[Shape, list[tuple[float, float]]] = {shape: [] for shape in shapes}  # CPU µs per request
         for round_no in range(args.pairs):
             for shape in shapes:
-                runs = {"bare": lambda: drive("bare GET", f"http://127.0.0.1:{bare_port}/", "GET", {}, None, duration, shape),
-                        "app": lambda: drive(*scenarios[0][:5], duration, shape)}
+                runs = {"bare": lambda: drive_counting_cpu(lambda: worker_pids(bare), "bare GET", f"http://127.0.0.1:{bare_port}/",
+                                                           "GET", {}, None, duration, shape),
+                        "app": lambda: drive_counting_cpu(app_pids, *scenarios[0][:5], duration, shape)}
                 order = ("bare", "app") if round_no % 2 == 0 else ("app", "bare")
-                rates = {side: runs[side]().rps for side in order}
-                pairs[shape].append((rates["bare"], rates["app"]))
+                measured = {side: runs[side]() for side in order}
+                pairs[shape].append((measured["bare"][0].rps, measured["app"][0].rps))
+                costs[shape].append((measured["bare"][1], measured["app"][1]))
         rows = []
         for name, url, method, headers, body, baseline in ([] if args.target_only else scenarios):
             result = drive(name, url, method, headers, body, *load)
@@ -283,6 +302,11 @@ def main() -> int:
               + ", ".join(f"{bare_rps:.0f}/{app_rps:.0f} = {r:.2f}" for (bare_rps, app_rps), r in zip(rates, ratios)))
         print(f"  {str(shape):>5} median {ratio:.2f} (spread {min(ratios):.2f}-{max(ratios):.2f}), bare median "
               f"{statistics.median(b for b, _ in rates):.0f} req/s, app median {statistics.median(a for _, a in rates):.0f} req/s")
+        if all(bare_cost and app_cost for bare_cost, app_cost in costs[shape]):
+            cost_ratios = [bare_cost / app_cost for bare_cost, app_cost in costs[shape]]
+            print(f"  {str(shape):>5} CPU per request: bare {statistics.median(b for b, _ in costs[shape]):.0f} µs, app "
+                  f"{statistics.median(a for _, a in costs[shape]):.0f} µs{' with PostgreSQL' if postgres else ''}; "
+                  f"bare/app {statistics.median(cost_ratios):.2f} (spread {min(cost_ratios):.2f}-{max(cost_ratios):.2f})")
     print(f"target: GET /v1/jobs/:id >= 0.50 of bare Flask in every shape -> {'met' if met else 'NOT met'}")
     print(f"load average after the run: {load_average()}")
     shutil.rmtree(instance, ignore_errors=True)
