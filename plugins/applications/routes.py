@@ -6,6 +6,7 @@ from app.api import Blueprint, page_schema
 from app.auth import current_tenant_id
 from app.upserts import register_upsert_route, upsert_schema
 from app.resumes.bodies import json_or_multipart
+from app.resumes.routes import add_download_route
 from plugins.applications import services
 from plugins.applications.models import Application
 from plugins.applications.schemas import (ApplicationCreateSchema, ApplicationListArgsSchema, ApplicationSchema,
@@ -50,14 +51,7 @@ class ApplicationItem(MethodView):
         return services.update_application(current_tenant_id(), application_id, values)
 
 
-@blp.route("/<application_id>/resume")
-class ApplicationResume(MethodView):
-    @blp.response(200, content_type="application/octet-stream",
-                  description="The resume bytes, with its stored content type and file name")
-    @blp.errors(404)
-    def get(self, application_id):
-        """Download the application's resume"""
-        return services.resume_of(current_tenant_id(), application_id)
+add_download_route(blp, "/<application_id>/resume", "ApplicationResume", "application", services.resume_of)
 
 
 register_upsert_route(blp, model=Application, record_schema=ApplicationSchema,

@@ -8,6 +8,7 @@ from app.upserts import register_upsert_route, upsert_schema
 from app.listing import split_window
 from app.representations import owned_list_response, owned_record_response, reuses_bodies
 from app.resumes.bodies import json_or_multipart
+from app.resumes.routes import add_download_route
 from plugins.candidates import services
 from plugins.candidates.models import Candidate
 from plugins.candidates.schemas import (CandidateCreateSchema, CandidateListArgsSchema, CandidateSchema,
@@ -55,14 +56,7 @@ class CandidateItem(MethodView):
         return services.update_candidate(current_tenant_id(), candidate_id, values)
 
 
-@blp.route("/<candidate_id>/resume")
-class CandidateResume(MethodView):
-    @blp.response(200, content_type="application/octet-stream",
-                  description="The resume bytes, with its stored content type and file name")
-    @blp.errors(404)
-    def get(self, candidate_id):
-        """Download the candidate's resume"""
-        return services.resume_of(current_tenant_id(), candidate_id)
+add_download_route(blp, "/<candidate_id>/resume", "CandidateResume", "candidate", services.resume_of)
 
 
 register_upsert_route(blp, model=Candidate, record_schema=CandidateSchema,

@@ -1,0 +1,25 @@
+"""The GET route that streams a record's stored resume back, the same for every family whose records carry one."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from flask.views import MethodView
+
+from app.auth import current_tenant_id
+
+
+def add_download_route(blp, rule: str, view_name: str, what: str, resume_of: Callable) -> None:
+    """GET `rule` (one path argument, the record's id) answers `resume_of(tenant_id, record_id)`: the bytes with their
+    stored type and name (app.resumes.uploads.download), 404 when the record has none. `view_name` names the endpoint
+    (and so the operationId, e.g. CandidateResume -> get_candidate_resume)."""
+
+    def get(self, **path):
+        (record_id,) = path.values()
+        return resume_of(current_tenant_id(), record_id)
+
+    get.__doc__ = f"Download the {what}'s resume"
+    get = blp.response(200, content_type="application/octet-stream",
+                       description="The resume bytes, with its stored content type and file name")(get)
+    get = blp.errors(404)(get)
+    blp.route(rule)(type(view_name, (MethodView,), {"get": get, "__module__": blp.import_name}))
