@@ -44,6 +44,13 @@ tenants_cli = OperatorGroup("tenants", help="Tenants and their first API key.")
 keys_cli = OperatorGroup("keys", help="API keys.")
 
 
+def run_sweep(sweep, counted: str) -> None:
+    """A cron command's body: run `sweep` in a database connection and echo the count it returns, `<count> <counted>`."""
+    with database.connection_context():
+        count = sweep()
+    click.echo(f"{count} {counted}")
+
+
 def migration_router():
     from peewee_migrate import Router
 
