@@ -22,21 +22,37 @@ LAST_NAMES = ("smith johnson williams brown jones garcia miller davis rodriguez 
               "howard ramos kim cox ward richardson watson brooks chavez wood james bennett gray mendoza ruiz hughes "
               "price alvarez castillo sanders patel myers long ross foster jimenez singh wang li zhang tanaka sato "
               "mueller schmidt rossi dubois novak kowalski silva costa okafor mensah cohen larsen").split()
-LOCATIONS = (  # locality, region, country, weight, phone prefix
-    ("san francisco", "california", "united states", 6, "+1415"), ("new york", "new york", "united states", 8, "+1212"),
-    ("austin", "texas", "united states", 4, "+1512"), ("seattle", "washington", "united states", 4, "+1206"),
-    ("chicago", "illinois", "united states", 4, "+1312"), ("boston", "massachusetts", "united states", 4, "+1617"),
-    ("los angeles", "california", "united states", 5, "+1213"), ("denver", "colorado", "united states", 2, "+1303"),
-    ("atlanta", "georgia", "united states", 2, "+1404"), ("miami", "florida", "united states", 2, "+1305"),
-    ("toronto", "ontario", "canada", 3, "+1416"), ("vancouver", "british columbia", "canada", 2, "+1604"),
-    ("london", "england", "united kingdom", 5, "+4420"), ("manchester", "england", "united kingdom", 2, "+44161"),
-    ("berlin", "berlin", "germany", 3, "+4930"), ("munich", "bavaria", "germany", 2, "+4989"),
-    ("paris", "ile-de-france", "france", 3, "+331"), ("amsterdam", "north holland", "netherlands", 2, "+3120"),
-    ("bangalore", "karnataka", "india", 4, "+9180"), ("mumbai", "maharashtra", "india", 3, "+9122"),
-    ("tokyo", "tokyo", "japan", 2, "+813"), ("sydney", "new south wales", "australia", 2, "+612"),
-    ("sao paulo", "sao paulo", "brazil", 2, "+5511"), ("mexico city", "mexico city", "mexico", 2, "+5255"),
-    ("singapore", "singapore", "singapore", 2, "+656"), ("dublin", "dublin", "ireland", 1, "+3531"),
-)
+_LOCATION_TABLE = """
+locality      | region           | country        | weight | phone prefix
+san francisco | california       | united states  | 6      | +1415
+new york      | new york         | united states  | 8      | +1212
+austin        | texas            | united states  | 4      | +1512
+seattle       | washington       | united states  | 4      | +1206
+chicago       | illinois         | united states  | 4      | +1312
+boston        | massachusetts    | united states  | 4      | +1617
+los angeles   | california       | united states  | 5      | +1213
+denver        | colorado         | united states  | 2      | +1303
+atlanta       | georgia          | united states  | 2      | +1404
+miami         | florida          | united states  | 2      | +1305
+toronto       | ontario          | canada         | 3      | +1416
+vancouver     | british columbia | canada         | 2      | +1604
+london        | england          | united kingdom | 5      | +4420
+manchester    | england          | united kingdom | 2      | +44161
+berlin        | berlin           | germany        | 3      | +4930
+munich        | bavaria          | germany        | 2      | +4989
+paris         | ile-de-france    | france         | 3      | +331
+amsterdam     | north holland    | netherlands    | 2      | +3120
+bangalore     | karnataka        | india          | 4      | +9180
+mumbai        | maharashtra      | india          | 3      | +9122
+tokyo         | tokyo            | japan          | 2      | +813
+sydney        | new south wales  | australia      | 2      | +612
+sao paulo     | sao paulo        | brazil         | 2      | +5511
+mexico city   | mexico city      | mexico         | 2      | +5255
+singapore     | singapore        | singapore      | 2      | +656
+dublin        | dublin           | ireland        | 1      | +3531
+"""
+LOCATIONS = tuple((locality, region, country, int(weight), prefix) for locality, region, country, weight, prefix in
+                  (map(str.strip, row.split("|")) for row in _LOCATION_TABLE.strip().splitlines()[1:]))
 ROLES = {  # role: (sub roles, title nouns, skills)
     "engineering": (("software", "devops", "data", "qa", "security"),
                     ("software engineer", "backend engineer", "frontend developer", "devops engineer", "data engineer",
