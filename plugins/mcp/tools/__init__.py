@@ -15,6 +15,7 @@ import marshmallow as ma
 import orjson
 
 from app import idempotency
+from app.api import page_schema
 from app.errors import ApiError, flatten_fields
 from app.fields import load_json
 from app.jsonschema import DUMP, LOAD, schema_to_json_schema
@@ -154,3 +155,19 @@ def with_defaults(schema: type[ma.Schema], name: str, **defaults) -> type[ma.Sch
 def with_fields(schema: type[ma.Schema], name: str, **fields) -> type[ma.Schema]:
     """A subclass of `schema` with extra fields (e.g. the job_id a REST route takes from its path)."""
     return type(name, (schema,), fields)
+
+
+def list_tool(plugin: str, filters: type[ma.Schema], record: type[ma.Schema], list_records, description: str) -> Tool:
+    """The read-only `list_<plugin>` tool ("List <plugin>"): the family's REST list filters with page 1 and size 20 as
+    defaults for an agent, answered as one page of `record`s by `list_records(tenant_id, **filters)`."""
+    return Tool(name=f"list_{plugin}", title=f"List {plugin}", description=description,
+                arguments=with_defaults(filters, f"List{plugin.title()}ArgsSchema", page=1, size=20),
+                result=page_schema(record), run=lambda tenant_id, args: list_records(tenant_id, **args), plugin=plugin)
+
+
+def get_tool(plugin: str, name: str, title: str, which: type[ma.Schema], record: type[ma.Schema], get_record,
+             description: str) -> Tool:
+    """A read-only tool answering one `record` by the id in `which` (a schema of that one field): get_record(tenant_id, id)."""
+    (id_field,) = which._declared_fields
+    return Tool(name=name, title=title, description=description, arguments=which, result=record,
+                run=lambda tenant_id, args: get_record(tenant_id, args[id_field]), plugin=plugin)

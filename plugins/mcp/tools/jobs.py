@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import marshmallow as ma
 
-from app.api import page_schema
 from app.fields import StrictSchema
 from plugins.jobs import services
 from plugins.jobs.schemas import JobCreateSchema, JobListArgsSchema, JobSchema, JobUpdateSchema
-from plugins.mcp.tools import Tool, with_defaults, with_fields
+from plugins.mcp.tools import Tool, get_tool, list_tool, with_fields
 
 JOB_ID = ma.fields.String(required=True, metadata={"description": "The job's id (a UUID from list_jobs or create_job)"})
 
@@ -19,7 +18,6 @@ class JobIdArgsSchema(StrictSchema):
     job_id = JOB_ID
 
 
-ListJobsArgsSchema = with_defaults(JobListArgsSchema, "ListJobsArgsSchema", page=1, size=20)
 UpdateJobArgsSchema = with_fields(JobUpdateSchema, "UpdateJobArgsSchema", job_id=JOB_ID)
 
 
@@ -29,29 +27,14 @@ def update_job(tenant_id: str, arguments: dict):
 
 
 TOOLS = (
-    Tool(
-        name="list_jobs",
-        title="List jobs",
-        description=(
-            "List the job postings of your organisation, oldest first, one page at a time. "
-            "Optional filters (exact match, case-insensitive): status (e.g. open, closed, draft), city, state_name, "
-            "country, employment_type, workplace_type, and source_id (the job's id in the ATS). "
-            "page starts at 1 (default 1); size is 1-100 (default 20). The answer has data (the jobs), total and total_pages."
-        ),
-        arguments=ListJobsArgsSchema,
-        result=page_schema(JobSchema),
-        run=lambda tenant_id, args: services.list_jobs(tenant_id, **args),
-        plugin="jobs",
-    ),
-    Tool(
-        name="get_job",
-        title="Get a job",
-        description="Read one job posting by its id (a UUID): title, desc (the description), status, location, pay and recruiter.",
-        arguments=JobIdArgsSchema,
-        result=JobSchema,
-        run=lambda tenant_id, args: services.get_job(tenant_id, args["job_id"]),
-        plugin="jobs",
-    ),
+    list_tool("jobs", JobListArgsSchema, JobSchema, services.list_jobs, (
+        "List the job postings of your organisation, oldest first, one page at a time. "
+        "Optional filters (exact match, case-insensitive): status (e.g. open, closed, draft), city, state_name, "
+        "country, employment_type, workplace_type, and source_id (the job's id in the ATS). "
+        "page starts at 1 (default 1); size is 1-100 (default 20). The answer has data (the jobs), total and total_pages."
+    )),
+    get_tool("jobs", "get_job", "Get a job", JobIdArgsSchema, JobSchema, services.get_job,
+             "Read one job posting by its id (a UUID): title, desc (the description), status, location, pay and recruiter."),
     Tool(
         name="create_job",
         title="Create a job",
