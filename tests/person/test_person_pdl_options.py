@@ -62,7 +62,9 @@ def test_pretty_indents_the_same_answer(pdl, path, body, layout):
     client, headers = pdl
     plain = client.post(path, json=body, headers=headers)
     pretty = client.post(path, json={**body, "pretty": True}, headers=headers)
-    assert b"\n  " in pretty.data and b"\n" not in plain.data and pretty.json == plain.json
+    assert b"\n  " in pretty.data and b"\n" not in plain.data
+    # a scroll token carries its signing second, so two requests may straddle a tick: compare all but the token
+    assert {**pretty.json, "scroll_token": None} == {**plain.json, "scroll_token": None}
 
 
 def test_retrieve_takes_output_options_as_query_parameters(pdl):
