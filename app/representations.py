@@ -24,6 +24,7 @@ import peewee as pw
 from flask import Response, current_app
 
 from app.api import page_schema
+from app.auth import current_tenant_id
 from app import listing
 from app.listing import ListWindow, page_body, page_query, paginate, within_window
 from app.db import database
@@ -139,6 +140,14 @@ def owned_page_response(query, schema_class: type, *, page: int, size: int, tota
         total = query.count()
     items, _ = _dumped_rows(page_query(query, page=page, size=size), schema_class)
     return _json_response(dumps_bytes(page_body(items, page=page, size=size, total=total)))
+
+
+def tenant_list_response(args: dict, query_for, schema_class: type, *, list_name: str) -> Response:
+    """A family's list route: the caller's tenant's rows of `query_for(tenant_id, **filters)` in either list mode."""
+    window, filters = listing.split_window(args)
+    tenant_id = current_tenant_id()
+    return owned_list_response(query_for(tenant_id, **filters), schema_class, window, tenant_id=tenant_id,
+                               list_name=list_name, filters=filters)
 
 
 def owned_list_response(query, schema_class: type, window: ListWindow, *, tenant_id: str, list_name: str,

@@ -5,8 +5,7 @@ from flask.views import MethodView
 from app.api import Blueprint, page_schema
 from app.auth import current_tenant_id
 from app.upserts import register_upsert_route, upsert_schema
-from app.listing import split_window
-from app.representations import owned_list_response, owned_record_response, reuses_bodies
+from app.representations import owned_record_response, reuses_bodies, tenant_list_response
 from app.resumes.bodies import json_or_multipart
 from app.resumes.routes import add_download_route
 from plugins.candidates import services
@@ -24,10 +23,7 @@ class Candidates(MethodView):
     @blp.response(200, page_schema(CandidateSchema))
     def get(self, args):
         """List candidates, oldest first, filtered by source_id or email"""
-        window, filters = split_window(args)
-        tenant_id = current_tenant_id()
-        return owned_list_response(services.candidates_query(tenant_id, **filters), CandidateSchema, window, tenant_id=tenant_id,
-                                   list_name="candidates", filters=filters)
+        return tenant_list_response(args, services.candidates_query, CandidateSchema, list_name="candidates")
 
     @blp.response(201, CandidateSchema)
     @blp.errors(409)

@@ -5,8 +5,7 @@ from flask.views import MethodView
 from app.api import Blueprint, page_schema
 from app.auth import current_tenant_id
 from app.upserts import register_upsert_route, upsert_schema
-from app.listing import split_window
-from app.representations import owned_list_response, owned_record_response, reuses_bodies
+from app.representations import owned_record_response, reuses_bodies, tenant_list_response
 from plugins.jobs.models import Job
 from plugins.jobs import services
 from plugins.jobs.schemas import JobCreateSchema, JobListArgsSchema, JobSchema, JobUpdateSchema
@@ -21,10 +20,7 @@ class Jobs(MethodView):
     @blp.response(200, page_schema(JobSchema))
     def get(self, args):
         """List jobs, oldest first, filtered by source_id, status, location or type"""
-        window, filters = split_window(args)
-        tenant_id = current_tenant_id()
-        return owned_list_response(services.jobs_query(tenant_id, **filters), JobSchema, window, tenant_id=tenant_id,
-                                   list_name="jobs", filters=filters)
+        return tenant_list_response(args, services.jobs_query, JobSchema, list_name="jobs")
 
     @blp.arguments(JobCreateSchema)
     @blp.response(201, JobSchema)
