@@ -5,7 +5,7 @@ from flask.views import MethodView
 
 from app.api import Blueprint, page_schema
 from app.auth import current_tenant_id
-from app.representations import owned_record_response
+from app.representations import owned_record_response, reuses_bodies
 from plugins.calls import callbacks, services
 from plugins.calls.models import Call
 from plugins.calls.schemas import CallListArgsSchema, CallSchema
@@ -34,6 +34,7 @@ class Calls(MethodView):
 
 
 @blp.route("/calls/<call_id>")
+@reuses_bodies(Call, CallSchema)
 class CallItem(MethodView):
     @blp.response(200, CallSchema)
     @blp.errors(404)
