@@ -110,17 +110,17 @@ def load_average() -> str:
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
-def cpu_seconds(pids: list[int]) -> float:
-    """User + system CPU the processes have used (Linux /proc; 0 for a process gone or without /proc)."""
-    total = 0
+def cpu_seconds(pids: list[int]) -> dict[int, float]:
+    """pid -> user + system CPU seconds the process has used (Linux /proc; a process gone, or no /proc, is left out)."""
+    used = {}
     for pid in pids:
         try:
             with open(f"/proc/{pid}/stat") as stat:
                 fields = stat.read().rsplit(")", 1)[1].split()
         except OSError:
             continue
-        total += int(fields[11]) + int(fields[12])
-    return total / CLOCK_TICKS
+        used[pid] = (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+    return used
 
 
 def worker_pids(server: subprocess.Popen) -> list[int]:

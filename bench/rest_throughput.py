@@ -151,11 +151,12 @@ def drive(*args) -> Result:
 
 
 def drive_counting_cpu(pids, *args) -> tuple[Result, float]:
-    """drive(*args), and the CPU per request (µs) the processes `pids()` names used meanwhile."""
-    processes = pids()
-    before = cpu_seconds(processes)
+    """drive(*args), and the CPU per request (µs) the processes `pids()` names used meanwhile (those alive throughout:
+    the pool may replace a PostgreSQL connection, whose backend then leaves with its count)."""
+    before = cpu_seconds(pids())
     result = drive(*args)
-    return result, (cpu_seconds(processes) - before) / max(result.count, 1) * 1e6
+    after = cpu_seconds(list(before))
+    return result, sum(after[pid] - before[pid] for pid in after) / max(result.count, 1) * 1e6
 
 
 def seed(database_url: str, instance: Path):
