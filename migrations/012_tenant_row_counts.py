@@ -11,14 +11,17 @@ COUNTED = (
     ("applications", "''"),
 )
 
-POSTGRES_TABLE = """
+# PostgreSQL keeps delta rows (no key but the id); SQLite one counter row per (tenant, table, bucket)
+TABLE = """
 CREATE TABLE IF NOT EXISTS tenant_row_counts (
-    id BIGSERIAL PRIMARY KEY,
+    id {id_column},
     tenant_id VARCHAR(64) NOT NULL,
     table_name VARCHAR(64) NOT NULL,
     bucket TEXT NOT NULL,
-    total BIGINT NOT NULL
+    total BIGINT NOT NULL{counter_key}
 )"""
+POSTGRES_TABLE = TABLE.format(id_column="BIGSERIAL PRIMARY KEY", counter_key="")
+SQLITE_TABLE = TABLE.format(id_column="INTEGER PRIMARY KEY", counter_key=",\n    UNIQUE (tenant_id, table_name, bucket)")
 
 # PostgreSQL: one delta row per statement and bucket (so concurrent writers of one tenant never wait on a shared
 # counter row, and a bulk INSERT ... SELECT adds one row, not a million); readers sum them and fold them from time to
@@ -52,16 +55,6 @@ CREATE TRIGGER {table}_count_update AFTER UPDATE ON {table} REFERENCING OLD TABL
 
 # SQLite has a single writer, so one counter row per (tenant, table, bucket) serves; a decrement never creates a row
 # (a test harness emptying the counts before the tables leaves no negative counts behind).
-SQLITE_TABLE = """
-CREATE TABLE IF NOT EXISTS tenant_row_counts (
-    id INTEGER PRIMARY KEY,
-    tenant_id VARCHAR(64) NOT NULL,
-    table_name VARCHAR(64) NOT NULL,
-    bucket TEXT NOT NULL,
-    total INTEGER NOT NULL,
-    UNIQUE (tenant_id, table_name, bucket)
-)"""
-
 SQLITE_ADD = ("INSERT OR IGNORE INTO tenant_row_counts (tenant_id, table_name, bucket, total) "
               "VALUES (NEW.tenant_id, '{table}', {new_bucket}, 0); "
               "UPDATE tenant_row_counts SET total = total + 1 "
