@@ -11,7 +11,6 @@ from flask import current_app, has_app_context
 
 from app import periodic
 from app.db import BaseModel, JSONField, after_commit, database, new_uuid, utcnow
-from app.queue import task
 from app.tenancy import Tenant
 
 log = logging.getLogger("hirekit.events")
@@ -97,17 +96,13 @@ def purge_expired(now: dt.datetime | None = None) -> int:
             return purged
 
 
-@task
+@periodic.chained(job_id=PURGE_JOB_ID, queue=PURGE_QUEUE, interval_setting="EVENT_PURGE_INTERVAL")
 def purge_expired_events() -> int:
-    """The worker's periodic pass: purge, then schedule the next pass (one chain: a fixed job id)."""
-    try:
-        count = purge_expired()
-        if count:
-            log.info("purged %d events older than %s", count, retention())
-        return count
-    finally:
-        periodic.schedule_next(purge_expired_events, queue=PURGE_QUEUE, job_id=PURGE_JOB_ID,
-                               interval_setting="EVENT_PURGE_INTERVAL")
+    """The worker's periodic pass: purge the events past the retention."""
+    count = purge_expired()
+    if count:
+        log.info("purged %d events older than %s", count, retention())
+    return count
 
 
 def init_app(app) -> None:

@@ -40,7 +40,6 @@ from flask import Response, current_app, g, request
 from app import periodic
 from app.db import BaseModel, JSONField, database, utcnow
 from app.errors import ApiError, ValidationFailed
-from app.queue import task
 from app.tenancy import Tenant
 
 log = logging.getLogger("hirekit.idempotency")
@@ -156,14 +155,10 @@ def purge_expired(now: dt.datetime | None = None) -> int:
         return IdempotencyKey.delete().where(IdempotencyKey.expires_at <= (now or utcnow())).execute()
 
 
-@task
+@periodic.chained(job_id=PURGE_JOB_ID, queue=PURGE_QUEUE, interval_setting="IDEMPOTENCY_PURGE_INTERVAL")
 def purge_expired_keys() -> int:
-    """The worker's periodic pass: purge expired keys, then schedule the next pass (one chain: a fixed job id)."""
-    try:
-        return purge_expired()
-    finally:
-        periodic.schedule_next(purge_expired_keys, queue=PURGE_QUEUE, job_id=PURGE_JOB_ID,
-                               interval_setting="IDEMPOTENCY_PURGE_INTERVAL")
+    """The worker's periodic pass: purge expired keys."""
+    return purge_expired()
 
 
 # ---- HTTP: before the view, after it ------------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 """Periodic background passes on RQ's scheduler (reapers): one chain per pass, kept alive by the pass itself.
 
-Each pass is a @task that calls `schedule_next(...)` when it ends; `start(...)` runs one pass as soon as a worker
+Each pass is a @task that calls `schedule_next(...)` when it ends (`@chained(...)` makes a function one); `start(...)` runs one pass as soon as a worker
 starts (so a fresh worker picks up what a dead one left) and the chain carries on from there. A fixed job id keeps the
 scheduled pass single however many workers start.
 
@@ -12,12 +12,15 @@ there is no chain: app.queue keeps no work for later.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import logging
 from dataclasses import dataclass
 from typing import Callable
 
 from flask import current_app
 from redis.exceptions import RedisError
+
+from app.queue import task
 
 log = logging.getLogger("hirekit.queue")
 
@@ -47,6 +50,22 @@ def schedule_next(func, *, queue: str, job_id: str, interval_setting: str, app=N
         tasks.enqueue_in(dt.timedelta(seconds=interval), func, queue=queue, job_id=job_id, result_ttl=0)
     except RedisError as exc:
         log.warning("could not schedule %s: %s", job_id, exc)
+
+
+def chained(*, job_id: str, queue: str, interval_setting: str):
+    """Make a function a pass: a @task that, however it ends, schedules its next run (one chain: a fixed job id)."""
+    def decorate(func):
+        @task
+        @functools.wraps(func)
+        def run_then_schedule_next(*args, **kwargs):
+            try:
+                return func(*args, **kwargs)
+            finally:
+                schedule_next(run_then_schedule_next, queue=queue, job_id=job_id, interval_setting=interval_setting)
+
+        return run_then_schedule_next
+
+    return decorate
 
 
 def start(app, func, *, queue: str, interval_setting: str) -> None:

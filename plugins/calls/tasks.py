@@ -43,10 +43,7 @@ def send_reminder(call_id: str, channel: str) -> bool:
     return call is not None and scheduling.send_reminder(call, channel)
 
 
-@task
+@periodic.chained(job_id=REAPER_JOB_ID, queue=QUEUE, interval_setting="CALL_REAPER_INTERVAL")
 def reap_stalled_calls() -> int:
-    """Fail calls stuck ringing, in progress or never started, then schedule the next pass (one chain: a fixed job id)."""
-    try:
-        return reaper.reap_stalled_calls()
-    finally:
-        periodic.schedule_next(reap_stalled_calls, queue=QUEUE, job_id=REAPER_JOB_ID, interval_setting="CALL_REAPER_INTERVAL")
+    """Fail calls stuck ringing, in progress or never started."""
+    return reaper.reap_stalled_calls()

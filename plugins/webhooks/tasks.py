@@ -31,16 +31,7 @@ def replay_webhook(webhook_id: str, since: str, until: str) -> int:
     return replay.replay(webhook_id, dt.datetime.fromisoformat(since), dt.datetime.fromisoformat(until))
 
 
-@task
+@periodic.chained(job_id=REAPER_JOB_ID, queue=QUEUE, interval_setting="WEBHOOK_REAPER_INTERVAL")
 def reap_stalled_deliveries() -> int:
-    """Send deliveries nobody is sending again, then schedule the next pass (one chain: a fixed job id)."""
-    try:
-        return dispatch.reap()
-    finally:
-        schedule_reaper()
-
-
-def schedule_reaper(app=None) -> None:
-    """Keep one scheduled reaper pass WEBHOOK_REAPER_INTERVAL seconds ahead (0 turns the reaper off)."""
-    periodic.schedule_next(reap_stalled_deliveries, queue=QUEUE, job_id=REAPER_JOB_ID,
-                           interval_setting="WEBHOOK_REAPER_INTERVAL", app=app)
+    """Send deliveries nobody is sending again."""
+    return dispatch.reap()
