@@ -23,6 +23,22 @@ class TenantRecord(TimestampedModel):
         return cls.select().where(cls.tenant == tenant_id)
 
 
+class RecruiterColumns(pw.Model):
+    """The recruiter an ATS names on a job (SPEC 2.1) or a candidate (2.4's update sample)."""
+
+    recruiter_name = pw.CharField(max_length=255, null=True)
+    recruiter_email = pw.CharField(max_length=320, null=True)
+    recruiter_work_phone_no = pw.CharField(max_length=64, null=True)
+
+
+def tenant_indexes(*, unique: tuple[str, ...] = (), lookups: tuple[str, ...] = ()) -> tuple:
+    """Meta.indexes of a tenant's table: (tenant, created_at), which every list pages by (app.listing), then a unique
+    (tenant, column) index for each of `unique` and a plain one for each of `lookups`."""
+    return ((("tenant", "created_at"), False),
+            *((("tenant", column), True) for column in unique),
+            *((("tenant", column), False) for column in lookups))
+
+
 def get_owned(model: type[TenantRecord], tenant_id: str, record_id) -> TenantRecord:
     """The tenant's record with that id; another tenant's record, or a malformed id, is a 404."""
     return instance_from_row(model, get_owned_row(model, tenant_id, record_id))

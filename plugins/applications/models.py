@@ -2,7 +2,7 @@
 
 import peewee as pw
 
-from app.records import TenantRecord
+from app.records import TenantRecord, tenant_indexes
 from plugins.candidates.models import Candidate, ResumeColumns
 from plugins.jobs.models import Job
 
@@ -22,9 +22,5 @@ class Application(TenantRecord, ResumeColumns):
 
     class Meta:
         table_name = "applications"
-        indexes = (
-            (("candidate", "job"), True),
-            (("tenant", "created_at"), False),
-            (("tenant", "job_source_id"), False),
-            (("tenant", "candidate_source_id"), False),
-        )
+        indexes = (*tenant_indexes(lookups=("job_source_id", "candidate_source_id")),
+                   (("candidate", "job"), True))

@@ -3,7 +3,7 @@
 import peewee as pw
 
 from app.db import JSONField, TimestampedModel
-from app.records import TenantRecord
+from app.records import TenantRecord, tenant_indexes
 from app.tenancy import Tenant
 from plugins.applications.models import Application
 from plugins.candidates.models import Candidate
@@ -48,7 +48,7 @@ class Call(TenantRecord):
     class Meta:
         table_name = "calls"
         indexes = (
-            (("tenant", "created_at"), False),
+            *tenant_indexes(),
             (("application", "status"), False),
             (("job", "status"), False),
             (("provider", "provider_call_id"), False),

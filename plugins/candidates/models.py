@@ -2,7 +2,7 @@
 
 import peewee as pw
 
-from app.records import TenantRecord
+from app.records import RecruiterColumns, TenantRecord, tenant_indexes
 
 
 class ResumeColumns(pw.Model):
@@ -15,7 +15,7 @@ class ResumeColumns(pw.Model):
     resume_reference = pw.TextField(null=True)  # a JSON `file` string: kept as given, never fetched
 
 
-class Candidate(TenantRecord, ResumeColumns):
+class Candidate(TenantRecord, RecruiterColumns, ResumeColumns):
     label = "candidate"
 
     source_id = pw.CharField(max_length=255)
@@ -27,15 +27,8 @@ class Candidate(TenantRecord, ResumeColumns):
     city = pw.CharField(max_length=255, null=True)
     state_name = pw.CharField(max_length=255, null=True)
     country = pw.CharField(max_length=255, null=True)
-    recruiter_name = pw.CharField(max_length=255, null=True)
-    recruiter_email = pw.CharField(max_length=320, null=True)
-    recruiter_work_phone_no = pw.CharField(max_length=64, null=True)
     status = pw.CharField(max_length=100, null=True)
 
     class Meta:
         table_name = "candidates"
-        indexes = (
-            (("tenant", "source_id"), True),
-            (("tenant", "email"), False),
-            (("tenant", "created_at"), False),
-        )
+        indexes = tenant_indexes(unique=("source_id",), lookups=("email",))

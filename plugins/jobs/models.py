@@ -2,15 +2,16 @@
 
 import peewee as pw
 
-from app.records import TenantRecord
+from app.records import RecruiterColumns, TenantRecord, tenant_indexes
 
 
-class Job(TenantRecord):
+class Job(TenantRecord, RecruiterColumns):
     label = "job"
 
     number = pw.IntegerField()
     source_id = pw.CharField(max_length=255)
     title = pw.CharField(max_length=500)
+    description = pw.TextField(null=True)
     client_name = pw.CharField(max_length=255, null=True)
     industry = pw.CharField(max_length=255, null=True)
     job_code = pw.CharField(max_length=255, null=True)
@@ -29,16 +30,8 @@ class Job(TenantRecord):
     min_pay_rate = pw.DoubleField(null=True)
     max_pay_rate = pw.DoubleField(null=True)
     pay_rate_currency = pw.CharField(max_length=16, null=True)
-    recruiter_name = pw.CharField(max_length=255, null=True)
-    recruiter_email = pw.CharField(max_length=320, null=True)
-    recruiter_work_phone_no = pw.CharField(max_length=64, null=True)
     status = pw.CharField(max_length=100, null=True)
-    description = pw.TextField(null=True)
 
     class Meta:
         table_name = "jobs"
-        indexes = (
-            (("tenant", "source_id"), True),
-            (("tenant", "number"), True),
-            (("tenant", "created_at"), False),
-        )
+        indexes = tenant_indexes(unique=("source_id", "number"))
