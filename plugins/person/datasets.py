@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -42,40 +43,61 @@ def settings_for(config, sandbox: bool) -> DatasetSettings:
 def build_backend(config, sandbox: bool = False) -> SearchBackend | None:
     """The configured search backend, or None when the dataset is switched off (`none`)."""
     settings = settings_for(config, sandbox)
-    kind = (settings.backend or "none").lower()
-    if kind == "embedded":
-        from plugins.person.backends.embedded import EmbeddedBackend
-
-        return EmbeddedBackend(settings.index_dir)
-    if kind == "elasticsearch":
-        if not settings.es_url:
-            return None
-        from plugins.person.backends.elasticsearch import ElasticsearchBackend
-
-        return ElasticsearchBackend.from_config(config, settings.es_url, settings.es_index)
-    if kind == "none":
-        return None
-    raise ValueError(f"unknown search backend {settings.backend!r}: use embedded, elasticsearch or none")
+    return _chosen("search backend", settings.backend, {
+        "embedded": lambda: _embedded_backend(settings),
+        "elasticsearch": lambda: _elasticsearch_backend(config, settings),
+    })
 
 
 def build_vendor(config, backend: SearchBackend | None, sandbox: bool = False) -> EnrichVendor | None:
+    """The configured enrichment vendor, or None when switched off or missing what it reads from."""
     settings = settings_for(config, sandbox)
-    kind = (settings.vendor or "none").lower()
-    if kind == "local":
-        if backend is None:
-            return None
-        from plugins.person.enrich.local import LocalVendor
+    return _chosen("enrichment vendor", settings.vendor, {
+        "local": lambda: _local_vendor(backend),
+        "http": lambda: _http_vendor(config, settings),
+    })
 
-        return LocalVendor(backend)
-    if kind == "http":
-        if not settings.vendor_url:
-            return None
-        from plugins.person.enrich.http import HttpVendor
 
-        return HttpVendor.from_config(config, settings.vendor_url, settings.vendor_key)
+def _chosen(what: str, setting: str | None, builders: dict[str, Callable[[], object]]):
+    """Build what `setting` names (case-insensitive) from `builders`; `none` (or no setting) is None, and anything
+    else a start-up error naming the choices."""
+    kind = (setting or "none").lower()
     if kind == "none":
         return None
-    raise ValueError(f"unknown enrichment vendor {settings.vendor!r}: use local, http or none")
+    if kind not in builders:
+        raise ValueError(f"unknown {what} {setting!r}: use {', '.join(builders)} or none")
+    return builders[kind]()
+
+
+# The builders import their module when chosen, so a deployment pays only for the backend and vendor it uses.
+def _embedded_backend(settings: DatasetSettings) -> SearchBackend:
+    from plugins.person.backends.embedded import EmbeddedBackend
+
+    return EmbeddedBackend(settings.index_dir)
+
+
+def _elasticsearch_backend(config, settings: DatasetSettings) -> SearchBackend | None:
+    if not settings.es_url:
+        return None
+    from plugins.person.backends.elasticsearch import ElasticsearchBackend
+
+    return ElasticsearchBackend.from_config(config, settings.es_url, settings.es_index)
+
+
+def _local_vendor(backend: SearchBackend | None) -> EnrichVendor | None:
+    if backend is None:
+        return None
+    from plugins.person.enrich.local import LocalVendor
+
+    return LocalVendor(backend)
+
+
+def _http_vendor(config, settings: DatasetSettings) -> EnrichVendor | None:
+    if not settings.vendor_url:
+        return None
+    from plugins.person.enrich.http import HttpVendor
+
+    return HttpVendor.from_config(config, settings.vendor_url, settings.vendor_key)
 
 
 class PersonSources:
