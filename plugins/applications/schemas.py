@@ -2,10 +2,12 @@
 
 import marshmallow as ma
 
-from app.api import FullAnswerSchema, PageArgsSchema, RecordSchema
+from app.api import PageArgsSchema, RecordSchema
 from app.fields import StrictSchema, Text, optional_text
 from app.resumes.fields import ResumeBodyMixin, ResumeField
 from plugins.applications.models import STAGES
+from plugins.candidates.schemas import CandidateSchema
+from plugins.jobs.schemas import JobSchema
 
 
 class Stage(ma.fields.String):
@@ -47,24 +49,18 @@ class ApplicationUpdateSchema(ResumeBodyMixin, StrictSchema):
     application_stage = Stage(required=True)
 
 
-class CandidateSummarySchema(FullAnswerSchema):
-    id = ma.fields.UUID()
-    source_id = ma.fields.String()
-    first_name = ma.fields.String()
-    last_name = ma.fields.String(allow_none=True)
-    email = ma.fields.String()
-    phone_no = ma.fields.String(allow_none=True)
+class CandidateSummarySchema(CandidateSchema):
+    """The candidate an application answers with: who, and how to reach them."""
+
+    class Meta:
+        fields = ("id", "source_id", "first_name", "last_name", "email", "phone_no")
 
 
-class JobSummarySchema(FullAnswerSchema):
-    id = ma.fields.UUID()
-    number = ma.fields.Integer()
-    source_id = ma.fields.String()
-    title = ma.fields.String()
-    status = ma.fields.String(allow_none=True)
-    city = ma.fields.String(allow_none=True)
-    state_name = ma.fields.String(allow_none=True)
-    country = ma.fields.String(allow_none=True)
+class JobSummarySchema(JobSchema):
+    """The job an application answers with: which, and where."""
+
+    class Meta:
+        fields = ("id", "number", "source_id", "title", "status", "city", "state_name", "country")
 
 
 class ApplicationSchema(RecordSchema):
