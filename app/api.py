@@ -111,8 +111,26 @@ class Blueprint(SmorestBlueprint):
         instance on every request (about 0.2 ms). marshmallow 4 schemas keep no per-load state, so one serves all."""
         return super().arguments(schema() if isinstance(schema, type) else schema, **kwargs)
 
+    def route(self, rule, *, creates_missing: bool = False, **options):
+        """flask-smorest's route. A rule with a variable (its own or the blueprint's prefix) names something that may
+        not be there, so its operations document 404 without each one saying so; `creates_missing` is for a route
+        that creates what its path names instead (an upsert)."""
+        names_a_record = "<" in f"{self.url_prefix or ''}{rule}" and not creates_missing
+        register = super().route(rule, **options)
+
+        def decorator(view):
+            register(view)
+            if names_a_record:
+                for method, doc in self._docs[self._endpoints[-1]].items():
+                    if method != "parameters":
+                        responses = doc.setdefault("response", {}).setdefault("responses", {})
+                        responses.setdefault(404, ["NOT_FOUND"])
+            return view
+
+        return decorator
+
     def errors(self, *status_codes: int):
-        """Document the error statuses a route can answer besides 401/422/429."""
+        """Document the error statuses a route can answer besides 401/422/429 (and 404, which route documents)."""
 
         def decorator(func):
             for code in status_codes:

@@ -8,9 +8,9 @@ and on PostgreSQL the decoding of typed columns, since the row is read as one te
 this serves; a row not seen before costs one more query on PostgreSQL and what it did without the cache elsewhere.
 A list page reuses each row's dumped item the same way.
 
-That holds only for a schema whose dump reads nothing but the row's own columns, so the reuse is fenced: a route
-declares the (model, schema) pair it answers this way with @reuses_bodies, which checks it when the route is
-registered and fails with the field at fault (a Method, Function, Nested or Pluck field off the row's own JSON
+That holds only for a schema whose dump reads nothing but the row's own columns, so the reuse is fenced: the routes
+that answer this way are registered by app.record_routes, which declares their (model, schema) pair as it registers
+the route; `declare` fails with the field at fault (a Method, Function, Nested or Pluck field off the row's own JSON
 columns, a field that reads a related row or a model property, a custom serialize not declared PURE_FUNCTION_OF_ROW,
 a dump hook). A pair no route declared is checked the same way on its first use, before any body is kept.
 """
@@ -42,13 +42,6 @@ _declared: set[tuple] = set()  # (model, schema class) pairs checked to dump not
 
 class ImpureSchemaError(TypeError):
     """A schema asked to reuse bodies dumps something that is not a pure function of the row."""
-
-
-def reuses_bodies(model: type[TenantRecord], schema_class: type[ma.Schema]):
-    """Route decorator declaring that the view answers `model` rows dumped by `schema_class` through this module; checked
-    now, as the route is registered (ImpureSchemaError names the field that could serve a stale body)."""
-    declare(model, schema_class)
-    return lambda view: view
 
 
 def declare(model: type[TenantRecord], schema_class: type[ma.Schema]) -> None:

@@ -74,5 +74,5 @@ def register_upsert_route(blp, *, model: type[TenantRecord], record_schema: type
     put = blp.doc(operationId=f"upsert_{label}_by_source_id")(put)
     view_name = f"{label.title().replace(' ', '')}BySourceId"
     view = type(view_name, (MethodView,), {"put": put, "__doc__": f"The {label} your system knows by source_id"})
-    blp.route(PATH)(view)
+    blp.route(PATH, creates_missing=True)(view)
     return view

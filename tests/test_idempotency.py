@@ -112,11 +112,11 @@ def test_4xx_answers_are_kept_and_5xx_answers_are_not(app, client, tenant_a, mon
 
     from plugins.jobs import services
 
-    real_create = services.create_job
-    monkeypatch.setattr(services, "create_job", lambda *args: 1 / 0)
+    real_create = services.create_with_source_id
+    monkeypatch.setattr(services, "create_with_source_id", lambda *args, **kwargs: 1 / 0)
     body = job_body(source_id="after-500")
     assert client.post("/v1/jobs", json=body, headers=with_key(tenant_a, "flaky")).status_code == 500
-    monkeypatch.setattr(services, "create_job", real_create)
+    monkeypatch.setattr(services, "create_with_source_id", real_create)
     retried = client.post("/v1/jobs", json=body, headers=with_key(tenant_a, "flaky"))
     assert retried.status_code == 201 and "Idempotent-Replayed" not in retried.headers
 

@@ -53,3 +53,32 @@ def test_error_responses_use_the_one_error_body(client):
 def test_swagger_ui_is_served(client):
     response = client.get("/docs")
     assert response.status_code == 200 and b"swagger" in response.data.lower()
+
+
+def test_routes_naming_a_record_document_404_and_upserts_do_not(app, client):
+    """app.api.Blueprint documents 404 for every route with a path variable, so no route can forget it; an upsert
+    creates what its path names and never answers 404."""
+    spec = client.get("/openapi.json").json
+    for path, method in documented_routes(app):
+        if "{" not in path:
+            continue
+        responses = spec["paths"][path][method]["responses"]
+        if path.endswith("/by-source-id/{source_id}"):
+            assert "404" not in responses, f"{method.upper()} {path} creates what it names: no 404"
+        else:
+            assert responses.get("404") == {"$ref": "#/components/responses/NOT_FOUND"}, f"{method.upper()} {path}"
+
+
+def test_record_families_routes_have_the_same_operation_names(client):
+    """app.record_routes registers each record family's list, create, read and update under one naming."""
+    spec = client.get("/openapi.json").json
+    names = {(path, method): operation.get("operationId") for path, operations in spec["paths"].items()
+             for method, operation in operations.items() if method != "parameters"}
+    for family, label in (("jobs", "job"), ("candidates", "candidate"), ("applications", "application")):
+        item = f"/v1/{family}/{{{label}_id}}"
+        assert names[(f"/v1/{family}", "get")] == f"list_{family}"
+        assert names[(f"/v1/{family}", "post")] == f"create_{label}"
+        assert names[(item, "get")] == f"get_{label}"
+        assert names[(item, "patch")] == f"update_{label}"
+        assert names[(f"/v1/{family}/by-source-id/{{source_id}}", "put")] == f"upsert_{label}_by_source_id"
+    assert names[("/v1/calls", "get")] == "list_calls" and names[("/v1/calls/{call_id}", "get")] == "get_call"

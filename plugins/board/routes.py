@@ -26,7 +26,6 @@ class BoardJobs(MethodView):
 @blp.route("/<int(max=2147483647):number>")
 class BoardJob(MethodView):
     @blp.response(200, BoardJobSchema)
-    @blp.errors(404)
     def get(self, number):
         """Read a published job by its number"""
         return services.get_job(current_tenant_id(), number)
@@ -36,7 +35,7 @@ class BoardJob(MethodView):
 class BoardApply(MethodView):
     @blp.doc(requestBody={"required": True, "content": {"multipart/form-data": {"schema": ApplyBodySchema}}})
     @blp.response(201, ApplyResultSchema)
-    @blp.errors(404, 409, 413, 415, 422)
+    @blp.errors(409, 413, 415, 422)
     def post(self, number):
         """Apply to a published job with name, email and resume (multipart/form-data)"""
         form = read_apply_form()

@@ -3,9 +3,9 @@
 from flask import Response, request
 from flask.views import MethodView
 
-from app.api import Blueprint, page_schema
+from app.api import Blueprint
 from app.auth import current_tenant_id
-from app.representations import owned_record_response, reuses_bodies
+from app.record_routes import add_list_route, add_read_route
 from plugins.calls import callbacks, services
 from plugins.calls.models import Call
 from plugins.calls.schemas import CallListArgsSchema, CallSchema
@@ -14,33 +14,18 @@ blp = Blueprint("calls", __name__, url_prefix="/v1", description="Screening call
 callbacks_blp = Blueprint("calls_callbacks", __name__, url_prefix="/v1/calls/callbacks", auth=None,
                           description="Telephony provider callbacks (authenticated by the provider's signature)")
 
+add_list_route(blp, Call, CallSchema, rule="/calls", args_schema=CallListArgsSchema, query_for=services.calls_query, list_name="calls",
+               summary="List calls, oldest first, filtered by job, candidate, application (ids or source ids) or status")
+add_read_route(blp, "/calls/<call_id>", Call, CallSchema, summary="Read a call: status, summary, assessment, transcript and timing")
+
 
 @blp.route("/applications/<application_id>/instant-call")
 class InstantCall(MethodView):
     @blp.response(202, CallSchema)
-    @blp.errors(404, 409)
+    @blp.errors(409, 503)
     def post(self, application_id):
         """Call the application's candidate now: answers the queued call; 409 while one is queued, ringing or in progress"""
         return services.start_instant_call(current_tenant_id(), application_id)
-
-
-@blp.route("/calls")
-class Calls(MethodView):
-    @blp.arguments(CallListArgsSchema, location="query")
-    @blp.response(200, page_schema(CallSchema))
-    def get(self, args):
-        """List calls, oldest first, filtered by job, candidate, application (ids or source ids) or status"""
-        return services.list_calls(current_tenant_id(), **args)
-
-
-@blp.route("/calls/<call_id>")
-@reuses_bodies(Call, CallSchema)
-class CallItem(MethodView):
-    @blp.response(200, CallSchema)
-    @blp.errors(404)
-    def get(self, call_id):
-        """Read a call: status, summary, assessment, transcript and timing"""
-        return owned_record_response(Call, CallSchema, current_tenant_id(), call_id)
 
 
 @callbacks_blp.route("/twilio")

@@ -21,14 +21,19 @@ def get_call(tenant_id: str, call_id) -> Call:
     return get_owned(Call, tenant_id, call_id)
 
 
-def list_calls(tenant_id: str, **args) -> dict:
-    """A page of the tenant's calls in either list mode (app.listing)."""
-    window, filters = listing.split_window(args)
+def calls_query(tenant_id: str, **filters):
+    """The tenant's calls matching the list filters (empty ones ignored)."""
     query = Call.owned_by(tenant_id)
     for name, value in filters.items():
         if value is not None:
             query = query.where(FILTER_COLUMNS[name] == value)
-    return listing.answer(query, window, tenant_id=tenant_id, list_name="calls", filters=filters)
+    return query
+
+
+def list_calls(tenant_id: str, **args) -> dict:
+    """A page of the tenant's calls in either list mode (app.listing)."""
+    window, filters = listing.split_window(args)
+    return listing.answer(calls_query(tenant_id, **filters), window, tenant_id=tenant_id, list_name="calls", filters=filters)
 
 
 def start_instant_call(tenant_id: str, application_id) -> Call:

@@ -83,7 +83,7 @@ def add_retrieve_route(blp: Blueprint, *, contact: bool, sandbox: bool) -> None:
     class PersonRetrieve(MethodView):
         @blp.arguments(PersonRetrieveArgsSchema, location="query")
         @blp.response(200, PersonRetrieveResultSchema)
-        @blp.errors(404, 503)
+        @blp.errors(503)
         def get(self, params, person_id):
             return answer(params, person_id)
 

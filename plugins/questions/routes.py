@@ -10,24 +10,20 @@ from plugins.questions.schemas import (ApplicationWithQuestionsCreateSchema, App
                                        QuestionBodySchema, QuestionListArgsSchema, QuestionListSchema, QuestionLocatorSchema,
                                        QuestionSchema, QuestionUpdateSchema)
 
-blp = Blueprint("questions", __name__, url_prefix="/v1/jobs/<job_id>/questions",
-                description="Screening questions of a job and of its applications")
-with_questions_blp = Blueprint("applications-with-questions", __name__, url_prefix="/v1/applications",
-                               description="Applications created together with their screening questions")
+blp = Blueprint("questions", __name__, url_prefix="/v1/jobs/<job_id>/questions", description="Screening questions of a job and of its applications")
 
 
 @blp.route("")
 class Questions(MethodView):
     @blp.arguments(QuestionListArgsSchema, location="query")
     @blp.response(200, QuestionListSchema)
-    @blp.errors(404)
     def get(self, args, job_id):
         """List the job's questions (and, with application_id, that application's), by position"""
         return services.list_questions(current_tenant_id(), job_id, **args)
 
     @blp.arguments(QuestionBodySchema)
     @blp.response(201, QuestionSchema)
-    @blp.errors(404, 409)
+    @blp.errors(409)
     def post(self, values, job_id):
         """Add a question to the job, or to one of its applications"""
         return services.create_question(current_tenant_id(), job_id, values)
@@ -36,7 +32,6 @@ class Questions(MethodView):
 @blp.route("/generate")
 class GeneratedQuestions(MethodView):
     @blp.response(201, QuestionListSchema, description="The questions created (none when the job already has them all)")
-    @blp.errors(404)
     def post(self, job_id):
         """Generate 5-10 screening questions from the job's description and fields, skipping ones the job already has"""
         return {"data": services.generate_questions(current_tenant_id(), job_id)}
@@ -45,7 +40,6 @@ class GeneratedQuestions(MethodView):
 @blp.route("/<question_id>")
 class QuestionItem(MethodView):
     @blp.response(200, QuestionSchema)
-    @blp.errors(404)
     def get(self, job_id, question_id):
         """Read a question"""
         return services.get_question(current_tenant_id(), job_id, question_id)
@@ -53,16 +47,19 @@ class QuestionItem(MethodView):
     @blp.arguments(QuestionLocatorSchema, location="query")
     @blp.arguments(QuestionUpdateSchema)
     @blp.response(200, QuestionSchema)
-    @blp.errors(404, 409)
+    @blp.errors(409)
     def patch(self, locator, values, job_id, question_id):
         """Update a question: the query's source_id (required) and application_id must be the question's current ones"""
         return services.update_question(current_tenant_id(), job_id, question_id, locator, values)
 
     @blp.response(204)
-    @blp.errors(404)
     def delete(self, job_id, question_id):
         """Delete a question"""
         services.delete_question(current_tenant_id(), job_id, question_id)
+
+
+with_questions_blp = Blueprint("applications-with-questions", __name__, url_prefix="/v1/applications",
+                               description="Applications created together with their screening questions")
 
 
 @with_questions_blp.route("/with-questions")

@@ -18,7 +18,6 @@ blp = Blueprint("scheduling", __name__, url_prefix="/v1/jobs", description="Inte
 @blp.route("/<job_id>/scheduling")
 class Scheduling(MethodView):
     @blp.response(200, SchedulingSchema)
-    @blp.errors(404)
     def get(self, job_id):
         """Whether interview scheduling is enabled for the job"""
         schedule = services.get_schedule(current_tenant_id(), job_id)
@@ -26,7 +25,6 @@ class Scheduling(MethodView):
 
     @blp.arguments(SchedulingToggleSchema)
     @blp.response(200, SchedulingSchema)
-    @blp.errors(404)
     def patch(self, values, job_id):
         """Enable or disable interview scheduling (disabling cancels pending scheduled calls)"""
         return services.set_scheduling(current_tenant_id(), job_id, values["scheduling"])
@@ -35,14 +33,12 @@ class Scheduling(MethodView):
 @blp.route("/<job_id>/schedule-setting")
 class ScheduleSetting(MethodView):
     @blp.response(200, ScheduleSettingRecordSchema)
-    @blp.errors(404)
     def get(self, job_id):
         """The job's schedule setting (the defaults until one is PUT)"""
         return services.get_schedule(current_tenant_id(), job_id)
 
     @blp.arguments(ScheduleSettingSchema)
     @blp.response(200, ScheduleSettingRecordSchema)
-    @blp.errors(404)
     def put(self, values, job_id):
         """Replace the schedule setting: window, attempts, retry interval, days, reminders"""
         return services.replace_setting(current_tenant_id(), job_id, values)

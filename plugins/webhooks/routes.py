@@ -43,7 +43,6 @@ class TenantWebhooks(MethodView):
 @blp.route("/subscribe/<tenant_webhook_id>")
 class Subscribe(MethodView):
     @blp.response(200, TenantWebhookSchema)
-    @blp.errors(404)
     def post(self, tenant_webhook_id):
         """Subscribe (is_deleted false): new events are delivered again; missed ones are not replayed"""
         return services.set_subscribed(current_tenant_id(), tenant_webhook_id, True)
@@ -52,7 +51,6 @@ class Subscribe(MethodView):
 @blp.route("/unsubscribe/<tenant_webhook_id>")
 class Unsubscribe(MethodView):
     @blp.response(200, TenantWebhookSchema)
-    @blp.errors(404)
     def post(self, tenant_webhook_id):
         """Unsubscribe (is_deleted true): nothing is delivered, pending retries are dropped"""
         return services.set_subscribed(current_tenant_id(), tenant_webhook_id, False)
@@ -62,7 +60,6 @@ class Unsubscribe(MethodView):
 class Deliveries(MethodView):
     @blp.arguments(DeliveryListArgsSchema, location="query")
     @blp.response(200, page_schema(WebhookDeliverySchema))
-    @blp.errors(404)
     def get(self, args, tenant_webhook_id):
         """The delivery log, newest first, filtered by status, event_id and since: each delivery with its attempt count,
         next retry time and every attempt (status code, duration, error, response excerpt)"""
@@ -72,7 +69,7 @@ class Deliveries(MethodView):
 @blp.route("/deliveries/<delivery_id>/redeliver")
 class Redeliver(MethodView):
     @blp.response(202, WebhookDeliverySchema)
-    @blp.errors(404, 409)
+    @blp.errors(409)
     def post(self, delivery_id):
         """Send a delivery again now (same webhook-id, fresh signature), restarting its retry schedule"""
         return services.redeliver(current_tenant_id(), delivery_id)
@@ -81,7 +78,6 @@ class Redeliver(MethodView):
 @blp.route("/<tenant_webhook_id>/test")
 class TestEvent(MethodView):
     @blp.response(200, WebhookTestResultSchema)
-    @blp.errors(404)
     def post(self, tenant_webhook_id):
         """Send a signed test event now and answer its attempt
 
@@ -97,7 +93,7 @@ class TestEvent(MethodView):
 class Replay(MethodView):
     @blp.arguments(ReplayBodySchema)
     @blp.response(202, ReplaySchema)
-    @blp.errors(404, 409, 422, 429)
+    @blp.errors(409, 422, 429)
     def post(self, values, tenant_webhook_id):
         """Replay the events of [since, until) to the webhook, after an outage
 

@@ -1,0 +1,92 @@
+"""The routes every record family answers the same way (list, read, create, update), registered from its model and schema.
+
+A family's routes module names its model, schema, bodies and service functions; the route, its answer statuses and
+its operationId (list_jobs, get_job, create_job, update_job) are made here, once, with the upsert of app.upserts.
+
+`GET /v1/<family>` and `GET /v1/<family>/{id}` answer rows whose JSON is a pure function of the row (jobs,
+candidates, calls), with their bodies reused (app.representations). Registering them here declares the pair to the
+body-reuse fence as the route is registered, so a schema that could serve a stale body fails at start-up, not in an
+answer. A family whose answers join other rows (applications) passes its own reader instead.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import marshmallow as ma
+from flask.views import MethodView
+
+from app.api import Blueprint, page_schema
+from app.auth import current_tenant_id
+from app.records import TenantRecord
+from app.representations import declare, owned_record_response, tenant_list_response
+
+
+def add_list_route(blp: Blueprint, model: type[TenantRecord], schema_class: type[ma.Schema], *, rule: str = "",
+                   args_schema: type[ma.Schema], list_name: str, summary: str, query_for: Callable | None = None,
+                   answer: Callable | None = None) -> None:
+    """`GET <prefix><rule>`, named `list_<list_name>` in /openapi.json: the caller's tenant's rows of
+    `query_for(tenant_id, **filters)` in either list mode, their items reused; or, for rows joined with others,
+    what `answer(tenant_id, **args)` answers (app.listing.answer), dumped by `schema_class`'s page schema."""
+    if answer is None:
+        declare(model, schema_class)
+
+    def get(self, args):
+        if answer is not None:
+            return answer(current_tenant_id(), **args)
+        return tenant_list_response(args, query_for, schema_class, list_name=list_name)
+
+    get.__doc__ = summary
+    get = blp.arguments(args_schema, location="query")(get)
+    get = blp.response(200, page_schema(schema_class))(get)
+    get = blp.doc(operationId=f"list_{list_name}")(get)
+    blp.route(rule)(type(f"{model.__name__}List", (MethodView,), {"get": get, "__module__": blp.import_name}))
+
+
+def add_read_route(blp: Blueprint, rule: str, model: type[TenantRecord], schema_class: type[ma.Schema], *,
+                   summary: str, read: Callable | None = None) -> None:
+    """`GET <prefix><rule>`, named `get_<label>` in /openapi.json: the caller's tenant's row with the id in the rule's
+    one variable (404 for another tenant's, a missing or a malformed id), its body reused; or, for a row answered
+    with others, what `read(tenant_id, record_id)` returns, dumped by `schema_class`."""
+    if read is None:
+        declare(model, schema_class)
+
+    def get(self, **path):
+        (record_id,) = path.values()
+        if read is not None:
+            return read(current_tenant_id(), record_id)
+        return owned_record_response(model, schema_class, current_tenant_id(), record_id)
+
+    get.__doc__ = summary
+    get = blp.response(200, schema_class)(get)
+    get = blp.doc(operationId=f"get_{model.label.replace(' ', '_')}")(get)
+    blp.route(rule)(type(f"{model.__name__}Read", (MethodView,), {"get": get, "__module__": blp.import_name}))
+
+
+def add_create_route(blp: Blueprint, model: type[TenantRecord], schema_class: type[ma.Schema], *, body,
+                     create: Callable, summary: str) -> None:
+    """`POST <prefix>`: `create(tenant_id, values)` answered 201, 409 for a source_id the tenant already used. `body`
+    loads the request: blp.arguments(schema), or app.resumes.json_or_multipart for a body that can carry a file."""
+
+    def post(self, values):
+        return create(current_tenant_id(), values)
+
+    post.__doc__ = summary
+    post = blp.errors(409)(blp.response(201, schema_class)(body(post)))
+    post = blp.doc(operationId=f"create_{model.label.replace(' ', '_')}")(post)
+    blp.route("")(type(f"{model.__name__}Create", (MethodView,), {"post": post, "__module__": blp.import_name}))
+
+
+def add_update_route(blp: Blueprint, rule: str, model: type[TenantRecord], schema_class: type[ma.Schema], *, body,
+                     update: Callable, summary: str, errors: tuple[int, ...] = ()) -> None:
+    """`PATCH <prefix><rule>`: `update(tenant_id, record_id, values)` answered 200, with `errors` besides 404 and what
+    the body documents. `body` as for add_create_route."""
+
+    def patch(self, values, **path):
+        (record_id,) = path.values()
+        return update(current_tenant_id(), record_id, values)
+
+    patch.__doc__ = summary
+    patch = blp.errors(*errors)(blp.response(200, schema_class)(body(patch)))
+    patch = blp.doc(operationId=f"update_{model.label.replace(' ', '_')}")(patch)
+    blp.route(rule)(type(f"{model.__name__}Update", (MethodView,), {"patch": patch, "__module__": blp.import_name}))
