@@ -86,12 +86,14 @@ def db_status():
 @click.option("--plugin", "plugin_name", default=None, help="Only this plugin's models (the rest of the schema is left as migrated).")
 def db_makemigration(name, plugin_name):
     """Write a migration for model changes (developers)."""
+    from unittest import mock
+
     from peewee_migrate.auto import NEWLINE, diff_many
     from peewee_migrate.router import CLEAN_RE
 
     from app.plugins import all_models, load_plugin
 
-    with database.connection_context():
+    with database.connection_context(), mock.patch("peewee_migrate.auto.diff_model_indexes", diff_indexes_by_columns):
         router = migration_router()
         for migration in router.diff:
             router.run_one(migration, router.migrator, fake=True)
@@ -114,6 +116,25 @@ def db_makemigration(name, plugin_name):
         created = router.compile(name, indent(migrate), indent(rollback))
         _compact_header(MIGRATIONS_DIR / f"{created}.py", created)
         click.echo(f"created migrations/{created}.py")
+
+
+def diff_indexes_by_columns(model, source, *, fields_to_add=None, fields_to_remove=None) -> list[str]:
+    """peewee-migrate's index diff with indexes matched by their columns and uniqueness, not by name. The migrations'
+    frozen models name an index after the model class (job_tenant_id_number), the live models after the table
+    (jobs_tenant_id_number), so matching by name wrote a drop and a re-add of every index of an unchanged table."""
+    from peewee_migrate.auto import _is_implicit_field_index, add_index, drop_index
+
+    def by_signature(indexes) -> dict:
+        return {(index._unique, tuple(getattr(part, "column_name", str(part)) for part in index._expressions)): index
+                for index in indexes}
+
+    wanted = by_signature(model._meta.fields_to_index())
+    present = by_signature(source._meta.fields_to_index())
+    dropped = [drop_index(index) for signature, index in sorted(present.items())
+               if signature not in wanted and not _is_implicit_field_index(index, fields_to_remove or set())]
+    added = [add_index(index) for signature, index in sorted(wanted.items())
+             if signature not in present and not _is_implicit_field_index(index, fields_to_add or set())]
+    return dropped + added
 
 
 def _compact_header(path: Path, name: str) -> None:
