@@ -6,6 +6,7 @@ import logging
 
 import marshmallow as ma
 import peewee as pw
+from playhouse.pool import MaxConnectionsExceeded
 from flask import g, jsonify
 from werkzeug.exceptions import HTTPException
 
@@ -177,6 +178,7 @@ def init_app(app) -> None:
     app.register_error_handler(pw.IntegrityError, handle_integrity_error)
     app.register_error_handler(pw.OperationalError, handle_database_unavailable)
     app.register_error_handler(pw.InterfaceError, handle_database_unavailable)
+    app.register_error_handler(MaxConnectionsExceeded, handle_database_unavailable)  # every pooled connection busy 10 s
     app.register_error_handler(HTTPException, handle_http_exception)
     try:
         from redis.exceptions import ConnectionError as RedisConnectionError
