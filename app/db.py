@@ -1,11 +1,10 @@
-"""The peewee database behind a proxy: URL -> database, a connection per request thread, base models and fields every plugin shares."""
+"""The peewee database behind a proxy: URL -> database, a connection per request, base models and fields every plugin shares."""
 
 from __future__ import annotations
 
 import datetime as dt
 import json
 import logging
-import threading
 import time
 import uuid
 from pathlib import Path
@@ -14,7 +13,6 @@ from urllib.parse import unquote, urlparse
 import peewee as pw
 from playhouse import db_url
 from playhouse.pool import PooledPostgresqlDatabase, PooledSqliteDatabase
-from psycopg2.extensions import TRANSACTION_STATUS_IDLE as TRANSACTION_IDLE
 
 log = logging.getLogger("hirekit.db")
 
@@ -146,47 +144,14 @@ def _open_database(url: str, pool_size: int) -> pw.Database:
     return db_url.schemes[scheme](**options)
 
 
-# Request threads keep their connection from one request to the next instead of checking it in and out of the pool
-# (which cost a GET by id about 10% of its CPU): `since` is when the calling thread's kept connection finished its last
-# request, None when it keeps none. Other threads (workers, CLI) check theirs in when their app context ends.
-_kept = threading.local()
-KEPT_IDLE_SECONDS = 30.0  # a connection idle longer goes back through the pool, whose checkout pings it (PostgresPool)
-
-
 def init_app(app) -> None:
-    """Bind the proxy to the configured database; a request thread keeps its connection while it is healthy and the
-    pool has a slot to spare, any other context checks its connection in when it ends."""
+    """Bind the proxy to the configured database and open/close a connection around each request."""
     database.initialize(database_from_url(app.config["DATABASE_URL"], pool_size=app.config["DATABASE_POOL_SIZE"]))
-
-    @app.before_request
-    def _take_kept_connection():
-        since, _kept.since = getattr(_kept, "since", None), None
-        if since is not None and time.monotonic() - since > KEPT_IDLE_SECONDS and not database.is_closed():
-            database.close()
-
-    @app.teardown_request
-    def _keep_or_check_in(exc):
-        if database.is_closed():
-            return
-        if exc is None and _may_keep(database.obj, database.connection()):
-            _kept.since = time.monotonic()
-        else:
-            database.close()
 
     @app.teardown_appcontext
     def _close_connection(exc):
-        if getattr(_kept, "since", None) is None and not database.is_closed():
+        if not database.is_closed():
             database.close()
-
-
-def _may_keep(pool, conn) -> bool:
-    """Whether a request thread may keep `conn` for its next request: outside any transaction, and with a pool slot
-    left for a thread that holds none (keeping the last one would make such a thread wait for an idle one)."""
-    if len(pool._in_use) >= pool._max_connections or database.in_transaction():
-        return False
-    if isinstance(pool, pw.PostgresqlDatabase):
-        return not conn.closed and conn.get_transaction_status() == TRANSACTION_IDLE
-    return not conn.in_transaction
 
 
 def is_postgres() -> bool:
