@@ -11,6 +11,7 @@ answer. A family whose answers join other rows (applications) passes its own rea
 
 from __future__ import annotations
 
+import re
 from typing import Callable
 
 import marshmallow as ma
@@ -48,6 +49,7 @@ def add_read_route(blp: Blueprint, rule: str, model: type[TenantRecord], schema_
     """`GET <prefix><rule>`, named `get_<label>` in /openapi.json: the caller's tenant's row with the id in the rule's
     one variable (404 for another tenant's, a missing or a malformed id), its body reused; or, for a row answered
     with others, what `read(tenant_id, record_id)` returns, dumped by `schema_class`."""
+    _names_one_record(blp, rule)
     if read is None:
         declare(model, schema_class)
 
@@ -81,6 +83,7 @@ def add_update_route(blp: Blueprint, rule: str, model: type[TenantRecord], schem
                      update: Callable, summary: str, errors: tuple[int, ...] = ()) -> None:
     """`PATCH <prefix><rule>`: `update(tenant_id, record_id, values)` answered 200, with `errors` besides 404 and what
     the body documents. `body` as for add_create_route."""
+    _names_one_record(blp, rule)
 
     def patch(self, values, **path):
         (record_id,) = path.values()
@@ -90,3 +93,10 @@ def add_update_route(blp: Blueprint, rule: str, model: type[TenantRecord], schem
     patch = blp.errors(*errors)(blp.response(200, schema_class)(body(patch)))
     patch = blp.doc(operationId=f"update_{model.label.replace(' ', '_')}")(patch)
     blp.route(rule)(type(f"{model.__name__}Update", (MethodView,), {"patch": patch, "__module__": blp.import_name}))
+
+
+def _names_one_record(blp: Blueprint, rule: str) -> None:
+    """A read or update route takes the record's id from the one variable of its whole rule (prefix included)."""
+    variables = re.findall(r"<[^>]+>", f"{blp.url_prefix or ''}{rule}")
+    if len(variables) != 1:
+        raise ValueError(f"{blp.name}: {rule!r} must name one record, with one path variable (found {variables})")

@@ -126,3 +126,13 @@ def test_a_schema_with_a_computed_or_related_field_cannot_reuse_bodies():
     with pytest.raises(representations.ImpureSchemaError, match="field 'candidate' reads the related row"):
         representations.declare(Application, ApplicationSchema)
     add_read_route(Blueprint("pure", __name__), "/<job_id>", Job, JobSchema, summary="Read")  # the routes' own pair
+
+
+def test_a_record_route_must_name_one_record():
+    """The registrars take the record's id from the rule's one variable; a rule with none or two fails as it is
+    registered, not on a request."""
+    with pytest.raises(ValueError, match="one path variable"):
+        add_read_route(Blueprint("nested", __name__, url_prefix="/v1/jobs/<job_id>/notes"), "/<note_id>", Job, JobSchema,
+                       summary="Read")
+    with pytest.raises(ValueError, match="one path variable"):
+        add_read_route(Blueprint("bare", __name__), "/latest", Job, JobSchema, summary="Read")
