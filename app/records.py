@@ -60,10 +60,10 @@ def get_owned_row(model: type[TenantRecord], tenant_id: str, record_id) -> tuple
 
 
 def get_owned_version(model: type[TenantRecord], tenant_id: str, record_id) -> tuple[object, tuple | None]:
-    """(version, row): a hashable value that changes whenever the stored row changes, and the row when reading the
-    version gave it. On PostgreSQL the version is the row's tuple version (TUPLE_VERSION), a short text that costs
-    neither side a conversion of the row's columns, and the row is None (`get_owned_versioned_row` reads both);
-    elsewhere the version is the row itself."""
+    """(version, row): a hashable value equal for two reads exactly when the stored row is equal, and the row when
+    reading the version gave it. On PostgreSQL the version is the row's text form, one column whose client-side cost
+    is a third of the typed columns', and the row is None (`get_owned_versioned_row` reads both); elsewhere the
+    version is the row itself."""
     if not _reads_row_text():
         row = get_owned_row(model, tenant_id, record_id)
         return row, row
@@ -88,10 +88,6 @@ def instance_from_row(model, row, fields=None):
 
 
 ROW, VERSION, VERSIONED_ROW = "row", "version", "versioned_row"
-# PostgreSQL writes every change of a row (an UPDATE, from this app or not, even one that sets equal values) as a new
-# tuple, with the writing transaction's id (xmin) at a physical place (ctid): the pair names one stored version of the
-# row, and reading it costs the server no conversion of the row's columns to text.
-TUPLE_VERSION = pw.SQL('"t1".xmin::text || \':\' || "t1".ctid::text')
 
 
 def _reads_row_text() -> bool:
@@ -119,11 +115,11 @@ _compiled_sql: dict[tuple, str] = {}
 
 def _owned_record_sql(model, kind: str) -> str:
     """The by-id SELECT compiled once per model, database and kind: peewee's query building costs more than the query.
-    The version is TUPLE_VERSION (t1 being peewee's alias of the table)."""
+    The version is PostgreSQL's text form of the whole row (`"t1"::text`, t1 being peewee's alias of the table)."""
     key = (model, id(database.obj), kind)
     sql = _compiled_sql.get(key)
     if sql is None:
-        columns = {ROW: [], VERSION: [TUPLE_VERSION], VERSIONED_ROW: [TUPLE_VERSION]}[kind]
+        columns = {ROW: [], VERSION: [pw.SQL('"t1"::text')], VERSIONED_ROW: [pw.SQL('"t1"::text')]}[kind]
         if kind != VERSION:
             columns += model._meta.sorted_fields
         sql, _ = model.select(*columns).where((model.tenant == "x") & (model.id == new_uuid())).limit(1).sql()

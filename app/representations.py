@@ -1,10 +1,10 @@
 """GET-by-id answers and list items built once per distinct row: rows are read on every request, their JSON reused.
 
-A record's JSON is a pure function of its row and its schema, so the body dumped for a row can be answered again when
-the same version of the row is read later: any change to the row changes the key. On PostgreSQL the version read is
-the row's tuple version (`app.records.TUPLE_VERSION`), which every write of the row replaces, from this app or not;
-elsewhere it is the row itself. What is skipped is building the model instance, the marshmallow dump and the JSON
-encoding, and on PostgreSQL the reading and decoding of the typed columns. Integrations poll the same jobs and candidates over and over, which is the read
+A record's JSON is a pure function of its row and its schema, so the body dumped for a row can be answered again for
+an identical row read later: any change to the row changes the key. Nothing is served that the database did not
+return for this request. What is skipped is building the model instance, the marshmallow dump and the JSON encoding,
+and on PostgreSQL the decoding of typed columns, since the row is read as one text value there
+(`app.records.get_owned_version`). Integrations poll the same jobs and candidates over and over, which is the read
 this serves; a row not seen before costs one more query on PostgreSQL and what it did without the cache elsewhere.
 A list page reuses each row's dumped item the same way.
 
@@ -33,7 +33,7 @@ from app.records import TenantRecord, get_owned_version, get_owned_versioned_row
 
 MAX_BODIES = 2048  # per process, for each of the two memos; at a few KiB each, a few MiB at most
 
-_bodies: dict[tuple, bytes] = {}  # (schema class, database, row version) -> the GET-by-id body
+_bodies: dict[tuple, bytes] = {}  # (schema class, row version) -> the GET-by-id body
 _items: dict[tuple, dict] = {}  # (schema class, row) -> the dumped item of a list page
 
 
@@ -109,12 +109,11 @@ def owned_record_response(model: type[TenantRecord], schema_class: type, tenant_
     if (model, schema_class) not in _declared:
         declare(model, schema_class)
     version, row = get_owned_version(model, tenant_id, record_id)
-    # a tuple version names a row within its database only: the database is part of the key
-    key, body = _recall(_bodies, (schema_class, id(database.obj), version))
+    key, body = _recall(_bodies, (schema_class, version))
     if body is None:
         if row is None:  # the version alone was read: read it again with the row, consistently
             version, row = get_owned_versioned_row(model, tenant_id, record_id)
-            key = (schema_class, id(database.obj), version)
+            key = (schema_class, version)
         body = dumps_bytes(_schema(schema_class).dump(instance_from_row(model, row)))
         if key is not None:
             _remember(_bodies, key, body)
