@@ -15,7 +15,6 @@ import re
 from typing import Callable
 
 import marshmallow as ma
-from flask.views import MethodView
 
 from app.api import Blueprint, page_schema
 from app.auth import current_tenant_id
@@ -40,8 +39,7 @@ def add_list_route(blp: Blueprint, model: type[TenantRecord], schema_class: type
     get.__doc__ = summary
     get = blp.arguments(args_schema, location="query")(get)
     get = blp.response(200, page_schema(schema_class))(get)
-    get = blp.doc(operationId=f"list_{list_name}")(get)
-    blp.route(rule)(type(f"{model.__name__}List", (MethodView,), {"get": get, "__module__": blp.import_name}))
+    blp.add_view(rule, f"{model.__name__}List", get=blp.doc(operationId=f"list_{list_name}")(get))
 
 
 def add_read_route(blp: Blueprint, rule: str, model: type[TenantRecord], schema_class: type[ma.Schema], *,
@@ -61,8 +59,7 @@ def add_read_route(blp: Blueprint, rule: str, model: type[TenantRecord], schema_
 
     get.__doc__ = summary
     get = blp.response(200, schema_class)(get)
-    get = blp.doc(operationId=f"get_{model.label.replace(' ', '_')}")(get)
-    blp.route(rule)(type(f"{model.__name__}Read", (MethodView,), {"get": get, "__module__": blp.import_name}))
+    blp.add_view(rule, f"{model.__name__}Read", get=blp.doc(operationId=_operation_id("get", model))(get))
 
 
 def add_create_route(blp: Blueprint, model: type[TenantRecord], schema_class: type[ma.Schema], *, body,
@@ -75,8 +72,7 @@ def add_create_route(blp: Blueprint, model: type[TenantRecord], schema_class: ty
 
     post.__doc__ = summary
     post = blp.errors(409)(blp.response(201, schema_class)(body(post)))
-    post = blp.doc(operationId=f"create_{model.label.replace(' ', '_')}")(post)
-    blp.route("")(type(f"{model.__name__}Create", (MethodView,), {"post": post, "__module__": blp.import_name}))
+    blp.add_view("", f"{model.__name__}Create", post=blp.doc(operationId=_operation_id("create", model))(post))
 
 
 def add_update_route(blp: Blueprint, rule: str, model: type[TenantRecord], schema_class: type[ma.Schema], *, body,
@@ -91,8 +87,11 @@ def add_update_route(blp: Blueprint, rule: str, model: type[TenantRecord], schem
 
     patch.__doc__ = summary
     patch = blp.errors(*errors)(blp.response(200, schema_class)(body(patch)))
-    patch = blp.doc(operationId=f"update_{model.label.replace(' ', '_')}")(patch)
-    blp.route(rule)(type(f"{model.__name__}Update", (MethodView,), {"patch": patch, "__module__": blp.import_name}))
+    blp.add_view(rule, f"{model.__name__}Update", patch=blp.doc(operationId=_operation_id("update", model))(patch))
+
+
+def _operation_id(verb: str, model: type[TenantRecord]) -> str:
+    return f"{verb}_{model.label.replace(' ', '_')}"
 
 
 def _names_one_record(blp: Blueprint, rule: str) -> None:

@@ -11,7 +11,6 @@ from __future__ import annotations
 from typing import Callable
 
 import marshmallow as ma
-from flask.views import MethodView
 
 from app.auth import current_tenant_id
 from app.db import database, is_postgres
@@ -51,7 +50,7 @@ def upsert_by_source_id(model: type[TenantRecord], tenant_id: str, source_id: st
 
 def register_upsert_route(blp, *, model: type[TenantRecord], record_schema: type[ma.Schema], body,
                           create: Callable[[str, dict], TenantRecord],
-                          replace: Callable[[str, TenantRecord, dict], TenantRecord]) -> type[MethodView]:
+                          replace: Callable[[str, TenantRecord, dict], TenantRecord]) -> None:
     """Add `PUT <prefix>/by-source-id/{source_id}` to a family's blueprint. `body` loads the request (blp.arguments or
     app.resumes.json_or_multipart with the upsert schema); `create(tenant_id, values_with_source_id)` and
     `replace(tenant_id, record, values)` are the family's own writes."""
@@ -72,7 +71,4 @@ def register_upsert_route(blp, *, model: type[TenantRecord], record_schema: type
     put = blp.alt_response(201, schema=record_schema, description=f"The {label} was created")(put)
     put = blp.response(200, record_schema, description=f"The {label} was replaced")(put)
     put = blp.doc(operationId=f"upsert_{label}_by_source_id")(put)
-    view_name = f"{label.title().replace(' ', '')}BySourceId"
-    view = type(view_name, (MethodView,), {"put": put, "__doc__": f"The {label} your system knows by source_id"})
-    blp.route(PATH, creates_missing=True)(view)
-    return view
+    blp.add_view(PATH, f"{label.title().replace(' ', '')}BySourceId", creates_missing=True, put=put)

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import Callable
 
-from flask.views import MethodView
-
 from app.auth import current_tenant_id
 
 
@@ -21,4 +19,4 @@ def add_download_route(blp, rule: str, view_name: str, what: str, resume_of: Cal
     get.__doc__ = f"Download the {what}'s resume"
     get = blp.response(200, content_type="application/octet-stream",
                        description="The resume bytes, with its stored content type and file name")(get)
-    blp.route(rule)(type(view_name, (MethodView,), {"get": get, "__module__": blp.import_name}))
+    blp.add_view(rule, view_name, get=get)
