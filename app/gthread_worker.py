@@ -19,11 +19,14 @@ import socket
 import struct
 import threading
 import time
+from concurrent import futures
 from functools import partial
 
 from gunicorn import http
 from gunicorn.http2 import negotiation
 from gunicorn.workers.gthread import TConn, ThreadWorker
+
+from app.server_threads import mark_long_lived_request_thread
 
 HEAD_TIMEOUT_SECONDS = float(os.environ.get("HIREKIT_WEB_HEADER_TIMEOUT", "10"))
 DEADLINE_CHECK_SECONDS = 0.25
@@ -98,6 +101,11 @@ class HeadDeadlineThreadWorker(ThreadWorker):
         finally:
             if self._count_slot is not None:
                 CONNECTION_COUNTS.release(self._count_slot)
+
+    def get_thread_pool(self):
+        """gunicorn's pool of request threads, each marked long-lived: they serve until the worker exits, so each may
+        keep its database connection between requests (app.db)."""
+        return futures.ThreadPoolExecutor(max_workers=self.cfg.threads, initializer=mark_long_lived_request_thread)
 
     def accept(self, listener):
         """A new connection waits in the poller, costing no thread, until it sends data (or its keepalive ends)."""

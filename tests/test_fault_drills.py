@@ -81,6 +81,36 @@ def gunicorn_server(db_url, tmp_path):
         process.wait(timeout=30)
 
 
+@pytest.mark.skipif(not POSTGRES_URL, reason="needs HIREKIT_TEST_DATABASE_URL")
+def test_gunicorn_threads_keeping_connections_recover_from_a_postgres_outage(gunicorn_server, tenant_a, db_url):
+    """gunicorn's request threads keep their connections between requests (app.db.KeptConnections): when PostgreSQL
+    goes away, each dead connection answers one 503 at most and is replaced, never kept."""
+    if not db_url.startswith("postgres"):
+        pytest.skip("this drill cuts PostgreSQL")
+    parts = urlsplit(db_url)
+    proxy = TcpProxy(parts.hostname, parts.port or 5432)
+    proxy.start()
+    base, _ = gunicorn_server(HIREKIT_DATABASE_URL=urlunsplit(parts._replace(netloc=f"{parts.username}@127.0.0.1:{proxy.port}")))
+    sessions = threading.local()
+
+    def read(_):
+        session = getattr(sessions, "session", None) or setattr(sessions, "session", requests.Session()) or sessions.session
+        return session.get(f"{base}/v1/jobs?page=1&size=5", headers=tenant_a.headers, timeout=30).status_code
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=8) as clients:
+        assert set(clients.map(read, range(80))) == {200}  # every request thread now keeps a connection
+        proxy.stop()
+        assert set(clients.map(read, range(16))) == {503}
+        proxy.start()
+        deadline = time.monotonic() + 10
+        while read(0) != 200:
+            assert time.monotonic() < deadline
+        after = list(clients.map(read, range(200)))
+        assert set(after) <= {200, 503} and after.count(503) <= 8  # 2 workers x 4 threads: one 503 each at most
+        assert set(clients.map(read, range(40))) == {200}
+    proxy.stop()
+
+
 @pytest.mark.slow
 def test_one_gib_upload_is_refused_before_it_is_read(gunicorn_server, tenant_a):
     _, port = gunicorn_server()
