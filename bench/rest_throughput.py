@@ -7,8 +7,10 @@ HIREKIT_TEST_DATABASE_URL) is set, else SQLite in a temporary directory.
 
 The target (GET /v1/jobs/:id >= 0.50 of the bare GET) is measured in every load shape of --shapes (wrk threads x
 connections; default 2x32 and 1x16) as interleaved bare/app pairs, the shapes taking turns within each pair round,
-so a slow spell of the machine falls on every shape and on both sides of a ratio. The scenario table runs at the
-first shape. Beside req/s, each pair's CPU per request is counted (Linux /proc: the servers' workers, and for Hirekit
+so a slow spell of the machine falls on every shape and on both sides of a ratio. On PostgreSQL each round also runs
+bench/floor_app.py, which reads the same row with nothing around it: its ratio is the ceiling of any app that reads
+one row per request on the machine, and Hirekit's share of it shows what the app itself costs. The scenario table
+runs at the first shape. Beside req/s, each pair's CPU per request is counted (Linux /proc: the servers' workers, and for Hirekit
 the PostgreSQL backends of its database): on a machine others share, throughput swings with their load, while what a
 request costs in CPU moves much less, and on a saturated quiet machine the req/s ratio is that cost ratio.
 
@@ -230,6 +232,9 @@ def main() -> int:
     bare_port, app_port = free_port(), free_port()
     bare = start_gunicorn("bench.bare_app:app", bare_port, env, ready_path="/")
     hirekit = start_gunicorn("wsgi:app", app_port, env)
+    postgres = database_url.startswith("postgres")
+    floor_port = free_port()  # on PostgreSQL, bench/floor_app.py: the same row read with nothing around it
+    floor = start_gunicorn("bench.floor_app:app", floor_port, {**env, "BENCH_FLOOR_TENANT": seeded["tenant"]}) if postgres else None
     bearer = {"Authorization": f"Bearer {key}"}
     json_headers = {**bearer, "Content-Type": "application/json"}
     base = f"http://127.0.0.1:{app_port}"
@@ -259,17 +264,27 @@ def main() -> int:
         # The target pairs first (before writes dirty the database), interleaved: on a 2-core machine a single run
         # swings by tens of percent either way, so the median of paired ratios is the figure. Within a round every
         # shape runs its pair, and which side of a pair runs first alternates from round to round.
-        postgres = database_url.startswith("postgres")
+        warm_ups = [(f"{base}/v1/jobs/{seeded['job_id']}", bearer)]
+        if floor:
+            warm_ups.append((f"http://127.0.0.1:{floor_port}/v1/jobs/{seeded['job_id']}", {}))
+        for url, headers in warm_ups:  # every server thread opens its database connection before CPU is counted
+            drive("warm-up", url, "GET", headers, None, 1, shapes[0])
         app_pids = lambda: worker_pids(hirekit) + (postgres_backend_pids(database_url) if postgres else [])  # noqa: E731
         pairs: dict[Shape, list[tuple[float, float]]] = {shape: [] for shape in shapes}
         costs: dict[Shape, list[tuple[float, float]]] = {shape: [] for shape in shapes}  # CPU µs per request
+        floors: dict[Shape, list[tuple[float, float]]] = {shape: [] for shape in shapes}  # (req/s, CPU µs per request)
+        floor_pids = lambda: worker_pids(floor) + postgres_backend_pids(database_url)  # noqa: E731
         for round_no in range(args.pairs):
             for shape in shapes:
                 runs = {"bare": lambda: drive_counting_cpu(lambda: worker_pids(bare), "bare GET", f"http://127.0.0.1:{bare_port}/",
                                                            "GET", {}, None, duration, shape),
-                        "app": lambda: drive_counting_cpu(app_pids, *scenarios[0][:5], duration, shape)}
-                order = ("bare", "app") if round_no % 2 == 0 else ("app", "bare")
-                measured = {side: runs[side]() for side in order}
+                        "app": lambda: drive_counting_cpu(app_pids, *scenarios[0][:5], duration, shape),
+                        "floor": lambda: drive_counting_cpu(floor_pids, "floor GET", f"http://127.0.0.1:{floor_port}/v1/jobs/{seeded['job_id']}",
+                                                            "GET", {}, None, duration, shape)}
+                order = ("bare", "app", "floor") if round_no % 2 == 0 else ("floor", "app", "bare")
+                measured = {side: runs[side]() for side in order if side != "floor" or floor}
+                if floor:
+                    floors[shape].append((measured["floor"][0].rps, measured["floor"][1]))
                 pairs[shape].append((measured["bare"][0].rps, measured["app"][0].rps))
                 costs[shape].append((measured["bare"][1], measured["app"][1]))
         rows = []
@@ -279,6 +294,8 @@ def main() -> int:
     finally:
         stop(bare)
         stop(hirekit)
+        if floor:
+            stop(floor)
 
     tool = "wrk" if shutil.which("wrk") else "python load generator"
     # errors: non-2xx answers plus wrk's socket errors, which include requests slower than its 2 s timeout
@@ -308,6 +325,12 @@ def main() -> int:
             print(f"  {str(shape):>5} CPU per request: bare {statistics.median(b for b, _ in costs[shape]):.0f} µs, app "
                   f"{statistics.median(a for _, a in costs[shape]):.0f} µs{' with PostgreSQL' if postgres else ''}; "
                   f"bare/app {statistics.median(cost_ratios):.2f} (spread {min(cost_ratios):.2f}-{max(cost_ratios):.2f})")
+        if floors[shape]:
+            floor_ratios = [floor_rps / bare_rps for (bare_rps, _), (floor_rps, _) in zip(rates, floors[shape])]
+            print(f"  {str(shape):>5} floor (bench/floor_app.py: the one row read alone): median "
+                  f"{statistics.median(floor_ratios):.2f} of bare (spread {min(floor_ratios):.2f}-{max(floor_ratios):.2f}), "
+                  f"{statistics.median(c for _, c in floors[shape]):.0f} µs CPU per request; Hirekit reaches "
+                  f"{statistics.median(a / f for (_, a), (f, _) in zip(rates, floors[shape])):.2f} of the floor's req/s")
     print(f"target: GET /v1/jobs/:id >= 0.50 of bare Flask in every shape -> {'met' if met else 'NOT met'}")
     print(f"load average after the run: {load_average()}")
     shutil.rmtree(instance, ignore_errors=True)
