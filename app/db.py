@@ -55,7 +55,7 @@ class KeptConnections:
     def keep(self, conn) -> bool:
         """Whether the current thread may keep `conn`, its checked-out connection, past the request that used it."""
         entry = self._in_use.get(self.conn_key(conn))
-        if entry is None or not self._idle(conn) or len(self._in_use) >= self._max_connections:
+        if entry is None or not self._idle(conn) or (self._max_connections and len(self._in_use) >= self._max_connections):
             return False
         if self._stale_timeout and self._is_stale(entry.timestamp):
             return False
