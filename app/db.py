@@ -1,4 +1,5 @@
-"""The peewee database behind a proxy: URL -> database, a connection per request, base models and fields every plugin shares."""
+"""The peewee database behind a proxy: URL -> database, a connection per request (kept between requests by
+gunicorn's threads), base models and fields every plugin shares."""
 
 from __future__ import annotations
 
