@@ -6,7 +6,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import logging
-import threading
 import time
 import uuid
 from pathlib import Path
@@ -60,7 +59,7 @@ class KeptConnections:
             return False
         if self._stale_timeout and self._is_stale(entry.timestamp):
             return False
-        self._note_kept(conn)
+        self._mark_idle(conn)
         return True
 
     def usable(self, conn) -> bool:
@@ -70,8 +69,8 @@ class KeptConnections:
     def _idle(self, conn) -> bool:
         raise NotImplementedError
 
-    def _note_kept(self, conn) -> None:
-        """Hook: the connection is idle from now, as at a check-in."""
+    def _mark_idle(self, conn) -> None:
+        """Hook: the connection is idle from now (kept, or checked in)."""
 
 
 class SqlitePool(KeptConnections, PooledSqliteDatabase):
@@ -106,11 +105,11 @@ class PostgresPool(KeptConnections, PooledPostgresqlDatabase):
     def _idle(self, conn) -> bool:
         return not conn.closed and self._adapter.txn_status(conn) == self._adapter.txn_idle
 
-    def _note_kept(self, conn) -> None:
+    def _mark_idle(self, conn) -> None:
         self._returned_at[self.conn_key(conn)] = time.monotonic()
 
     def _close(self, conn, close_conn=False):
-        self._returned_at[self.conn_key(conn)] = time.monotonic()
+        self._mark_idle(conn)
         return super()._close(conn, close_conn)
 
     def _close_raw(self, conn):
@@ -189,15 +188,6 @@ def _open_database(url: str, pool_size: int) -> pw.Database:
     return db_url.schemes[scheme](**options)
 
 
-class _KeptConnection(threading.local):
-    """Whether the current thread kept its connection when its last request ended."""
-
-    held = False
-
-
-_kept = _KeptConnection()
-
-
 def init_app(app) -> None:
     """Bind the proxy to the configured database; a request opens a connection on its first query and hands it back
     when it ends, unless its thread keeps it for the next request (KeptConnections)."""
@@ -205,17 +195,15 @@ def init_app(app) -> None:
 
     @app.before_request
     def _check_kept_connection():
-        if _kept.held:
-            _kept.held = False
-            if not database.is_closed() and not database.obj.usable(database.connection()):
-                database.close()  # the pool discards it; the request's first query checks out another
+        # a request starts without a connection, unless its thread kept the one its last request used
+        if is_long_lived_request_thread() and not database.is_closed() and not database.obj.usable(database.connection()):
+            database.close()  # the pool discards it; the request's first query checks out another
 
     @app.teardown_appcontext
     def _close_connection(exc):
         if database.is_closed():
             return
         if exc is None and is_long_lived_request_thread() and database.obj.keep(database.connection()):
-            _kept.held = True
             return
         database.close()
 

@@ -3,6 +3,7 @@ gives it back whenever keeping it could hurt: a transaction left open, a stale o
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 
@@ -118,6 +119,8 @@ def test_a_stale_connection_goes_back_to_the_pool_instead(app, tenant_a, job_pat
 def test_a_kept_connection_that_died_while_idle_is_replaced_before_the_request_uses_it(app, tenant_a, job_path, db_url):
     if not db_url.startswith("postgres"):
         pytest.skip("needs a server that can end the connection")
+    import psycopg2
+
     pool = database.obj
 
     def read_after_the_server_ended_the_connection():
@@ -125,7 +128,8 @@ def test_a_kept_connection_that_died_while_idle_is_replaced_before_the_request_u
         assert client.get(job_path, headers=tenant_a.headers).status_code == 200
         kept = held_connection()
         backend = kept.get_backend_pid()
-        with _other_connection(db_url) as other:
+        with contextlib.closing(psycopg2.connect(db_url)) as other:  # a connection outside the app's pool
+            other.autocommit = True
             other.cursor().execute("SELECT pg_terminate_backend(%s)", (backend,))
         pool._returned_at[pool.conn_key(kept)] -= pool.PING_AFTER_SECONDS + 1  # idle long enough to be checked
         answer = client.get(job_path, headers=tenant_a.headers)
@@ -133,19 +137,3 @@ def test_a_kept_connection_that_died_while_idle_is_replaced_before_the_request_u
 
     assert on_request_thread(read_after_the_server_ended_the_connection) == (200, True)
 
-
-class _other_connection:
-    """A separate driver connection to the same database (not from the pool the app uses)."""
-
-    def __init__(self, url: str):
-        self.url = url
-
-    def __enter__(self):
-        import psycopg2
-
-        self.connection = psycopg2.connect(self.url)
-        self.connection.autocommit = True
-        return self.connection
-
-    def __exit__(self, *exc):
-        self.connection.close()
