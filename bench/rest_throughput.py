@@ -10,8 +10,8 @@ connections; default 2x32 and 1x16) as interleaved bare/app pairs, the shapes ta
 so a slow spell of the machine falls on every shape and on both sides of a ratio. On PostgreSQL each round also runs
 bench/floor_app.py, which reads the same row with nothing around it: its ratio is the ceiling of any app that reads
 one row per request on the machine, and Hirekit's share of it shows what the app itself costs. The scenario table
-runs at the first shape. Beside req/s, each pair's CPU per request is counted (Linux /proc: the servers' workers, and for Hirekit
-the PostgreSQL backends of its database): on a machine others share, throughput swings with their load, while what a
+runs at the first shape. Beside req/s, each pair's CPU per request is counted (Linux /proc: the servers' workers, and
+for Hirekit the PostgreSQL backends of its database): on a machine others share, throughput swings with their load, while what a
 request costs in CPU moves much less, and on a saturated quiet machine the req/s ratio is that cost ratio.
 
     python bench/rest_throughput.py [--duration 10] [--shapes 2x32,1x16] [--pairs 9] [--quick] [--target-only]
@@ -281,8 +281,8 @@ def main() -> int:
                         "app": lambda: drive_counting_cpu(app_pids, *scenarios[0][:5], duration, shape),
                         "floor": lambda: drive_counting_cpu(floor_pids, "floor GET", f"http://127.0.0.1:{floor_port}/v1/jobs/{seeded['job_id']}",
                                                             "GET", {}, None, duration, shape)}
-                order = ("bare", "app", "floor") if round_no % 2 == 0 else ("floor", "app", "bare")
-                measured = {side: runs[side]() for side in order if side != "floor" or floor}
+                sides = ("bare", "app", "floor") if floor else ("bare", "app")
+                measured = {side: runs[side]() for side in (sides if round_no % 2 == 0 else reversed(sides))}
                 if floor:
                     floors[shape].append((measured["floor"][0].rps, measured["floor"][1]))
                 pairs[shape].append((measured["bare"][0].rps, measured["app"][0].rps))
