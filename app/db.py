@@ -66,6 +66,20 @@ class KeptConnections:
         """Whether a kept connection passes what check-out asks of a pooled one (PostgreSQL: a ping after 30 s idle)."""
         return not self._is_closed(conn)
 
+    def start_request(self) -> None:
+        """A request starts without a connection, unless its thread kept the one its last request used: that one is
+        dropped here if it fails check-out's test (the pool discards it; the request's first query checks out another)."""
+        state = self._state
+        if not state.closed and is_long_lived_request_thread() and not self.usable(state.conn):
+            self.close()
+
+    def end_request(self, failed: bool) -> None:
+        """The request's connection goes back to the pool, unless its thread may keep it (see `keep`)."""
+        state = self._state
+        if state.closed or (not failed and is_long_lived_request_thread() and self.keep(state.conn)):
+            return
+        self.close()
+
     def _idle(self, conn) -> bool:
         raise NotImplementedError
 
@@ -195,17 +209,11 @@ def init_app(app) -> None:
 
     @app.before_request
     def _check_kept_connection():
-        # a request starts without a connection, unless its thread kept the one its last request used
-        if is_long_lived_request_thread() and not database.is_closed() and not database.obj.usable(database.connection()):
-            database.close()  # the pool discards it; the request's first query checks out another
+        database.obj.start_request()
 
     @app.teardown_appcontext
     def _close_connection(exc):
-        if database.is_closed():
-            return
-        if exc is None and is_long_lived_request_thread() and database.obj.keep(database.connection()):
-            return
-        database.close()
+        database.obj.end_request(failed=exc is not None)
 
 
 def is_postgres() -> bool:
