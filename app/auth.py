@@ -27,13 +27,15 @@ def protect(app, blueprint_name: str, scheme: str) -> None:
     app.extensions["hirekit_auth_resolved"] = {}
 
 
-def scheme_for(blueprint: str | None) -> str | None:
-    """The scheme protecting a blueprint, its own or its nearest parent's; resolved once per blueprint."""
+def scheme_for(blueprint: str | None, app=None) -> str | None:
+    """The scheme protecting a blueprint of `app` (the current app by default), its own or its nearest parent's;
+    resolved once per blueprint."""
     if not blueprint:
         return None
-    resolved = current_app.extensions.setdefault("hirekit_auth_resolved", {})
+    extensions = (app or current_app).extensions
+    resolved = extensions.setdefault("hirekit_auth_resolved", {})
     if blueprint not in resolved:
-        schemes = current_app.extensions.get("hirekit_auth", {})
+        schemes = extensions.get("hirekit_auth", {})
         parts = blueprint.split(".")
         resolved[blueprint] = next((schemes[name] for name in (".".join(parts[:depth]) for depth in range(len(parts), 0, -1))
                                     if schemes.get(name)), None)
@@ -63,9 +65,9 @@ def parameter_key(req) -> str | None:
 
 def authenticate() -> None:
     """before_request: resolve the caller for protected routes, 401 when the key is missing or unknown."""
-    req, ctx = request._get_current_object(), g._get_current_object()  # one proxy lookup each, not one per use
+    req, ctx, app = request._get_current_object(), g._get_current_object(), current_app._get_current_object()  # one proxy lookup each
     ctx.caller = None
-    scheme = scheme_for(req.blueprint)
+    scheme = scheme_for(req.blueprint, app)
     ctx.auth_scheme = scheme
     if scheme is None or req.method == "OPTIONS":
         return
@@ -75,7 +77,7 @@ def authenticate() -> None:
     if key is None:
         where = "the Authorization: Bearer <key> header" if scheme == BEARER else "the X-API-Key header or the api_key parameter"
         raise ApiError(401, f"Missing API key: send it in {where}.")
-    caller = resolve_key(key, cache_seconds=current_app.config["AUTH_CACHE_SECONDS"])
+    caller = resolve_key(key, cache_seconds=app.config["AUTH_CACHE_SECONDS"])
     if caller is None:
         raise ApiError(401, "Unknown or revoked API key.")
     ctx.caller = caller

@@ -86,6 +86,7 @@ class KeyLimits:
         self.enabled = bool(self.limiter.enabled)
         self.fail_open = bool(app.config["RATELIMIT_SWALLOW_ERRORS"])
         self.prefix = (app.config["RATELIMIT_KEY_PREFIX"],) if app.config["RATELIMIT_KEY_PREFIX"] else ()
+        self.config = app.config  # the app's own mapping (later changes to it show): no current_app lookup per request
         if self.enabled:
             app.before_request(self.check)
             app.after_request(self.add_headers)
@@ -97,8 +98,9 @@ class KeyLimits:
         scope = self.scopes.get(req.blueprint, self.default)
         if scope is None:
             return None
-        caller = g.get("caller")
-        limit_text = caller.rate_limit if caller is not None and caller.rate_limit else current_app.config[scope.config_name]
+        ctx = g._get_current_object()  # one proxy lookup, not one per use
+        caller = ctx.get("caller")
+        limit_text = caller.rate_limit if caller is not None and caller.rate_limit else self.config[scope.config_name]
         identifiers = (*self.prefix, caller_key(caller), scope.name)
         item, key = window_key(limit_text, identifiers)
         strategy = self.limiter.limiter
@@ -115,7 +117,7 @@ class KeyLimits:
                 raise  # app.errors answers 503 for an unreachable Redis
             log.exception("rate limit storage unreachable; request let through (RATE_LIMIT_FAIL_OPEN)")
             return None
-        g.rate_limit_window = (item.amount, remaining, int(reset_at))
+        ctx.rate_limit_window = (item.amount, remaining, int(reset_at))
         if allowed:
             return None
         retry_after = max(1, math.ceil(reset_at - time.time()))

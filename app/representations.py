@@ -203,7 +203,8 @@ def _remember(memo: dict, key, value) -> None:
 
 
 def _json_response(body: bytes) -> Response:
-    return current_app.response_class(body, mimetype=current_app.json.mimetype)
+    app = current_app._get_current_object()
+    return app.response_class(body, mimetype=app.json.mimetype)
 
 
 @lru_cache(maxsize=None)
