@@ -60,11 +60,17 @@ def body_too_large(limit: int) -> ApiError:
     return ApiError(413, f"The request body is larger than the {limit} bytes ({limit / 1048576:g} MiB) allowed.")
 
 
-def buffer_chunked_body():
-    """before_request: read a chunked body through the MAX_CONTENT_LENGTH bound (413 past it) and hand it on with a
-    Content-Length. A server that does not de-chunk (no `wsgi.input_terminated`) gets an empty body from werkzeug, so
-    nothing of it is read by anyone; that is left as it is."""
+def guard_body():
+    """before_request: a chunked body de-chunked within its bound, then NULs refused (one hook, one request lookup)."""
     req = request._get_current_object()
+    buffer_chunked_body(req)
+    refuse_nul_characters(req)
+
+
+def buffer_chunked_body(req) -> None:
+    """Read a chunked body through the MAX_CONTENT_LENGTH bound (413 past it) and hand it on with a Content-Length.
+    A server that does not de-chunk (no `wsgi.input_terminated`) gets an empty body from werkzeug, so nothing of it is
+    read by anyone; that is left as it is."""
     environ = req.environ
     if not is_chunked(environ) or not environ.get("wsgi.input_terminated"):
         return
@@ -91,9 +97,8 @@ def buffer_chunked_body():
         req.__dict__.pop(cached, None)
 
 
-def refuse_nul_characters():
-    """before_request: query string, form fields and JSON body; blueprints built with reads_raw_body=True opt out."""
-    req = request._get_current_object()
+def refuse_nul_characters(req) -> None:
+    """Query string, form fields and JSON body; blueprints built with reads_raw_body=True opt out."""
     environ = req.environ
     has_body = environ.get("CONTENT_LENGTH", "0") not in ("", "0")  # a chunked body has one by now (buffer_chunked_body)
     if not has_body and not environ.get("QUERY_STRING"):
@@ -112,5 +117,4 @@ def refuse_nul_characters():
 
 
 def init_app(app) -> None:
-    app.before_request(buffer_chunked_body)
-    app.before_request(refuse_nul_characters)
+    app.before_request(guard_body)
