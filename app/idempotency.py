@@ -35,7 +35,7 @@ from typing import Callable
 
 import orjson
 import peewee as pw
-from flask import Response, current_app, g, request
+from flask import Response, after_this_request, current_app, g, request
 
 from app import periodic
 from app.db import BaseModel, JSONField, database, utcnow
@@ -188,7 +188,6 @@ def body_parts(req) -> list[bytes | str]:
 
 def claim_before_view():
     """before_request (after auth and the body guards): claim the key, or answer the stored reply / 409 / 422."""
-    g.idempotency = None
     if not applies_to_request():
         return None
     caller = g.get("caller")
@@ -205,11 +204,12 @@ def claim_before_view():
         replay.headers[REPLAYED_HEADER] = "true"
         return replay
     g.idempotency = (caller.tenant_id, key, token)
+    after_this_request(store_after_view)  # only a request that holds a claim pays for the after-view step
     return None
 
 
 def store_after_view(response: Response) -> Response:
-    """after_request: keep the answer of the request that held the claim (5xx: release it)."""
+    """after_this_request of a claiming request: keep its answer (5xx: release it)."""
     held = g.pop("idempotency", None)
     if held is None:
         return response
@@ -231,7 +231,6 @@ def release_unanswered(exc) -> None:
 def init_app(app) -> None:
     """Register the hooks; call after app.nul_guard.init_app (the fingerprint reads the de-chunked, guarded body)."""
     app.before_request(claim_before_view)
-    app.after_request(store_after_view)
     app.teardown_request(release_unanswered)
     periodic.declare_core(app, periodic.PeriodicJob(purge_expired_keys, PURGE_QUEUE, "IDEMPOTENCY_PURGE_INTERVAL"))
 
