@@ -62,15 +62,12 @@ class KeptConnections:
         self._mark_idle(conn)
         return True
 
-    def usable(self, conn) -> bool:
-        """Whether a kept connection passes what check-out asks of a pooled one (PostgreSQL: a ping after 30 s idle)."""
-        return not self._is_closed(conn)
-
     def start_request(self) -> None:
         """A request starts without a connection, unless its thread kept the one its last request used: that one is
-        dropped here if it fails check-out's test (the pool discards it; the request's first query checks out another)."""
+        dropped here if it fails the test check-out puts to a pooled one (`_is_closed`; PostgreSQL pings one idle for
+        30 s), so the pool discards it and the request's first query checks out another."""
         state = self._state
-        if not state.closed and is_long_lived_request_thread() and not self.usable(state.conn):
+        if not state.closed and is_long_lived_request_thread() and self._is_closed(state.conn):
             self.close()
 
     def end_request(self, failed: bool) -> None:

@@ -210,9 +210,7 @@ def claim_before_view():
 
 def store_after_view(response: Response) -> Response:
     """after_this_request of a claiming request: keep its answer (5xx: release it)."""
-    held = g.pop("idempotency", None)
-    if held is None:
-        return response
+    held = g.pop("idempotency")  # set by claim_before_view, which registered this step
     headers = {name: response.headers[name] for name in STORED_HEADERS if name in response.headers}
     store(*held, response.status_code, response.get_data(), headers)
     return response
