@@ -91,12 +91,17 @@ class Blueprint(SmorestBlueprint):
     """A smorest Blueprint that documents its auth scheme and the errors every protected route can answer.
 
     `reads_raw_body=True` declares that the blueprint's routes parse their own request body and answer a malformed one
-    in their own protocol (MCP's JSON-RPC errors), so app.nul_guard leaves their bodies and query strings alone."""
+    in their own protocol (MCP's JSON-RPC errors), so app.nul_guard leaves their bodies and query strings alone.
 
-    def __init__(self, *args, auth: str | None = BEARER, reads_raw_body: bool = False, **kwargs):
+    `read_only=True` declares that its routes change no state, POSTs included (person queries sent as bodies), so
+    app.idempotency ignores an Idempotency-Key on them (nothing is stored or replayed) and does not document it."""
+
+    def __init__(self, *args, auth: str | None = BEARER, reads_raw_body: bool = False, read_only: bool = False,
+                 **kwargs):
         super().__init__(*args, **kwargs)
         self.auth = auth
         self.reads_raw_body = reads_raw_body
+        self.read_only = read_only
         self._prepare_doc_cbks.append(self._prepare_auth_doc)
 
     def _prepare_auth_doc(self, doc, doc_info, **kwargs):
@@ -222,6 +227,9 @@ class ClientFriendlyDocument(BasePlugin):
     operation, the fields every answer carries listed as `required` in record schemas, nullable nested objects as
     references."""
 
+    def __init__(self, app):
+        self.app = app  # its blueprints say which operations are read-only
+
     def init_spec(self, spec):
         for plugin in spec.plugins:
             if isinstance(plugin, MarshmallowPlugin):
@@ -237,7 +245,8 @@ class ClientFriendlyDocument(BasePlugin):
             for parameter in operation.get("parameters", ()):
                 if isinstance(parameter, dict) and parameter.get("in") == "query":
                     json_text_parameter(parameter)
-            idempotency.document_operation(path, method, operation)
+            idempotency.document_operation(path, method, operation,
+                                           read_only=idempotency.reads_only(self.app, rule.endpoint.rpartition(".")[0]))
 
     def schema_helper(self, name, definition, **kwargs):
         """A full answer's schema lists every dumped field as required but those it names optional."""
@@ -260,7 +269,7 @@ def init_api(app) -> Api:
         "info": {"description": "Recruitment integration, person search and enrichment, and MCP servers for AI agents. "
                                 "Every failure answers {status, error: {type, message, fields?}}."},
     })
-    api = Api(app, spec_kwargs={"extra_plugins": [ClientFriendlyDocument()]})
+    api = Api(app, spec_kwargs={"extra_plugins": [ClientFriendlyDocument(app)]})
     api_docs.init_app(app)  # /docs: Swagger UI from the packaged copy, not a CDN
     for name, scheme in SECURITY_SCHEMES.values():
         api.spec.components.security_scheme(name, scheme)

@@ -61,6 +61,8 @@ DEFAULTS: dict[str, object] = {
     "IDEMPOTENCY_TTL": 24 * 3600,  # seconds an Idempotency-Key's stored answer replays (app/idempotency.py)
     "IDEMPOTENCY_LOCK_SECONDS": 60.0,  # an in-flight key older than this was left by a dead process: the next retry runs
     "IDEMPOTENCY_PURGE_INTERVAL": 3600.0,  # seconds between the worker's passes deleting expired keys (0: off)
+    # bytes of answer body an Idempotency-Key keeps; a larger answer replays as its status, Location and a short note
+    "IDEMPOTENCY_MAX_STORED_BYTES": 64 * 1024,
     "EVENT_RETENTION_DAYS": 30.0,  # days events are kept: served by GET /v1/events, replayable to webhooks, then purged
     "EVENT_RETENTION": None,  # the same in seconds (the earlier name); when set it wins over EVENT_RETENTION_DAYS
     "EVENT_PURGE_INTERVAL": 3600.0,  # seconds between the worker's passes deleting events past the retention (0: off)

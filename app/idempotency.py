@@ -1,6 +1,11 @@
-"""Retry-safe writes: an `Idempotency-Key` on a /v1 POST, PUT or PATCH (or an MCP write tool's `idempotency_key`) runs the request once per tenant and key, and replays its stored answer to every retry (Stripe's semantics).
+"""Retry-safe writes: an `Idempotency-Key` on a /v1 POST, PUT or PATCH that changes state (or an MCP write tool's `idempotency_key`) runs the request once per tenant and key, and replays its stored answer to every retry (Stripe's semantics).
 
 How it works, and why:
+
+- Keys apply to writes that change state only: creates, updates, upserts and actions (instant call, generate, webhook
+  test, replay). A blueprint whose routes only read declares it (`app.api.Blueprint(..., read_only=True)`: person
+  search, enrich, bulk, identify, which are POSTs because their queries are bodies), and its requests ignore the
+  header: nothing is claimed, stored or replayed, so a query cannot fill the table with answers.
 
 - A key is claimed in its own short transaction before the view runs (`claim`): one row per (tenant, key) in
   `idempotency_keys`, inserted if missing and then read locked (SQLite's transactions take the write lock up front;
@@ -15,6 +20,11 @@ How it works, and why:
   done; every later request with the same key and fingerprint gets those bytes again with `Idempotent-Replayed: true`
   and runs nothing: no record, call, event or webhook delivery is made twice. A 5xx answer is not stored: the claim is
   released and the client may retry.
+- A stored answer is at most IDEMPOTENCY_MAX_STORED_BYTES (64 KiB) of body. A larger answer is not kept, but the key
+  still guards the write: a retry runs nothing and gets the original status, its Location if it had one,
+  `Idempotent-Replayed: true`, `Idempotent-Answer-Omitted: too-large`, and a small JSON note in place of the body
+  (`status`, `replayed`, `answer_omitted`, the record's `id` when the answer was a record, `message`), so the client
+  reads the record by its id. An MCP tool's retry gets that note as its result (or, for a failure, its message).
 - The answer is stored after the view's own transactions committed, not inside them: views open their transactions
   at different depths (services, events), and holding SQLite's write lock for a whole request would serialize every
   writer. The window between the view's commit and the stored answer is a crash of the process itself; a retry then
@@ -51,6 +61,9 @@ PRINTABLE_KEY = re.compile(r"[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?")  # printa
 WRITE_METHODS = frozenset({"POST", "PUT", "PATCH"})
 API_PREFIX = "/v1/"
 STORED_HEADERS = ("Content-Type", "Location")
+OMITTED_HEADER = "Idempotent-Answer-Omitted"
+OMITTED_TOO_LARGE = "too-large"
+JSON_TYPE = "application/json"
 IN_FLIGHT, DONE = "in_flight", "done"
 PURGE_QUEUE = "default"
 PURGE_JOB_ID = "hirekit-idempotency-purge"
@@ -133,13 +146,41 @@ def claim(tenant_id: str, key: str, request_fingerprint: str) -> tuple[str | Non
 
 
 def store(tenant_id: str, key: str, token: str, status: int, body: bytes, headers: dict) -> None:
-    """Keep the answer of the request holding the claim; a 5xx answer releases the claim instead."""
+    """Keep the answer of the request holding the claim (past IDEMPOTENCY_MAX_STORED_BYTES, a note in its place); a 5xx
+    answer releases the claim instead."""
     mine = (IdempotencyKey.tenant == tenant_id) & (IdempotencyKey.key == key) & (IdempotencyKey.claim == token)
+    limit = int(current_app.config["IDEMPOTENCY_MAX_STORED_BYTES"])
+    if status < 500 and len(body) > limit:
+        body, headers = omitted_answer(status, body, limit, headers)
     with database.atomic():
         if status >= 500:
             IdempotencyKey.delete().where(mine).execute()
         else:
             IdempotencyKey.update(state=DONE, status=status, body=body, headers=headers).where(mine).execute()
+
+
+def omitted_answer(status: int, body: bytes, limit: int, headers: dict) -> tuple[bytes, dict]:
+    """What is kept of an answer too large to store: a small JSON note (with the record's id when the answer was a
+    record), and the headers but its Content-Type."""
+    note: dict = {"status": status, "replayed": True, "answer_omitted": OMITTED_TOO_LARGE}
+    record_id = answered_id(body)
+    if record_id is not None:
+        note["id"] = record_id
+    note["message"] = (f"This request already ran and answered {status}; its answer ({len(body):,} bytes) was larger than "
+                       f"the {limit:,} bytes kept per {HEADER}, so it is not replayed and nothing was run again. Read "
+                       "the record by its id (or Location) instead.")
+    kept = {name: value for name, value in headers.items() if name != "Content-Type"}
+    return orjson.dumps(note), {**kept, "Content-Type": JSON_TYPE, OMITTED_HEADER: OMITTED_TOO_LARGE}
+
+
+def answered_id(body: bytes) -> str | None:
+    """The top-level string `id` of a JSON object answer (a record), else None."""
+    try:
+        answer = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return None
+    record_id = answer.get("id") if isinstance(answer, dict) else None
+    return record_id if isinstance(record_id, str) else None
 
 
 def release(tenant_id: str, key: str, token: str) -> None:
@@ -163,9 +204,23 @@ def purge_expired_keys() -> int:
 
 # ---- HTTP: before the view, after it ------------------------------------------------------------------------------
 
+READ_ONLY_BLUEPRINTS = "hirekit.idempotency.read_only"  # app.extensions: blueprint name -> declared read_only
+
+
 def applies_to_request() -> bool:
     req = request._get_current_object()
-    return req.method in WRITE_METHODS and req.path.startswith(API_PREFIX) and HEADER in req.headers
+    return (req.method in WRITE_METHODS and req.path.startswith(API_PREFIX) and HEADER in req.headers
+            and not reads_only(current_app._get_current_object(), req.blueprint))
+
+
+def reads_only(app, blueprint_name: str | None) -> bool:
+    """Whether the blueprint declared that its routes change no state (app.api.Blueprint's `read_only`); read once
+    per blueprint and kept on the app."""
+    known = app.extensions.setdefault(READ_ONLY_BLUEPRINTS, {})
+    if blueprint_name not in known:
+        blueprint = app.blueprints.get(blueprint_name) if blueprint_name else None
+        known[blueprint_name] = bool(getattr(blueprint, "read_only", False))
+    return known[blueprint_name]
 
 
 FORM_TYPES = ("multipart/form-data", "application/x-www-form-urlencoded")
@@ -242,17 +297,31 @@ KEY_PARAMETER = {
                    "scoped to your tenant, e.g. a UUID) runs and its answer is kept for 24 hours; a retry with the same "
                    "key, method, path and body gets that answer again with `Idempotent-Replayed: true` and runs nothing; "
                    "the same key with another request is 422; while the first is still running, 409 (retry shortly). "
-                   "5xx answers are not kept.",
+                   "5xx answers are not kept. An answer body larger than IDEMPOTENCY_MAX_STORED_BYTES (64 KiB by "
+                   "default) is not kept either, but the key still guards the write: a retry runs nothing and gets the "
+                   "original status (and Location) with `Idempotent-Answer-Omitted: too-large` and a small JSON note "
+                   "(`status`, `replayed`, `answer_omitted`, the record's `id` when the answer was a record, `message`) "
+                   "in place of the answer. Keys apply to writes "
+                   "that change state (creates, updates, upserts, actions such as instant call, generate, webhook test "
+                   "and replay); read-only POSTs (person search, enrich, bulk, identify) ignore the header and keep "
+                   "nothing.",
 }
 REPLAYED_RESPONSE_HEADER = {
     "description": "`true` when this answer is the stored answer of an earlier request with the same Idempotency-Key",
     "schema": {"type": "string", "enum": ["true"]},
 }
+OMITTED_RESPONSE_HEADER = {
+    "description": "`too-large` on a replay whose original answer was larger than IDEMPOTENCY_MAX_STORED_BYTES: the "
+                   "body is then a small JSON note, not the original answer (the status and Location are the original's)",
+    "schema": {"type": "string", "enum": [OMITTED_TOO_LARGE]},
+}
 
 
-def document_operation(path: str, method: str, operation: dict) -> None:
-    """An authenticated /v1 write documents the Idempotency-Key header and its answers' Idempotent-Replayed header."""
-    if method.upper() not in WRITE_METHODS or not path.startswith(API_PREFIX) or not operation.get("security"):
+def document_operation(path: str, method: str, operation: dict, *, read_only: bool = False) -> None:
+    """An authenticated /v1 write that changes state documents the Idempotency-Key header and its answers'
+    Idempotent-Replayed and Idempotent-Answer-Omitted headers; a read-only one (which ignores the key) neither."""
+    if (read_only or method.upper() not in WRITE_METHODS or not path.startswith(API_PREFIX)
+            or not operation.get("security")):
         return
     parameters = operation.setdefault("parameters", [])
     if not any(isinstance(p, dict) and p.get("name") == HEADER for p in parameters):
@@ -260,6 +329,7 @@ def document_operation(path: str, method: str, operation: dict) -> None:
     for status, response in operation.get("responses", {}).items():
         if str(status).startswith("2") and isinstance(response, dict):
             response.setdefault("headers", {})[REPLAYED_HEADER] = REPLAYED_RESPONSE_HEADER
+            response["headers"][OMITTED_HEADER] = OMITTED_RESPONSE_HEADER
 
 
 # ---- the same guarantee for callers that are not HTTP requests (MCP tools) ----------------------------------------
@@ -270,6 +340,8 @@ def run_once(tenant_id: str, key: str, request_fingerprint: str, run: Callable[[
     token, answer = claim(tenant_id, valid_key(key), request_fingerprint)
     if answer is not None:
         stored = orjson.loads(answer.body)
+        if answer.status >= 400 and OMITTED_HEADER in answer.headers:  # past the size cap: the note's message
+            raise ApiError(answer.status, stored["message"])
         if answer.status >= 400:
             raise ApiError(answer.status, stored["message"], type=stored["type"], fields=stored.get("fields"),
                            extra=stored.get("extra"))

@@ -200,6 +200,7 @@ def test_concurrent_duplicates_on_gunicorn_make_one_record(gunicorn_server, app,
 def test_openapi_documents_the_key_on_every_authenticated_v1_write_and_the_replayed_header(client):
     spec = client.get("/openapi.json").json
     writes = [(path, method, operation) for path, operations in spec["paths"].items() if path.startswith("/v1/")
+              and "/person/" not in path  # read-only POSTs: tests/person/test_person_posts_ignore_idempotency_key.py
               for method, operation in operations.items() if method in ("post", "put", "patch") and operation.get("security")]
     assert len(writes) > 20
     for path, method, operation in writes:

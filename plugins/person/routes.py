@@ -24,13 +24,13 @@ ENRICH_NOTES = ("Minimum input: profile, email, phone_number or the id, or a nam
                 f"{LIKELIHOOD_DOC} 503 with Retry-After when no vendor is configured.")
 OUTPUT_NOTES = " Output options: data_include, titlecase, pretty. The key may also come as the api_key parameter."
 
-v1 = Blueprint("person_v1", __name__, url_prefix="/v1/person", auth="api_key",
+v1 = Blueprint("person_v1", __name__, read_only=True, url_prefix="/v1/person", auth="api_key",
                description="Person search and enrichment, v1 (X-API-Key)")
-v2 = Blueprint("person_v2", __name__, url_prefix="/v2/person", auth="api_key",
+v2 = Blueprint("person_v2", __name__, read_only=True, url_prefix="/v2/person", auth="api_key",
                description="Person search and enrichment, v2 (X-API-Key)")
-sandbox_v1 = Blueprint("person_sandbox_v1", __name__, url_prefix="/v1/sandbox/person", auth="api_key",
+sandbox_v1 = Blueprint("person_sandbox_v1", __name__, read_only=True, url_prefix="/v1/sandbox/person", auth="api_key",
                        description="Sandbox person API, v1 shape: a synthetic dataset, never the production upstream")
-sandbox_v2 = Blueprint("person_sandbox_v2", __name__, url_prefix="/v2/sandbox/person", auth="api_key",
+sandbox_v2 = Blueprint("person_sandbox_v2", __name__, read_only=True, url_prefix="/v2/sandbox/person", auth="api_key",
                        description="Sandbox person API, v2 shape: a synthetic dataset, never the production upstream")
 BLUEPRINTS = (v1, v2, sandbox_v1, sandbox_v2)
 JSON = "application/json"
