@@ -161,7 +161,8 @@ def test_a_name_pointing_at_loopback_by_send_time_is_refused_before_connecting(m
 
     assert listener.connections == [] and network == []
     attempt, = delivery_attempts(client, tenant_a, webhook)
-    assert attempt["error"].startswith("refused:") and "169.254.169.254" in attempt["error"]
+    assert attempt["error"] == "refused: host 'rebind.test' points at a private, loopback, link-local or reserved address"
+    assert "169.254" not in attempt["error"]  # the tenant never learns what the name resolves to
 
 
 def test_allow_private_still_delivers_to_local_receivers_at_the_address_first_resolved(app, client, tenant_a, resolver,
@@ -222,11 +223,13 @@ REFUSED_ADDRESSES = [
 @pytest.mark.parametrize("address", REFUSED_ADDRESSES)
 def test_every_private_loopback_link_local_multicast_reserved_or_unspecified_address_is_refused(resolver, address):
     resolver.answer("internal.test", address)
-    with pytest.raises(UnsafeTarget, match="private, loopback"):
+    with pytest.raises(UnsafeTarget, match="private, loopback") as refused:
         egress.pin_target("https://internal.test/hook", allow_private=False)
+    assert address not in str(refused.value)  # the refusal does not echo what the name resolved to
     resolver.answer("internal.test", (PUBLIC, PUBLIC_V6, address))  # every address is checked, not just the first
-    with pytest.raises(UnsafeTarget):
+    with pytest.raises(UnsafeTarget) as refused:
         egress.check_target("https://internal.test/hook", allow_private=False)
+    assert str(refused.value) == "host 'internal.test' points at a private, loopback, link-local or reserved address"
     literal = f"[{address}]" if ":" in address else address
     with pytest.raises(UnsafeTarget):
         egress.check_target(f"http://{literal}/hook", allow_private=False)
@@ -277,6 +280,21 @@ def test_configuring_a_refused_url_is_a_422_naming_the_url(make_app, tenant_a, r
     error = response.json["error"]
     assert response.json["status"] == 422 and error["type"] == "validation_error"
     assert list(error["fields"]) == ["url"] and error["fields"]["url"][0].endswith(".")
+    assert "192.168" not in response.get_data(as_text=True)
+
+
+def test_a_refused_name_is_answered_without_its_address_and_logged_with_it(make_app, tenant_a, resolver, caplog):
+    resolver.answer("intranet.test", ("10.1.2.3", "fd12:3456::7"))
+    client = make_app(WEBHOOK_ALLOW_PRIVATE=False).test_client()
+    with caplog.at_level("WARNING", logger="hirekit.webhooks"):
+        response = client.post("/v1/tenant-webhook", json=webhook_body(tenant_a, "https://intranet.test/hook"),
+                               headers=tenant_a.headers)
+    assert response.status_code == 422
+    assert response.json["error"]["fields"]["url"] == [
+        "Host 'intranet.test' points at a private, loopback, link-local or reserved address."]
+    assert not any(text in response.get_data(as_text=True) for text in ("10.1.2.3", "fd12", "10.1"))
+    logged = [r.getMessage() for r in caplog.records if r.name == "hirekit.webhooks"]
+    assert logged == ["webhook host 'intranet.test' refused: it resolves to 10.1.2.3, fd12:3456::7"]
 
 
 def test_subscribing_again_checks_the_url_again(make_app, tenant_a, resolver):
@@ -286,7 +304,8 @@ def test_subscribing_again_checks_the_url_again(make_app, tenant_a, resolver):
     assert client.post(f"/v1/tenant-webhook/unsubscribe/{webhook['id']}", headers=tenant_a.headers).status_code == 200
     resolver.answer("moving.test", "10.0.0.7")
     response = client.post(f"/v1/tenant-webhook/subscribe/{webhook['id']}", headers=tenant_a.headers)
-    assert response.status_code == 422 and "10.0.0.7" in response.json["error"]["fields"]["url"][0]
+    assert response.status_code == 422 and "private" in response.json["error"]["fields"]["url"][0]
+    assert "10.0.0.7" not in response.get_data(as_text=True)
     listed, = client.get("/v1/tenant-webhook", headers=tenant_a.headers).json["data"]
     assert listed["is_deleted"] is True
 

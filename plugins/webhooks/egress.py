@@ -3,17 +3,23 @@
 Checked when a webhook is configured or subscribed, and again before every send. The send resolves the name once
 (pin_target), checks every address it got, and the transport connects to the checked address itself: a name that
 answers a public address to the check and a private one a moment later (DNS rebinding) never gets a second lookup.
+
+A refusal never names the private address a host resolved to: echoed to a tenant (in a 422 or a delivery's error) it
+would map the operator's internal DNS. The operator's log records it (a warning on the hirekit.webhooks logger).
 """
 
 from __future__ import annotations
 
 import ipaddress
+import logging
 import re
 import socket
 from dataclasses import dataclass, replace
 from urllib.parse import urlsplit
 
 import idna
+
+log = logging.getLogger("hirekit.webhooks")
 
 DEFAULT_PORTS = {"http": 80, "https": 443}
 # Beyond is_private/is_loopback/...: carrier-grade NAT and the cloud metadata services
@@ -115,9 +121,9 @@ def pin_target(url: str, *, allow_private: bool) -> Target:
         raise UnsafeTarget(f"host {host!r} does not resolve")
     if not allow_private:
         refused = [address for address in addresses if not is_public_address(address)]
-        if refused:
-            raise UnsafeTarget(f"host {host!r} points at a private, loopback, link-local or reserved address "
-                               f"({refused[0]})")
+        if refused:  # the address is for the operator's log only: echoed to a tenant it would map internal DNS
+            log.warning("webhook host %r refused: it resolves to %s", host, ", ".join(refused))
+            raise UnsafeTarget(f"host {host!r} points at a private, loopback, link-local or reserved address")
     return Target(url=url, scheme=scheme, hostname=host, port=port, addresses=tuple(addresses))
 
 
