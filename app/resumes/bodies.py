@@ -10,7 +10,7 @@ from flask import request
 from flask_smorest.fields import Upload
 
 from app.errors import ApiError, ValidationFailed
-from app.resumes.sniffing import ACCEPTED
+from app.resumes.sniffing import ACCEPTED, WHAT_EACH_TYPE_IS
 from app.resumes.uploads import ResumeUpload, upload_from
 
 
@@ -21,7 +21,7 @@ def form_schema(schema_cls: type[ma.Schema]) -> type[ma.Schema]:
     """The multipart/form-data twin of a JSON body schema, for OpenAPI: `file` is the resume part, no base64."""
     if schema_cls not in _form_schemas:
         fields = {name: field for name, field in schema_cls().fields.items() if name not in ("file", "base64file")}
-        fields["file"] = Upload(metadata={"description": f"The resume file ({ACCEPTED})"})
+        fields["file"] = Upload(metadata={"description": f"The resume file ({ACCEPTED}, read from its bytes: {WHAT_EACH_TYPE_IS})"})
         name = schema_cls.__name__.removesuffix("Schema") + "FormSchema"
         _form_schemas[schema_cls] = ma.Schema.from_dict(fields, name=name)
     return _form_schemas[schema_cls]

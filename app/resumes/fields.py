@@ -9,7 +9,7 @@ import re
 import marshmallow as ma
 
 from app.api import FullAnswerSchema
-from app.resumes.sniffing import ACCEPTED
+from app.resumes.sniffing import ACCEPTED, WHAT_EACH_TYPE_IS
 from app.resumes.uploads import ResumeUpload, max_resume_bytes, too_large
 
 DATA_URL = re.compile(r"^data:[\w.+/-]*;base64,", re.IGNORECASE)
@@ -45,7 +45,8 @@ class ResumeBodyMixin(ma.Schema):
                             metadata={"description": "A reference to the resume in your system (a URL or id); "
                                                      "stored as resume.reference, never fetched"})
     base64file = Base64Resume(load_default=None, allow_none=True,
-                              metadata={"description": f"The resume, base64 encoded ({ACCEPTED})"})
+                              metadata={"description": f"The resume, base64 encoded ({ACCEPTED}, read from its "
+                                                     f"bytes: {WHAT_EACH_TYPE_IS})"})
     file_name = ma.fields.String(load_default=None, allow_none=True, validate=ma.validate.Length(max=255),
                                  metadata={"description": "Name of the base64 resume, e.g. jane-doe.pdf"})
 

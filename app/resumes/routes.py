@@ -6,6 +6,12 @@ from typing import Callable
 
 from app.auth import current_tenant_id
 
+DOWNLOAD_DESCRIPTION = (
+    "The resume bytes with the type read from them at upload (PDF, DOC, DOCX, RTF or plain text), always as a download: "
+    "`Content-Disposition: attachment` with a file name ending in that type's extension (ASCII `filename` and UTF-8 "
+    "`filename*`, RFC 6266; no path, quote or control character), `X-Content-Type-Options: nosniff` and "
+    "`Cache-Control: no-store`")
+
 
 def add_download_route(blp, rule: str, view_name: str, what: str, resume_of: Callable) -> None:
     """GET `rule` (one path argument, the record's id) answers `resume_of(tenant_id, record_id)`: the bytes with their
@@ -17,6 +23,5 @@ def add_download_route(blp, rule: str, view_name: str, what: str, resume_of: Cal
         return resume_of(current_tenant_id(), record_id)
 
     get.__doc__ = f"Download the {what}'s resume"
-    get = blp.response(200, content_type="application/octet-stream",
-                       description="The resume bytes, with its stored content type and file name")(get)
+    get = blp.response(200, content_type="application/octet-stream", description=DOWNLOAD_DESCRIPTION)(get)
     blp.add_view(rule, view_name, get=get)

@@ -1,4 +1,5 @@
-"""Where resume bytes live, addressed by their sha256: the storage interface, the local-directory one, the app's."""
+"""Where resume bytes live: each tenant's files apart, addressed by (tenant, sha256), so the same bytes are stored once
+per tenant and no tenant's upload can tell, by how long it takes, whether another tenant holds the same file."""
 
 from __future__ import annotations
 
@@ -12,33 +13,49 @@ from typing import BinaryIO
 
 from flask import current_app
 
+from app.tenancy import SLUG_PATTERN
+
+SHA256_HEX = re.compile(r"[0-9a-f]{64}")
+TENANTS_DIRECTORY = "tenants"  # <root>/tenants/<tenant id>/...; beside it, the shared two-hex-digit directories of old
+
 
 class ResumeStorage(abc.ABC):
-    """Where resume bytes live, addressed by their sha256 (the same bytes are stored once)."""
+    """Where resume bytes live, addressed by tenant and sha256 (a tenant's same bytes are stored once)."""
 
     @abc.abstractmethod
-    def save(self, data: bytes) -> str:
-        """Store the bytes and return their sha256 hex digest."""
+    def save(self, tenant_id: str, data: bytes) -> str:
+        """Store the tenant's bytes and return their sha256 hex digest."""
 
     @abc.abstractmethod
-    def open(self, sha256: str) -> BinaryIO:
-        """A readable binary stream of the stored bytes; FileNotFoundError when absent."""
+    def open(self, tenant_id: str, sha256: str) -> BinaryIO:
+        """A readable binary stream of the tenant's stored bytes; FileNotFoundError when absent."""
 
 
 class LocalResumeStorage(ResumeStorage):
-    """A directory on local disk: <root>/<first two hex digits>/<sha256>, written atomically."""
+    """A directory on local disk: <root>/tenants/<tenant id>/<first two hex digits>/<sha256>, written atomically.
+
+    Files stored before tenants were kept apart sit at <root>/<first two hex digits>/<sha256>, shared by every tenant
+    whose records name that sha256: reading falls back to there, so they stay readable where they are, while saving
+    only ever looks at (and writes) the tenant's own directory."""
 
     def __init__(self, root: str | Path):
         self.root = Path(root)
 
-    def path_for(self, sha256: str) -> Path:
-        if not re.fullmatch(r"[0-9a-f]{64}", sha256 or ""):
-            raise FileNotFoundError(sha256)
-        return self.root / sha256[:2] / sha256
+    def path_for(self, tenant_id: str, sha256: str) -> Path:
+        return self._tenant_root(tenant_id) / _two_level(sha256)
 
-    def save(self, data: bytes) -> str:
+    def shared_path_for(self, sha256: str) -> Path:
+        """Where the file was stored before each tenant had its own directory."""
+        return self.root / _two_level(sha256)
+
+    def _tenant_root(self, tenant_id: str) -> Path:
+        if not SLUG_PATTERN.match(tenant_id or ""):  # a tenant id is a slug: never a path of its own
+            raise ValueError(f"not a tenant id: {tenant_id!r}")
+        return self.root / TENANTS_DIRECTORY / tenant_id
+
+    def save(self, tenant_id: str, data: bytes) -> str:
         digest = hashlib.sha256(data).hexdigest()
-        path = self.path_for(digest)
+        path = self.path_for(tenant_id, digest)
         if path.exists():
             return digest
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -52,8 +69,18 @@ class LocalResumeStorage(ResumeStorage):
             raise
         return digest
 
-    def open(self, sha256: str) -> BinaryIO:
-        return self.path_for(sha256).open("rb")
+    def open(self, tenant_id: str, sha256: str) -> BinaryIO:
+        try:
+            return self.path_for(tenant_id, sha256).open("rb")
+        except FileNotFoundError:
+            return self.shared_path_for(sha256).open("rb")
+
+
+def _two_level(sha256: str) -> Path:
+    """<first two hex digits>/<sha256>; FileNotFoundError for anything that is not a sha256 hex digest."""
+    if not SHA256_HEX.fullmatch(sha256 or ""):
+        raise FileNotFoundError(sha256)
+    return Path(sha256[:2]) / sha256
 
 
 def storage() -> ResumeStorage:

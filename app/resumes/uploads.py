@@ -1,4 +1,5 @@
-"""A resume as received and as stored: size and type checks (413, 415, 422), storing it, streaming it back."""
+"""A resume as received and as stored: size and type checks (413, 415, 422), storing it in its tenant's files,
+streaming it back as a download a browser will not render or keep."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from dataclasses import dataclass
 from flask import current_app, send_file
 
 from app.errors import ApiError, NotFound, ValidationFailed
-from app.resumes.sniffing import ACCEPTED, safe_file_name, sniff_content_type
+from app.resumes.sniffing import ACCEPTED, WHAT_EACH_TYPE_IS, attachment_disposition, safe_file_name, sniff_content_type
 from app.resumes.storage import storage
 
 
@@ -42,39 +43,51 @@ def too_large() -> ApiError:
     return ApiError(413, f"The resume is larger than the {limit} bytes ({limit / 1048576:g} MiB) allowed.")
 
 
-def accept(upload: ResumeUpload) -> StoredResume:
-    """Check an upload (empty 422, too big 413, not a resume type 415) and store it."""
+def accept(upload: ResumeUpload, tenant_id: str) -> StoredResume:
+    """Check an upload (empty 422, too big 413, not a resume type 415) and store it among the tenant's files."""
     if not upload.data:
         raise ValidationFailed({"file": ["The resume is empty."]})
     if len(upload.data) > max_resume_bytes():
         raise too_large()
     content_type = sniff_content_type(upload.data)
     if content_type is None:
-        raise ApiError(415, f"The resume is not a {ACCEPTED} file (the type is read from its content, not its name).")
-    digest = storage().save(upload.data)
+        raise ApiError(415, f"The resume is not a {ACCEPTED} file (the type is read from its content, not its name: "
+                            f"{WHAT_EACH_TYPE_IS}).")
+    digest = storage().save(tenant_id, upload.data)
     return StoredResume(safe_file_name(upload.file_name, content_type), content_type, len(upload.data), digest)
 
 
-def take_from(values: dict) -> dict:
-    """Pop a loaded body's `resume` and `resume_reference`, check and store the resume; the record columns to set."""
+def take_from(values: dict, tenant_id: str) -> dict:
+    """Pop a loaded body's `resume` and `resume_reference`, check and store the tenant's resume; the record columns to
+    set."""
     upload = values.pop("resume", None)
-    columns = accept(upload).columns() if upload is not None else {}
+    columns = accept(upload, tenant_id).columns() if upload is not None else {}
     reference = values.pop("resume_reference", None)
     if reference is not None:
         columns["resume_reference"] = reference
     return columns
 
 
+DOWNLOAD_HEADERS = {
+    "X-Content-Type-Options": "nosniff",  # the stored type holds: no browser guesses HTML or script from the bytes
+    "Cache-Control": "no-store",  # personal data: kept by no browser or proxy cache
+}
+
+
 def download(record, what: str):
-    """Stream a record's stored resume back with its type and name; 404 when it has none."""
+    """Stream a record's stored resume back as an attachment (its name ending in its type's extension), never sniffed
+    by a browser nor stored by a cache; 404 when it has none."""
     if not record.resume_sha256:
         raise NotFound(f"resume of {what}", record.id)
     try:
-        stream = storage().open(record.resume_sha256)
+        stream = storage().open(record.tenant_id, record.resume_sha256)
     except FileNotFoundError:
         raise NotFound(f"resume of {what}", record.id) from None
-    return send_file(stream, mimetype=record.resume_content_type, as_attachment=True,
-                     download_name=record.resume_file_name, etag=record.resume_sha256, max_age=0)
+    response = send_file(stream, mimetype=record.resume_content_type, etag=record.resume_sha256)
+    response.headers["Content-Disposition"] = attachment_disposition(record.resume_file_name,
+                                                                     record.resume_content_type)
+    response.headers.update(DOWNLOAD_HEADERS)
+    return response
 
 
 def upload_from(part) -> ResumeUpload:

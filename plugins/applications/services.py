@@ -104,7 +104,7 @@ def create_for(tenant_id: str, candidate: Candidate, job: Job, values: dict, *,
     values.pop("candidate_id", None)
     values.pop("job_id", None)
     _refuse_duplicates(tenant_id, candidate, job, values.get("source_id"))
-    columns = uploads.take_from(values)
+    columns = uploads.take_from(values, tenant_id)
     values.update(candidate_source_id=candidate.source_id, job_source_id=job.source_id)
     try:
         with database.atomic():
@@ -122,7 +122,7 @@ def update_application(tenant_id: str, application_id, values: dict) -> Applicat
     """Change status and stage (and the resume when one is sent), and announce the change."""
     application = get_application(tenant_id, application_id)
     values = dict(values)
-    values.update(uploads.take_from(values))
+    values.update(uploads.take_from(values, tenant_id))
     with database.atomic():
         apply_changes(application, values)
         events.emit(tenant_id, events.APPLICATION_ACTIVITY, application_record(application))

@@ -25,7 +25,7 @@ def find_by_email(tenant_id: str, email: str) -> Candidate | None:
 def create_candidate(tenant_id: str, values: dict) -> Candidate:
     """A new candidate; its source_id is unique per tenant (409 naming the existing one)."""
     values = dict(values)
-    columns = uploads.take_from(values)
+    columns = uploads.take_from(values, tenant_id)
     return create_with_source_id(Candidate, tenant_id, values, **columns)
 
 
@@ -42,7 +42,7 @@ def update_candidate(tenant_id: str, candidate_id, values: dict) -> Candidate:
 def replace_candidate(tenant_id: str, candidate: Candidate, values: dict) -> Candidate:
     """The upsert's replace: every field of the create body (its resume too, when one is sent) over the stored ones."""
     values = dict(values)
-    values.update(uploads.take_from(values))
+    values.update(uploads.take_from(values, tenant_id))
     return apply_changes(candidate, values)
 
 
