@@ -13,7 +13,7 @@ from flask.views import MethodView
 from flask_smorest import Api as SmorestApi
 from flask_smorest import Blueprint as SmorestBlueprint
 
-from app import api_docs, errors, idempotency
+from app import api_docs, errors, idempotency, server_refusals
 from app.fields import BoundedInteger, Schema
 from app.listing import SyncArgsSchema, cursor_mode_excludes_page
 from app.auth import BEARER, SECURITY_SCHEMES
@@ -107,6 +107,7 @@ class Blueprint(SmorestBlueprint):
     def _prepare_auth_doc(self, doc, doc_info, **kwargs):
         responses = doc.setdefault("responses", {})
         responses.setdefault(429, "TOO_MANY_REQUESTS")
+        server_refusals.document_operation(responses)  # what gunicorn refuses before any route: 400, 414, 431
         if self.auth:
             doc["security"] = [{SECURITY_SCHEMES[self.auth][0]: []}]
             responses.setdefault(401, "UNAUTHORIZED")
@@ -273,6 +274,7 @@ def init_api(app) -> Api:
     api_docs.init_app(app)  # /docs: Swagger UI from the packaged copy, not a CDN
     for name, scheme in SECURITY_SCHEMES.values():
         api.spec.components.security_scheme(name, scheme)
+    server_refusals.document(api.spec, ErrorSchema)
     return api
 
 

@@ -7,25 +7,35 @@ without a thread, and must be complete within HIREKIT_WEB_HEADER_TIMEOUT seconds
 complete head is handed to a thread. A kept-alive connection's next head is read by its thread, under the same
 deadline (the socket is shut down when it passes). Request bodies are read by the application's thread as it
 consumes them: a slow body holds one thread, which is why nginx (deploy/nginx.conf) buffers bodies in front.
+
+What gunicorn refuses itself (a malformed request, a request line or headers past the limits: app.server_refusals) is
+answered in the API's one JSON error body, not gunicorn's HTML page, and logged without the request's keys.
 """
 
 from __future__ import annotations
 
+import datetime
 import errno
 import mmap
 import os
 import selectors
 import socket
+import ssl
 import struct
 import threading
 import time
 from concurrent import futures
 from functools import partial
 
-from gunicorn import http
+from gunicorn import http, util
+from gunicorn.http import errors as http_errors
+from gunicorn.http.message import Message
+from gunicorn.http.wsgi import Response, default_environ
 from gunicorn.http2 import negotiation
 from gunicorn.workers.gthread import TConn, ThreadWorker
 
+from app import server_refusals
+from app.observability import new_request_id
 from app.server_threads import mark_long_lived_request_thread
 
 HEAD_TIMEOUT_SECONDS = float(os.environ.get("HIREKIT_WEB_HEADER_TIMEOUT", "10"))
@@ -82,6 +92,31 @@ class ConnectionCounts:
 
 
 CONNECTION_COUNTS = ConnectionCounts()
+
+# gunicorn's parse errors -> the refusal answering them; the first matching class wins. A response header the
+# application sent is the application's fault (500); an error not listed (a ParseException gunicorn adds later is
+# caught by the last row) is a 500 too, logged with its traceback.
+REFUSALS = (
+    ((http_errors.InvalidResponseHeader, http_errors.InvalidResponseHeaderName), None),
+    (http_errors.LimitRequestLine, server_refusals.REQUEST_LINE_TOO_LONG),
+    (http_errors.LimitRequestHeaders, server_refusals.HEADERS_TOO_LARGE),
+    (http_errors.ExpectationFailed, server_refusals.EXPECTATION_FAILED),
+    (http_errors.UnsupportedTransferCoding, server_refusals.UNSUPPORTED_TRANSFER_CODING),
+    ((http_errors.ForbiddenProxyRequest, ssl.SSLError), server_refusals.FORBIDDEN_PEER),
+    (http_errors.ConfigurationProblem, server_refusals.SERVER_ERROR),
+    ((http_errors.InvalidRequestLine, http_errors.InvalidRequestMethod, http_errors.InvalidHTTPVersion),
+     server_refusals.MALFORMED_REQUEST_LINE),
+    ((http_errors.InvalidHeader, http_errors.InvalidHeaderName, http_errors.ObsoleteFolding,
+      http_errors.InvalidSchemeHeaders), server_refusals.MALFORMED_HEADERS),
+    ((http_errors.InvalidChunkSize, http_errors.ChunkMissingTerminator, http_errors.InvalidChunkExtension),
+     server_refusals.MALFORMED_CHUNKED_BODY),
+    (http_errors.ParseException, server_refusals.MALFORMED_REQUEST),
+)
+
+
+def refusal_for(error: BaseException) -> server_refusals.Refusal | None:
+    """The refusal answering a client's malformed request, None when the error is the server's own (a 500)."""
+    return next((refusal for kinds, refusal in REFUSALS if isinstance(error, kinds)), None)
 
 
 class HeadDeadlineThreadWorker(ThreadWorker):
@@ -178,6 +213,35 @@ class HeadDeadlineThreadWorker(ThreadWorker):
     def handle_request(self, req, conn):
         self._forget(conn)  # the head arrived in time; the application's own time is `timeout`'s business
         return super().handle_request(req, conn)
+
+    def handle_error(self, req, client, addr, exc):
+        """gunicorn's handle_error, answering in the one JSON error body with an X-Request-Id; the log line names the
+        request id and carries no key (app.observability.RedactingGunicornLogger redacts every gunicorn message)."""
+        addr = addr or ("", -1)  # a unix socket's peer
+        refusal, request_id = refusal_for(exc), new_request_id()
+        if refusal is not None:
+            self.log.warning("Invalid request from ip=%s: %s", addr[0], exc, extra={"request_id": request_id,
+                                                                                       "status": refusal.status})
+        else:
+            refusal = server_refusals.SERVER_ERROR
+            self.log.exception("Error handling request %s %s", getattr(req, "method", "-"),
+                               getattr(req, "uri", "(no URI read)"), extra={"request_id": request_id})
+        limits = {"limit_request_line": self.cfg.limit_request_line, "limit_request_fields": self.cfg.limit_request_fields,
+                  "limit_request_field_size": self.cfg.limit_request_field_size}
+        body = refusal.body(limits, request_id)
+        if req is None and isinstance(getattr(exc, "req", None), Message):  # a bad header names its request
+            req = exc.req
+        if req is not None:  # gunicorn access-logs a refusal it parsed far enough to have a request for
+            environ = default_environ(req, client, self.cfg)
+            environ["REMOTE_ADDR"], environ["REMOTE_PORT"] = addr[0], str(addr[1])
+            response = Response(req, client, self.cfg)
+            response.status = f"{refusal.status} {refusal.reason}"
+            response.response_length = len(body)
+            self.log.access(response, req, environ, datetime.timedelta(0))
+        try:
+            util.write_nonblock(client, refusal.response(body, request_id))
+        except Exception:  # the client may be gone; gunicorn ignores this too
+            self.log.debug("Failed to send error message.")
 
     def _forget(self, conn) -> None:
         with self._deadline_lock:

@@ -19,6 +19,7 @@ import gc
 import multiprocessing
 import os
 
+from app import server_refusals
 from app.config import environment_value  # HIREKIT_PORT/HIREKIT_WEB_WORKERS, else a platform's PORT/WEB_CONCURRENCY
 
 bind = os.environ.get("HIREKIT_BIND", f"127.0.0.1:{environment_value('PORT', default='8000')}")
@@ -28,8 +29,11 @@ threads = int(os.environ.get("HIREKIT_WEB_THREADS", "4"))  # HIREKIT_WEB_HEADER_
 timeout = int(os.environ.get("HIREKIT_WEB_TIMEOUT", "30"))  # a request stuck longer than this restarts its worker
 graceful_timeout = 20
 keepalive = 5
-limit_request_line = 8190
-limit_request_fields = 100
+# Request heads past these are refused before the app (414 / 431 in the API's JSON error body, documented on every
+# operation in /openapi.json): app/server_refusals.py holds the values.
+limit_request_line = server_refusals.LIMIT_REQUEST_LINE  # 8190 bytes of request line
+limit_request_fields = server_refusals.LIMIT_REQUEST_FIELDS  # 100 header fields
+limit_request_field_size = server_refusals.LIMIT_REQUEST_FIELD_SIZE  # 8190 bytes per header line
 # Worker recycling is off by default: a fast API reaches any fixed count within seconds, and each restart costs an
 # app boot. Set HIREKIT_WEB_MAX_REQUESTS (jitter is a tenth of it) only to contain a suspected leak.
 max_requests = int(os.environ.get("HIREKIT_WEB_MAX_REQUESTS", "0"))
