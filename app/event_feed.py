@@ -1,10 +1,16 @@
 """GET /v1/events: the tenant's stored events, oldest first, so a receiver that missed webhook deliveries can pull them.
 
-An event's `id` is the webhook-id its deliveries carried. `after` is an opaque signed position (the event's place in
-the store, bound to the tenant), answered as `next_after` on every page, the last included, so a poller resumes from it.
-Events older than the retention (HIREKIT_EVENT_RETENTION_DAYS, 30) are not served, and the worker purges them."""
+An event's `id` is the webhook-id its deliveries carried. `after` is an opaque signed position answered as `next_after`
+on every page, the last included, so a poller resumes from it. It names the tenant and the id of the page's last event,
+nothing else: the store's sequence is shared by every tenant, so a position carrying it would tell a tenant how many
+events the others have. The server finds that event's place in the store; an event since purged resumes at the
+oldest one retained. Like list cursors it never expires, and stops verifying once the key that signed it leaves
+HIREKIT_SECRET_KEY (app.tokens). Events older than the retention (HIREKIT_EVENT_RETENTION_DAYS, 30) are not served,
+and the worker purges them."""
 
 from __future__ import annotations
+
+import uuid
 
 import marshmallow as ma
 
@@ -21,7 +27,9 @@ blp = Blueprint("events", __name__, url_prefix="/v1/events", description="The te
 
 
 class EventFeedArgsSchema(ma.Schema):
-    after = ma.fields.String(metadata={"description": "A previous answer's next_after: only events after it"})
+    after = ma.fields.String(metadata={"description": "A previous answer's next_after: only events after it. It never "
+                                                      "expires, is this tenant's only, and stops working when the server "
+                                                      "secret that signed it is rotated out"})
     type = ma.fields.String(validate=ma.validate.OneOf(EVENT_TYPES), metadata={"description": "Only events of this type"})
     size = BoundedInteger(1, 100, load_default=50, metadata={"description": "1-100, default 50"})
 
@@ -45,13 +53,22 @@ def invalid_after() -> ApiError:
 
 
 def read_after(after: str, tenant_id: str) -> int:
+    """The store position (sequence) to continue after, from a `next_after` of this tenant: [tenant, event id], or
+    [tenant, sequence] as positions were signed before they named the event. 400 for anything else."""
     try:
-        bound_tenant, sequence = tokens.verify(CURSOR_KIND, after, max_age=None)
+        bound_tenant, position = tokens.verify(CURSOR_KIND, after, max_age=tokens.NEVER_EXPIRES)
     except (tokens.InvalidToken, TypeError, ValueError):
         raise invalid_after() from None
-    if bound_tenant != tenant_id or not isinstance(sequence, int):
+    if bound_tenant != tenant_id:
         raise invalid_after()
-    return sequence
+    if type(position) is int:  # a position signed before positions named their event: honoured, never issued again
+        return position
+    try:
+        event_id = uuid.UUID(position)
+    except (TypeError, ValueError, AttributeError):
+        raise invalid_after() from None
+    last = Event.select(Event.sequence).where((Event.event_id == event_id) & (Event.tenant == tenant_id)).first()
+    return last.sequence if last is not None else 0  # purged since: the oldest retained events come next
 
 
 def event_feed(tenant_id: str, *, size: int, after: str | None = None, type: str | None = None) -> dict:
@@ -64,7 +81,7 @@ def event_feed(tenant_id: str, *, size: int, after: str | None = None, type: str
     events = list(query.order_by(Event.sequence).limit(size))
     body = {"data": events}
     if events:
-        body["next_after"] = tokens.sign(CURSOR_KIND, [tenant_id, events[-1].sequence])
+        body["next_after"] = tokens.sign(CURSOR_KIND, [tenant_id, str(events[-1].event_id)])
     return body
 
 

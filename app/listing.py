@@ -2,6 +2,8 @@
 
 A cursor is opaque and signed with the server secret (app.tokens, kind "list-cursor"); it carries the last row's
 (updated_at, id) and a digest of the tenant, the list and its filters, so a cursor of another tenant or list is 400.
+It never expires (a sync paused for any time resumes where it stopped) and stops verifying once the key that signed it
+leaves HIREKIT_SECRET_KEY's list.
 The next page is `(updated_at, id) > (last)` in that order, never an OFFSET: a row changed during a walk gets a later
 updated_at, so it moves past the walker's position and is read again later instead of being skipped.
 """
@@ -54,7 +56,9 @@ class SyncArgsSchema(ma.Schema):
     cursor = ma.fields.String(metadata={
         "description": "Cursor mode (instead of page): empty to start, then the previous answer's next_cursor. Walks "
                        "by (updated_at, id), answers next_cursor (absent on the last page) and no totals; a record "
-                       "changed during the walk is seen again later, never skipped."})
+                       "changed during the walk is seen again later, never skipped. A cursor never expires, is this "
+                       "tenant's and this list's only, and stops working when the server secret that signed it is "
+                       "rotated out."})
 
 
 def cursor_mode_excludes_page(data: dict, original_data) -> None:
@@ -123,7 +127,7 @@ def keyset_query(query, model, window: ListWindow, scope: str):
 
 def read_cursor(cursor: str, scope: str) -> tuple[dt.datetime, str]:
     try:
-        payload = tokens.verify(CURSOR_KIND, cursor, max_age=None)
+        payload = tokens.verify(CURSOR_KIND, cursor, max_age=tokens.NEVER_EXPIRES)
         bound_scope, updated_at, record_id = payload
         if bound_scope != scope:
             raise InvalidCursor()

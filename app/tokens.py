@@ -1,5 +1,11 @@
-"""Signed, expiring opaque tokens (person scroll tokens, list cursors): itsdangerous over the server secret, with one
-salt per kind of token, so a token of one kind never verifies as another and only this server's secret makes one."""
+"""Signed opaque tokens: itsdangerous over the server secret, with one salt per kind of token, so a token of one kind
+never verifies as another and only this server's secret makes one.
+
+Which tokens expire is each kind's decision, made where it is verified: person scroll tokens expire (SCROLL_TOKEN_TTL,
+3600 s); sync cursors (list cursors and the event feed's next_after) never do (NEVER_EXPIRES), so a sync paused for
+any time resumes where it stopped. Every kind is bound to what it was issued for (a sync cursor to its tenant, list and
+filters; a scroll token to its query), and every kind stops verifying once the key that signed it leaves
+HIREKIT_SECRET_KEY's list: rotating the secret (new,old, then new) is how an operator retires all of them."""
 
 from __future__ import annotations
 
@@ -8,6 +14,9 @@ from functools import lru_cache
 
 from flask import current_app
 from itsdangerous import BadData, SignatureExpired, URLSafeTimedSerializer
+
+
+NEVER_EXPIRES = None  # max_age of a kind of token that stays valid until its signing key is rotated out
 
 
 class InvalidToken(ValueError):
@@ -24,7 +33,8 @@ def sign(kind: str, payload) -> str:
 
 
 def verify(kind: str, token: str, max_age: float | None):
-    """The payload of a token `sign(kind, ...)` made within `max_age` seconds under any configured key.
+    """The payload of a token `sign(kind, ...)` made within `max_age` seconds (NEVER_EXPIRES: at any time) under any
+    configured key.
 
     Raises ExpiredToken when it is genuine but too old, InvalidToken for anything else."""
     try:
