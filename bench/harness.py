@@ -1,5 +1,5 @@
-"""What every bench script shares: free ports, gunicorn as deployed (start and stop), HTTP timing and the figures
-printed from timings (percentiles, load average).
+"""What every bench script shares: free ports, gunicorn as deployed (start and stop), HTTP timing, the figures
+printed from timings (percentiles, load average), and what a process uses (CPU seconds, memory from /proc).
 
 gunicorn runs with deploy/gunicorn.conf.py and 2 workers unless told otherwise, in a session of its own, so stop()
 ends the arbiter and its workers together.
@@ -121,6 +121,19 @@ def cpu_seconds(pids: list[int]) -> dict[int, float]:
             continue
         used[pid] = (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
     return used
+
+
+def status_kib(pid: int, name: str = "VmRSS") -> int:
+    """A size line of /proc/<pid>/status in KiB (VmRSS: resident memory; RssAnon: its anonymous part); 0 when the
+    process is gone or there is no /proc."""
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            for line in status:
+                if line.startswith(f"{name}:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
 
 
 def worker_pids(server: subprocess.Popen) -> list[int]:
