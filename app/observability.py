@@ -8,8 +8,12 @@ import random
 import re
 import time
 
+from urllib.parse import unquote_plus
+
 from flask import g, has_request_context, request
 from gunicorn.glogging import Logger as GunicornLogger
+
+from app.tenancy import KEY_PREFIX, MIN_KEY_BODY_LENGTH
 
 request_log = logging.getLogger("hirekit.request")
 
@@ -48,25 +52,46 @@ class JsonFormatter(logging.Formatter):
             if key not in STANDARD_ATTRIBUTES and key not in entry and not key.startswith("_"):
                 entry[key] = value
         if record.exc_info:
-            entry["exception"] = self.formatException(record.exc_info)
+            entry["exception"] = record.exc_text or self.formatException(record.exc_info)  # exc_text: as a filter left it
         return json.dumps(entry, default=str)
 
 
 # An API key sent in a URL (PDL's SDKs send `api_key=` on GET) must not reach a log line: the access log's request line,
-# query and referer, and the development server's request line, are redacted; the request log above records the path only.
-KEY_IN_URL = re.compile(r"(?i)((?:^|[?&;\s])api(?:_|%5f)key=)[^&;#\s\"]*")
+# query and referer, gunicorn's error log (a malformed request line is quoted whole), and the development server's
+# request line are redacted; the request log above records the path only. A parameter is known by its name as the app
+# reads it, percent-decoded ('+' a space): `%61pi_key=` and `api_k%65y=` authenticate as `api_key=` does. Anything
+# shaped like a Hirekit key (app.tenancy: hk_ and 32+ URL-safe characters) is redacted wherever it stands.
+URL_PARAMETER = re.compile(r"(?<![^?&;\s'\"])([^=&;#?\s'\"]+)=([^&;#\s\"]*)")
+KEY_PARAMETER_NAME = "api_key"
+KEY_SHAPED = re.compile(re.escape(KEY_PREFIX) + r"[A-Za-z0-9_-]{%d,}" % MIN_KEY_BODY_LENGTH)
 REDACTED = "[redacted]"
 KEY_HEADER_ATOMS = ("{x-api-key}i", "{authorization}i", "{http_x_api_key}e", "{http_authorization}e")
 URL_ATOMS = ("r", "q", "f", "{query_string}e", "{raw_uri}e", "{http_referer}e")
 
 
+def _redact_key_parameter(match: re.Match) -> str:
+    name = match.group(1)
+    return f"{name}={REDACTED}" if unquote_plus(name).lower() == KEY_PARAMETER_NAME else match.group(0)
+
+
 def redact_keys(text: str) -> str:
-    """The text with the value of every api_key parameter replaced by [redacted]."""
-    return KEY_IN_URL.sub(r"\1" + REDACTED, text) if "key" in text.lower() else text
+    """The text with the value of every api_key parameter (however its name is percent-encoded), and every key-shaped
+    token, replaced by [redacted]."""
+    if "=" in text:
+        text = URL_PARAMETER.sub(_redact_key_parameter, text)
+    if KEY_PREFIX in text:
+        text = KEY_SHAPED.sub(REDACTED, text)
+    return text
 
 
 class RedactingGunicornLogger(GunicornLogger):
-    """gunicorn's logger whose access-log atoms never carry an API key (deploy/gunicorn.conf.py sets it as logger_class)."""
+    """gunicorn's logger whose access-log atoms and error-log messages never carry an API key (deploy/gunicorn.conf.py
+    sets it as logger_class)."""
+
+    def setup(self, cfg):
+        super().setup(cfg)  # (re)configures gunicorn's loggers, also on a reload: the filter goes on again if lost
+        if not any(isinstance(f, KeyRedactingFilter) for f in self.error_log.filters):
+            self.error_log.addFilter(KeyRedactingFilter())
 
     def atoms(self, resp, req, environ, request_time):
         atoms = super().atoms(resp, req, environ, request_time)
@@ -80,13 +105,16 @@ class RedactingGunicornLogger(GunicornLogger):
 
 
 class KeyRedactingFilter(logging.Filter):
-    """Redacts api_key values from a record's message and arguments (werkzeug's development server logs request lines)."""
+    """Redacts keys from a record's message, arguments and traceback (werkzeug's development server logs request
+    lines; gunicorn's error log quotes a malformed request line, or an exception naming the request's URI)."""
 
     def filter(self, record):
         if isinstance(record.msg, str):
             record.msg = redact_keys(record.msg)
         if isinstance(record.args, tuple):
-            record.args = tuple(redact_keys(a) if isinstance(a, str) else a for a in record.args)
+            record.args = tuple(redact_keys(str(a)) if isinstance(a, (str, BaseException)) else a for a in record.args)
+        if record.exc_info and not record.exc_text:
+            record.exc_text = redact_keys(logging.Formatter().formatException(record.exc_info))
         return True
 
 
