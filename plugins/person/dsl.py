@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from app.errors import ApiError
 from plugins.person import profile_fields
+from plugins.person.analysis import analyze
 from plugins.person.profile_fields import BOOLEAN, DATE, FLOAT, INTEGER, KEYWORD, TEXT
-
-MAX_VALUES = 1000
-MAX_DEPTH = 20
+from plugins.person.query_budget import (MAX_CLAUSES, MAX_DEPTH, MAX_PATTERN_LENGTH, MAX_PATTERN_WILDCARDS, MAX_TERMS,
+                                         MAX_TEXT_LENGTH, MAX_TOKENS, MAX_VALUES)
 BOOL_OCCURS = ("must", "filter", "should", "must_not")
 RANGE_BOUNDS = ("gt", "gte", "lt", "lte")
 CLAUSES = ("bool", "term", "terms", "match", "match_phrase", "exists", "range", "prefix", "wildcard", "match_all")
@@ -23,13 +23,34 @@ class DslError(ApiError):
 
 
 def validate_query(query) -> dict:
-    """The canonical form of a query (lists everywhere bool allows one, full option objects) or DslError."""
+    """The canonical form of a query (lists everywhere bool allows one, full option objects) or DslError; a query over
+    the query budget (plugins/person/query_budget.py) is refused as soon as the walk meets the bound it passes."""
     if isinstance(query, dict) and set(query) == {"query"} and isinstance(query["query"], dict):
         query = query["query"]  # PDL's examples nest it: {"query": {"query": {...}}}
-    return _clause(query, "query", 0)
+    return _clause(query, "query", 0, Spend())
 
 
-def _clause(node, where: str, depth: int) -> dict:
+class Spend:
+    """What a query has asked for so far while it is validated: clauses and terms, against MAX_CLAUSES and MAX_TERMS."""
+
+    __slots__ = ("clauses", "terms")
+
+    def __init__(self):
+        self.clauses = self.terms = 0
+
+    def clause(self, where: str) -> None:
+        self.clauses += 1
+        if self.clauses > MAX_CLAUSES:
+            raise DslError(where, f"a query holds at most {MAX_CLAUSES} clauses, bool clauses included (query budget)")
+
+    def add_terms(self, count: int, where: str) -> None:
+        self.terms += count
+        if self.terms > MAX_TERMS:
+            raise DslError(where, f"a query holds at most {MAX_TERMS:,} terms in all (each term or terms value, match "
+                                  "token, pattern, range and exists counts one; query budget)")
+
+
+def _clause(node, where: str, depth: int, spend: Spend) -> dict:
     if depth > MAX_DEPTH:
         raise DslError(where, f"queries nest at most {MAX_DEPTH} levels deep")
     if not isinstance(node, dict) or len(node) != 1:
@@ -37,10 +58,11 @@ def _clause(node, where: str, depth: int) -> dict:
     (kind, body), = node.items()
     if kind not in CLAUSES:
         raise DslError(where, f"unsupported clause {kind!r}; allowed: {', '.join(CLAUSES)}")
-    return {kind: _VALIDATORS[kind](body, f"{where}.{kind}", depth)}
+    spend.clause(where)
+    return {kind: _VALIDATORS[kind](body, f"{where}.{kind}", depth, spend)}
 
 
-def _bool(body, where: str, depth: int) -> dict:
+def _bool(body, where: str, depth: int, spend: Spend) -> dict:
     if not isinstance(body, dict):
         raise DslError(where, "expected an object with must, filter, should, must_not, minimum_should_match")
     unknown = set(body) - set(BOOL_OCCURS) - {"minimum_should_match"}
@@ -56,7 +78,7 @@ def _bool(body, where: str, depth: int) -> dict:
         if not isinstance(clauses, list):
             raise DslError(f"{where}.{occur}", "expected a clause or a list of clauses")
         _check_cap(clauses, f"{where}.{occur}")
-        result[occur] = [_clause(c, f"{where}.{occur}[{i}]", depth + 1) for i, c in enumerate(clauses)]
+        result[occur] = [_clause(c, f"{where}.{occur}[{i}]", depth + 1, spend) for i, c in enumerate(clauses)]
     if "minimum_should_match" in body:
         result["minimum_should_match"] = _minimum_should_match(body["minimum_should_match"], f"{where}.minimum_should_match")
     return result
@@ -82,31 +104,33 @@ def _example_child(path: str) -> str:
     return next(p for p in profile_fields.FIELDS if p.startswith(path + "."))
 
 
-def _term(body, where: str, depth: int) -> dict:
+def _term(body, where: str, depth: int, spend: Spend) -> dict:
     f, value = _single_field(body, where)
     if isinstance(value, dict):
         _only_options(value, {"value"}, f"{where}.{f.path}")
         if "value" not in value:
             raise DslError(f"{where}.{f.path}", "missing value")
         value = value["value"]
+    spend.add_terms(1, f"{where}.{f.path}")
     return {f.path: _scalar(f, value, f"{where}.{f.path}")}
 
 
-def _terms(body, where: str, depth: int) -> dict:
+def _terms(body, where: str, depth: int, spend: Spend) -> dict:
     f, values = _single_field(body, where)
     if not isinstance(values, list) or not values:
         raise DslError(f"{where}.{f.path}", "expected a non-empty list of values")
     _check_cap(values, f"{where}.{f.path}")
+    spend.add_terms(len(values), f"{where}.{f.path}")
     return {f.path: [_scalar(f, v, f"{where}.{f.path}") for v in values]}
 
 
-def _match(body, where: str, depth: int) -> dict:
+def _match(body, where: str, depth: int, spend: Spend) -> dict:
     f, value = _single_field(body, where)
     options = value if isinstance(value, dict) else {"query": value}
     _only_options(options, {"query", "operator", "minimum_should_match"}, f"{where}.{f.path}")
     if "query" not in options:
         raise DslError(f"{where}.{f.path}", "missing query")
-    result = {"query": _match_text(f, options["query"], f"{where}.{f.path}")}
+    result = {"query": _match_text(f, options["query"], f"{where}.{f.path}", spend)}
     operator = options.get("operator", "or")
     if not isinstance(operator, str) or operator.lower() not in ("or", "and"):
         raise DslError(f"{where}.{f.path}.operator", "must be \"or\" or \"and\"")
@@ -116,13 +140,13 @@ def _match(body, where: str, depth: int) -> dict:
     return {f.path: result}
 
 
-def _match_phrase(body, where: str, depth: int) -> dict:
+def _match_phrase(body, where: str, depth: int, spend: Spend) -> dict:
     f, value = _single_field(body, where)
     options = value if isinstance(value, dict) else {"query": value}
     _only_options(options, {"query", "slop"}, f"{where}.{f.path}")
     if "query" not in options:
         raise DslError(f"{where}.{f.path}", "missing query")
-    result = {"query": _match_text(f, options["query"], f"{where}.{f.path}")}
+    result = {"query": _match_text(f, options["query"], f"{where}.{f.path}", spend)}
     if "slop" in options:
         slop = options["slop"]
         if not _is_int(slop) or not 0 <= slop <= 100:
@@ -131,24 +155,41 @@ def _match_phrase(body, where: str, depth: int) -> dict:
     return {f.path: result}
 
 
-def _match_text(f: profile_fields.Field, value, where: str):
-    if f.kind == TEXT:
-        if not isinstance(value, (str, int, float)) or isinstance(value, bool):
-            raise DslError(where, "expected text")
-        return str(value)
-    return _scalar(f, value, where)
+def _match_text(f: profile_fields.Field, value, where: str, spend: Spend):
+    """The text to match: on a text field its analyzed tokens count against MAX_TOKENS and the query's terms, on any
+    other field it is one exact value."""
+    if f.kind != TEXT:
+        spend.add_terms(1, where)
+        return _scalar(f, value, where)
+    if not isinstance(value, (str, int, float)) or isinstance(value, bool):
+        raise DslError(where, "expected text")
+    text = _bounded_text(str(value), where)
+    tokens = len(analyze(text))
+    if tokens > MAX_TOKENS:
+        raise DslError(where, f"the text has {tokens} tokens; the query budget allows at most {MAX_TOKENS} tokens per match "
+                              "or match_phrase")
+    spend.add_terms(tokens, where)
+    return text
 
 
-def _exists(body, where: str, depth: int) -> dict:
+def _bounded_text(text: str, where: str) -> str:
+    if len(text) > MAX_TEXT_LENGTH:
+        raise DslError(where, f"the text has {len(text):,} characters; the query budget allows at most "
+                              f"{MAX_TEXT_LENGTH:,} characters per value")
+    return text
+
+
+def _exists(body, where: str, depth: int, spend: Spend) -> dict:
     if not isinstance(body, dict) or set(body) != {"field"}:
         raise DslError(where, "expected {\"field\": <name>}")
     path = body["field"]
     if not (isinstance(path, str) and path in profile_fields.OBJECT_PATHS):
         _known_field(path, where)
+    spend.add_terms(1, where)
     return {"field": path}
 
 
-def _range(body, where: str, depth: int) -> dict:
+def _range(body, where: str, depth: int, spend: Spend) -> dict:
     f, bounds = _single_field(body, where)
     here = f"{where}.{f.path}"
     if f.kind not in (INTEGER, FLOAT, DATE, KEYWORD):
@@ -158,10 +199,19 @@ def _range(body, where: str, depth: int) -> dict:
     _only_options(bounds, set(RANGE_BOUNDS), here)
     if "gt" in bounds and "gte" in bounds or "lt" in bounds and "lte" in bounds:
         raise DslError(here, "give at most one lower bound (gt or gte) and one upper bound (lt or lte)")
+    spend.add_terms(1, here)
     return {f.path: {name: _scalar(f, value, f"{here}.{name}") for name, value in bounds.items()}}
 
 
-def _pattern(body, where: str, depth: int) -> dict:
+def _prefix(body, where: str, depth: int, spend: Spend) -> dict:
+    return _pattern(body, where, spend, wildcard=False)
+
+
+def _wildcard(body, where: str, depth: int, spend: Spend) -> dict:
+    return _pattern(body, where, spend, wildcard=True)
+
+
+def _pattern(body, where: str, spend: Spend, *, wildcard: bool) -> dict:
     f, value = _single_field(body, where)
     here = f"{where}.{f.path}"
     if f.kind not in (KEYWORD, TEXT):
@@ -171,10 +221,18 @@ def _pattern(body, where: str, depth: int) -> dict:
         value = value.get("value")
     if not isinstance(value, str) or not value:
         raise DslError(here, "expected a non-empty string")
+    if len(value) > MAX_PATTERN_LENGTH:
+        raise DslError(here, f"the pattern has {len(value):,} characters; the query budget allows at most "
+                             f"{MAX_PATTERN_LENGTH} characters per prefix or wildcard pattern")
+    wildcards = value.count("*") + value.count("?") if wildcard else 0
+    if wildcards > MAX_PATTERN_WILDCARDS:
+        raise DslError(here, f"the pattern has {wildcards} wildcards; the query budget allows at most "
+                             f"{MAX_PATTERN_WILDCARDS} * or ? per pattern")
+    spend.add_terms(1, here)
     return {f.path: {"value": value}}
 
 
-def _match_all(body, where: str, depth: int) -> dict:
+def _match_all(body, where: str, depth: int, spend: Spend) -> dict:
     if body not in ({}, None):
         raise DslError(where, "takes no options")
     return {}
@@ -188,8 +246,8 @@ _VALIDATORS = {
     "match_phrase": _match_phrase,
     "exists": _exists,
     "range": _range,
-    "prefix": _pattern,
-    "wildcard": _pattern,
+    "prefix": _prefix,
+    "wildcard": _wildcard,
     "match_all": _match_all,
 }
 
@@ -199,7 +257,9 @@ def _scalar(f: profile_fields.Field, value, where: str):
     if f.kind in (KEYWORD, TEXT):
         if isinstance(value, bool) or not isinstance(value, (str, int, float)):
             raise DslError(where, f"expected a string for {f.kind} field {f.path!r}")
-        return str(value)
+        return _bounded_text(str(value), where)
+    if isinstance(value, str):
+        _bounded_text(value, where)  # numbers and dates given as text: bounded before they are parsed
     if f.kind == INTEGER:
         if isinstance(value, str) and value.strip().lstrip("-").isdigit():
             value = int(value)

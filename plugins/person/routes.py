@@ -10,6 +10,8 @@ from flask.views import MethodView
 
 from app.api import Blueprint
 from plugins.person import services, shaping
+from plugins.person.profile_fields import CONTACT_FIELDS
+from plugins.person.query_budget import BUDGET_DOC
 from plugins.person.schemas import (LIKELIHOOD_DOC, PdlPersonBulkEnrichSchema, PdlPersonEnrichV1Schema, PdlPersonEnrichV2Schema,
                                     PdlPersonSearchPageSchema, PdlPersonSearchSchema, PersonBulkResultSchema,
                                     PersonEnrichResultSchema, PersonIdentifyResultSchema, PersonMappingSchema,
@@ -17,7 +19,10 @@ from plugins.person.schemas import (LIKELIHOOD_DOC, PdlPersonBulkEnrichSchema, P
                                     PersonSearchPageResultSchema, PersonSearchResultSchema)
 
 SEARCH_NOTES = ("No hits answers 200 with total 0. 503 with Retry-After when no dataset is configured or loaded. "
-                "`sql` (PDL's SQL) may replace `query`.")
+                f"`sql` (PDL's SQL) may replace `query`. {BUDGET_DOC}")
+CONTACT_DETAILS_DOC = (f"Contact details ({', '.join(CONTACT_FIELDS)}): every v1 person route, and v2 search, search/page, "
+                       "search-enrich, enrich/info and enrich/info/bulk answer them; plain v2 enrich, bulk, retrieve and "
+                       "identify leave them out (enrich/info answers them). Each sandbox route does as its v1 or v2 twin.")
 ENRICH_NOTES = ("Minimum input: profile, email, phone_number or the id, or a name (full_name, or first_name + last_name) with "
                 "company_name, school or location; less is 400. Inputs may be lists (GET: repeat the parameter). No match, a "
                 "best match below min_likelihood (default 2), or one lacking `required`, is 404. "
@@ -33,6 +38,9 @@ sandbox_v1 = Blueprint("person_sandbox_v1", __name__, read_only=True, url_prefix
 sandbox_v2 = Blueprint("person_sandbox_v2", __name__, read_only=True, url_prefix="/v2/sandbox/person", auth="api_key",
                        description="Sandbox person API, v2 shape: a synthetic dataset, never the production upstream")
 BLUEPRINTS = (v1, v2, sandbox_v1, sandbox_v2)
+# The one place /openapi.json says which person routes answer contact details (DESIGN.md, decisions of 2026-11-26):
+# the v2 tag, where the split is, read when the document is first built.
+v2.description = f"{v2.description}. {CONTACT_DETAILS_DOC}"
 JSON = "application/json"
 
 

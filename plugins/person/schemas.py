@@ -10,6 +10,7 @@ import orjson
 from app.errors import ApiError
 from app.fields import BoundedInteger, StrictBoolean, StrictSchema
 from plugins.person.backends import MAX_RESULT_WINDOW
+from plugins.person.query_budget import BUDGET_DOC, MAX_SQL_LENGTH
 
 ENRICH_ALIASES = {"name": "full_name", "phone": "phone_number", "company": "company_name"}  # PDL's names -> the seed's
 LIKELIHOOD_DOC = ("likelihood is 1-10: the sum of the weights of the inputs that agree with the profile, capped at 10 — "
@@ -58,7 +59,7 @@ def _query_field():
     return JsonValue(dict, metadata={
         "description": "Elasticsearch-style DSL: bool (must, filter, should, must_not, minimum_should_match), term, terms, "
                        "match, match_phrase, exists, range, prefix, wildcard, match_all. On GET, the query as a JSON string. "
-                       "Send query or sql, not both.",
+                       f"Send query or sql, not both. {BUDGET_DOC}",
         "example": {"bool": {"filter": [{"term": {"location_country": "united states"}}],
                              "must": [{"match": {"job_title": "software engineer"}}]}}})
 
@@ -69,7 +70,8 @@ class _QueryOrSql:
     sql = ma.fields.String(validate=ma.validate.Length(min=1), metadata={
         "description": "PDL's SQL instead of query: SELECT * FROM person WHERE ... with =, !=, <, <=, >, >=, LIKE ('%' wildcard), "
                        "IN (...), IS [NOT] NULL, AND, OR, NOT, parentheses, single-quoted strings and dotted fields "
-                       "(experience.title.name). No LIMIT (use size), ORDER BY (use sort), joins or other columns than *.",
+                       "(experience.title.name). No LIMIT (use size), ORDER BY (use sort), joins or other columns than *. "
+                       f"At most {MAX_SQL_LENGTH:,} characters; the query it means keeps to the query's budget.",
         "example": "SELECT * FROM person WHERE location_country = 'united states' AND job_title LIKE 'software%'"})
 
     @ma.pre_load

@@ -6,11 +6,12 @@ import math
 
 import marshmallow as ma
 import orjson
+from flask import current_app
 
 from app.errors import ApiError, flatten_fields, summarize_fields
 from plugins.person import dsl, profile_fields, sql, tokens
 from plugins.person.required import compile_required
-from plugins.person.backends import MAX_RESULT_WINDOW
+from plugins.person.backends import MAX_RESULT_WINDOW, SearchDeadline
 from plugins.person.datasets import sources
 from plugins.person.enrich import Match, NoMatch
 from plugins.person.schemas import PersonEnrichV1Schema, PersonEnrichV2Schema
@@ -82,13 +83,16 @@ def overlay(hit: dict, enriched: dict) -> dict:
 
 
 def _run_search(params: dict, *, size: int, offset: int, sandbox: bool):
-    """({status, total, scroll_token?}, the backend's SearchResult)."""
+    """({status, total, scroll_token?}, the backend's SearchResult). The query budget is checked first (search_query);
+    the search then runs under the time budget, PERSON_SEARCH_TIMEOUT seconds from here (0: none)."""
+    timeout = float(current_app.config["PERSON_SEARCH_TIMEOUT"])
+    deadline = SearchDeadline(timeout) if timeout > 0 else None
     backend = sources(sandbox).backend()
     query = search_query(params)
     sort = dsl.validate_sort(params.get("sort"))
     fingerprint = tokens.query_fingerprint(query, sort, f"{'sandbox' if sandbox else 'production'}:{backend.name}")
     cursor = tokens.decode(params["scroll_token"], fingerprint, size) if params.get("scroll_token") else None
-    result = backend.search(query, size=size, offset=offset, sort=sort, cursor=cursor)
+    result = backend.search(query, size=size, offset=offset, sort=sort, cursor=cursor, deadline=deadline)
     head = {"status": 200, "total": result.total}
     if result.cursor:
         head["scroll_token"] = tokens.encode(result.cursor, fingerprint)
@@ -96,7 +100,8 @@ def _run_search(params: dict, *, size: int, offset: int, sandbox: bool):
 
 
 def search_query(params: dict) -> dict:
-    """The validated DSL query of a search: its `query`, or its `sql` translated (a refusal names the SQL's problem)."""
+    """The validated DSL query of a search, within the query budget: its `query`, or its `sql` translated (a refusal
+    names the SQL's problem)."""
     if params.get("sql") is None:
         return dsl.validate_query(params["query"])
     try:

@@ -30,9 +30,9 @@ from sqlglot.errors import ParseError, TokenError
 from app.errors import ApiError
 from plugins.person import profile_fields
 from plugins.person.profile_fields import TEXT
+from plugins.person.query_budget import MAX_SQL_LENGTH
 
 TABLE = "person"
-MAX_SQL_LENGTH = 20_000
 COMPARISONS = {exp.GT: "gt", exp.GTE: "gte", exp.LT: "lt", exp.LTE: "lte"}
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 # Select arguments a query may carry: everything else (limit, order, group, having, joins, with, distinct...) is refused
@@ -62,7 +62,7 @@ def to_query(sql) -> dict:
     if not isinstance(sql, str) or not sql.strip():
         raise SqlError("expected a SELECT statement as a string, e.g. SELECT * FROM person WHERE job_company_name = 'acme'")
     if len(sql) > MAX_SQL_LENGTH:
-        raise SqlError(f"at most {MAX_SQL_LENGTH} characters")
+        raise SqlError(f"the statement has {len(sql):,} characters; the query budget allows at most {MAX_SQL_LENGTH:,}")
     try:
         return _translate(sql.strip())
     except RecursionError:

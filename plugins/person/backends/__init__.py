@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Iterable
@@ -20,6 +22,31 @@ class DatasetUnavailable(ApiError):
 
     def __init__(self, reason: str):
         super().__init__(503, f"The person dataset is not available: {reason} {SETUP_HINT}", headers={"Retry-After": "30"})
+
+
+class SearchTimedOut(ApiError):
+    """503 with Retry-After: a search ran past its time budget (PERSON_SEARCH_TIMEOUT) and was abandoned."""
+
+    def __init__(self, seconds: float):
+        super().__init__(503, f"The search ran past its time budget of {seconds:g} s (PERSON_SEARCH_TIMEOUT) and was "
+                              "abandoned: narrow the query or its sort (a deep page sorted by several keys costs most), or "
+                              "retry later.", headers={"Retry-After": str(max(1, math.ceil(seconds)))})
+
+
+class SearchDeadline:
+    """When a search must be done by: `seconds` after it started. Backends check it between the steps they control."""
+
+    def __init__(self, seconds: float):
+        self.seconds = seconds
+        self.ends = time.monotonic() + seconds
+
+    def remaining(self) -> float:
+        return self.ends - time.monotonic()
+
+    def check(self) -> None:
+        """SearchTimedOut once the deadline has passed."""
+        if time.monotonic() >= self.ends:
+            raise SearchTimedOut(self.seconds)
 
 
 class SearchResult:
@@ -74,8 +101,9 @@ class SearchBackend(ABC):
 
     @abstractmethod
     def search(self, query: dict, *, size: int, offset: int = 0, sort: list[tuple[str, str]] = (),
-               cursor: list | None = None) -> SearchResult:
-        """Hits ranked by `sort` (empty: relevance), starting at `offset`, or after `cursor` from a previous page."""
+               cursor: list | None = None, deadline: SearchDeadline | None = None) -> SearchResult:
+        """Hits ranked by `sort` (empty: relevance), starting at `offset`, or after `cursor` from a previous page;
+        SearchTimedOut once `deadline` has passed (None: no time budget, as the enrich matcher's own searches)."""
 
     @abstractmethod
     def get_by_ids(self, ids: Iterable[str]) -> dict[str, dict]:

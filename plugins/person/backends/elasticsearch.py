@@ -13,16 +13,17 @@ import time
 from typing import Iterable
 
 from elasticsearch import ApiError as EsApiError
-from elasticsearch import Elasticsearch, NotFoundError, TransportError, helpers
+from elasticsearch import ConnectionTimeout, Elasticsearch, NotFoundError, TransportError, helpers
 
 from app.errors import ApiError
 from plugins.person import profile_fields
-from plugins.person.backends import DatasetUnavailable, DatasetWriter, SearchBackend, SearchResult
+from plugins.person.backends import DatasetUnavailable, DatasetWriter, SearchBackend, SearchDeadline, SearchResult, SearchTimedOut
 from plugins.person.flatten import flatten
 
 TIEBREAKER = "id"
 INFO_CACHE_SECONDS = 30.0
 BULK_CHUNK = 1000
+DEADLINE_GRACE = 1.0  # seconds the HTTP request may outlast a search's deadline, so the cluster can answer timed_out itself
 
 
 def prepare_action(record: dict, raw: bytes, seq: int) -> dict:
@@ -54,9 +55,13 @@ class ElasticsearchBackend(SearchBackend):
             options["ca_certs"] = config["ELASTICSEARCH_CA_CERTS"]
         return cls(Elasticsearch(url, **options), index)
 
-    def _call(self, operation, **kwargs):
+    def _call(self, operation, *, deadline: SearchDeadline | None = None, **kwargs):
         try:
             return operation(**kwargs)
+        except ConnectionTimeout:
+            if deadline is not None:
+                raise SearchTimedOut(deadline.seconds) from None
+            raise DatasetUnavailable("Elasticsearch did not answer in time (ConnectionTimeout).") from None
         except NotFoundError:
             raise DatasetUnavailable(f"the Elasticsearch index {self.index!r} does not exist; run `flask --app wsgi person "
                                      "create-index` and load a dataset.") from None
@@ -70,7 +75,10 @@ class ElasticsearchBackend(SearchBackend):
             raise DatasetUnavailable(f"Elasticsearch is not reachable ({type(error).__name__}).") from None
 
     # reading
-    def search(self, query: dict, *, size: int, offset: int = 0, sort=(), cursor: list | None = None) -> SearchResult:
+    def search(self, query: dict, *, size: int, offset: int = 0, sort=(), cursor: list | None = None,
+               deadline: SearchDeadline | None = None) -> SearchResult:
+        """With a deadline the cluster gets what is left of it as the search's `timeout` (an answer marked timed_out is
+        SearchTimedOut, never a partial page) and the HTTP request that plus DEADLINE_GRACE, not retried on timeout."""
         sort_clause = [{path: {"order": order}} if path == "_score" else {path: {"order": order, "missing": "_last"}}
                        for path, order in sort] or [{"_score": {"order": "desc"}}]
         sort_clause.append({TIEBREAKER: {"order": "asc"}})
@@ -81,7 +89,17 @@ class ElasticsearchBackend(SearchBackend):
             body["search_after"] = after
         elif offset:
             body["from"] = offset
-        answer = self._call(self.client.search, index=self.index, **body)
+        client = self.client
+        if deadline is not None:
+            deadline.check()
+            remaining = deadline.remaining()
+            body["timeout"] = f"{max(1, int(remaining * 1000))}ms"
+            client = client.options(request_timeout=remaining + DEADLINE_GRACE, retry_on_timeout=False)
+        answer = self._call(client.search, deadline=deadline, index=self.index, **body)
+        if answer.get("timed_out"):  # partial hits: never answered as if they were the page
+            if deadline is not None:
+                raise SearchTimedOut(deadline.seconds)
+            raise DatasetUnavailable("Elasticsearch timed the search out (the cluster's default search timeout).")
         hits = answer["hits"]["hits"]
         total = answer["hits"]["total"]["value"]
         consumed = seen + offset + len(hits)

@@ -12,7 +12,8 @@ import tantivy
 from tantivy import Order, Query
 
 from plugins.person import profile_fields
-from plugins.person.backends import DatasetUnavailable, DatasetWriter, SearchBackend, SearchResult
+from plugins.person.backends import DatasetUnavailable, DatasetWriter, SearchBackend, SearchDeadline, SearchResult
+from plugins.person.backends.embedded.bounded import BoundedSearcher
 from plugins.person.backends.embedded.build import parallel_load
 from plugins.person.backends.embedded.layout import SCHEMA, SCHEMA_VERSION, prepare_document, source
 from plugins.person.backends.embedded.query import QueryBuilder, count_hits, is_constant_score, requires_value, sort_parts
@@ -80,8 +81,8 @@ class EmbeddedBackend(SearchBackend):
 
     # reading
     def count(self, query: dict) -> int:
-        searcher = self.searcher()
-        return count_hits(searcher, QueryBuilder(searcher).build(query, scoring=False))
+        searcher = BoundedSearcher(self.searcher(), None)
+        return count_hits(searcher, QueryBuilder(searcher).prepare(query).build(query, scoring=False))
 
     def get_by_ids(self, ids: Iterable[str]) -> dict[str, dict]:
         ids = [i for i in dict.fromkeys(ids) if isinstance(i, str) and i]
@@ -96,9 +97,12 @@ class EmbeddedBackend(SearchBackend):
             found[record["id"]] = record
         return found
 
-    def search(self, query: dict, *, size: int, offset: int = 0, sort=(), cursor: list | None = None) -> SearchResult:
-        searcher = self.searcher()
-        builder = QueryBuilder(searcher)
+    def search(self, query: dict, *, size: int, offset: int = 0, sort=(), cursor: list | None = None,
+               deadline: SearchDeadline | None = None) -> SearchResult:
+        """The deadline is checked between engine calls and in the loops around them (bounded.py): a page needing several
+        calls stops at the first check past it; one engine call runs to its end."""
+        builder = QueryBuilder(BoundedSearcher(self.searcher(), deadline)).prepare(query)
+        searcher = builder.searcher
         if len(sort) > 1:
             return by_keys(searcher, builder.build(query, scoring=any(p == SCORE for p, _ in sort)), list(sort),
                            size, offset, cursor)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import base64
-import re
 
 import orjson
 import tantivy
@@ -26,13 +25,6 @@ SCHEMA_VERSION = 2
 SEQ_BITS = 31
 SEQ_MAX = (1 << SEQ_BITS) - 1
 VALUE_OFFSET = 1 << 31
-TOKEN_PATTERN = re.compile(r"[^\W_]+")
-MAX_TOKEN_BYTES = 40
-
-
-def analyze(text: str) -> list[str]:
-    """The standard analyzer as tantivy's `default` tokenizer applies it: split on non-alphanumerics, lowercase, drop long tokens."""
-    return [t for t in TOKEN_PATTERN.findall(text.lower()) if len(t.encode()) < MAX_TOKEN_BYTES]
 
 
 def sort_field(path: str, order: str) -> str:

@@ -7,21 +7,57 @@ import math
 import tantivy
 from tantivy import FieldType, Occur, Query
 
+from app.errors import ApiError
 from plugins.person import profile_fields
-from plugins.person.backends.embedded.layout import SCHEMA, analyze, keyword
+from plugins.person.analysis import analyze
+from plugins.person.backends.embedded.layout import SCHEMA, keyword
 from plugins.person.dsl import resolve_minimum_should_match
 from plugins.person.profile_fields import DATE, FLOAT, INTEGER, KEYWORD, TEXT
+from plugins.person.query_budget import ENGINE_AUTOMATON_STATES
 
 # tantivy keeps Lucene's older (k1 + 1) BM25 factor: its scores are 2.2 times Elasticsearch's.
 BM25_SCALE = 1 / 2.2
 K1 = 1.2
 
 
+class PatternTooComplex(ApiError):
+    """400: a prefix or wildcard pattern compiles to an automaton larger than the engine builds."""
+
+    def __init__(self, kind: str, path: str, value: str):
+        super().__init__(400, f"query.{kind}.{path}: the pattern {value!r} compiles to more than {ENGINE_AUTOMATON_STATES:,} "
+                              "automaton states, the embedded engine's limit (query budget); use fewer ? after a * "
+                              "or a shorter pattern")
+
+
 class QueryBuilder:
-    """Canonical DSL (plugins/person/dsl.py) -> a tantivy Query with Elasticsearch's scores."""
+    """Canonical DSL (plugins/person/dsl.py) -> a tantivy Query with Elasticsearch's scores.
+
+    `prepare` compiles the query's patterns first, so a pattern the engine cannot build is refused before any other work."""
 
     def __init__(self, searcher: tantivy.Searcher):
         self.searcher = searcher
+        self._patterns: dict[tuple[str, str], Query] = {}
+
+    def prepare(self, node: dict) -> "QueryBuilder":
+        """Compile every prefix and wildcard pattern of `node` (PatternTooComplex when the engine refuses one)."""
+        for kind, body in leaves(node):
+            if kind in ("prefix", "wildcard"):
+                (path, options), = body.items()
+                self._pattern(kind, path, options["value"])
+        return self
+
+    def _pattern(self, kind: str, path: str, value: str) -> Query:
+        regex = _escape(value) + ".*" if kind == "prefix" else _wildcard_regex(value)
+        compiled = self._patterns.get((path, regex))
+        if compiled is None:
+            try:
+                compiled = Query.regex_query(SCHEMA, path, regex)
+            except ValueError as error:
+                if "size limit" not in str(error):
+                    raise
+                raise PatternTooComplex(kind, path, value) from None
+            self._patterns[(path, regex)] = compiled
+        return compiled
 
     def build(self, node: dict, scoring: bool = True) -> Query:
         (kind, body), = node.items()
@@ -113,7 +149,8 @@ class QueryBuilder:
         upper = bounds.get("lte", bounds.get("lt"))
         prefix = _common_prefix(lower, upper) if lower is not None and upper is not None else ""
         matching = []
-        for term, _ in self.searcher.terms_with_prefix(path, prefix):
+        for step, (term, _) in enumerate(self.searcher.terms_with_prefix(path, prefix)):
+            self.searcher.check(step)
             if lower is not None and (term < lower or ("gt" in bounds and term == lower)):
                 continue
             if upper is not None and (term > upper or ("lt" in bounds and term == upper)):
@@ -128,12 +165,11 @@ class QueryBuilder:
 
     def _prefix(self, body, scoring):
         (path, options), = body.items()
-        return constant(Query.regex_query(SCHEMA, path, _escape(options["value"]) + ".*"), 1.0)
+        return constant(self._pattern("prefix", path, options["value"]), 1.0)
 
     def _wildcard(self, body, scoring):
         (path, options), = body.items()
-        pattern = "".join(".*" if c == "*" else "." if c == "?" else _escape(c) for c in options["value"])
-        return constant(Query.regex_query(SCHEMA, path, pattern), 1.0)
+        return constant(self._pattern("wildcard", path, options["value"]), 1.0)
 
     def _match_all(self, body, scoring):
         return Query.all_query()
@@ -152,6 +188,17 @@ class QueryBuilder:
         if not required and wanted == 0:
             subs.append((Occur.Must, constant(Query.all_query(), 0.0)))  # Lucene matches nothing for a purely negative bool
         return Query.boolean_query(subs, wanted) if wanted else Query.boolean_query(subs)
+
+
+def leaves(node: dict):
+    """(kind, body) of every clause of a canonical query that is not a bool."""
+    (kind, body), = node.items()
+    if kind != "bool":
+        yield kind, body
+        return
+    for occur in ("must", "filter", "should", "must_not"):
+        for child in body.get(occur, []):
+            yield from leaves(child)
 
 
 def is_constant_score(node: dict, scoring: bool = True) -> bool:
@@ -189,6 +236,11 @@ def requires_value(node: dict, path: str) -> bool:
 def constant(query: Query, score: float) -> Query:
     """`query` with every hit scoring `score`."""
     return Query.const_score_query(query, score)
+
+
+def _wildcard_regex(value: str) -> str:
+    """An Elasticsearch wildcard (* any run, ? one character) as the engine's regex."""
+    return "".join(".*" if c == "*" else "." if c == "?" else _escape(c) for c in value)
 
 
 def _escape(text: str) -> str:

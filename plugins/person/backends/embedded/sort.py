@@ -94,7 +94,8 @@ class MultiKeySorter:
         if not addresses:
             return [], total
         seqs = self.searcher.fast_field_values("_seq", addresses)
-        rows = python_sort([Row(a, s, sc, source(self.searcher, a)) for a, s, sc in zip(addresses, seqs, scores)], keys)
+        rows = python_sort([Row(a, s, sc, self._source(step, a)) for step, (a, s, sc) in enumerate(zip(addresses, seqs, scores))],
+                           keys)
         if path == SCORE or len(keys) == 1 or total <= need:
             return rows[:need], total
         edge = sort_value(rows[-1].record, path, order)
@@ -102,9 +103,17 @@ class MultiKeySorter:
         group, _ = self.first(self._restrict(query, path, order, edge), keys[1:], len(cut))
         return rows[:len(rows) - len(cut)] + group, total
 
+    def _source(self, step: int, address) -> dict:
+        self.searcher.check(step)
+        return source(self.searcher, address)
+
     def _scores(self, addresses) -> list[float]:
         """Each hit's relevance score (a later sort key is _score)."""
-        return [float(orjson.loads(self.scored_query.explain(self.searcher, a).to_json())["value"]) for a in addresses]
+        scores = []
+        for step, address in enumerate(addresses):
+            self.searcher.check(step)
+            scores.append(float(orjson.loads(self.scored_query.explain(self.searcher.engine, address).to_json())["value"]))
+        return scores
 
     def _restrict(self, query, path: str, order: str, value):
         """`query` limited to the hits whose sort value on `path` is `value` (None: the hits without one)."""

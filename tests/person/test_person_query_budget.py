@@ -1,0 +1,175 @@
+"""The person query budget: text, tokens, patterns, clauses and terms refused with 400 naming the bound before any search
+work, on every search route, the SQL path, the MCP tools and the Elasticsearch backend; the time budget answering 503; all
+of it documented in /openapi.json."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from plugins.person.query_budget import (ENGINE_AUTOMATON_STATES, MAX_CLAUSES, MAX_PATTERN_LENGTH, MAX_PATTERN_WILDCARDS,
+                                         MAX_SQL_LENGTH, MAX_TERMS, MAX_TEXT_LENGTH, MAX_TOKENS)
+from tests.person.test_person_elasticsearch_contract import INDEX, es_json, hits_answer, recorder
+
+SEARCH_ROUTES = ["/v1/person/search", "/v2/person/search", "/v2/person/search/page", "/v1/person/search-enrich",
+                 "/v2/person/search-enrich", "/v1/sandbox/person/search", "/v2/sandbox/person/search",
+                 "/v2/sandbox/person/search/page", "/v1/sandbox/person/search-enrich"]
+WORDS = "software engineer manager senior data sales python java lead director".split()
+
+
+def words(count: int) -> str:
+    return " ".join(WORDS[i % len(WORDS)] for i in range(count))
+
+
+def should(clauses: list) -> dict:
+    return {"bool": {"should": clauses}}
+
+
+OVER_BUDGET = [
+    pytest.param({"match": {"job_title": "a" * (MAX_TEXT_LENGTH + 1)}}, "1,000 characters per value", id="match text length"),
+    pytest.param({"match": {"summary": "x" * 2_000_000}}, "1,000 characters per value", id="a 2 MB match"),
+    pytest.param({"match_phrase": {"summary": {"query": "b" * 5000}}}, "1,000 characters per value", id="match_phrase text length"),
+    pytest.param({"term": {"job_company_name": "c" * (MAX_TEXT_LENGTH + 1)}}, "1,000 characters per value", id="term value length"),
+    pytest.param({"terms": {"skills": ["go", "d" * (MAX_TEXT_LENGTH + 1)]}}, "1,000 characters per value", id="terms value length"),
+    pytest.param({"match": {"job_title": words(MAX_TOKENS + 1)}}, f"at most {MAX_TOKENS} tokens per match", id="match tokens"),
+    pytest.param({"match_phrase": {"summary": words(MAX_TOKENS + 1)}}, f"at most {MAX_TOKENS} tokens per match", id="phrase tokens"),
+    pytest.param({"prefix": {"full_name": "e" * (MAX_PATTERN_LENGTH + 1)}}, f"at most {MAX_PATTERN_LENGTH} characters per prefix",
+                 id="prefix length"),
+    pytest.param({"prefix": {"full_name": "e" * 5000}}, f"at most {MAX_PATTERN_LENGTH} characters per prefix", id="prefix past the automaton"),
+    pytest.param({"wildcard": {"full_name": "*a" * (MAX_PATTERN_WILDCARDS + 1)}}, f"at most {MAX_PATTERN_WILDCARDS} * or ?",
+                 id="wildcards per pattern"),
+    pytest.param(should([{"term": {"skills": f"s{i}"}} for i in range(MAX_CLAUSES)]), f"at most {MAX_CLAUSES} clauses",
+                 id="clauses"),
+    pytest.param(should([{"terms": {"skills": [f"s{i}" for i in range(600)]}}, {"terms": {"skills": [f"t{i}" for i in range(401)]}}]),
+                 f"at most {MAX_TERMS:,} terms", id="terms across the query"),
+    pytest.param(should([{"match": {"summary": words(60)}} for _ in range(17)]), f"at most {MAX_TERMS:,} terms",
+                 id="match tokens across the query"),
+]
+
+
+def refusal(response) -> str:
+    assert response.status_code == 400, response.json
+    assert response.json["error"]["type"] == "invalid_request_error"
+    return response.json["error"]["message"]
+
+
+@pytest.mark.parametrize("query, bound", OVER_BUDGET)
+def test_an_over_budget_query_is_400_naming_the_bound_and_its_value(person_client, query, bound):
+    client, headers = person_client()
+    started = time.monotonic()
+    response = client.post("/v2/person/search", json={"query": query}, headers=headers)
+    assert bound in refusal(response) and "query" in response.json["error"]["message"]
+    assert time.monotonic() - started < 2.0  # refused before any search work (a 2 MB match ran for seconds)
+
+
+@pytest.mark.parametrize("path", SEARCH_ROUTES)
+def test_every_search_route_keeps_the_budget(person_client, path):
+    client, headers = person_client("people8", sandbox="people8", ENRICH_VENDOR="local")
+    response = client.post(path, json={"query": {"match": {"job_title": "z" * 10_000}}}, headers=headers)
+    assert "1,000 characters per value" in refusal(response)
+    over = client.get(path, query_string={"query": '{"prefix": {"full_name": "%s"}}' % ("q" * 500)}, headers=headers)
+    assert f"at most {MAX_PATTERN_LENGTH} characters per prefix" in refusal(over)
+
+
+@pytest.mark.parametrize("statement, bound", [
+    ("SELECT * FROM person WHERE full_name LIKE '%s%%'" % ("a" * 2000), f"at most {MAX_PATTERN_LENGTH} characters per prefix"),
+    ("SELECT * FROM person WHERE full_name LIKE '%s'" % ("%a" * 11), f"at most {MAX_PATTERN_WILDCARDS} * or ?"),
+    ("SELECT * FROM person WHERE job_title = '%s'" % ("w " * 800), "1,000 characters per value"),
+    ("SELECT * FROM person WHERE " + " OR ".join(f"skills = 's{i}'" for i in range(MAX_CLAUSES + 1)), f"at most {MAX_CLAUSES} clauses"),
+    ("SELECT * FROM person WHERE skills = '" + "v" * MAX_SQL_LENGTH + "'", f"at most {MAX_SQL_LENGTH:,}"),
+])
+def test_sql_searches_keep_the_same_budget(person_client, statement, bound):
+    client, headers = person_client()
+    message = refusal(client.post("/v1/person/search", json={"sql": statement}, headers=headers))
+    assert message.startswith("sql:") and bound in message
+
+
+def test_a_pattern_past_the_engines_automaton_limit_is_400_not_500(person_client):
+    client, headers = person_client()
+    for query in ({"wildcard": {"full_name": "*a??????"}},  # a *, one character, six ?: more than 1,000 states
+                  {"bool": {"filter": [{"range": {"full_name": {"gte": "a"}}}], "should": [{"wildcard": {"job_title": "*e??????"}}]}}):
+        message = refusal(client.post("/v2/person/search", json={"query": query}, headers=headers))
+        assert f"more than {ENGINE_AUTOMATON_STATES:,} automaton states" in message
+    sql = client.post("/v2/person/search", json={"sql": "SELECT * FROM person WHERE full_name LIKE '%a______'"}, headers=headers)
+    assert sql.status_code == 200  # SQL's _ is no wildcard here: a plain pattern
+
+
+def test_queries_at_the_bounds_still_answer(person_client):
+    client, headers = person_client()
+    at_the_bounds = [
+        {"match": {"job_title": {"query": words(MAX_TOKENS), "operator": "or"}}},
+        {"match": {"summary": ("a" * 30 + " ") * 32 + "b" * (MAX_TEXT_LENGTH - 31 * 32)}},
+        {"prefix": {"full_name": "é" * MAX_PATTERN_LENGTH}},  # 200 bytes: well inside the engine's automaton
+        {"wildcard": {"full_name": "*" + "*".join("abcdefghij"[:MAX_PATTERN_WILDCARDS - 1]) + "*"}},
+        {"wildcard": {"location_locality": "*o"}},
+        should([{"term": {"skills": f"s{i}"}} for i in range(MAX_CLAUSES - 1)]),
+        should([{"terms": {"skills": [f"s{i}" for i in range(600)]}}, {"terms": {"skills": [f"t{i}" for i in range(400)]}}]),
+    ]
+    for query in at_the_bounds:
+        response = client.post("/v2/person/search", json={"query": query}, headers=headers)
+        assert response.status_code == 200, (query, response.json)
+    found = client.post("/v2/person/search", json={"query": {"wildcard": {"location_locality": "*o"}}}, headers=headers)
+    assert sorted(p["id"] for p in found.json["data"]) == ["p1", "p4", "p8"]
+
+
+def test_a_search_past_its_time_budget_answers_503_with_retry_after(person_client):
+    """A deep page sorted by several keys reads thousands of records in Python: the deadline stops it between steps."""
+    client, headers = person_client("scroll", PERSON_SEARCH_TIMEOUT=0.002)
+    body = {"query": {"match_all": {}}, "size": 100, "from": 1100, "sort": [{"skills": "asc"}, {"full_name": "desc"}]}
+    started = time.monotonic()
+    response = client.post("/v2/person/search", json=body, headers=headers)
+    assert response.status_code == 503 and response.headers["Retry-After"] == "1"
+    assert response.json["error"]["type"] == "service_unavailable" and "PERSON_SEARCH_TIMEOUT" in response.json["error"]["message"]
+    assert time.monotonic() - started < 5.0
+    relaxed, relaxed_headers = person_client("scroll")
+    assert relaxed.post("/v2/person/search", json=body, headers=relaxed_headers).status_code == 200
+
+
+def test_the_mcp_people_tools_keep_the_budget(client, tenant_a, app):
+    from tests.test_mcp_sourcing import load_people, sourcing
+
+    load_people(app)
+    for name in ("people_search", "people_search_page"):
+        result = sourcing(client, tenant_a, name, {"query": {"match": {"summary": "m" * 100_000}}})
+        assert result["isError"] is True and "1,000 characters per value" in result["content"][0]["text"]
+
+
+@pytest.fixture
+def es_client(person_client, httpserver):
+    client, headers = person_client(None, SEARCH_BACKEND="elasticsearch", ELASTICSEARCH_URL=httpserver.url_for("/").rstrip("/"),
+                                    ELASTICSEARCH_INDEX=INDEX, PERSON_SEARCH_TIMEOUT=3.0)
+    return client, headers, httpserver
+
+
+def test_elasticsearch_gets_no_over_budget_query_and_gets_the_time_budget(es_client):
+    client, headers, server = es_client
+    seen, handle = recorder([es_json(hits_answer(["a"], 1))])
+    server.expect_request(f"/{INDEX}/_search", method="POST").respond_with_handler(handle)
+    for query in (q.values[0] for q in OVER_BUDGET):
+        refusal(client.post("/v2/person/search", json={"query": query}, headers=headers))
+    assert seen == []  # refused before sending
+    answered = client.post("/v2/person/search", json={"query": {"match": {"job_title": "engineer"}}}, headers=headers)
+    assert answered.status_code == 200 and len(seen) == 1
+    assert seen[0]["timeout"].endswith("ms") and 0 < int(seen[0]["timeout"][:-2]) <= 3000
+
+
+def test_elasticsearch_timed_out_answer_is_503_not_a_partial_page(es_client):
+    client, headers, server = es_client
+    partial = {**hits_answer(["a"], 50), "timed_out": True}
+    server.expect_request(f"/{INDEX}/_search", method="POST").respond_with_json(partial, headers={"X-Elastic-Product": "Elasticsearch"})
+    response = client.post("/v1/person/search", json={"query": {"match_all": {}}}, headers=headers)
+    assert response.status_code == 503 and response.headers["Retry-After"] == "3"
+    assert "time budget of 3 s" in response.json["error"]["message"]
+
+
+def test_openapi_lists_each_bound_on_the_search_routes(person_client):
+    client, _ = person_client()
+    document = client.get("/openapi.json").json
+    bounds = [f"{MAX_TEXT_LENGTH:,} characters", f"{MAX_TOKENS} tokens", f"{MAX_PATTERN_LENGTH} characters",
+              f"{MAX_PATTERN_WILDCARDS} * or ?", f"{ENGINE_AUTOMATON_STATES:,} automaton states", f"{MAX_CLAUSES} clauses",
+              f"{MAX_TERMS:,} terms", f"{MAX_SQL_LENGTH:,} characters", "PERSON_SEARCH_TIMEOUT", "503 with Retry-After"]
+    for path in SEARCH_ROUTES:
+        for method in ("post", "get"):
+            description = document["paths"][path][method]["description"]
+            assert all(bound in description for bound in bounds), (path, method)
