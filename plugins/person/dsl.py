@@ -6,8 +6,8 @@ from app.errors import ApiError
 from plugins.person import profile_fields
 from plugins.person.analysis import analyze
 from plugins.person.profile_fields import BOOLEAN, DATE, FLOAT, INTEGER, KEYWORD, TEXT
-from plugins.person.query_budget import (MAX_CLAUSES, MAX_DEPTH, MAX_PATTERN_LENGTH, MAX_PATTERN_WILDCARDS, MAX_TERMS,
-                                         MAX_TEXT_LENGTH, MAX_TOKENS, MAX_VALUES)
+from plugins.person.query_budget import (MAX_CLAUSES, MAX_DEPTH, MAX_PATTERN_LENGTH, MAX_PATTERN_WILDCARDS, MAX_PATTERNS,
+                                         MAX_TERMS, MAX_TEXT_LENGTH, MAX_TOKENS, MAX_VALUES)
 BOOL_OCCURS = ("must", "filter", "should", "must_not")
 RANGE_BOUNDS = ("gt", "gte", "lt", "lte")
 CLAUSES = ("bool", "term", "terms", "match", "match_phrase", "exists", "range", "prefix", "wildcard", "match_all")
@@ -31,12 +31,13 @@ def validate_query(query) -> dict:
 
 
 class Spend:
-    """What a query has asked for so far while it is validated: clauses and terms, against MAX_CLAUSES and MAX_TERMS."""
+    """What a query has asked for so far while it is validated: clauses, terms and patterns, against MAX_CLAUSES,
+    MAX_TERMS and MAX_PATTERNS."""
 
-    __slots__ = ("clauses", "terms")
+    __slots__ = ("clauses", "terms", "patterns")
 
     def __init__(self):
-        self.clauses = self.terms = 0
+        self.clauses = self.terms = self.patterns = 0
 
     def clause(self, where: str) -> None:
         self.clauses += 1
@@ -48,6 +49,12 @@ class Spend:
         if self.terms > MAX_TERMS:
             raise DslError(where, f"a query holds at most {MAX_TERMS:,} terms in all (each term or terms value, match "
                                   "token, pattern, range and exists counts one; query budget)")
+
+    def add_pattern(self, where: str) -> None:
+        self.patterns += 1
+        if self.patterns > MAX_PATTERNS:
+            raise DslError(where, f"a query holds at most {MAX_PATTERNS} prefix and wildcard patterns (query budget)")
+        self.add_terms(1, where)
 
 
 def _clause(node, where: str, depth: int, spend: Spend) -> dict:
@@ -228,7 +235,7 @@ def _pattern(body, where: str, spend: Spend, *, wildcard: bool) -> dict:
     if wildcards > MAX_PATTERN_WILDCARDS:
         raise DslError(here, f"the pattern has {wildcards} wildcards; the query budget allows at most "
                              f"{MAX_PATTERN_WILDCARDS} * or ? per pattern")
-    spend.add_terms(1, here)
+    spend.add_pattern(here)
     return {f.path: {"value": value}}
 
 

@@ -9,6 +9,7 @@ MAX_TEXT_LENGTH = 1_000  # characters in one text value: match/match_phrase text
 MAX_TOKENS = 64  # analyzed tokens in one match or match_phrase
 MAX_PATTERN_LENGTH = 100  # characters in one prefix or wildcard pattern (an SQL LIKE pattern becomes one)
 MAX_PATTERN_WILDCARDS = 10  # * and ? in one wildcard pattern (% in an SQL LIKE pattern)
+MAX_PATTERNS = 10  # prefix and wildcard clauses in one query: each compiles to an automaton (a complex one takes ~50 ms)
 MAX_CLAUSES = 200  # clauses in one query, bool clauses included
 MAX_DEPTH = 20  # levels bool clauses nest
 MAX_VALUES = 1_000  # values in one array (terms values, a bool's clause list)
@@ -24,7 +25,8 @@ BUDGET_DOC = (
     f"Query budget (checked before the search runs; beyond it 400 naming the bound): a text value (match or match_phrase "
     f"text, term, terms or range value) at most {MAX_TEXT_LENGTH:,} characters; match and match_phrase at most "
     f"{MAX_TOKENS} tokens each; a prefix or wildcard pattern (an SQL LIKE pattern too) at most {MAX_PATTERN_LENGTH} "
-    f"characters, and a wildcard at most {MAX_PATTERN_WILDCARDS} * or ? (SQL: %); on the embedded engine a pattern must "
+    f"characters, and a wildcard at most {MAX_PATTERN_WILDCARDS} * or ? (SQL: %), at most {MAX_PATTERNS} patterns a "
+    f"query; on the embedded engine a pattern must "
     f"also compile to at most {ENGINE_AUTOMATON_STATES:,} automaton states (several ? after a * and a character do not); "
     f"at most {MAX_CLAUSES} clauses (bool included), nested at most {MAX_DEPTH} deep; at most {MAX_VALUES:,} values in "
     f"one array and {MAX_TERMS:,} terms in the whole query (each term or terms value, match token, pattern, range and "

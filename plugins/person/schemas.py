@@ -10,8 +10,9 @@ import orjson
 from app.errors import ApiError
 from app.fields import BoundedInteger, StrictBoolean, StrictSchema
 from plugins.person.backends import MAX_RESULT_WINDOW
-from plugins.person.query_budget import BUDGET_DOC, MAX_SQL_LENGTH
+from plugins.person.query_budget import BUDGET_DOC, MAX_SQL_LENGTH, MAX_TEXT_LENGTH
 
+TEXT_BOUND = ma.validate.Length(max=MAX_TEXT_LENGTH, error=f"At most {MAX_TEXT_LENGTH:,} characters (query budget).")
 ENRICH_ALIASES = {"name": "full_name", "phone": "phone_number", "company": "company_name"}  # PDL's names -> the seed's
 LIKELIHOOD_DOC = ("likelihood is 1-10: the sum of the weights of the inputs that agree with the profile, capped at 10 — "
                   "id 10, email 6, profile URL 6, phone number 5, name 3, current company 2 (past company 1), school 1, "
@@ -123,15 +124,18 @@ class PdlBoolean(StrictBoolean):
 class InputValues(ma.fields.Field):
     """An enrich input as PDL takes it: a string or a list of strings (GET: the parameter repeated, or a JSON array).
 
-    A list of one is that string. `several=False` inputs (names, job title) refuse more than one value."""
+    A list of one is that string. `several=False` inputs (names, job title) refuse more than one value. Each value is at
+    most MAX_TEXT_LENGTH characters: the matcher searches with it (the query budget's text bound)."""
 
     is_multiple = True  # webargs reads every value of a repeated query parameter
-    default_error_messages = {"type": "Must be a string or a list of strings.", "one": "Give one value, not a list of several."}
+    default_error_messages = {"type": "Must be a string or a list of strings.", "one": "Give one value, not a list of several.",
+                              "long": f"Each value is at most {MAX_TEXT_LENGTH:,} characters (query budget)."}
 
     def __init__(self, *, several: bool = True, **kwargs):
         kwargs.setdefault("metadata", {})
-        kwargs["metadata"] = {"oneOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}, "maxItems": 100}],
-                              **kwargs["metadata"]} if several else {"type": "string", **kwargs["metadata"]}
+        text = {"type": "string", "maxLength": MAX_TEXT_LENGTH}
+        kwargs["metadata"] = {"oneOf": [text, {"type": "array", "items": text, "maxItems": 100}],
+                              **kwargs["metadata"]} if several else {**text, **kwargs["metadata"]}
         super().__init__(**kwargs)
         self.several = several
 
@@ -144,6 +148,8 @@ class InputValues(ma.fields.Field):
         values = value if isinstance(value, list) else [value]
         if not values or len(values) > 100 or not all(isinstance(v, str) for v in values):
             raise self.make_error("type")
+        if any(len(v) > MAX_TEXT_LENGTH for v in values):
+            raise self.make_error("long")
         values = [v.strip() for v in values if v.strip()]
         if len(values) > 1 and not self.several:
             raise self.make_error("one")
@@ -164,9 +170,9 @@ class _EnrichFields(StrictSchema):
     location = InputValues(metadata={"description": "City, region, country, e.g. \"san francisco, california\""})
     school = InputValues()
     profile = InputValues(metadata={"description": "Social profile URLs (a single string is accepted)"})
-    required = ma.fields.String(metadata={"description": "PDL's boolean expression over fields the match must have, e.g. "
-                                                         "\"emails AND (profiles OR phone_numbers)\" or \"profiles.network:linkedin\"; "
-                                                         "a match lacking them is 404"})
+    required = ma.fields.String(validate=TEXT_BOUND, metadata={
+        "description": "PDL's boolean expression over fields the match must have, e.g. "
+                       "\"emails AND (profiles OR phone_numbers)\" or \"profiles.network:linkedin\"; a match lacking them is 404"})
     min_likelihood = BoundedInteger(1, 10, metadata={"description": "1-10, default 2: a weaker best match answers 404"})
     include_if_matched = PdlBoolean(metadata={"description": "Add `matched`: the inputs that agreed with the profile"})
 
@@ -212,7 +218,8 @@ class PersonBulkEnrichSchema(StrictSchema):
     requests = ma.fields.List(ma.fields.Dict(), required=True, validate=ma.validate.Length(min=1, max=100))
     min_likelihood = BoundedInteger(1, 10, metadata={"description": "Applies to items that do not set their own"})
     include_if_matched = PdlBoolean(metadata={"description": "Applies to items that do not set their own"})
-    required = ma.fields.String(metadata={"description": "Applies to items that do not set their own (see enrich)"})
+    required = ma.fields.String(validate=TEXT_BOUND,
+                                metadata={"description": "Applies to items that do not set their own (see enrich)"})
 
 
 # ---- what PDL's clients send besides the inputs (REST only) ---------------------

@@ -9,7 +9,7 @@ import time
 import pytest
 
 from plugins.person.query_budget import (ENGINE_AUTOMATON_STATES, MAX_CLAUSES, MAX_PATTERN_LENGTH, MAX_PATTERN_WILDCARDS,
-                                         MAX_SQL_LENGTH, MAX_TERMS, MAX_TEXT_LENGTH, MAX_TOKENS)
+                                         MAX_PATTERNS, MAX_SQL_LENGTH, MAX_TERMS, MAX_TEXT_LENGTH, MAX_TOKENS)
 from tests.person.test_person_elasticsearch_contract import INDEX, es_json, hits_answer, recorder
 
 SEARCH_ROUTES = ["/v1/person/search", "/v2/person/search", "/v2/person/search/page", "/v1/person/search-enrich",
@@ -39,6 +39,8 @@ OVER_BUDGET = [
     pytest.param({"prefix": {"full_name": "e" * 5000}}, f"at most {MAX_PATTERN_LENGTH} characters per prefix", id="prefix past the automaton"),
     pytest.param({"wildcard": {"full_name": "*a" * (MAX_PATTERN_WILDCARDS + 1)}}, f"at most {MAX_PATTERN_WILDCARDS} * or ?",
                  id="wildcards per pattern"),
+    pytest.param(should([{"wildcard": {"summary": f"*{c}*e*"}} for c in "abcdefghijk"[:MAX_PATTERNS + 1]]),
+                 f"at most {MAX_PATTERNS} prefix and wildcard patterns", id="patterns per query"),
     pytest.param(should([{"term": {"skills": f"s{i}"}} for i in range(MAX_CLAUSES)]), f"at most {MAX_CLAUSES} clauses",
                  id="clauses"),
     pytest.param(should([{"terms": {"skills": [f"s{i}" for i in range(600)]}}, {"terms": {"skills": [f"t{i}" for i in range(401)]}}]),
@@ -103,6 +105,7 @@ def test_queries_at_the_bounds_still_answer(person_client):
         {"prefix": {"full_name": "é" * MAX_PATTERN_LENGTH}},  # 200 bytes: well inside the engine's automaton
         {"wildcard": {"full_name": "*" + "*".join("abcdefghij"[:MAX_PATTERN_WILDCARDS - 1]) + "*"}},
         {"wildcard": {"location_locality": "*o"}},
+        should([{"prefix": {"full_name": c}} for c in "abcdefghij"[:MAX_PATTERNS]]),
         should([{"term": {"skills": f"s{i}"}} for i in range(MAX_CLAUSES - 1)]),
         should([{"terms": {"skills": [f"s{i}" for i in range(600)]}}, {"terms": {"skills": [f"t{i}" for i in range(400)]}}]),
     ]
@@ -167,9 +170,22 @@ def test_openapi_lists_each_bound_on_the_search_routes(person_client):
     client, _ = person_client()
     document = client.get("/openapi.json").json
     bounds = [f"{MAX_TEXT_LENGTH:,} characters", f"{MAX_TOKENS} tokens", f"{MAX_PATTERN_LENGTH} characters",
-              f"{MAX_PATTERN_WILDCARDS} * or ?", f"{ENGINE_AUTOMATON_STATES:,} automaton states", f"{MAX_CLAUSES} clauses",
+              f"{MAX_PATTERN_WILDCARDS} * or ?", f"{MAX_PATTERNS} patterns", f"{ENGINE_AUTOMATON_STATES:,} automaton states", f"{MAX_CLAUSES} clauses",
               f"{MAX_TERMS:,} terms", f"{MAX_SQL_LENGTH:,} characters", "PERSON_SEARCH_TIMEOUT", "503 with Retry-After"]
     for path in SEARCH_ROUTES:
         for method in ("post", "get"):
             description = document["paths"][path][method]["description"]
             assert all(bound in description for bound in bounds), (path, method)
+
+
+@pytest.mark.parametrize("path, body, field", [
+    ("/v1/person/enrich", {"full_name": "ann lee", "company_name": "acme", "job_title": "engineer " * 1000}, "job_title"),
+    ("/v2/person/enrich", {"email": ["a@example.com", "b" * (MAX_TEXT_LENGTH + 1)]}, "email"),
+    ("/v2/person/identify", {"email": "a@example.com", "required": "emails OR " * 200}, "required"),
+])
+def test_enrich_inputs_keep_the_text_bound(person_client, path, body, field):
+    """The enrich matcher searches with its inputs: a value past the text bound is 422 naming the field and the bound."""
+    client, headers = person_client("enrich")
+    response = client.post(path, json=body, headers=headers)
+    assert response.status_code == 422 and field in response.json["error"]["fields"]
+    assert f"{MAX_TEXT_LENGTH:,}" in " ".join(response.json["error"]["fields"][field])

@@ -43,6 +43,7 @@ class QueryBuilder:
         for kind, body in leaves(node):
             if kind in ("prefix", "wildcard"):
                 (path, options), = body.items()
+                self.searcher.check()
                 self._pattern(kind, path, options["value"])
         return self
 
