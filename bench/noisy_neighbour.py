@@ -13,7 +13,7 @@ each worker's memory on SQLite, as `make run` serves, and in Redis on PostgreSQL
    turn, all four by default), sends as fast as its answers come:
    - person: POST /v2/person/search, the largest query the app accepts: match clauses of the longest text with the
      most tokens (the dataset's most frequent words), wildcard clauses of the longest patterns with the most `*`,
-     as many clauses as are accepted, size 100;
+     as many wildcard clauses as are accepted, then as many match clauses beside them, size 100;
    - mcp: POST /mcp/sourcing, a JSON-RPC batch (protocol 2025-03-26) of people_search calls (match_all, size 100) at
      the batch cap;
    - resume: POST /v1/candidates, multipart, a PDF of exactly MAX_RESUME_BYTES (a new file and source_id each time);
@@ -88,6 +88,7 @@ SEQUENCE_MARK = b"@@SEQUENCE@@@@@@"  # replaced by a 16-digit request number in 
 CAP_SOURCES: dict[str, tuple[str, ...]] = {
     "mcp_batch": ("plugins.mcp.protocol:MAX_BATCH_LENGTH",),
     "clauses": ("plugins.person.query_budget:MAX_CLAUSES",),
+    "patterns": ("plugins.person.query_budget:MAX_PATTERNS",),
     "tokens": ("plugins.person.query_budget:MAX_TOKENS",),
     "chars": ("plugins.person.query_budget:MAX_TEXT_LENGTH",),
     "pattern": ("plugins.person.query_budget:MAX_PATTERN_LENGTH",),
@@ -96,7 +97,7 @@ CAP_SOURCES: dict[str, tuple[str, ...]] = {
 # When the running code defines no cap: the figures issue 26 reproduced (2,000-call batches, 2 MB match texts), the
 # DSL's 1,000 values per list, the words 2 MB holds, and patterns past any automaton the engine would build.
 SHOWN_SETTINGS = ("RATE_LIMIT", "PERSON_RATE_LIMIT", "WEBHOOK_TIMEOUT", "PERSON_SEARCH_TIMEOUT", "MAX_CONTENT_LENGTH")
-CAP_FALLBACKS = {"mcp_batch": 2000, "clauses": 1000, "tokens": 250_000, "chars": 2_000_000, "pattern": 10_000,
+CAP_FALLBACKS = {"mcp_batch": 2000, "clauses": 1000, "patterns": 1000, "tokens": 250_000, "chars": 2_000_000, "pattern": 10_000,
                  "wildcards": 5_000}
 
 
@@ -104,15 +105,16 @@ CAP_FALLBACKS = {"mcp_batch": 2000, "clauses": 1000, "tokens": 250_000, "chars":
 
 @dataclass(frozen=True)
 class QueryShape:
-    """A person query: `clauses` bool should clauses, match and wildcard in turn; each match text `chars` long with
-    `tokens` tokens (natural length when chars is None); each wildcard pattern `pattern` long with `wildcards` stars."""
+    """A person query: a bool's should clauses, `matches` match and `patterns` wildcard clauses; each match text
+    `chars` long with `tokens` tokens (natural length when chars is None); each wildcard pattern `pattern` long with
+    `wildcards` stars."""
 
-    clauses: int = 1
+    matches: int = 0
+    patterns: int = 0
     tokens: int = 1
     chars: int | None = None
     pattern: int = 2
     wildcards: int = 1
-    first: str = "match"  # the kind of the first clause
 
 
 def words_of(text: str) -> list[str]:
@@ -146,13 +148,8 @@ def wildcard_pattern(chars: int, wildcards: int) -> str:
 def person_query(shape: QueryShape, words: list[str]) -> dict:
     text = match_text(words, shape.tokens, shape.chars)
     pattern = wildcard_pattern(shape.pattern, shape.wildcards)
-    kinds = ("match", "wildcard") if shape.first == "match" else ("wildcard", "match")
-    should = []
-    for i in range(shape.clauses):
-        if kinds[i % 2] == "match":
-            should.append({"match": {MATCH_FIELDS[(i // 2) % len(MATCH_FIELDS)]: text}})
-        else:
-            should.append({"wildcard": {PATTERN_FIELDS[(i // 2) % len(PATTERN_FIELDS)]: pattern}})
+    should = [{"match": {MATCH_FIELDS[i % len(MATCH_FIELDS)]: text}} for i in range(shape.matches)]
+    should += [{"wildcard": {PATTERN_FIELDS[i % len(PATTERN_FIELDS)]: pattern}} for i in range(shape.patterns)]
     return {"query": {"bool": {"should": should, "minimum_should_match": 1}}, "size": 100}
 
 
@@ -194,8 +191,9 @@ class HeavyRequest:
     parts: list[bytes]
 
 
-def send_heavy(connection: http.client.HTTPConnection, request: HeavyRequest, sequence: int) -> tuple[int, float]:
-    """Send it (SEQUENCE_MARK replaced in the first and last parts) and drain the answer: (status, Retry-After)."""
+def send_heavy(connection: http.client.HTTPConnection, request: HeavyRequest, sequence: int) -> tuple[int, float, bytes]:
+    """Send it (SEQUENCE_MARK replaced in the first and last parts) and drain the answer: (status, Retry-After, the
+    answer's first 300 bytes)."""
     number = f"{sequence:016d}".encode()
     parts = list(request.parts)
     parts[0] = parts[0].replace(SEQUENCE_MARK, number)
@@ -207,16 +205,19 @@ def send_heavy(connection: http.client.HTTPConnection, request: HeavyRequest, se
     for part in parts:
         connection.send(part)
     response = connection.getresponse()
+    head = response.read(300)
     while response.read(1 << 20):
         pass
-    return response.status, float(response.getheader("Retry-After") or 0)
+    return response.status, float(response.getheader("Retry-After") or 0), head
 
 
 def tenant_a_process(port: int, plan: list[HeavyRequest], until: float, results) -> None:
     """Tenant A's load (run in a process of its own): one thread per planned connection sends its kind until `until`
-    (time.time()); puts {(kind, status): count} on `results`, requests still unanswered at the end as status
-    "unanswered at the end"; connections dropped or timed out count as "connection error"."""
+    (time.time()); puts ({(kind, status): count}, {(kind, status): the first such answer's start, for statuses
+    other than 2xx and 429}) on `results`. Requests still unanswered at the end count as status "unanswered at the
+    end", connections dropped or timed out as "connection error"."""
     counts: Counter = Counter()
+    answers: dict[tuple, str] = {}
     lock = threading.Lock()
     in_flight: dict[int, str] = {}
     numbers = itertools.count(1)
@@ -229,9 +230,9 @@ def tenant_a_process(port: int, plan: list[HeavyRequest], until: float, results)
         while time.time() < until:
             in_flight[slot] = request.kind
             try:
-                status, retry_after = send_heavy(connection, request, next(numbers))
+                status, retry_after, head = send_heavy(connection, request, next(numbers))
             except (OSError, http.client.HTTPException):
-                status, retry_after = "connection error", 0.0
+                status, retry_after, head = "connection error", 0.0, b""
                 connection.close()
                 connection = connect()
             in_flight.pop(slot, None)
@@ -239,6 +240,8 @@ def tenant_a_process(port: int, plan: list[HeavyRequest], until: float, results)
                 return
             with lock:
                 counts[(request.kind, status)] += 1
+                if isinstance(status, int) and status >= 300 and status != 429:
+                    answers.setdefault((request.kind, status), head.decode(errors="replace"))
             if status == 429:
                 time.sleep(min(max(retry_after, 0.05), 1.0, max(0.0, until - time.time())))
 
@@ -248,7 +251,7 @@ def tenant_a_process(port: int, plan: list[HeavyRequest], until: float, results)
     with lock:
         for kind in in_flight.values():
             counts[(kind, "unanswered at the end")] += 1
-        results.put(dict(counts))
+        results.put((dict(counts), answers))
 
 
 # --- tenant B's probe and the slow receiver ------------------------------------------------------------------------
@@ -441,18 +444,21 @@ def fit_caps(args, words: list[str], tiny_index: Path, workdir: Path) -> Fitted:
         caps[name], sources[name] = (value, source) if value else (CAP_FALLBACKS[name], "fallback (no cap found in the code)")
 
     # tokens in a text of natural length, then the longest text with those tokens, then as many tokens as fit in it
-    tokens = largest_accepted(lambda n: search_accepts(QueryShape(tokens=n)), caps["tokens"])
-    chars = largest_accepted(lambda n: search_accepts(QueryShape(tokens=tokens, chars=n)), caps["chars"])
-    tokens = largest_accepted(lambda n: search_accepts(QueryShape(tokens=n, chars=chars)), caps["tokens"], low=max(tokens, 1))
-    wildcards = largest_accepted(lambda n: search_accepts(QueryShape(pattern=2 * n, wildcards=n, first="wildcard")),
+    tokens = largest_accepted(lambda n: search_accepts(QueryShape(matches=1, tokens=n)), caps["tokens"])
+    chars = largest_accepted(lambda n: search_accepts(QueryShape(matches=1, tokens=tokens, chars=n)), caps["chars"])
+    tokens = largest_accepted(lambda n: search_accepts(QueryShape(matches=1, tokens=n, chars=chars)), caps["tokens"],
+                              low=max(tokens, 1))
+    wildcards = largest_accepted(lambda n: search_accepts(QueryShape(patterns=1, pattern=2 * n, wildcards=n)),
                                  caps["wildcards"])
-    pattern = largest_accepted(lambda n: search_accepts(QueryShape(pattern=n, wildcards=wildcards, first="wildcard")),
+    pattern = largest_accepted(lambda n: search_accepts(QueryShape(patterns=1, pattern=n, wildcards=wildcards)),
                                max(caps["pattern"], 2 * wildcards))
     base = QueryShape(tokens=tokens, chars=chars, pattern=pattern, wildcards=wildcards)
-    per_clause = len(orjson.dumps(person_query(replace(base, clauses=2), words))) // 2
-    clauses = largest_accepted(lambda n: search_accepts(replace(base, clauses=n)),
-                               min(caps["clauses"], max(1, max_body // max(per_clause, 1))))
-    shape = replace(base, clauses=max(clauses, 1))
+    # as many patterns as are accepted, then as many match clauses beside them (within the body size too)
+    patterns = largest_accepted(lambda n: search_accepts(replace(base, patterns=n)), min(caps["patterns"], caps["clauses"]))
+    per_match = len(orjson.dumps(person_query(replace(base, matches=1), words)))
+    matches = largest_accepted(lambda n: search_accepts(replace(base, patterns=patterns, matches=n)),
+                               min(caps["clauses"], max(1, max_body // max(per_match, 1))))
+    shape = replace(base, patterns=patterns, matches=matches)
 
     def batch_accepts(length: int) -> bool:
         body = orjson.dumps(mcp_batch(length, BROAD_SEARCH))
@@ -569,7 +575,7 @@ def warm_up(port: int, seeded: Seeded, connections: int = 4, rounds: int = 3) ->
         connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
         for _ in range(rounds):
             for request in light:
-                status, _ = send_heavy(connection, request, next(numbers))
+                status, _, _ = send_heavy(connection, request, next(numbers))
                 if status >= 400:
                     raise RuntimeError(f"warm-up {request.kind} answered {status}")
         connection.close()
@@ -601,6 +607,7 @@ class DatabaseRun:
     rss_idle: dict[int, tuple[int, int]]
     rss_end: dict[int, tuple[int, int]]
     tenant_a: dict
+    tenant_a_answers: dict  # (kind, status) -> the start of the first answer of that status, for refusals
 
 
 def run_database(label: str, database_url: str, redis_url: str, args, index: Path, fitted: Fitted) -> DatabaseRun:
@@ -630,11 +637,11 @@ def run_database(label: str, database_url: str, redis_url: str, args, index: Pat
         time.sleep(max(0.0, until - args.duration - time.time()))
         loaded = probe(max(0.0, until - time.time()))
         rss_end = worker_memory(server)
-        counts = results.get(timeout=30)
+        counts, answers = results.get(timeout=30)
         tenant_a.join(timeout=5)
         if tenant_a.is_alive():
             tenant_a.kill()
-        return DatabaseRun(label, idle, loaded, rss_idle, rss_end, counts)
+        return DatabaseRun(label, idle, loaded, rss_idle, rss_end, counts, answers)
     finally:
         for receiver in receivers:
             receiver.close()
@@ -669,17 +676,19 @@ def report(run: DatabaseRun, args) -> bool:
     for kind in args.kinds:
         statuses = sorted(((status, n) for (k, status), n in run.tenant_a.items() if k == kind), key=lambda s: str(s[0]))
         print(f"    {kind:8} " + (", ".join(f"{status} x{n}" for status, n in statuses) or "none"))
+        for (answered_kind, status), head in run.tenant_a_answers.items():
+            if answered_kind == kind:
+                print(f"             first {status}: {head[:200]}")
     return all(verdicts)
 
 
 def describe(fitted: Fitted, args) -> None:
     shape = fitted.shape
-    matches, patterns = (shape.clauses + 1) // 2, shape.clauses // 2
     print(f"tenant A: {args.a_connections} connections ({', '.join(args.kinds)} in turn) for {args.duration:g} s; "
           f"tenant B: {args.b_connections} connections, {args.b_rate:g} GET/s, idle {args.idle:g} s; "
           f"gunicorn {args.workers} workers as deploy/gunicorn.conf.py")
-    print(f"  person query: {shape.clauses} clauses ({matches} match of {shape.chars or 0:,} chars / {fitted.text_tokens:,} tokens, "
-          f"{patterns} wildcard of {shape.pattern:,} chars / {shape.wildcards:,} *), size 100, {len(fitted.query) / 1024:,.1f} KiB")
+    print(f"  person query: {shape.matches + shape.patterns} clauses ({shape.matches} match of {shape.chars or 0:,} chars / "
+          f"{fitted.text_tokens:,} tokens, {shape.patterns} wildcard of {shape.pattern:,} chars / {shape.wildcards:,} *), size 100, {len(fitted.query) / 1024:,.1f} KiB")
     print(f"  mcp batch: {fitted.batch_length:,} people_search calls (match_all, size 100), {len(fitted.batch) / 1024:,.1f} KiB")
     print(f"  resume: {fitted.resume_bytes:,} bytes; webhook test: receiver trickles a byte every {args.trickle_seconds:g} s")
     print("  caps from: " + ", ".join(f"{name} {source}" for name, source in fitted.sources.items()))
