@@ -258,6 +258,8 @@ def tenant_a_process(port: int, plan: list[HeavyRequest], until: float, results)
 
 @dataclass
 class ProbeResult:
+    """Tenant B's answers over a phase: the latency of each 200, and the count of every other outcome."""
+
     latencies_ms: list[float] = field(default_factory=list)
     errors: Counter = field(default_factory=Counter)
 
