@@ -1,5 +1,6 @@
 """The server secret (HIREKIT_SECRET_KEY): how a comma-separated list of keys is read, where the embedded demo keeps
-its generated one (INSTANCE_DIR/secret_key), and the error that stops a server started without one."""
+its generated one (INSTANCE_DIR/secret_key), and the errors that stop a server started without one, or with a setting
+still holding deploy/env.example's sample value."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import os
 import secrets
 from pathlib import Path
 
+ENV_PREFIX = "HIREKIT_"  # app.config's: settings are named to operators by their environment variable
 INSTANCE_FILE_NAME = "secret_key"
 MAKE_ONE = "python -c \"import secrets; print(secrets.token_urlsafe(48))\""
 MIN_LENGTH = 32  # characters: a short key could be guessed offline from one token and its signature
@@ -34,14 +36,44 @@ class WeakSecretKey(MissingSecretKey):
                   f"Make one with `{MAKE_ONE}`.")
 
 
+class SampleValue(MissingSecretKey):
+    """Start-up refused: a setting still holds deploy/env.example's sample value (a metrics token of CHANGE-ME reads
+    /metrics for anyone who has read the example file)."""
+
+    def __init__(self, names: list[str]):
+        RuntimeError.__init__(
+            self, f"{', '.join(names)} still {'holds' if len(names) == 1 else 'hold'} the sample value of "
+                  f"deploy/env.example ({SAMPLE_VALUE}), which anyone can read. Set each to a secret of your own "
+                  f"(make one with `{MAKE_ONE}`), or leave it empty where the setting is optional.")
+
+
+SAMPLE_VALUE = "CHANGE-ME"  # what deploy/env.example puts wherever an operator must choose a secret
+
+
+def sample_value_settings(config) -> list[str]:
+    """The environment names (HIREKIT_...) of the settings whose value still contains the sample value, anywhere in
+    it (a database URL's password included), in any case."""
+    marker = SAMPLE_VALUE.lower()
+    found = []
+    for name, value in config.items():
+        values = value if isinstance(value, (list, tuple)) else [value]
+        if any(isinstance(item, str) and marker in item.lower() for item in values):
+            found.append(ENV_PREFIX + name)
+    return sorted(found)
+
+
 def require(config) -> None:
-    """Refuse to serve without a secret, or with a key short enough to guess (MissingSecretKey / WeakSecretKey)."""
+    """Refuse to serve without a secret, with a key short enough to guess, or with any setting still at the example
+    file's sample value (MissingSecretKey / WeakSecretKey / SampleValue)."""
     keys = [config.get("SECRET_KEY"), *(config.get("SECRET_KEY_FALLBACKS") or [])]
     if not keys[0]:
         raise MissingSecretKey(config["INSTANCE_DIR"])
     for key in keys:
         if len(key) < MIN_LENGTH:
             raise WeakSecretKey(len(key))
+    samples = sample_value_settings(config)
+    if samples:
+        raise SampleValue(samples)
 
 
 def split_keys(value) -> list[str]:

@@ -5,6 +5,7 @@ the instance directory once (mode 0600), reuses it, and the app reads it from th
 from __future__ import annotations
 
 import os
+import re
 import stat
 import subprocess
 import sys
@@ -127,3 +128,67 @@ def test_demo_setup_generates_the_instance_secret_once_and_the_server_uses_it(tm
     configured = run([sys.executable, "-m", "flask", "--app", "wsgi", "demo", "setup"],
                      {**env, "HIREKIT_SECRET_KEY": "o" * 48})
     assert configured.returncode == 0 and "server secret: from HIREKIT_SECRET_KEY" in configured.stdout, configured.stdout
+
+
+# ---- deploy/env.example's sample values ------------------------------------------------------------------------------
+
+ENV_EXAMPLE = ROOT / "deploy" / "env.example"
+# A setting is a secret when its name says so, or when it is a URL that can carry a password (user:password@host).
+SECRET_NAME = re.compile(r"(TOKEN|KEY|PASSWORD|SECRET|SID)$")
+URL_WITH_PASSWORD = re.compile(r"^[a-z][a-z0-9+.-]*://[^/@:]*:[^/@]*@")
+
+
+def example_settings() -> dict[str, str]:
+    """The variables deploy/env.example sets, with their sample values (empty ones left out)."""
+    settings = {}
+    for line in ENV_EXAMPLE.read_text().splitlines():
+        name, equals, value = line.strip().partition("=")
+        if equals and not name.startswith("#") and value:
+            settings[name] = value
+    return settings
+
+
+def example_secrets() -> dict[str, str]:
+    return {name: value for name, value in example_settings().items()
+            if SECRET_NAME.search(name) or URL_WITH_PASSWORD.match(value)}
+
+
+def test_the_example_file_carries_sample_secrets():
+    assert {"HIREKIT_METRICS_TOKEN", "HIREKIT_DATABASE_URL"} <= set(example_secrets())
+
+
+@pytest.mark.parametrize("variable", sorted(example_secrets()))
+def test_each_secret_left_at_its_sample_value_refuses_to_start_naming_it(base_config, monkeypatch, variable):
+    """Bearer CHANGE-ME read /metrics on a server started from the example file: every secret the file carries,
+    left at its sample value, stops the server with a message naming the variable."""
+    setting = variable.removeprefix("HIREKIT_")
+    monkeypatch.setenv(variable, example_secrets()[variable])
+    with pytest.raises(RuntimeError, match=f"{variable} still holds the sample value of deploy/env.example"):
+        create_app({key: value for key, value in base_config.items() if key != setting})
+
+
+@pytest.mark.parametrize("setting, value", [("TWILIO_AUTH_TOKEN", "change-me"), ("SMTP_PASSWORD", "Change-Me-Later"),
+                                            ("ELASTICSEARCH_URL", "https://elastic:CHANGE-ME@127.0.0.1:9200"),
+                                            ("LLM_API_KEY", "sk-CHANGE-ME")])
+def test_the_sample_value_is_refused_in_any_setting_and_case(base_config, setting, value):
+    with pytest.raises(RuntimeError, match=f"HIREKIT_{setting} still holds the sample value"):
+        create_app({**base_config, setting: value})
+
+
+def test_with_a_metrics_token_of_ones_own_bearer_change_me_reads_nothing(base_config):
+    app = create_app({**base_config, "METRICS_ENABLED": True, "METRICS_TOKEN": "m" * 40})
+    assert app.test_client().get("/metrics", headers={"Authorization": "Bearer CHANGE-ME"}).status_code == 401
+
+
+@pytest.mark.slow
+def test_gunicorn_and_the_worker_refuse_to_start_from_the_example_file_as_shipped(tmp_path):
+    """The example file with only the secret key filled in (it ships empty, which is refused on its own)."""
+    env = environment_without_secret(tmp_path, **example_settings(), HIREKIT_SECRET_KEY="k" * 48, HIREKIT_WEB_WORKERS="1")
+    server = run([str(ROOT / ".venv" / "bin" / "gunicorn"), "-c", "deploy/gunicorn.conf.py", "--bind",
+                  f"127.0.0.1:{free_port()}", "wsgi:app"], env)
+    worker = run([sys.executable, "worker.py", "--burst"], env)
+    for done in (server, worker):
+        assert done.returncode != 0, done.stdout
+        assert "HIREKIT_DATABASE_URL, HIREKIT_METRICS_TOKEN still hold the sample value of deploy/env.example" in done.stdout
+        assert "postgresql://" not in done.stdout  # the message names the variables, not their values
+    assert worker.returncode == 2
