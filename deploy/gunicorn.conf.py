@@ -20,7 +20,7 @@ import multiprocessing
 import os
 
 from app import server_refusals
-from app.config import environment_value  # HIREKIT_PORT/HIREKIT_WEB_WORKERS, else a platform's PORT/WEB_CONCURRENCY
+from app.config import INSTANCE_DIR, environment_value  # HIREKIT_PORT/HIREKIT_WEB_WORKERS, else PORT/WEB_CONCURRENCY
 
 bind = os.environ.get("HIREKIT_BIND", f"127.0.0.1:{environment_value('PORT', default='8000')}")
 workers = int(environment_value("WEB_WORKERS", default=str(multiprocessing.cpu_count() * 2 + 1)))
@@ -69,6 +69,14 @@ logconfig_dict = {
     },
 }
 forwarded_allow_ips = os.environ.get("HIREKIT_FORWARDED_ALLOW_IPS", "127.0.0.1")
+# gunicorn's control socket (gunicornc: worker status, scaling, reload) defaults to one fixed path per user
+# ($XDG_RUNTIME_DIR/gunicorn.ctl or ~/.gunicorn/gunicorn.ctl): a second instance of that user takes it over and its
+# exit deletes it. Each instance keeps its own under its instance directory (HIREKIT_INSTANCE_DIR), mode 0600;
+# HIREKIT_CONTROL_SOCKET names another path, or "off" for none.
+_control_socket = os.environ.get("HIREKIT_CONTROL_SOCKET", "") or str(INSTANCE_DIR / "gunicorn.ctl")
+control_socket_disable = _control_socket == "off"
+control_socket = os.path.abspath(_control_socket)
+control_socket_mode = 0o600
 
 
 def post_worker_init(worker):
