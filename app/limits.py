@@ -7,12 +7,24 @@ GET by id), while Hirekit has one shape of limit: one counter per key for a blue
 is fixed once at registration, and a request costs one `hit` and one `get_window_stats` on the Limiter's strategy; with
 the default fixed window, one `incr` (whose count gives the remaining) and one `get_expiry` on its storage (two Redis
 round trips where the strategy API takes three).
+
+Other code counts against the same counters through `count_hit` (one hit of a named limit for the current caller: the
+MCP servers count every message of a batch, and people tools against the person limit) and `peek_limit` (whether the
+caller has any left, counting nothing: authentication refuses an address past its failed attempts before a lookup).
+
+Without Redis (RATELIMIT_STORAGE_URI defaults to REDIS_URL, else this process's memory) each server process counts on
+its own: with gunicorn, a key can make up to (workers x the limit) requests per window on one host, and each host
+counts apart. Set REDIS_URL to share one counter per key across every worker and host.
+
+While the storage is unreachable and RATE_LIMIT_FAIL_OPEN is on, requests are let through uncounted and one JSON
+warning (logger hirekit.limits) says so at most every STORAGE_DOWN_WARNING_SECONDS per process.
 """
 
 from __future__ import annotations
 
 import logging
 import math
+import threading
 import time
 from dataclasses import dataclass
 from functools import lru_cache
@@ -26,9 +38,11 @@ from limits.strategies import FixedWindowRateLimiter
 
 from app.errors import error_response
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("hirekit.limits")  # under the app's JSON log handler (app.observability.configure_logging)
 
 APP_SCOPE = "app"
+DEFAULT_LIMIT = "RATE_LIMIT"  # the config name of the limit every route without a family limit meets
+STORAGE_DOWN_WARNING_SECONDS = 60.0  # at most one "limits skipped" warning per process in this many seconds
 
 
 class SweepingMemoryStorage(MemoryStorage):
@@ -57,6 +71,21 @@ class Scope:
     config_name: str
 
 
+@dataclass(slots=True)
+class Hit:
+    """What one counted (or peeked) hit found: whether it was within the limit, what remains, when the window resets."""
+
+    allowed: bool
+    limit: RateLimitItem
+    remaining: int
+    reset_at: float
+
+    @property
+    def retry_after(self) -> int:
+        """Whole seconds until the window resets (at least 1): the Retry-After of a refusal."""
+        return max(1, math.ceil(self.reset_at - time.time()))
+
+
 @lru_cache(maxsize=4096)
 def window_key(limit_text: str, identifiers: tuple) -> tuple[RateLimitItem, str]:
     """The parsed limit and its storage key for these identifiers (what `item.key_for` builds), built once."""
@@ -78,7 +107,7 @@ class KeyLimits:
 
     def __init__(self, app):
         self.scopes: dict[str | None, Scope | None] = {}  # blueprint name -> its scope, None when exempt
-        self.default = Scope(APP_SCOPE, "RATE_LIMIT")
+        self.default = Scope(APP_SCOPE, DEFAULT_LIMIT)
         self.limiter = Limiter(key_func=rate_limit_key)
         # Flask-Limiter registers its request hooks only for a Limiter not yet listed here; check() replaces them.
         app.extensions.setdefault("limiter", set()).add(self.limiter)
@@ -87,9 +116,59 @@ class KeyLimits:
         self.fail_open = bool(app.config["RATELIMIT_SWALLOW_ERRORS"])
         self.prefix = (app.config["RATELIMIT_KEY_PREFIX"],) if app.config["RATELIMIT_KEY_PREFIX"] else ()
         self.config = app.config  # the app's own mapping (later changes to it show): no current_app lookup per request
+        self._next_storage_warning = 0.0  # monotonic time before which an unreachable storage is not reported again
+        self._uncounted = 0  # hits let through uncounted since the last warning
+        self._warning_lock = threading.Lock()
         if self.enabled:
             app.before_request(self.check)
             app.after_request(self.add_headers)
+
+    def scope_of(self, config_name: str) -> Scope:
+        """The scope whose limit is the setting `config_name`: the default one, or the family scope apply_limit gives."""
+        return self.default if config_name == DEFAULT_LIMIT else Scope(config_name.lower(), config_name)
+
+    def count(self, scope: Scope, caller, *, peek: bool = False) -> Hit | None:
+        """One hit of `scope` for `caller` (the client address when None; a tenant's own limit replaces the setting's),
+        or with `peek` only whether any is left (see peek_limit); None when the storage is unreachable and
+        RATE_LIMIT_FAIL_OPEN lets it pass."""
+        limit_text = caller.rate_limit if caller is not None and caller.rate_limit else self.config[scope.config_name]
+        identifiers = (*self.prefix, caller_key(caller), scope.name)
+        item, key = window_key(limit_text, identifiers)
+        strategy = self.limiter.limiter
+        try:
+            if peek:  # one read (a GET on Redis) while some are left; the window's reset only once none is
+                if strategy.test(item, *identifiers):
+                    return Hit(True, item, 1, 0.0)
+                reset_at, _ = strategy.get_window_stats(item, *identifiers)
+                return Hit(False, item, 0, reset_at)
+            if type(strategy) is FixedWindowRateLimiter:  # what FixedWindowRateLimiter.hit does, keeping the count
+                count = strategy.storage.incr(key, item.get_expiry())
+                allowed, remaining = count <= item.amount, max(0, item.amount - count)
+                reset_at = strategy.storage.get_expiry(key)
+            else:
+                allowed = strategy.hit(item, *identifiers)
+                reset_at, remaining = strategy.get_window_stats(item, *identifiers)
+        except Exception as error:
+            if not self.fail_open:
+                raise  # app.errors answers 503 for an unreachable Redis
+            self.storage_unreachable(error)
+            return None
+        return Hit(allowed, item, remaining, reset_at)
+
+    def storage_unreachable(self, error: Exception) -> None:
+        """Fail-open: say once (per STORAGE_DOWN_WARNING_SECONDS, per process) in one JSON line that limits are
+        skipped, instead of a traceback per request."""
+        now = time.monotonic()
+        with self._warning_lock:
+            self._uncounted += 1
+            if now < self._next_storage_warning:
+                return
+            self._next_storage_warning = now + STORAGE_DOWN_WARNING_SECONDS
+            uncounted, self._uncounted = self._uncounted, 0
+        log.warning("Rate limit storage unreachable: rate limits are skipped and requests let through uncounted "
+                    "(RATE_LIMIT_FAIL_OPEN) until it answers again; repeated at most every %g s",
+                    STORAGE_DOWN_WARNING_SECONDS,
+                    extra={"error": f"{type(error).__name__}: {error}", "uncounted_since_last_warning": uncounted})
 
     def check(self):
         req = request._get_current_object()
@@ -99,40 +178,24 @@ class KeyLimits:
         if scope is None:
             return None
         ctx = g._get_current_object()  # one proxy lookup, not one per use
-        caller = ctx.get("caller")
-        limit_text = caller.rate_limit if caller is not None and caller.rate_limit else self.config[scope.config_name]
-        identifiers = (*self.prefix, caller_key(caller), scope.name)
-        item, key = window_key(limit_text, identifiers)
-        strategy = self.limiter.limiter
-        try:
-            if type(strategy) is FixedWindowRateLimiter:  # what FixedWindowRateLimiter.hit does, keeping the count
-                count = strategy.storage.incr(key, item.get_expiry())
-                allowed, remaining = count <= item.amount, max(0, item.amount - count)
-                reset_at = strategy.storage.get_expiry(key)
-            else:
-                allowed = strategy.hit(item, *identifiers)
-                reset_at, remaining = strategy.get_window_stats(item, *identifiers)
-        except Exception:
-            if not self.fail_open:
-                raise  # app.errors answers 503 for an unreachable Redis
-            log.exception("rate limit storage unreachable; request let through (RATE_LIMIT_FAIL_OPEN)")
+        hit = self.count(scope, ctx.get("caller"))
+        if hit is None:
             return None
-        ctx.rate_limit_window = (item.amount, remaining, int(reset_at))
-        if allowed:
+        ctx.rate_limit_window = hit
+        ctx.rate_limit_scope = scope
+        if hit.allowed:
             return None
-        retry_after = max(1, math.ceil(reset_at - time.time()))
-        return error_response(429, f"Rate limit exceeded ({item}). Higher limits are available on request.",
-                              headers={"Retry-After": str(retry_after)})
+        return error_response(429, f"Rate limit exceeded ({hit.limit}). Higher limits are available on request.",
+                              headers={"Retry-After": str(hit.retry_after)})
 
     @staticmethod
     def add_headers(response):
         window = g.get("rate_limit_window")
         if window is not None:
-            limit, remaining, reset_at = window
             add = response.headers.add  # new headers: add skips set's search for existing ones
-            add("X-RateLimit-Limit", str(limit))
-            add("X-RateLimit-Remaining", str(remaining))
-            add("X-RateLimit-Reset", str(reset_at))
+            add("X-RateLimit-Limit", str(window.limit.amount))
+            add("X-RateLimit-Remaining", str(window.remaining))
+            add("X-RateLimit-Reset", str(int(window.reset_at)))
         return response
 
 
@@ -150,7 +213,34 @@ def build_limiter(app) -> KeyLimits:
 
 def apply_limit(app, blueprint, config_name: str) -> None:
     """Give a family its own limit: one counter per key shared by all of the family's routes, instead of the app-wide one."""
-    app.extensions["hirekit_limits"].scopes[blueprint.name] = Scope(config_name.lower(), config_name)
+    limits: KeyLimits = app.extensions["hirekit_limits"]
+    limits.scopes[blueprint.name] = limits.scope_of(config_name)
+
+
+def count_hit(config_name: str) -> Hit | None:
+    """Count one hit of the limit named by setting `config_name` (DEFAULT_LIMIT, "PERSON_RATE_LIMIT", ...) for the
+    current caller, on the very counter the routes of that scope use (the client address's without a caller). The
+    caller decides what a refusal looks like (hit.allowed False, hit.retry_after); None when limits are off or their
+    storage is unreachable and RATE_LIMIT_FAIL_OPEN lets the hit pass uncounted."""
+    limits: KeyLimits = current_app.extensions["hirekit_limits"]
+    if not limits.enabled:
+        return None
+    ctx = g._get_current_object()
+    scope = limits.scope_of(config_name)
+    hit = limits.count(scope, ctx.get("caller"))
+    if hit is not None and scope == ctx.get("rate_limit_scope"):
+        ctx.rate_limit_window = hit  # X-RateLimit-* describe the request's own limit after every hit it took
+    return hit
+
+
+def peek_limit(config_name: str) -> Hit | None:
+    """Whether the current caller has any of the limit `config_name` left, counting nothing: hit.allowed (its
+    remaining and reset_at are only read when none is left, for the refusal); None when limits are off or their
+    storage is unreachable (fail-open)."""
+    limits: KeyLimits = current_app.extensions["hirekit_limits"]
+    if not limits.enabled:
+        return None
+    return limits.count(limits.scope_of(config_name), g.get("caller"), peek=True)
 
 
 def exempt(app, blueprint) -> None:
@@ -172,10 +262,10 @@ def hit_tenant_limit(tenant_id: str, action: str, config_name: str) -> None:
     try:
         allowed = strategy.hit(item, *identifiers)
         reset_at, _ = strategy.get_window_stats(item, *identifiers)
-    except Exception:
+    except Exception as error:
         if not limits.fail_open:
             raise
-        log.exception("rate limit storage unreachable; %s let through (RATE_LIMIT_FAIL_OPEN)", action)
+        limits.storage_unreachable(error)
         return
     if not allowed:
         retry_after = max(1, math.ceil(reset_at - time.time()))
