@@ -4,18 +4,26 @@ from __future__ import annotations
 
 from flask import current_app, g, request
 
+from app import limits
 from app.errors import ApiError
 from app.tenancy import Caller, resolve_key
+
+FAILURE_LIMIT = "AUTH_FAILURE_LIMIT"  # the setting limiting requests with unknown keys per client address
 
 BEARER = "bearer"
 API_KEY = "api_key"
 SCHEMES = (BEARER, API_KEY)
 
 # OpenAPI security scheme names, shared with app.api
+FAILURE_LIMIT_DOC = (f"Requests with an unknown or revoked key are limited per client address ({FAILURE_LIMIT}, "
+                     "default 30/minute): past it they answer 429 with Retry-After, before the key is looked up, "
+                     "whatever key they carry.")
 SECURITY_SCHEMES = {
-    BEARER: ("bearerAuth", {"type": "http", "scheme": "bearer", "description": "Authorization: Bearer <API key>"}),
+    BEARER: ("bearerAuth", {"type": "http", "scheme": "bearer",
+                            "description": f"Authorization: Bearer <API key>. {FAILURE_LIMIT_DOC}"}),
     API_KEY: ("apiKeyAuth", {"type": "apiKey", "in": "header", "name": "X-API-Key", "description": "X-API-Key: <API key> (any case). Person routes also take it as "
-                                                                                "the api_key query or JSON body parameter, as PDL's SDKs send it"}),
+                                                                                "the api_key query or JSON body parameter, as PDL's SDKs send it. "
+                                                                                f"{FAILURE_LIMIT_DOC}"}),
 }
 
 
@@ -77,10 +85,26 @@ def authenticate() -> None:
     if key is None:
         where = "the Authorization: Bearer <key> header" if scheme == BEARER else "the X-API-Key header or the api_key parameter"
         raise ApiError(401, f"Missing API key: send it in {where}.")
-    caller = resolve_key(key, cache_seconds=app.config["AUTH_CACHE_SECONDS"])
+    caller = resolve_key(key, cache_seconds=app.config["AUTH_CACHE_SECONDS"], before_lookup=refuse_failing_address)
     if caller is None:
+        failures = limits.count_hit(FAILURE_LIMIT)
+        if failures is not None and not failures.allowed:
+            raise too_many_failures(failures)
         raise ApiError(401, "Unknown or revoked API key.")
     ctx.caller = caller
+
+
+def refuse_failing_address() -> None:
+    """Before a key is looked up in the database: 429 when the client address has used up its failed attempts, so
+    a flood of guessed keys costs no lookups (a key still in the cache of known keys is answered without this)."""
+    left = limits.peek_limit(FAILURE_LIMIT)
+    if left is not None and not left.allowed:
+        raise too_many_failures(left)
+
+
+def too_many_failures(hit: limits.Hit) -> ApiError:
+    return ApiError(429, f"Too many requests with an unknown or revoked API key from your address ({hit.limit}); "
+                         f"retry in {hit.retry_after} s.", headers={"Retry-After": str(hit.retry_after)})
 
 
 def current_caller() -> Caller:

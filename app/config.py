@@ -31,9 +31,12 @@ DEFAULTS: dict[str, object] = {
     "METRICS_TOKEN": "",
     "AUTH_CACHE_SECONDS": 5.0,
     "MAX_CONTENT_LENGTH": 16 * 1024 * 1024,
-    # rate limits
+    # rate limits: requests per key per window (per client address without a key). Counters live in Redis when
+    # REDIS_URL is set, shared by every worker and host; without Redis each worker process counts on its own, so a
+    # key can make up to (gunicorn workers x the limit) requests per window on one host.
     "RATE_LIMIT": "600/minute",
     "PERSON_RATE_LIMIT": "300/minute",
+    "AUTH_FAILURE_LIMIT": "30/minute",  # requests with an unknown or revoked key per client address; then 429 before any lookup
     "RATE_LIMIT_ENABLED": True,
     "RATE_LIMIT_FAIL_OPEN": True,
     "RATE_LIMIT_KEY_PREFIX": "hirekit",

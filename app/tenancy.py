@@ -9,6 +9,7 @@ import threading
 import time
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import Callable
 
 import peewee as pw
 
@@ -170,14 +171,23 @@ def _revoke(key_id: int) -> int:
 
 
 class KeyCache:
-    """A short per-process memory of resolved keys, so a hot path costs no auth query; revocation wins after ttl."""
+    """A short per-process memory of resolved keys, so a hot path costs no auth query; revocation wins after ttl.
+
+    Known keys and unknown ones are kept apart: anyone can send millions of unknown keys, so they go to a small memory
+    of their own (UNKNOWN_ENTRIES, oldest dropped first) and never push a known key out of the other (KNOWN_ENTRIES,
+    a bound only as many live keys as a deployment has can reach: expired entries go first, then the oldest)."""
+
+    KNOWN_ENTRIES = 10_000
+    UNKNOWN_ENTRIES = 1_024
 
     def __init__(self):
-        self._entries: dict[str, tuple[float, Caller | None]] = {}
+        self._known: dict[str, tuple[float, Caller]] = {}
+        self._unknown: dict[str, tuple[float, None]] = {}
         self._lock = threading.Lock()
 
     def get(self, key_hash: str):
-        entry = self._entries.get(key_hash)
+        """(expiry, caller) while fresh, the caller None for a key known to be unknown or revoked; else None."""
+        entry = self._known.get(key_hash) or self._unknown.get(key_hash)
         if entry and entry[0] > time.monotonic():
             return entry
         return None
@@ -185,25 +195,35 @@ class KeyCache:
     def put(self, key_hash: str, caller: Caller | None, ttl: float) -> None:
         if ttl <= 0:
             return
+        now = time.monotonic()
+        entries, bound = (self._unknown, self.UNKNOWN_ENTRIES) if caller is None else (self._known, self.KNOWN_ENTRIES)
         with self._lock:
-            if len(self._entries) > 10_000:
-                self._entries.clear()
-            self._entries[key_hash] = (time.monotonic() + ttl, caller)
+            entries.pop(key_hash, None)  # re-inserted at the end: the oldest entry is the first one
+            if len(entries) >= bound and caller is not None:
+                for stale in [name for name, (expiry, _) in entries.items() if expiry <= now]:
+                    del entries[stale]
+            while len(entries) >= bound:
+                del entries[next(iter(entries))]
+            entries[key_hash] = (now + ttl, caller)
 
     def clear(self) -> None:
         with self._lock:
-            self._entries.clear()
+            self._known.clear()
+            self._unknown.clear()
 
 
 key_cache = KeyCache()
 
 
-def resolve_key(plaintext: str, *, cache_seconds: float = 0) -> Caller | None:
-    """The caller behind a key, or None for an unknown or revoked key."""
+def resolve_key(plaintext: str, *, cache_seconds: float = 0, before_lookup: Callable[[], None] | None = None) -> Caller | None:
+    """The caller behind a key, or None for an unknown or revoked key. `before_lookup` runs when the key must be
+    looked up in the database (it may raise to refuse the request first, e.g. app.auth's failed-attempt limit)."""
     key_hash = hash_key(plaintext)
     cached = key_cache.get(key_hash) if cache_seconds > 0 else None
     if cached is not None:
         return cached[1]
+    if before_lookup is not None:
+        before_lookup()
     row = (ApiKey.select(ApiKey.id, ApiKey.prefix, ApiKey.last_used_at, ApiKey.revoked, Tenant.id, Tenant.rate_limit)
            .join(Tenant).where(ApiKey.key_hash == key_hash).first())
     caller = None

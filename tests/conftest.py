@@ -101,6 +101,7 @@ def base_config(db_url, tmp_path):
         "REDIS_URL": "",
         "RATE_LIMIT": "100000/minute",
         "PERSON_RATE_LIMIT": "100000/minute",
+        "AUTH_FAILURE_LIMIT": "100000/minute",
         "AUTH_CACHE_SECONDS": 0,
         "INSTANCE_DIR": str(tmp_path),
         "RESUME_DIR": str(tmp_path / "resumes"),
