@@ -20,6 +20,7 @@ INVALID_REQUEST = -32600
 METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
+RATE_LIMITED = -32029  # a request over the rate limit it meets; data: retry_after (seconds) and limit (HTTP 429 alone)
 HEADER_MISMATCH = -32020  # 2026-07-28: a routing header disagrees with the body
 UNSUPPORTED_PROTOCOL_VERSION = -32022  # 2026-07-28: data names the supported versions and the requested one
 
@@ -29,6 +30,7 @@ MODERN_VERSIONS = ("2026-07-28",)  # no handshake: every request names its versi
 SUPPORTED_VERSIONS = MODERN_VERSIONS + HANDSHAKE_VERSIONS
 VERSION_WITHOUT_HEADER = "2025-03-26"  # what a request without MCP-Protocol-Version is taken to speak
 BATCH_VERSIONS = frozenset({"2025-03-26"})  # JSON-RPC batches were removed in 2025-06-18
+MAX_BATCH_LENGTH = 20  # messages in one batch; a longer batch is refused whole (HTTP 413, -32600) before any is answered
 
 # The per-request envelope of 2026-07-28
 PROTOCOL_VERSION_META_KEY = "io.modelcontextprotocol/protocolVersion"
@@ -45,7 +47,7 @@ BASE64_HEADER_VALUE = re.compile(r"=\?base64\?(?P<payload>.*)\?=")  # how a clie
 HTTP_400_CODES = frozenset({PARSE_ERROR, INVALID_REQUEST})
 # 2026-07-28: the status follows the code, whoever raised it; the rest (tool results, -32603) rides on 200
 MODERN_HTTP_STATUS = {PARSE_ERROR: 400, INVALID_REQUEST: 400, INVALID_PARAMS: 400, HEADER_MISMATCH: 400,
-                      UNSUPPORTED_PROTOCOL_VERSION: 400, METHOD_NOT_FOUND: 404}
+                      UNSUPPORTED_PROTOCOL_VERSION: 400, METHOD_NOT_FOUND: 404, RATE_LIMITED: 429}
 
 
 class RpcError(Exception):
@@ -60,6 +62,10 @@ class RpcError(Exception):
 
 class MethodHandler(Protocol):
     """What answers the methods: an MCP server."""
+
+    def admit_batched(self) -> None:
+        """Count a batch's message beyond its first (the POST counted that one) as the POST it could have been;
+        raises RpcError (RATE_LIMITED) when that is over the limit."""
 
     def handle_request(self, method: str, params: dict, *, version: str) -> dict: ...
 
@@ -103,15 +109,24 @@ def dispatch(payload, handler: MethodHandler, *, version: str) -> Reply:
     if reply is None:
         return Reply(202, None)
     error = reply.get("error")
-    return Reply(400 if error and error["code"] in HTTP_400_CODES else 200, reply)
+    if error and error["code"] in HTTP_400_CODES:
+        return Reply(400, reply)
+    return Reply(429 if error and error["code"] == RATE_LIMITED else 200, reply)
 
 
 def dispatch_batch(items: list, handler: MethodHandler, *, version: str) -> Reply:
+    """Answer a batch message by message, each counted against the rate limits as if it were POSTed alone."""
     if version not in BATCH_VERSIONS:
         return invalid_request(f"JSON-RPC batches are not part of protocol version {version}: send one message per request")
     if not items:
         return invalid_request("An empty batch is not a valid request")
-    replies = [reply for item in items if (reply := handle_message(item, handler, version=version, in_batch=True)) is not None]
+    if len(items) > MAX_BATCH_LENGTH:
+        return Reply(413, error_object(None, INVALID_REQUEST, f"Invalid request: a batch holds at most {MAX_BATCH_LENGTH} "
+                                                              f"messages and this one has {len(items)}; send the rest in "
+                                                              "further requests",
+                                       {"max_batch_length": MAX_BATCH_LENGTH, "received": len(items)}))
+    replies = [reply for index, item in enumerate(items)
+               if (reply := handle_message(item, handler, version=version, in_batch=True, counted=index == 0)) is not None]
     return Reply(200, replies) if replies else Reply(202, None)
 
 
@@ -120,8 +135,10 @@ def valid_id(value) -> bool:
     return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
 
 
-def handle_message(message, handler: MethodHandler, *, version: str, in_batch: bool) -> dict | None:
-    """The response object for one message, or None for notifications and for responses the client sends us."""
+def handle_message(message, handler: MethodHandler, *, version: str, in_batch: bool, counted: bool = True) -> dict | None:
+    """The response object for one message, or None for notifications and for responses the client sends us.
+    `counted`: the POST's own rate-limit hit stands for this message; otherwise it is counted here before it runs (a
+    notification over the limit is dropped, a request answered RATE_LIMITED)."""
     if not isinstance(message, dict):
         return error_object(None, INVALID_REQUEST, "A JSON-RPC message must be an object")
     has_id = "id" in message
@@ -136,7 +153,7 @@ def handle_message(message, handler: MethodHandler, *, version: str, in_batch: b
     if params is None:
         params = {}
     if not has_id:
-        if isinstance(params, dict):
+        if isinstance(params, dict) and (counted or admitted(handler) is None):
             notify(handler, method, params)
         return None
     problem = params_error(request_id, method, params)
@@ -144,7 +161,19 @@ def handle_message(message, handler: MethodHandler, *, version: str, in_batch: b
         return problem
     if in_batch and method == "initialize":
         return error_object(request_id, INVALID_REQUEST, "initialize must not be sent in a batch")
+    refusal = None if counted else admitted(handler)
+    if refusal is not None:
+        return error_object(request_id, refusal.code, refusal.message, refusal.data)
     return answer_request(request_id, method, params, handler, version=version)
+
+
+def admitted(handler: MethodHandler) -> RpcError | None:
+    """None when the handler admits one more message of the batch, else the RpcError refusing it."""
+    try:
+        handler.admit_batched()
+    except RpcError as refusal:
+        return refusal
+    return None
 
 
 def envelope_error(message: dict) -> dict | None:

@@ -14,7 +14,7 @@ import orjson
 from flask import current_app, request
 from flask.views import MethodView
 
-from app.api import Blueprint
+from app.api import Blueprint, ErrorSchema
 from app.auth import BEARER
 from app.errors import ApiError
 from plugins.mcp import protocol
@@ -74,7 +74,10 @@ def json_rpc_response(reply: protocol.Reply):
         response = current_app.response_class(status=202)
         del response.headers["Content-Type"]
         return response
-    return current_app.response_class(orjson.dumps(reply.body), status=reply.status, mimetype="application/json")
+    response = current_app.response_class(orjson.dumps(reply.body), status=reply.status, mimetype="application/json")
+    if reply.status == 429:  # a lone request over its limit: the error's data says when to retry, and so does HTTP
+        response.headers["Retry-After"] = str(reply.body["error"]["data"]["retry_after"])
+    return response
 
 
 def answer(server: McpServer):
@@ -122,7 +125,15 @@ def server_blueprint(server: McpServer, name: str, path: str, description: str) 
                 "that disagrees with the body (-32020) or an unsupported MCP-Protocol-Version (-32022, data.supported "
                 "lists the served versions) answer 400; an unknown method 404 (-32601). Every 2026-07-28 result "
                 "carries resultType \"complete\" and _meta[\"io.modelcontextprotocol/serverInfo\"]; server/discover "
-                "and tools/list carry ttlMs and cacheScope."
+                "and tools/list carry ttlMs and cacheScope. "
+                f"Batches (2025-03-26 only) hold at most {protocol.MAX_BATCH_LENGTH} messages; a longer one answers "
+                "413 with one -32600 error (data: max_batch_length, received) and none of it runs. "
+                "Rate limits: the POST counts one request against the key's RATE_LIMIT, as every route does (over "
+                "it: 429 in the REST error body); each further message of a batch counts one more, and every "
+                "tools/call of a tool whose REST family has its own limit (the people tools: PERSON_RATE_LIMIT, the "
+                "counter the person routes use) counts one against that limit too, so a batch costs what its "
+                f"messages POSTed one by one would. A request over a limit is answered {protocol.RATE_LIMITED} (data: "
+                "retry_after in seconds, limit) in its place in the batch, or alone with HTTP 429 and Retry-After."
             ),
             parameters=[
                 {"in": "header", "name": protocol.VERSION_HEADER, "required": False, "schema": {
@@ -143,6 +154,11 @@ def server_blueprint(server: McpServer, name: str, path: str, description: str) 
             "Parse error (-32700) or invalid request (-32600); 2026-07-28 also: missing params._meta (-32602), "
             "header mismatch (-32020), unsupported protocol version (-32022)"))
         @blp.alt_response(404, schema=JsonRpcResponseSchema, description="2026-07-28: method not found (-32601)")
+        @blp.alt_response(413, schema=JsonRpcResponseSchema, description=(
+            f"A batch of more than {protocol.MAX_BATCH_LENGTH} messages (-32600; data: max_batch_length, received)"))
+        @blp.alt_response(429, schema={"oneOf": [ErrorSchema, JsonRpcResponseSchema]}, description=(
+            "Over the key's rate limit: the POST itself (the REST error body), or a lone request over the limit it "
+            f"meets (JSON-RPC error {protocol.RATE_LIMITED}, data.retry_after); Retry-After either way"))
         @blp.errors(403, 406)
         def post(self):
             return answer(server)

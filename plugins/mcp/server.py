@@ -11,6 +11,7 @@ import marshmallow as ma
 import peewee as pw
 from flask import current_app
 
+from app import limits
 from app.auth import current_tenant_id
 from app.errors import ApiError, ValidationFailed
 from app.plugins import enabled
@@ -20,6 +21,7 @@ from plugins.mcp.protocol import (
     LATEST_HANDSHAKE_VERSION,
     METHOD_NOT_FOUND,
     MODERN_VERSIONS,
+    RATE_LIMITED,
     SUPPORTED_VERSIONS,
     RpcError,
 )
@@ -66,6 +68,16 @@ class McpServer:
     def tool(self, name: str) -> Tool | None:
         self.tools()
         return current_app.extensions["hirekit_mcp_tools"][self.name].get(name)
+
+    def family_limit(self, tool: Tool) -> str | None:
+        """The setting of the limit the REST routes of the tool's family meet besides the default (PERSON_RATE_LIMIT
+        for the people tools), which a call of the tool meets too; None for families without one."""
+        plugin = current_app.extensions["hirekit_plugins"].get(tool.plugin)
+        return plugin.rate_limit if plugin is not None else None
+
+    def admit_batched(self) -> None:
+        """A batch's message beyond its first costs one hit of the default limit, as the POST it could have been."""
+        refuse_over_limit(limits.DEFAULT_LIMIT, "")
 
     # ---- JSON-RPC methods ------------------------------------------------
 
@@ -132,6 +144,9 @@ class McpServer:
         if tool is None:
             raise RpcError(INVALID_PARAMS, f"Unknown tool: {name}",
                            {"available": [t.name for t in self.tools()]})
+        family_limit = self.family_limit(tool)
+        if family_limit:
+            refuse_over_limit(family_limit, f", shared with the {tool.plugin} REST routes")
         try:
             return success(tool.call(current_tenant_id(), arguments))
         except InvalidArguments as error:
@@ -150,3 +165,13 @@ class McpServer:
         except (pw.OperationalError, pw.InterfaceError) as error:
             log.error("database unavailable during tool %s: %s", name, error)
             return failure("The database is not reachable right now; retry shortly.")
+
+
+def refuse_over_limit(config_name: str, shared: str) -> None:
+    """Count one hit of the limit `config_name` for the caller; over it, the JSON-RPC error naming the limit and when
+    to retry (HTTP 429 with Retry-After when it is the POST's only message)."""
+    hit = limits.count_hit(config_name)
+    if hit is not None and not hit.allowed:
+        raise RpcError(RATE_LIMITED, f"Rate limit exceeded ({hit.limit}{shared}): retry in {hit.retry_after} s. "
+                                     "Higher limits are available on request.",
+                       {"retry_after": hit.retry_after, "limit": str(hit.limit)})
