@@ -19,6 +19,8 @@ from app.api import page_schema
 from app.errors import ApiError, flatten_fields
 from app.fields import load_json
 from app.jsonschema import DUMP, LOAD, schema_to_json_schema
+from app.nul_guard import MESSAGE as NUL_MESSAGE
+from app.nul_guard import paths_with_nul
 
 
 class InvalidArguments(Exception):
@@ -79,11 +81,21 @@ class Tool:
     def call(self, tenant_id: str, arguments: dict) -> dict:
         """The tool's structured result; InvalidArguments when they do not fit, ApiError on a domain failure. A write
         tool called with an idempotency_key runs once per key: a retry with the same arguments gets the first result
-        (or the first failure), other arguments with the same key fail (app.idempotency)."""
-        if self.read_only or IDEMPOTENCY_ARGUMENT not in arguments:
+        (or the first failure), other arguments with the same key fail (app.idempotency). A read tool ignores one (keys
+        apply to writes that change state): it runs every time and nothing is stored. NUL characters anywhere in the
+        arguments are invalid (PostgreSQL text cannot hold them), as app.nul_guard refuses them in REST bodies."""
+        try:
+            with_nul = paths_with_nul(arguments)
+        except RecursionError:  # no tool takes arguments nested anywhere near this deep (JSON parsing allows ~1,000)
+            raise InvalidArguments(self.name, {"_schema": ["Nested too deeply to read."]}) from None
+        if with_nul:
+            raise InvalidArguments(self.name, {path: [NUL_MESSAGE] for path in with_nul})
+        if IDEMPOTENCY_ARGUMENT not in arguments:
             return self._call(tenant_id, arguments)
         arguments = dict(arguments)
         key = arguments.pop(IDEMPOTENCY_ARGUMENT)
+        if self.read_only:
+            return self._call(tenant_id, arguments)
         if not isinstance(key, str):
             raise InvalidArguments(self.name, {IDEMPOTENCY_ARGUMENT: ["Not a valid string."]})
         request_fingerprint = idempotency.fingerprint("mcp", self.name, orjson.dumps(arguments, option=orjson.OPT_SORT_KEYS))
