@@ -14,6 +14,7 @@ from flask_smorest import Api as SmorestApi
 from flask_smorest import Blueprint as SmorestBlueprint
 
 from app import api_docs, errors, idempotency, server_refusals
+from app.request_json import BOUNDS_DESCRIPTION as JSON_BOUNDS, BoundedJsonParser
 from app.fields import BoundedInteger, Schema
 from app.listing import SyncArgsSchema, cursor_mode_excludes_page
 from app.auth import BEARER, SECURITY_SCHEMES
@@ -95,6 +96,8 @@ class Blueprint(SmorestBlueprint):
 
     `read_only=True` declares that its routes change no state, POSTs included (person queries sent as bodies), so
     app.idempotency ignores an Idempotency-Key on them (nothing is stored or replayed) and does not document it."""
+
+    ARGUMENTS_PARSER = BoundedJsonParser()  # JSON bodies read within app.request_json's bounds
 
     def __init__(self, *args, auth: str | None = BEARER, reads_raw_body: bool = False, read_only: bool = False,
                  **kwargs):
@@ -268,7 +271,8 @@ def init_api(app) -> Api:
     app.config.setdefault("OPENAPI_JSON_PATH", "openapi.json")
     app.config.setdefault("API_SPEC_OPTIONS", {
         "info": {"description": "Recruitment integration, person search and enrichment, and MCP servers for AI agents. "
-                                "Every failure answers {status, error: {type, message, fields?}}."},
+                                "Every failure answers {status, error: {type, message, fields?}}. "
+                                f"{JSON_BOUNDS}"},
     })
     api = Api(app, spec_kwargs={"extra_plugins": [ClientFriendlyDocument(app)]})
     api_docs.init_app(app)  # /docs: Swagger UI from the packaged copy, not a CDN

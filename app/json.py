@@ -1,4 +1,5 @@
-"""orjson behind Flask's JSON provider: the serializer is the hot path of every answer."""
+"""orjson behind Flask's JSON provider: the serializer is the hot path of every answer, and request bodies are read
+within app.request_json's bounds."""
 
 from __future__ import annotations
 
@@ -6,6 +7,8 @@ import decimal
 
 import orjson
 from flask.json.provider import DefaultJSONProvider
+
+from app.request_json import loads_request
 
 
 def _default(value):
@@ -26,7 +29,9 @@ class OrjsonProvider(DefaultJSONProvider):
         return dumps_bytes(obj).decode()
 
     def loads(self, s, **kwargs):
-        return orjson.loads(s)
+        """`request.get_json()`: too deep, an out-of-range number or a lone surrogate is the ApiError naming it (even
+        with silent=True: the body is refused whoever reads it first); other invalid JSON stays a ValueError."""
+        return loads_request(s)
 
     def response(self, *args, **kwargs):
         obj = self._prepare_response_obj(args, kwargs)
