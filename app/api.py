@@ -14,6 +14,7 @@ from flask_smorest import Api as SmorestApi
 from flask_smorest import Blueprint as SmorestBlueprint
 
 from app import api_docs, errors, idempotency, server_refusals
+from app.path_params import BOUNDS_DESCRIPTION as PATH_BOUNDS
 from app.request_json import BOUNDS_DESCRIPTION as JSON_BOUNDS, BoundedJsonParser
 from app.fields import BoundedInteger, Schema
 from app.listing import SyncArgsSchema, cursor_mode_excludes_page
@@ -272,7 +273,7 @@ def init_api(app) -> Api:
     app.config.setdefault("API_SPEC_OPTIONS", {
         "info": {"description": "Recruitment integration, person search and enrichment, and MCP servers for AI agents. "
                                 "Every failure answers {status, error: {type, message, fields?}}. "
-                                f"{JSON_BOUNDS}"},
+                                f"{JSON_BOUNDS} {PATH_BOUNDS}"},
     })
     api = Api(app, spec_kwargs={"extra_plugins": [ClientFriendlyDocument(app)]})
     api_docs.init_app(app)  # /docs: Swagger UI from the packaged copy, not a CDN

@@ -1,5 +1,6 @@
 """Request bodies meet the same guards however they are framed, and NUL characters in request text are refused:
-PostgreSQL text cannot store them, so every backend answers the same 422.
+PostgreSQL text cannot store them, so every backend answers the same 422. Path parameters are checked in the same hook
+(app.path_params: NUL or bytes that are not UTF-8).
 
 A chunked body (Transfer-Encoding: chunked, no Content-Length) is de-chunked by the WSGI server (gunicorn, Werkzeug's
 server), which sets `wsgi.input_terminated`. Werkzeug then reads such a body through a stream bounded by
@@ -20,6 +21,7 @@ from werkzeug.http import parse_set_header
 
 from app.api import Blueprint
 from app.errors import ApiError, ValidationFailed
+from app.path_params import refuse_undecodable_path
 
 NUL = "\x00"
 NUL_ESCAPE = b"\\u0000"
@@ -61,8 +63,10 @@ def body_too_large(limit: int) -> ApiError:
 
 
 def guard_body():
-    """before_request: a chunked body de-chunked within its bound, then NULs refused (one hook, one request lookup)."""
+    """before_request: path parameters that are not UTF-8 or hold a NUL refused (app.path_params), a chunked body
+    de-chunked within its bound, then NULs refused (one hook, one request lookup)."""
     req = request._get_current_object()
+    refuse_undecodable_path(req)
     buffer_chunked_body(req)
     refuse_nul_characters(req)
 
