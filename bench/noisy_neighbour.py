@@ -201,9 +201,12 @@ def send_heavy(connection: http.client.HTTPConnection, request: HeavyRequest, se
     connection.putrequest(request.method, request.path, skip_accept_encoding=True)
     for name, value in {**request.headers, "Content-Length": str(sum(map(len, parts)))}.items():
         connection.putheader(name, value)
-    connection.endheaders()
-    for part in parts:
-        connection.send(part)
+    try:
+        connection.endheaders()
+        for part in parts:
+            connection.send(part)
+    except (BrokenPipeError, ConnectionResetError):
+        pass  # the server answered before reading the whole body (a 429 or 413) and closed: its answer may be there
     response = connection.getresponse()
     head = response.read(300)
     while response.read(1 << 20):
@@ -215,7 +218,8 @@ def tenant_a_process(port: int, plan: list[HeavyRequest], until: float, results)
     """Tenant A's load (run in a process of its own): one thread per planned connection sends its kind until `until`
     (time.time()); puts ({(kind, status): count}, {(kind, status): the first such answer's start, for statuses
     other than 2xx and 429}) on `results`. Requests still unanswered at the end count as status "unanswered at the
-    end", connections dropped or timed out as "connection error"."""
+    end", connections dropped or timed out as "connection error" (also a refusal the server sent before reading a
+    whole resume and then reset the connection, losing its answer)."""
     counts: Counter = Counter()
     answers: dict[tuple, str] = {}
     lock = threading.Lock()
