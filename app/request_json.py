@@ -1,7 +1,8 @@
 """Request JSON is read in one place, within bounds every route shares, so no body reaches a 500.
 
 Every JSON request body (Flask's `request.get_json` through app.json's provider, and webargs' `@blp.arguments`
-through BoundedJsonParser) is decoded by `loads_request`:
+through BoundedJsonParser), and the JSON text of a multipart form field (`loads_form_value`), is decoded by
+`loads_request`:
 
 - Objects and arrays nest at most MAX_JSON_DEPTH (100) levels: deeper is 400, before any code walks the value
   (Python's recursion limit is 1,000 frames; the standard library's json recursed past it at ~1,000 levels, and
@@ -30,7 +31,7 @@ from webargs.flaskparser import FlaskParser, is_json_request
 from app.errors import ApiError, ValidationFailed
 
 MAX_JSON_DEPTH = 100  # levels of objects and arrays in one JSON value; a request nesting deeper is refused (400)
-DEPTH_MESSAGE = (f"The JSON body nests objects and arrays more than {MAX_JSON_DEPTH} levels deep; at most "
+DEPTH_MESSAGE = (f"The JSON sent nests objects and arrays more than {MAX_JSON_DEPTH} levels deep; at most "
                  f"{MAX_JSON_DEPTH} are accepted.")
 SURROGATE_MESSAGE = ("Must be valid Unicode text: a lone UTF-16 surrogate (\\ud800-\\udfff outside a pair) cannot be "
                      "stored.")
@@ -144,6 +145,16 @@ def refused_fields(value) -> dict[str, list[str]]:
         elif isinstance(node, str) and has_lone_surrogate(node):
             fields[_printable(path) or "_schema"] = [SURROGATE_MESSAGE]
     return fields
+
+
+def loads_form_value(name: str, text: str):
+    """A form field's JSON text (a multipart body sends its lists and objects so) read by `loads_request`, with
+    refused fields named from the form field (`questions.0.question_text`)."""
+    try:
+        return loads_request(text)
+    except ValidationFailed as error:
+        raise ValidationFailed({name if path == "_schema" else f"{name}.{path}": messages
+                                for path, messages in error.fields.items()}) from None
 
 
 class BoundedJsonParser(FlaskParser):

@@ -3,12 +3,13 @@ a number too large for a float and text with a lone UTF-16 surrogate are 422 nam
 Each route family reads its body a different way (webargs for jobs and person queries, request.get_json for the
 bodies that may carry a resume), and each is covered, on SQLite and PostgreSQL."""
 
+import io
 import json
 
 import pytest
 
 from app.request_json import MAX_JSON_DEPTH
-from tests.factories import application_body, candidate_body, create_candidate, create_job, job_body
+from tests.factories import application_body, candidate_body, create_candidate, create_job, job_body, pdf_bytes
 
 NESTED_1000_OBJECTS = '{"a":' * 1000 + "1" + "}" * 1000
 NESTED_1000_ARRAYS = "[" * 1000 + "]" * 1000
@@ -105,6 +106,27 @@ def test_a_lone_surrogate_is_named_in_every_body_reader_and_position(client, ten
     assert search.status_code == 422 and list(search.json["error"]["fields"]) == ["query.bool.must.1.match.job_title"]
     as_a_key = post_text(client, "/v1/jobs", '{"x' + LONE_SURROGATE + '": 1}', tenant_a.headers)
     assert as_a_key.status_code == 422 and list(as_a_key.json["error"]["fields"]) == ["x\\ud800"]
+
+
+@pytest.mark.parametrize("questions, status, field", [
+    (NESTED_1000_ARRAYS, 400, None),
+    ('[{"question_text": "Why' + LONE_SURROGATE + '?", "source_id": "q1"}]', 422, "questions.0.question_text"),
+    ('[{"question_text": "Why?", "source_id": "q1", "position": ' + DIGITS_5000 + "}]", 422, "questions.0.position"),
+], ids=["nested", "surrogate", "number"])
+def test_json_text_in_a_multipart_field_meets_the_same_bounds(client, tenant_a, questions, status, field):
+    """A multipart body sends its lists as JSON text (app.resumes.bodies): read by the same reader, named by field."""
+    candidate, job = create_candidate(client, tenant_a), create_job(client, tenant_a)
+    form = {"candidate_source_id": candidate["source_id"], "job_source_id": job["source_id"],
+            "source_application_status": "applied", "application_stage": "ACTIVE", "questions": questions,
+            "file": (io.BytesIO(pdf_bytes()), "cv.pdf")}
+    response = client.post("/v1/applications/with-questions", data=form, headers=tenant_a.headers,
+                           content_type="multipart/form-data")
+    assert response.status_code == status, response.json
+    if field is None:
+        assert f"more than {MAX_JSON_DEPTH} levels deep" in response.json["error"]["message"]
+    else:
+        assert list(response.json["error"]["fields"]) == [field]
+    assert client.get("/v1/applications?page=1&size=5", headers=tenant_a.headers).json["total"] == 0
 
 
 def test_raw_surrogate_bytes_are_named_too(client, tenant_a):

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import functools
-import json
 
 import marshmallow as ma
 from flask import request
 from flask_smorest.fields import Upload
 
 from app.errors import ApiError, ValidationFailed
+from app.request_json import loads_form_value
 from app.resumes.sniffing import ACCEPTED, WHAT_EACH_TYPE_IS
 from app.resumes.uploads import ResumeUpload, upload_from
 
@@ -39,7 +39,7 @@ def form_values(schema: ma.Schema) -> dict:
         field = schema.fields.get(key)
         if isinstance(field, JSON_TEXT_FIELDS) and isinstance(value, str):
             try:
-                value = json.loads(value)
+                value = loads_form_value(key, value)
             except ValueError:
                 pass  # the schema reports the wrong type
         values[key] = value
