@@ -10,7 +10,7 @@ from flask.sessions import NullSession, SessionInterface
 from werkzeug.exceptions import NotFound
 from werkzeug.routing import Map, RequestRedirect
 
-from app import auth, db, errors, events, idempotency, limits, metrics, nul_guard, queue, secret_key
+from app import auth, db, errors, events, fair_share, idempotency, limits, metrics, nul_guard, queue, secret_key
 from app.api import init_api
 from app.config import load_config
 from app.json import OrjsonProvider
@@ -109,6 +109,7 @@ def create_app(config: dict | None = None) -> Flask:
     db.init_app(app)
     auth.init_app(app)  # before the limiter: limits are keyed by the resolved caller
     limits.build_limiter(app)
+    fair_share.init_app(app)  # after the limiter: a tenant over its rate is refused without waiting for a thread
     nul_guard.init_app(app)  # after auth and limits: a bad key is 401 and a flood 429 before the body is read
     idempotency.init_app(app)  # after nul_guard: the key's fingerprint reads the de-chunked, guarded body
     events.init_app(app)

@@ -40,6 +40,11 @@ DEFAULTS: dict[str, object] = {
     "RATE_LIMIT_ENABLED": True,
     "RATE_LIMIT_FAIL_OPEN": True,
     "RATE_LIMIT_KEY_PREFIX": "hirekit",
+    # requests one tenant may have in progress in one worker process (app/fair_share.py); 0: half of WEB_THREADS
+    # (at least 1); below 0: no cap. One over it waits up to TENANT_IN_FLIGHT_WAIT seconds for a place, then is 429
+    "TENANT_MAX_IN_FLIGHT": 0,
+    "TENANT_IN_FLIGHT_WAIT": 0.1,
+    "WEB_THREADS": 4,  # gunicorn's request threads per worker (deploy/gunicorn.conf.py reads HIREKIT_WEB_THREADS too)
     # queues
     "QUEUES": ["calls", "webhooks", "default"],
     "WORKER_CLASS": "simple",
@@ -54,7 +59,7 @@ DEFAULTS: dict[str, object] = {
     "LLM_TIMEOUT": 10.0,
     "TELEPHONY": "simulated",
     "WEBHOOK_ALLOW_PRIVATE": False,
-    "WEBHOOK_TIMEOUT": 10.0,
+    "WEBHOOK_TIMEOUT": 10.0,  # seconds one send may take, connect to the last response byte read (test sends too)
     "WEBHOOK_RETRY_SCHEDULE": [5, 300, 1800, 7200, 18000, 36000],  # seconds after each failure; then give up
     "WEBHOOK_RETRY_JITTER": 0.1,  # up to +10% on each retry delay
     "WEBHOOK_DISABLE_AFTER": 3 * 24 * 3600,  # seconds of failing deliveries before a webhook is disabled

@@ -154,7 +154,7 @@ def measure(url: str, rows: int, repeats: int, clients: int) -> dict[tuple[str, 
     seeded = seed(url, rows, instance)
     port = free_port()
     env = {**os.environ, "HIREKIT_DATABASE_URL": url, "HIREKIT_INSTANCE_DIR": str(instance), "HIREKIT_LOG_LEVEL": "WARNING",
-           "HIREKIT_RATE_LIMIT": "1000000/minute", "HIREKIT_REDIS_URL": ""}
+           "HIREKIT_RATE_LIMIT": "1000000/minute", "HIREKIT_TENANT_MAX_IN_FLIGHT": "-1", "HIREKIT_REDIS_URL": ""}
     server = start_gunicorn("wsgi:app", port, env)
     try:
         base = f"http://127.0.0.1:{port}"

@@ -275,7 +275,7 @@ def main() -> None:
 
     port = free_port()
     env = {**os.environ, "HIREKIT_DATABASE_URL": database_url, "HIREKIT_SEARCH_INDEX": str(index),
-           "HIREKIT_RATE_LIMIT_ENABLED": "false", "HIREKIT_LOG_LEVEL": "WARNING", "HIREKIT_REDIS_URL": "",
+           "HIREKIT_RATE_LIMIT_ENABLED": "false", "HIREKIT_TENANT_MAX_IN_FLIGHT": "-1", "HIREKIT_LOG_LEVEL": "WARNING", "HIREKIT_REDIS_URL": "",
            "HIREKIT_ACCESS_LOG": ""}
     # gunicorn as deployed (the gthread worker with keep-alive, GC freeze), 2 workers; the second may still be booting
     # when the first answers, so it gets 3 s before anything is timed

@@ -227,7 +227,7 @@ def main() -> int:
     seeded = seed(database_url, instance)
     key = seeded["key"]
     env = {**os.environ, "HIREKIT_DATABASE_URL": database_url, "HIREKIT_INSTANCE_DIR": str(instance), "HIREKIT_ACCESS_LOG": "",
-           "HIREKIT_RATE_LIMIT": "100000000/minute", "HIREKIT_LOG_LEVEL": "WARNING", "HIREKIT_REDIS_URL": os.environ.get("HIREKIT_BENCH_REDIS_URL", "")}
+           "HIREKIT_RATE_LIMIT": "100000000/minute", "HIREKIT_TENANT_MAX_IN_FLIGHT": "-1", "HIREKIT_LOG_LEVEL": "WARNING", "HIREKIT_REDIS_URL": os.environ.get("HIREKIT_BENCH_REDIS_URL", "")}
 
     bare_port, app_port = free_port(), free_port()
     bare = start_gunicorn("bench.bare_app:app", bare_port, env, ready_path="/")

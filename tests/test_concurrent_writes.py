@@ -23,7 +23,8 @@ SCHEDULE_SETTING = {"window_start_time": "09:00:00", "window_end_time": "17:00:0
 @pytest.mark.slow
 def test_eight_clients_writing_to_one_job_get_no_5xx_and_every_write_lands_once(gunicorn_server, tenant_a, db_url):  # noqa: F811
     """...while an operator adds keys from the CLI, another writer on the same database."""
-    base, _ = gunicorn_server(HIREKIT_RATE_LIMIT="100000/minute")
+    # eight writers of one tenant at once: more requests in progress than the default fair share (half the threads)
+    base, _ = gunicorn_server(HIREKIT_RATE_LIMIT="100000/minute", HIREKIT_TENANT_MAX_IN_FLIGHT="16")
     job_url = f"{base}/v1/jobs/{requests.post(f'{base}/v1/jobs', json=job_body(source_id='shared'), headers=tenant_a.headers, timeout=30).json()['id']}"
 
     def client(n: int) -> list[tuple[str, int, str]]:
