@@ -35,6 +35,7 @@ from gunicorn.http2 import negotiation
 from gunicorn.workers.gthread import TConn, ThreadWorker
 
 from app import server_refusals
+from app.heap import bound_heap_growth
 from app.observability import new_request_id
 from app.server_threads import mark_long_lived_request_thread
 
@@ -128,6 +129,7 @@ class HeadDeadlineThreadWorker(ThreadWorker):
 
     def init_process(self):
         self.notify()  # publishes this worker's slot before the app loads
+        bound_heap_growth()  # before the request threads exist, so they share the capped arenas
         self._head_deadlines: dict[TConn, float] = {}
         self._deadline_lock = threading.Lock()
         threading.Thread(target=self._cut_late_heads, name="head-deadlines", daemon=True).start()
