@@ -85,6 +85,10 @@ class TestEvent(MethodView):
         fresh webhook-id, and goes through the normal signing and sending path, also when the webhook is inactive or
         unsubscribed. The answer is the attempt (200 whatever the receiver said): status code, duration, error and the
         first 2 KB of the response. It is logged with the deliveries and never retried.
+
+        The send runs while this request waits and keeps to the deadline of every delivery: connect, request and the
+        whole (capped) response within HIREKIT_WEBHOOK_TIMEOUT seconds (10 by default). A receiver slower than that,
+        however it trickles its answer, is an attempt with `status_code` null and `error` "timed out after 10 s".
         """
         return services.send_test_event(current_tenant_id(), tenant_webhook_id)
 

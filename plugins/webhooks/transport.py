@@ -1,5 +1,5 @@
 """The HTTP side of a delivery: one keep-alive session per thread, connected to the address egress checked, no redirects,
-bounded time and bytes read."""
+one deadline for the whole send (plugins.webhooks.deadline) and at most MAX_RESPONSE_BYTES of the answer read."""
 
 from __future__ import annotations
 
@@ -9,22 +9,70 @@ import time
 from dataclasses import dataclass
 
 import requests
+import urllib3
 from requests.adapters import HTTPAdapter
+from urllib3.connection import HTTPConnection, HTTPSConnection
+from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 from urllib3.exceptions import NewConnectionError
 
+from plugins.webhooks import deadline
 from plugins.webhooks.egress import Target
 
-MAX_RESPONSE_BYTES = 2048
+MAX_RESPONSE_BYTES = 2048  # of a receiver's answer, kept in the attempt log; the rest is never read
+CONNECT_TIMEOUT = 5.0  # seconds at most for one address's TCP connect, within the send's deadline
 USER_AGENT = "Hirekit-Webhooks/1.0"
 
 _local = threading.local()
+
+
+class DeadlineGuarded:
+    """A connection whose socket the running send's deadline shuts down: a new socket when it is made (before any TLS
+    handshake), a kept-alive one when a send reuses it."""
+
+    def _new_conn(self):
+        sock = super()._new_conn()
+        self._guard(sock)
+        return sock
+
+    def request(self, *args, **kwargs):
+        if self.sock is not None:
+            self._guard(self.sock)
+        return super().request(*args, **kwargs)
+
+    def _guard(self, sock) -> None:
+        send_deadline = deadline.current()
+        if send_deadline is not None and getattr(self, "guarded_by", None) is not send_deadline:
+            send_deadline.guard(sock)
+            self.guarded_by = send_deadline
+
+
+class GuardedHTTPConnection(DeadlineGuarded, HTTPConnection):
+    pass
+
+
+class GuardedHTTPSConnection(DeadlineGuarded, HTTPSConnection):
+    pass
+
+
+class GuardedHTTPConnectionPool(HTTPConnectionPool):
+    ConnectionCls = GuardedHTTPConnection
+
+
+class GuardedHTTPSConnectionPool(HTTPSConnectionPool):
+    ConnectionCls = GuardedHTTPSConnection
 
 
 class PinnedAdapter(HTTPAdapter):
     """Connects to the address egress checked for the request (`request.target`), never to a fresh lookup of its name.
 
     Connection pools are keyed by that address; TLS still sends the host name (SNI) and verifies the certificate
-    against it, and the Host header carries it. A request without a checked target is refused."""
+    against it, and the Host header carries it. A request without a checked target is refused. Its connections are
+    guarded by the send's deadline."""
+
+    def init_poolmanager(self, *args, **kwargs):
+        super().init_poolmanager(*args, **kwargs)
+        self.poolmanager.pool_classes_by_scheme = {"http": GuardedHTTPConnectionPool,
+                                                   "https": GuardedHTTPSConnectionPool}
 
     def build_connection_pool_key_attributes(self, request, verify, cert=None):
         host_params, pool_kwargs = super().build_connection_pool_key_attributes(request, verify, cert)
@@ -73,42 +121,49 @@ def _retry_after_seconds(value: str | None) -> float | None:
 
 def send(method: str, target: Target, body: bytes, headers: dict, *, timeout: float) -> Outcome:
     """Send once to the target's checked addresses (the next one only when one refuses the connection); a 3xx is a
-    failure (redirects are not followed), errors become Outcome.error."""
+    failure (redirects are not followed), errors become Outcome.error. The whole send, connect to the last byte read
+    of the (capped) response, ends within `timeout` seconds: past it its connection is shut down and it timed out."""
     started = time.perf_counter()
     http = session()
-    while True:
-        try:
-            request = http.prepare_request(requests.Request(method, target.url, data=body,
-                                                            headers={**headers, "Host": target.host_header}))
-            request.target = target
-            with http.send(request, timeout=(min(timeout, 5.0), timeout), allow_redirects=False,
-                           stream=True) as response:
-                excerpt = read_capped(response)
-                return Outcome(status_code=response.status_code, duration_ms=_elapsed_ms(started),
-                               response_body=excerpt.decode("utf-8", "replace") or None,
-                               retry_after=_retry_after_seconds(response.headers.get("Retry-After")))
-        except requests.Timeout:
-            return Outcome(None, _elapsed_ms(started), error=f"timed out after {timeout:g} s")
-        except requests.ConnectionError as exc:
-            if _not_connected(exc) and target.fallback() is not None:
-                target = target.fallback()  # nothing was sent: the name's next checked address
-                continue
-            return Outcome(None, _elapsed_ms(started), error=f"connection failed: {_short(exc)}")
-        except requests.RequestException as exc:
-            return Outcome(None, _elapsed_ms(started), error=f"request failed: {_short(exc)}")
+    timed_out = f"timed out after {timeout:g} s"
+    with deadline.bounded(timeout) as send_deadline:
+        while True:
+            remaining = send_deadline.remaining()
+            if remaining <= 0:
+                return Outcome(None, _elapsed_ms(started), error=timed_out)
+            try:
+                request = http.prepare_request(requests.Request(method, target.url, data=body,
+                                                                headers={**headers, "Host": target.host_header}))
+                request.target = target
+                with http.send(request, timeout=(min(remaining, CONNECT_TIMEOUT), remaining), allow_redirects=False,
+                               stream=True) as response:
+                    excerpt = response.raw.read(MAX_RESPONSE_BYTES + 1, decode_content=True)
+                    if send_deadline.expired:  # shut down mid-answer: what was read may be cut short
+                        return Outcome(None, _elapsed_ms(started), error=timed_out)
+                    if len(excerpt) <= MAX_RESPONSE_BYTES:
+                        response.raw.release_conn()  # read to its end: the connection goes back to the keep-alive pool
+                    return Outcome(status_code=response.status_code, duration_ms=_elapsed_ms(started),
+                                   response_body=excerpt[:MAX_RESPONSE_BYTES].decode("utf-8", "replace") or None,
+                                   retry_after=_retry_after_seconds(response.headers.get("Retry-After")))
+            except requests.Timeout:
+                return Outcome(None, _elapsed_ms(started), error=timed_out)
+            except requests.ConnectionError as exc:
+                if send_deadline.expired:
+                    return Outcome(None, _elapsed_ms(started), error=timed_out)
+                if _not_connected(exc) and target.fallback() is not None:
+                    target = target.fallback()  # nothing was sent: the name's next checked address
+                    continue
+                return Outcome(None, _elapsed_ms(started), error=f"connection failed: {_short(exc)}")
+            except (requests.RequestException, urllib3.exceptions.HTTPError, OSError) as exc:
+                # the body read raises urllib3's own errors (a read timeout, a cut-off body) and TLS's
+                if send_deadline.expired or isinstance(exc, urllib3.exceptions.TimeoutError):
+                    return Outcome(None, _elapsed_ms(started), error=timed_out)
+                return Outcome(None, _elapsed_ms(started), error=f"request failed: {_short(exc)}")
 
 
 def _not_connected(exc: requests.ConnectionError) -> bool:
     """The address refused the connection or was unreachable (not a timeout): the request never left."""
     return isinstance(getattr(exc.args[0] if exc.args else None, "reason", None), NewConnectionError)
-
-
-def read_capped(response: requests.Response) -> bytes:
-    """At most MAX_RESPONSE_BYTES of the body; a fully read body gives its connection back to the keep-alive pool."""
-    data = response.raw.read(MAX_RESPONSE_BYTES + 1, decode_content=True)
-    if len(data) <= MAX_RESPONSE_BYTES:
-        response.raw.release_conn()
-    return data[:MAX_RESPONSE_BYTES]
 
 
 def _elapsed_ms(started: float) -> int:
