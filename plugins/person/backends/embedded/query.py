@@ -11,6 +11,7 @@ from app.errors import ApiError
 from plugins.person import profile_fields
 from plugins.person.analysis import analyze
 from plugins.person.backends.embedded.layout import SCHEMA, keyword
+from plugins.person.backends.embedded.lexical import lexical_range
 from plugins.person.dsl import resolve_minimum_should_match
 from plugins.person.profile_fields import DATE, FLOAT, INTEGER, KEYWORD, TEXT
 from plugins.person.query_budget import ENGINE_AUTOMATON_STATES
@@ -145,7 +146,20 @@ class QueryBuilder:
         return Query.range_query(SCHEMA, f.path, field_type, lower, upper, include_lower, include_upper)
 
     def _keyword_range(self, path: str, bounds: dict) -> Query:
-        """Lexical range on a keyword: the engine has no string ranges, so enumerate the terms in range."""
+        """Lexical range on a keyword: the engine has no string ranges, so each bound becomes an automaton over the term
+        dictionary (lexical.py); a bound too long to compile (past ~25 characters) enumerates the terms in range."""
+        lower = bounds.get("gte", bounds.get("gt"))
+        upper = bounds.get("lte", bounds.get("lt"))
+        pattern = lexical_range(lower, upper, include_lower="gt" not in bounds, include_upper="lt" not in bounds)
+        if pattern is None:
+            return Query.empty_query()
+        try:
+            return Query.regex_query(SCHEMA, path, pattern)
+        except ValueError:  # past the engine's automaton size or nesting limit
+            return self._enumerated_range(path, bounds)
+
+    def _enumerated_range(self, path: str, bounds: dict) -> Query:
+        """The terms in range, listed from the term dictionary (from the bounds' common prefix)."""
         lower = bounds.get("gte", bounds.get("gt"))
         upper = bounds.get("lte", bounds.get("lt"))
         prefix = _common_prefix(lower, upper) if lower is not None and upper is not None else ""
