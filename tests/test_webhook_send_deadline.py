@@ -4,11 +4,15 @@ which a per-read socket timeout never stops, holds neither a delivery nor a test
 from __future__ import annotations
 
 import socket
+import ssl
 import threading
 import time
 
 import pytest
 
+from plugins.webhooks import transport
+from plugins.webhooks.egress import Target
+from tests.test_webhook_egress import in_new_thread, self_signed
 from tests.webhook_helpers import create_webhook, emit
 
 DEADLINE = 2.0
@@ -21,8 +25,9 @@ class TrickleReceiver:
     """A loopback HTTP receiver that reads the request, then answers one byte every TRICKLE_INTERVAL seconds: from
     the status line on (`head_at_once=False`) or after a prompt status line and headers (`head_at_once=True`)."""
 
-    def __init__(self, *, head_at_once: bool):
+    def __init__(self, *, head_at_once: bool, context: ssl.SSLContext | None = None):
         self.head_at_once = head_at_once
+        self.context = context
         self.server = socket.create_server(("127.0.0.1", 0))
         self.port = self.server.getsockname()[1]
         self.requests = 0
@@ -42,6 +47,9 @@ class TrickleReceiver:
             threading.Thread(target=self._answer, args=(connection,), daemon=True).start()
 
     def _answer(self, connection: socket.socket) -> None:
+        if self.context is not None:  # a prompt handshake; then the same trickled answer, one TLS record a byte
+            connection.settimeout(5)
+            connection = self.context.wrap_socket(connection, server_side=True)
         with connection:
             received = b""
             while b"\r\n\r\n" not in received:
@@ -118,3 +126,73 @@ def test_a_prompt_receiver_still_answers_within_the_deadline_on_a_kept_connectio
     time.sleep(DEADLINE + 0.3)  # the first sends' deadlines pass: the kept connection is not shut down by them
     attempt = client.post(f"/v1/tenant-webhook/{webhook['id']}/test", headers=tenant_a.headers).json
     assert attempt["status_code"] == 200 and attempt["response_body"] == "thanks"
+
+
+class TrickledHandshake:
+    """A loopback TLS server whose handshake answer (server hello, certificate...) goes out one byte at a time."""
+
+    def __init__(self, context: ssl.SSLContext):
+        self.context = context
+        self.server = socket.create_server(("127.0.0.1", 0))
+        self.port = self.server.getsockname()[1]
+        self.stopped = threading.Event()
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        try:
+            connection, _ = self.server.accept()
+        except OSError:
+            return
+        with connection:
+            incoming, outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
+            tls = self.context.wrap_bio(incoming, outgoing, server_side=True)
+            incoming.write(connection.recv(65536))  # the client hello
+            try:
+                tls.do_handshake()
+            except ssl.SSLWantReadError:
+                pass
+            for byte in outgoing.read():
+                if self.stopped.wait(TRICKLE_INTERVAL):
+                    return
+                try:
+                    connection.sendall(bytes([byte]))
+                except OSError:
+                    return
+
+    def close(self) -> None:
+        self.stopped.set()
+        self.server.close()
+
+
+def send_https(port: int) -> tuple[transport.Outcome, float]:
+    target = Target(url=f"https://hooks.test:{port}/hook", scheme="https", hostname="hooks.test", port=port,
+                    addresses=("127.0.0.1",))
+    started = time.monotonic()
+    outcome = in_new_thread(lambda: transport.send("POST", target, b"{}", {"Content-Type": "application/json"},
+                                                   timeout=DEADLINE))
+    return outcome, time.monotonic() - started
+
+
+@pytest.mark.parametrize("head_at_once", [False, True], ids=["trickled-head", "trickled-body"])
+def test_an_https_answer_trickled_after_the_handshake_ends_at_the_deadline(tmp_path, monkeypatch, head_at_once):
+    cert_file, context = self_signed(tmp_path, "hooks.test")
+    monkeypatch.setenv("REQUESTS_CA_BUNDLE", str(cert_file))
+    receiver = TrickleReceiver(head_at_once=head_at_once, context=context)
+    try:
+        outcome, elapsed = send_https(receiver.port)
+    finally:
+        receiver.close()
+    assert outcome.status_code is None and outcome.error == "timed out after 2 s"
+    assert elapsed < DEADLINE + SLACK and receiver.requests == 1
+
+
+def test_a_trickled_tls_handshake_ends_at_the_deadline(tmp_path, monkeypatch):
+    cert_file, context = self_signed(tmp_path, "hooks.test")
+    monkeypatch.setenv("REQUESTS_CA_BUNDLE", str(cert_file))
+    server = TrickledHandshake(context)
+    try:
+        outcome, elapsed = send_https(server.port)
+    finally:
+        server.close()
+    assert outcome.status_code is None and outcome.error == "timed out after 2 s"
+    assert elapsed < DEADLINE + SLACK
