@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from app.request_json import MAX_JSON_DEPTH
 from tests.factories import create_job, job_body
 from tests.test_mcp_jobs import listed_tools
 from tests.test_mcp_protocol import call, post_rpc
@@ -59,10 +60,16 @@ def test_write_tools_still_run_once_per_idempotency_key(client, tenant_a):
     assert client.get("/v1/jobs?page=1&size=5", headers=tenant_a.headers).json["total"] == 1
 
 
-@pytest.mark.parametrize("depth", [500, 1000])
-def test_deeply_nested_arguments_are_invalid_params_not_internal_errors(client, tenant_a, depth):
+@pytest.mark.parametrize("name, extra", [("list_jobs", {}), ("create_job", {"idempotency_key": "deep-1"})],
+                         ids=["read-tool", "write-tool-with-key"])
+@pytest.mark.parametrize("depth", [300, 1000])
+def test_a_message_nested_past_the_json_bound_is_an_invalid_request_not_an_internal_error(client, tenant_a, depth,
+                                                                                          name, extra):
     nested = "[" * depth + "]" * depth
-    body = ('{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "list_jobs", '
-            '"arguments": {"status": %s}}}' % nested)
+    extra_json = "".join(f', "{key}": "{value}"' for key, value in extra.items())
+    body = ('{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "%s", '
+            '"arguments": {"status": %s%s}}}' % (name, nested, extra_json))
     response = post_rpc(client, tenant_a, body, version="2025-06-18")
-    assert response.status_code == 200 and response.json["error"]["code"] == -32602, response.json
+    assert response.status_code == 400 and response.json["error"]["code"] == -32600, response.json
+    assert f"more than {MAX_JSON_DEPTH} levels" in response.json["error"]["message"]
+    assert client.get("/v1/jobs?page=1&size=1", headers=tenant_a.headers).json["total"] == 0

@@ -17,6 +17,7 @@ from flask.views import MethodView
 from app.api import Blueprint, ErrorSchema
 from app.auth import BEARER
 from app.errors import ApiError
+from app.request_json import loads_request
 from plugins.mcp import protocol
 from plugins.mcp.schemas import JsonRpcRequestSchema, JsonRpcResponseSchema, one_or_batch
 from plugins.mcp.server import McpServer
@@ -91,9 +92,11 @@ def answer(server: McpServer):
         raise ApiError(406, "This server answers application/json: accept it (MCP clients send "
                             "Accept: application/json, text/event-stream).", type="not_acceptable")
     try:
-        payload = orjson.loads(request.get_data(cache=False))
+        payload = loads_request(request.get_data(cache=False))  # the bounds every request body meets (nesting depth)
     except orjson.JSONDecodeError:
         return json_rpc_response(protocol.parse_error())
+    except ApiError as refusal:  # nested past MAX_JSON_DEPTH, a number out of range, a lone surrogate
+        return json_rpc_response(protocol.invalid_request(refusal.message))
     if modern:
         headers = {name: request.headers.get(name) for name in protocol.ROUTING_HEADERS}
         return json_rpc_response(protocol.dispatch_modern(payload, server, version=version, headers=headers))
