@@ -22,6 +22,7 @@ import selectors
 import socket
 import ssl
 import struct
+import sys
 import threading
 import time
 from concurrent import futures
@@ -50,6 +51,11 @@ HEAD_READ_LIMIT = 64 * 1024  # past this, the thread's parser answers the oversi
 # ACCEPT_YIELD_SECONDS to take the connection first. (A fixed wait per held connection, tried before, still left
 # 16 wrk connections split 5/11 or 6/10: a busy worker's main thread waits for its GIL longer than such a wait.)
 ACCEPT_YIELD_SECONDS = 0.005
+# How long a request thread may hold the GIL while another waits for it (Python's default is 5 ms). A GET by id gives
+# the GIL up at each of its few socket and database calls and waits for it again after each; behind a thread that
+# computes (a person search page of 100 profiles, an MCP batch) each wait was a whole 5 ms interval, which took a
+# 3 ms GET's p99 past 30 ms (bench/noisy_neighbour.py).
+SWITCH_INTERVAL_SECONDS = float(os.environ.get("HIREKIT_WEB_SWITCH_INTERVAL", "0.001"))
 ACCEPT_YIELD_STEP_SECONDS = 0.0002
 
 
@@ -130,6 +136,7 @@ class HeadDeadlineThreadWorker(ThreadWorker):
     def init_process(self):
         self.notify()  # publishes this worker's slot before the app loads
         bound_heap_growth()  # before the request threads exist, so they share the capped arenas
+        sys.setswitchinterval(SWITCH_INTERVAL_SECONDS)
         self._head_deadlines: dict[TConn, float] = {}
         self._deadline_lock = threading.Lock()
         threading.Thread(target=self._cut_late_heads, name="head-deadlines", daemon=True).start()

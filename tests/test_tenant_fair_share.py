@@ -89,13 +89,22 @@ def test_a_tenant_past_its_requests_in_progress_gets_429_while_another_is_served
 
 
 def test_a_request_over_the_cap_takes_a_place_freed_within_the_wait():
-    gate = InFlightGate(cap=1, wait_seconds=2.0)
+    gate = InFlightGate(cap=1, wait_seconds=2.0, threads=4)
     assert gate.enter("acme")
     threading.Timer(0.1, gate.leave, args=("acme",)).start()
     started = time.monotonic()
     assert gate.enter("acme"), "a place freed during the wait was not taken"
     assert time.monotonic() - started < 1.5
     assert gate.enter("globex"), "another tenant waited for acme's place"
+
+
+def test_a_request_over_the_cap_never_waits_on_the_last_free_thread():
+    gate = InFlightGate(cap=2, wait_seconds=5.0, threads=4)
+    assert gate.enter("acme") and gate.enter("acme") and gate.enter("globex")  # one thread of four left
+    started = time.monotonic()
+    assert not gate.enter("acme"), "waiting would have taken the last thread free for other tenants"
+    assert time.monotonic() - started < 0.5, "it waited instead of refusing at once"
+    assert gate.enter("initech"), "the free thread went to waiting instead of to another tenant"
 
 
 def test_the_default_cap_is_half_the_worker_threads():
