@@ -131,6 +131,8 @@ def run_page(page: Path, env: dict[str, str], workdir: Path) -> tuple[int, int, 
 
 
 @pytest.mark.slow
+@pytest.mark.skipif(not (shutil.which("curl") and shutil.which("jq")),
+                    reason="the docs' samples use curl and jq: apt-get install -y curl jq (.ci/run installs them)")
 def test_every_runnable_sample_runs_as_written(db_url, demo_instance, make_tenant, tmp_path, capsys):
     instance = tmp_path / "instance"
     shutil.copytree(demo_instance, instance, ignore=shutil.ignore_patterns("hirekit.sqlite3", "secret_key"))
