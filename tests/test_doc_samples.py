@@ -3,9 +3,11 @@
 A fenced block whose info string is `sh runnable` or `python runnable` is run; `http-errors` beside `runnable` lets its
 curl calls answer 4xx (samples that show an error). Each page's runnable blocks run in order in one bash session
 (Python blocks through `python -`), so a variable a block sets is there for the next, in a scratch directory whose
-`instance` is the server's instance directory. The server is `demo setup` + gunicorn, as `make run` starts it, with
-HIREKIT_WEBHOOK_ALLOW_PRIVATE=1 for the local receivers; the samples read HIREKIT_URL and HIREKIT_KEY. Blocks left
-unmarked (installs, systemd, placeholders) are counted and reported, not run. RECEIVER_PORT is a free port here.
+`instance` is the server's instance directory. The server is what `make run` starts: gunicorn as deployed over an
+instance directory `demo setup` filled (made once per session, copied per database) and a `demo` tenant, with
+HIREKIT_WEBHOOK_ALLOW_PRIVATE=1 for the local receivers; the samples read HIREKIT_URL and HIREKIT_KEY (and
+RECEIVER_PORT, a free port here). Blocks left unmarked (installs, systemd, placeholders) are counted and reported, not
+run.
 """
 
 from __future__ import annotations
@@ -99,7 +101,8 @@ def demo_instance(tmp_path_factory) -> Path:
     into the embedded indexes. Made once; each database's run copies it and brings its own tenant."""
     instance = tmp_path_factory.mktemp("demo") / "instance"
     env = {**os.environ, "HIREKIT_INSTANCE_DIR": str(instance), "PYTHONPATH": str(ROOT)}
-    env.pop("HIREKIT_DATABASE_URL", None)
+    for name in ("HIREKIT_DATABASE_URL", "DATABASE_URL"):  # its own SQLite file in the instance directory
+        env.pop(name, None)
     result = subprocess.run([sys.executable, "-m", "flask", "--app", "wsgi", "demo", "setup"], cwd=ROOT, env=env,
                             capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stdout + result.stderr
