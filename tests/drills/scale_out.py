@@ -1,4 +1,4 @@
-"""The scale-out drill: Hirekit on nine hosts (network namespaces on one machine) under steady mixed load, losing an
+"""The scale-out drill: Hirekit on ten hosts (network namespaces on one machine) under steady mixed load, losing an
 app host and a worker host, revoking a key on one host, checking the shared rate limit, and restoring the hosts.
 It prints what it measured and fails on loss.
 
@@ -360,9 +360,11 @@ def check_writes(cluster: Cluster, load: LoadClient, report: DrillReport, out) -
                                         (cluster.tenant.slug,)):
         counts[("application", source_id)] = count
     not_once = [w for w in writes if counts.get((w.op, w.source_id)) != 1]
+    slowest = max((w.seconds_to_land for w in retried if w.seconds_to_land is not None), default=None)
     report.say(f"writes: {len(writes)} made, {len(lost)} lost, {len(retried)} retried with their key "
                f"({sum(w.replayed for w in writes)} answered by replay, {sum(w.answered_existing for w in writes)} found "
-               f"already created), {len(not_once)} not stored exactly once", out)
+               f"already created; the slowest landed {_s(slowest)} after its first attempt), {len(not_once)} not stored "
+               "exactly once", out)
     report.check(not lost, f"{len(lost)} writes never landed: {[(w.op, w.source_id) for w in lost[:5]]}")
     report.check(not not_once, f"{len(not_once)} writes not stored exactly once: "
                                f"{[(w.op, w.source_id, counts.get((w.op, w.source_id))) for w in not_once[:5]]}")
@@ -379,9 +381,10 @@ def report_sizes(cluster: Cluster, report: DrillReport, out) -> None:
     """What the run left in PostgreSQL (bytes per row, indexes included) and Redis: figures for sizing."""
     sizes = []
     for table in ("jobs", "candidates", "applications", "events", "webhook_deliveries", "webhook_attempts", "idempotency_keys"):
-        rows, total = cluster.sql(f"SELECT count(*), pg_total_relation_size('{table}') FROM {table}")[0]
+        rows, tuple_bytes, total = cluster.sql(f"SELECT count(*), avg(pg_column_size(t.*)), pg_total_relation_size('{table}') "
+                                               f"FROM {table} t")[0]
         if rows:
-            sizes.append(f"{table} {rows} rows, {total / rows:,.0f} B/row")
+            sizes.append(f"{table} {rows} rows of {tuple_bytes:,.0f} B, {total / rows:,.0f} B/row with indexes")
     memory = cluster.redis().info("memory")
     report.say(f"PostgreSQL (table + indexes): {'; '.join(sizes)}", out)
     report.say(f"Redis: {cluster.redis().dbsize()} keys, {memory['used_memory'] / 2**20:.1f} MiB used", out)

@@ -1,4 +1,4 @@
-"""The scale-out drill (tests/drills/scale_out.py) under pytest: nine hosts in network namespaces, an app host and a
+"""The scale-out drill (tests/drills/scale_out.py) under pytest: ten hosts in network namespaces, an app host and a
 worker host killed under load, a key revoked on one host, the rate limit checked across hosts. It runs where the
 machine allows it (root, network namespaces, nginx, PostgreSQL's initdb/postgres, redis-server) and otherwise skips,
 naming what is missing. About 3-4 minutes."""

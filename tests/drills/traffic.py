@@ -50,6 +50,7 @@ class Write:
     replayed: bool = False
     answered_existing: bool = False
     record_id: str = ""
+    seconds_to_land: float | None = None
 
 
 @dataclass
@@ -155,16 +156,19 @@ class LoadClient:
         write = Write(op, f"{self.run_id}-{op}-{source_id}", source_id)
         with self.log.lock:
             self.log.writes.append(write)
-        deadline = time.monotonic() + WRITE_DEADLINE_SECONDS
+        first_sent = time.monotonic()
+        deadline = first_sent + WRITE_DEADLINE_SECONDS
         while time.monotonic() < deadline:
             write.attempts += 1
             response = self._send(session, op, "POST", path, json=body, headers={"Idempotency-Key": write.key})
             if response is not None and response.status_code in (200, 201):
                 write.landed, write.replayed = True, response.headers.get("Idempotent-Replayed") == "true"
                 write.record_id = response.json().get("id", "")
+                write.seconds_to_land = time.monotonic() - first_sent
                 return write
             if response is not None and response.status_code == 409 and "existing_id" in response.text:
                 write.landed = write.answered_existing = True  # an earlier attempt committed but never answered
+                write.seconds_to_land = time.monotonic() - first_sent
                 return write
             if response is not None and response.status_code not in RETRYABLE_STATUSES:
                 return write  # refused for good: the drill reports it
