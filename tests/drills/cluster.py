@@ -66,6 +66,8 @@ class DrillSettings:
     webhook_retry_schedule: str = "[1, 2, 4, 8, 16, 32]"
     limited_per_minute: int = 30  # the rate-limited tenant's limit, checked across the three app hosts
     dataset_size: int = 2000  # person profiles loaded into each app host's embedded index
+    client_threads: int = 4  # the load: client threads on the client host ...
+    client_rate: float = 5.0  # ... each sending this many operations a second through nginx
 
 
 @dataclass(frozen=True)
@@ -97,7 +99,7 @@ class Cluster:
         self.secret_key = secrets.token_urlsafe(48)
         self.tenant = Tenant("drill", new_key())
         self.limited = Tenant("limited", new_key())
-        self.revocable = Tenant("drill", new_key())
+        self.revocable = Tenant("revocable", new_key())
         self.revocable_key_id: int | None = None
         self.pg_socket_dir = self.workdir / "pg-socket"
         self.redis_socket = self.workdir / "redis.sock"
@@ -134,10 +136,10 @@ class Cluster:
             self.run_flask("app1", "db", "upgrade")
             self.create_tenants()
             dataset.result()
+        for role in WORKER_ROLES:  # they boot while the app hosts do
+            self.start_worker(role)
         with concurrent.futures.ThreadPoolExecutor(3) as pool:
             list(pool.map(self.start_app, APP_ROLES))
-        for role in WORKER_ROLES:
-            self.start_worker(role)
         self.start_nginx()
 
     def close(self) -> None:
@@ -246,17 +248,18 @@ class Cluster:
                                    env={**self.host_env(role), **(env or {})}, cwd=str(ROOT))
 
     def create_tenants(self) -> None:
-        """The load's tenant (no practical limit), the rate-limited one, and a second key of the load's tenant to revoke."""
-        with concurrent.futures.ThreadPoolExecutor(2) as pool:
-            limited = pool.submit(self.run_flask, "app2", "tenants", "create", self.limited.slug, "--key-env", "DRILL_KEY",
-                                  "--rate-limit", f"{self.settings.limited_per_minute}/minute",
-                                  env={"DRILL_KEY": self.limited.key})
-            self.run_flask("app1", "tenants", "create", self.tenant.slug, "--key-env", "DRILL_KEY", "--rate-limit",
-                           "1000000/minute", env={"DRILL_KEY": self.tenant.key})
-            made = self.run_flask("app1", "keys", "create", self.tenant.slug, "--key-env", "DRILL_KEY",
-                                  env={"DRILL_KEY": self.revocable.key})
-            limited.result()
-        self.revocable_key_id = int(made.split(" id ", 1)[1].split(",", 1)[0])
+        """The load's tenant and the key to revoke (no practical limit), and the rate-limited tenant: created at once."""
+        unlimited = "1000000/minute"
+        tenants = ((self.tenant, unlimited), (self.limited, f"{self.settings.limited_per_minute}/minute"),
+                   (self.revocable, unlimited))
+        with concurrent.futures.ThreadPoolExecutor(len(tenants)) as pool:
+            made = list(pool.map(self.create_tenant, APP_ROLES, *zip(*tenants)))
+        self.revocable_key_id = int(made[-1].split(" id ", 1)[1].split(",", 1)[0])
+
+    def create_tenant(self, role: str, tenant: Tenant, rate_limit: str) -> str:
+        """`flask tenants create` on a host with the tenant's chosen key; what the command printed."""
+        return self.run_flask(role, "tenants", "create", tenant.slug, "--key-env", "DRILL_KEY", "--rate-limit", rate_limit,
+                              env={"DRILL_KEY": tenant.key})
 
     def load_dataset(self) -> None:
         """One generated person dataset, loaded into each app host's embedded index."""
