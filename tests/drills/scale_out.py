@@ -366,10 +366,14 @@ def check_writes(cluster: Cluster, load: LoadClient, report: DrillReport, out) -
         counts[("application", source_id)] = count
     not_once = [w for w in writes if counts.get((w.op, w.source_id)) != 1]
     slowest = max((w.seconds_to_land for w in retried if w.seconds_to_land is not None), default=None)
-    report.say(f"writes: {len(writes)} made, {len(lost)} lost, {len(retried)} retried with their key "
+    with load.log.lock:
+        answered = {status: sum(a.status == status for a in load.log.attempts) for status in (409, 429)}
+    report.say(f"writes: {len(writes)} made, {len(lost)} lost, {len(retried)} retried with their key after a failure, "
+               f"a 429 ({answered[429]} in all: rate limit or the tenant's in-flight cap) or a 409 ({answered[409]}: "
+               "the key still held) "
                f"({sum(w.replayed for w in writes)} answered by replay, {sum(w.answered_existing for w in writes)} found "
-               f"already created; the slowest landed {_s(slowest)} after its first attempt), {len(not_once)} not stored "
-               "exactly once", out)
+               f"already created{'' if slowest is None else f'; the slowest landed {slowest:.1f} s after its first attempt'}), "
+               f"{len(not_once)} not stored exactly once", out)
     report.check(not lost, f"{len(lost)} writes never landed: {[(w.op, w.source_id) for w in lost[:5]]}")
     report.check(not not_once, f"{len(not_once)} writes not stored exactly once: "
                                f"{[(w.op, w.source_id, counts.get((w.op, w.source_id))) for w in not_once[:5]]}")
