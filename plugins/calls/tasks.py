@@ -5,8 +5,9 @@ jobs. A job starts only once the transaction that made its call commits (app.que
 from __future__ import annotations
 
 from app import periodic
+from app.db import utcnow
 from app.queue import task
-from plugins.calls import reaper, scheduling
+from plugins.calls import reaper, reminders, scheduling
 from plugins.calls.dispatch import QUEUE
 from plugins.calls.models import QUEUED, Call
 from plugins.calls.placing import place_call
@@ -38,12 +39,13 @@ def run_scheduled_call(call_id: str) -> str:
 
 
 @task
-def send_reminder(call_id: str, channel: str) -> bool:
-    call = Call.get_or_none(Call.id == call_id)
-    return call is not None and scheduling.send_reminder(call, channel)
+def send_reminder(reminder_id: str) -> str:
+    """Send the stored reminder if this run claims it: its status afterwards, or "skipped" when another run had it."""
+    return reminders.send_reminder(reminder_id) or "skipped"
 
 
 @periodic.chained(job_id=REAPER_JOB_ID, queue=QUEUE, interval_setting="CALL_REAPER_INTERVAL")
 def reap_stalled_calls() -> int:
-    """Fail calls stuck ringing, in progress or never started."""
+    """Fail calls stuck ringing, in progress or never started, and reminders a dead run left claimed."""
+    reminders.abandon_stale_claims(utcnow())
     return reaper.reap_stalled_calls()
