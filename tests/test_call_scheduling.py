@@ -25,8 +25,8 @@ def rq_app(make_app, redis_url):
     return app
 
 
-def scheduled_job(client, tenant, *, scheduling=True, **setting) -> dict:
-    job = create_job_with_questions(client, tenant)
+def scheduled_job(client, tenant, *, scheduling=True, job_fields=None, **setting) -> dict:
+    job = create_job_with_questions(client, tenant, **(job_fields or {}))
     response = client.put(f"/v1/jobs/{job['id']}/schedule-setting", json={**ALWAYS_OPEN, **setting}, headers=tenant.headers)
     assert response.status_code == 200, response.json
     response = client.patch(f"/v1/jobs/{job['id']}/scheduling", json={"scheduling": scheduling}, headers=tenant.headers)
