@@ -335,3 +335,37 @@ def test_the_rq_worker_sends_each_reminder_once_at_its_time(make_app, redis_url,
         work_until(app, lambda: all(r["status"] == "sent" for r in get_call(client, tenant_a, call["id"])["reminders"]))
         assert run_due(app).endswith("0 reminder(s) sent")  # the cron sweep beside a worker finds nothing left
         assert len(sink.messages) == 1
+
+
+def test_the_workers_reaper_pass_sends_a_reminder_whose_job_was_lost(make_app, redis_url, tenant_a):
+    from plugins.calls import dispatch, tasks
+    from plugins.calls.telephony import get_provider
+
+    app = make_app(REDIS_URL=redis_url)
+    client = app.test_client()
+    _, _, call = scheduled_call(client, tenant_a, **SMS_NOW)
+    reminder = reminder_of(client, tenant_a, call, "sms")
+    with app.app_context():
+        app.extensions["hirekit_queue"].cancel_scheduled([dispatch.reminder_job_id(reminder["id"], 0)], queue="calls")
+        tasks.reap_stalled_calls()
+        assert len(get_provider().messages) == 1
+    assert reminder_of(client, tenant_a, call, "sms")["status"] == "sent"
+
+
+def test_a_reminder_left_claimed_by_a_dead_run_is_failed_not_sent_again(make_app, tenant_a):
+    from plugins.calls.models import CallReminder
+    from plugins.calls.telephony import get_provider
+
+    app = make_app(REMINDER_LEASE_SECONDS=60)
+    client = app.test_client()
+    _, _, call = scheduled_call(client, tenant_a, **SMS_NOW)
+    reminder = reminder_of(client, tenant_a, call, "sms")
+    with app.app_context(), database.connection_context():  # a run claimed it two minutes ago, then its process died
+        claimed_at = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None) - dt.timedelta(minutes=2)
+        CallReminder.update(status="sending", attempts=1, claimed_at=claimed_at).where(
+            CallReminder.id == reminder["id"]).execute()
+    assert run_due(app).endswith("0 reminder(s) sent")
+    failed = reminder_of(client, tenant_a, call, "sms")
+    assert failed["status"] == "failed" and "may have gone" in failed["error"]
+    with app.app_context():
+        assert get_provider().messages == []

@@ -5,7 +5,6 @@ jobs. A job starts only once the transaction that made its call commits (app.que
 from __future__ import annotations
 
 from app import periodic
-from app.db import utcnow
 from app.queue import task
 from plugins.calls import reaper, reminders, scheduling
 from plugins.calls.dispatch import QUEUE
@@ -46,6 +45,7 @@ def send_reminder(reminder_id: str) -> str:
 
 @periodic.chained(job_id=REAPER_JOB_ID, queue=QUEUE, interval_setting="CALL_REAPER_INTERVAL")
 def reap_stalled_calls() -> int:
-    """Fail calls stuck ringing, in progress or never started, and reminders a dead run left claimed."""
-    reminders.abandon_stale_claims(utcnow())
+    """Fail calls stuck ringing, in progress or never started; send reminders whose scheduled job was lost (with
+    Redis) and fail those a dead run left claimed."""
+    reminders.send_due_reminders()
     return reaper.reap_stalled_calls()
