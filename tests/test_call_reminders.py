@@ -12,7 +12,6 @@ from zoneinfo import ZoneInfo
 
 import jsonschema
 import pytest
-from werkzeug import Response
 
 from app.db import database
 from app.notify import SmtpNotifier
@@ -22,6 +21,7 @@ from tests.test_call_scheduling import calls_of, scheduled_job
 from tests.test_calls_notify import smtp_config
 from tests.test_mcp_jobs import listed_tools
 from tests.test_mcp_protocol import tool_result
+from tests.twilio_stand_in import answer_creates
 
 ACCOUNT_SID = "AC" + "0" * 31 + "2"
 AUTH_TOKEN = "12345678901234567890123456789012"
@@ -58,6 +58,19 @@ def reminder_of(client, tenant, call: dict, channel: str) -> dict:
     return reminder
 
 
+@pytest.fixture
+def sink():
+    """A real SMTP server on 127.0.0.1 (no login), for the apps of `mail_app`."""
+    with SmtpSink() as server:
+        yield server
+
+
+@pytest.fixture
+def mail_app(make_app, sink):
+    """make_app with reminder emails going to `sink`."""
+    return lambda **overrides: make_app(**smtp_config(sink, SMTP_USERNAME="", **overrides))
+
+
 def closed_port() -> int:
     """A 127.0.0.1 port nothing listens on: connecting is refused."""
     with socket.socket() as probe:
@@ -67,18 +80,17 @@ def closed_port() -> int:
 
 # ---- email ---------------------------------------------------------------------------------------------------------
 
-def test_the_embedded_sweep_emails_the_reminder_as_text_and_html_with_job_company_and_local_time(make_app, tenant_a):
-    with SmtpSink() as sink:
-        app = make_app(TIMEZONE="Europe/Paris", **smtp_config(sink, SMTP_USERNAME=""))
-        client = app.test_client()
-        job, candidate, call = scheduled_call(client, tenant_a, job_fields={"title": "ICU Nurse", "client_name": "Mercy Hospital"},
-                                              **EMAIL_NOW)
-        pending = reminder_of(client, tenant_a, call, "email")
-        assert pending["status"] == "pending" and pending["sent_at"] is None and pending["address"] == candidate["email"]
-        assert sink.messages == []  # without Redis nothing is sent until the sweep runs
-        assert run_due(app) == "0 scheduled call(s) run, 1 reminder(s) sent"
-        assert run_due(app) == "0 scheduled call(s) run, 0 reminder(s) sent"
-        (received,) = sink.messages
+def test_the_embedded_sweep_emails_the_reminder_as_text_and_html_with_job_company_and_local_time(mail_app, sink, tenant_a):
+    app = mail_app(TIMEZONE="Europe/Paris")
+    client = app.test_client()
+    job, candidate, call = scheduled_call(client, tenant_a, job_fields={"title": "ICU Nurse", "client_name": "Mercy Hospital"},
+                                          **EMAIL_NOW)
+    pending = reminder_of(client, tenant_a, call, "email")
+    assert pending["status"] == "pending" and pending["sent_at"] is None and pending["address"] == candidate["email"]
+    assert sink.messages == []  # without Redis nothing is sent until the sweep runs
+    assert run_due(app) == "0 scheduled call(s) run, 1 reminder(s) sent"
+    assert run_due(app) == "0 scheduled call(s) run, 0 reminder(s) sent"
+    (received,) = sink.messages
     assert received.recipients == [candidate["email"]]
     message = received.message
     assert message["Subject"] == "Screening call for ICU Nurse at Mercy Hospital"
@@ -93,79 +105,75 @@ def test_the_embedded_sweep_emails_the_reminder_as_text_and_html_with_job_compan
     assert sent["status"] == "sent" and sent["sent_at"] and sent["attempts"] == 1 and sent["error"] is None
 
 
-def test_the_html_part_escapes_what_the_candidate_and_the_ats_typed(make_app, tenant_a):
-    with SmtpSink() as sink:
-        app = make_app(**smtp_config(sink, SMTP_USERNAME=""))
-        client = app.test_client()
-        job = scheduled_job(client, tenant_a, job_fields={"title": "Nurse <b>ICU</b>"}, **IN_TEN_HOURS, **EMAIL_NOW)
-        create_application(client, tenant_a, job, create_candidate(client, tenant_a, first_name="<script>x</script>"))
-        run_due(app)
-        (received,) = sink.messages
+def test_the_html_part_escapes_what_the_candidate_and_the_ats_typed(mail_app, sink, tenant_a):
+    app = mail_app()
+    client = app.test_client()
+    job = scheduled_job(client, tenant_a, job_fields={"title": "Nurse <b>ICU</b>"}, **IN_TEN_HOURS, **EMAIL_NOW)
+    create_application(client, tenant_a, job, create_candidate(client, tenant_a, first_name="<script>x</script>"))
+    run_due(app)
+    (received,) = sink.messages
     html = received.message.get_body(preferencelist=("html",)).get_content()
     assert "<script>" not in html and "&lt;script&gt;" in html and "Nurse &lt;b&gt;ICU&lt;/b&gt;" in html
     assert "<script>x</script>" in received.message.get_body(preferencelist=("plain",)).get_content()
 
 
-def test_a_reminder_job_run_twice_or_by_two_runs_at_once_sends_once(make_app, tenant_a):
+def test_a_reminder_job_run_twice_or_by_two_runs_at_once_sends_once(mail_app, sink, tenant_a):
     from plugins.calls import tasks
 
-    with SmtpSink() as sink:
-        app = make_app(**smtp_config(sink, SMTP_USERNAME=""))
-        client = app.test_client()
-        _, _, call = scheduled_call(client, tenant_a, **EMAIL_NOW)
-        reminder_id = reminder_of(client, tenant_a, call, "email")["id"]
-        start = threading.Barrier(2)
-        outcomes = []
+    app = mail_app()
+    client = app.test_client()
+    _, _, call = scheduled_call(client, tenant_a, **EMAIL_NOW)
+    reminder_id = reminder_of(client, tenant_a, call, "email")["id"]
+    start = threading.Barrier(2)
+    outcomes = []
 
-        def run_job():
-            with app.app_context():
-                start.wait()
-                outcomes.append(tasks.send_reminder(reminder_id))
-
-        runs = [threading.Thread(target=run_job) for _ in range(2)]
-        for run in runs:
-            run.start()
-        for run in runs:
-            run.join(30)
+    def run_job():
         with app.app_context():
-            outcomes.append(tasks.send_reminder(reminder_id))  # RQ delivering the job once more, later
-        assert run_due(app).endswith("0 reminder(s) sent")
-        assert len(sink.messages) == 1
+            start.wait()
+            outcomes.append(tasks.send_reminder(reminder_id))
+
+    runs = [threading.Thread(target=run_job) for _ in range(2)]
+    for run in runs:
+        run.start()
+    for run in runs:
+        run.join(30)
+    with app.app_context():
+        outcomes.append(tasks.send_reminder(reminder_id))  # RQ delivering the job once more, later
+    assert run_due(app).endswith("0 reminder(s) sent")
+    assert len(sink.messages) == 1
     assert sorted(outcomes) == ["sent", "skipped", "skipped"]
     assert reminder_of(client, tenant_a, call, "email")["attempts"] == 1
 
 
-def test_a_canceled_calls_reminder_is_canceled_and_sends_nothing(make_app, tenant_a):
+def test_a_canceled_calls_reminder_is_canceled_and_sends_nothing(mail_app, sink, tenant_a):
     from plugins.calls import tasks
 
-    with SmtpSink() as sink:
-        app = make_app(**smtp_config(sink, SMTP_USERNAME=""))
-        client = app.test_client()
-        job, _, call = scheduled_call(client, tenant_a, **EMAIL_NOW)
-        reminder_id = reminder_of(client, tenant_a, call, "email")["id"]
-        client.patch(f"/v1/jobs/{job['id']}/scheduling", json={"scheduling": False}, headers=tenant_a.headers)
-        assert run_due(app) == "0 scheduled call(s) run, 0 reminder(s) sent"
-        with app.app_context():
-            assert tasks.send_reminder(reminder_id) == "skipped"  # its RQ job, had it not been dropped
-        assert sink.messages == []
+    app = mail_app()
+    client = app.test_client()
+    job, _, call = scheduled_call(client, tenant_a, **EMAIL_NOW)
+    reminder_id = reminder_of(client, tenant_a, call, "email")["id"]
+    client.patch(f"/v1/jobs/{job['id']}/scheduling", json={"scheduling": False}, headers=tenant_a.headers)
+    assert run_due(app) == "0 scheduled call(s) run, 0 reminder(s) sent"
+    with app.app_context():
+        assert tasks.send_reminder(reminder_id) == "skipped"  # its RQ job, had it not been dropped
+    assert sink.messages == []
     canceled = get_call(client, tenant_a, call["id"])
     assert canceled["status"] == "canceled"
     (reminder,) = canceled["reminders"]
     assert reminder["status"] == "canceled" and "scheduling was disabled" in reminder["error"] and reminder["sent_at"] is None
 
 
-def test_a_reminder_due_after_its_call_was_placed_is_canceled_not_sent(make_app, tenant_a):
-    with SmtpSink() as sink:
-        app = make_app(**smtp_config(sink, SMTP_USERNAME=""))
-        client = app.test_client()
-        _, _, call = scheduled_call(client, tenant_a, **EMAIL_NOW)
-        with app.app_context(), database.connection_context():
-            from plugins.calls.models import Call
-            from plugins.calls.placing import place_call
+def test_a_reminder_due_after_its_call_was_placed_is_canceled_not_sent(mail_app, sink, tenant_a):
+    app = mail_app()
+    client = app.test_client()
+    _, _, call = scheduled_call(client, tenant_a, **EMAIL_NOW)
+    with app.app_context(), database.connection_context():
+        from plugins.calls.models import Call
+        from plugins.calls.placing import place_call
 
-            place_call(Call.get_by_id(call["id"]))  # the attempt went ahead before the reminder's turn
-        assert run_due(app).endswith("0 reminder(s) sent")
-        assert sink.messages == []
+        place_call(Call.get_by_id(call["id"]))  # the attempt went ahead before the reminder's turn
+    assert run_due(app).endswith("0 reminder(s) sent")
+    assert sink.messages == []
     reminder = reminder_of(client, tenant_a, call, "email")
     assert reminder["status"] == "canceled" and "the call is completed" in reminder["error"]
 
@@ -226,18 +234,9 @@ def test_a_refused_recipient_fails_at_once_without_retries(make_app, tenant_a):
 @pytest.fixture
 def messaging_api(httpserver):
     """Twilio's Messages.json create, answering as Twilio does (201 and the message resource); requests are kept."""
-    received = []
-
-    def create_message(request):
-        received.append(request)
-        form = request.form
-        return Response(status=201, content_type="application/json", response=(
-            '{"sid": "SM%032d", "account_sid": "%s", "to": "%s", "from": "%s", "body": "", "status": "queued", '
-            '"direction": "outbound-api", "api_version": "2010-04-01", "num_segments": "1"}'
-            % (len(received), ACCOUNT_SID, form["To"], form["From"])))
-
-    httpserver.expect_request(MESSAGES_PATH, method="POST").respond_with_handler(create_message)
-    httpserver.received = received
+    httpserver.received = answer_creates(httpserver, MESSAGES_PATH, lambda form, n: {
+        "sid": f"SM{n:032d}", "account_sid": ACCOUNT_SID, "to": form["To"], "from": form["From"], "body": form["Body"],
+        "status": "queued", "direction": "outbound-api", "api_version": "2010-04-01", "num_segments": "1"})
     return httpserver
 
 
@@ -325,16 +324,15 @@ def test_mcp_get_call_shows_the_reminders_as_rest_does(make_app, tenant_a):
     jsonschema.validate(read, listed_tools(client, tenant_a)["get_call"]["outputSchema"])
 
 
-def test_the_rq_worker_sends_each_reminder_once_at_its_time(make_app, redis_url, tenant_a):
+def test_the_rq_worker_sends_each_reminder_once_at_its_time(mail_app, sink, redis_url, tenant_a):
     from tests.webhook_helpers import work_until
 
-    with SmtpSink() as sink:
-        app = make_app(REDIS_URL=redis_url, **smtp_config(sink, SMTP_USERNAME=""))
-        client = app.test_client()
-        _, _, call = scheduled_call(client, tenant_a, **EMAIL_NOW, **SMS_NOW)
-        work_until(app, lambda: all(r["status"] == "sent" for r in get_call(client, tenant_a, call["id"])["reminders"]))
-        assert run_due(app).endswith("0 reminder(s) sent")  # the cron sweep beside a worker finds nothing left
-        assert len(sink.messages) == 1
+    app = mail_app(REDIS_URL=redis_url)
+    client = app.test_client()
+    _, _, call = scheduled_call(client, tenant_a, **EMAIL_NOW, **SMS_NOW)
+    work_until(app, lambda: all(r["status"] == "sent" for r in get_call(client, tenant_a, call["id"])["reminders"]))
+    assert run_due(app).endswith("0 reminder(s) sent")  # the cron sweep beside a worker finds nothing left
+    assert len(sink.messages) == 1
 
 
 def test_the_workers_reaper_pass_sends_a_reminder_whose_job_was_lost(make_app, redis_url, tenant_a):
