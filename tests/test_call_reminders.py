@@ -298,7 +298,7 @@ def test_a_fixed_line_gets_no_sms_and_the_reminder_says_why(make_app, tenant_a):
     assert skipped["status"] == "skipped" and "fixed line" in skipped["error"] and skipped["address"] == "+442079460016"
     assert run_due(app).endswith("1 reminder(s) sent")  # the email still goes
     with app.app_context():
-        assert get_provider().messages == []
+        assert list(get_provider().messages) == []
 
 
 # ---- on the record -------------------------------------------------------------------------------------------------
@@ -366,4 +366,4 @@ def test_a_reminder_left_claimed_by_a_dead_run_is_failed_not_sent_again(make_app
     failed = reminder_of(client, tenant_a, call, "sms")
     assert failed["status"] == "failed" and "may have gone" in failed["error"]
     with app.app_context():
-        assert get_provider().messages == []
+        assert list(get_provider().messages) == []

@@ -11,12 +11,14 @@ import hashlib
 import logging
 import re
 import uuid
+from collections import deque
 
 from plugins.calls.models import BUSY, COMPLETED, FAILED, IN_PROGRESS, NO_ANSWER, RINGING
 from plugins.calls.telephony.base import CLOSING, CallScript, Progress, Reporter, TelephonyProvider, introduction, voicemail_message
 
 log = logging.getLogger("hirekit.calls")
 
+KEPT_MESSAGES = 1000  # a long-running embedded server keeps the last ones, not every one
 OUTCOME_BY_LAST_DIGIT = {"7": NO_ANSWER, "8": BUSY, "9": FAILED}
 YES_NO_OPENERS = ("do ", "does ", "are ", "is ", "have ", "has ", "can ", "could ", "will ", "would ", "did ", "were ")
 
@@ -44,7 +46,7 @@ class SimulatedProvider(TelephonyProvider):
     name = "simulated"
 
     def __init__(self):
-        self.messages: list[dict] = []  # every SMS "sent": {"sid", "to", "body"}
+        self.messages: deque[dict] = deque(maxlen=KEPT_MESSAGES)  # the SMS "sent" last: {"sid", "to", "body"}
 
     def send_sms(self, to: str, body: str) -> str:
         sid = "SMsimulated" + uuid.uuid4().hex
