@@ -49,8 +49,10 @@ class TwilioIncomingMessage(MethodView):
     @callbacks_blp.response(200, description="Empty TwiML: Twilio answers opt-out keywords itself", content_type="text/xml")
     @callbacks_blp.errors(403, 404, 422)
     def post(self):
-        """Twilio's incoming-message webhook for the service's number (X-Twilio-Signature required): STOP opts every
-        candidate with the sender's number out of contact, START back in; not for API clients"""
+        """Twilio's incoming-message webhook (X-Twilio-Signature required); not for API clients
+
+        STOP (or another of Twilio's opt-out keywords) opts every candidate with the sender's number out of contact,
+        START opts them back in; other messages are ignored."""
         twiml = callbacks.handle_incoming_message(callbacks.public_url(request.full_path.rstrip("?"), request.url),
                                                   request.form.to_dict(), request.headers.get("X-Twilio-Signature"))
         return Response(twiml, mimetype="text/xml")

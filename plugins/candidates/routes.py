@@ -40,13 +40,17 @@ class CandidateContactOptOut(MethodView):
     @blp.doc(operationId="opt_out_candidate")
     @blp.response(200, CandidateSchema)
     def post(self, candidate_id):
-        """Opt the candidate out of contact: pending reminders and scheduled calls are canceled, none are made from
-        now on, and an instant call is refused with 409. Answers the candidate (`contact_opt_out: true`)"""
+        """Opt the candidate out of contact (reminders, scheduled and instant calls)
+
+        Pending reminders and scheduled calls are canceled, none are made from now on, and an instant call is refused
+        with 409. Answers the candidate, with `contact_opt_out: true`."""
         return services.opt_out(current_tenant_id(), candidate_id)
 
     @blp.doc(operationId="opt_in_candidate")
     @blp.response(200, CandidateSchema)
     def delete(self, candidate_id):
-        """Opt the candidate back in: reminders and calls may be made again (what was canceled stays canceled).
-        Answers the candidate (`contact_opt_out: false`)"""
+        """Opt the candidate back in to contact
+
+        Reminders and calls may be made again; what was canceled stays canceled. Answers the candidate, with
+        `contact_opt_out: false`."""
         return services.opt_in(current_tenant_id(), candidate_id)
