@@ -367,3 +367,16 @@ def test_a_reminder_left_claimed_by_a_dead_run_is_failed_not_sent_again(make_app
     assert failed["status"] == "failed" and "may have gone" in failed["error"]
     with app.app_context():
         assert list(get_provider().messages) == []
+
+
+def test_deleting_a_call_deletes_its_reminders(make_app, tenant_a):
+    """Erasure deletes calls: the reminders' foreign key is ON DELETE CASCADE in the migrated schema."""
+    from plugins.calls.models import Call, CallReminder
+
+    app = make_app()
+    client = app.test_client()
+    _, _, call = scheduled_call(client, tenant_a, **EMAIL_NOW, **SMS_NOW)
+    with app.app_context(), database.connection_context():
+        assert CallReminder.select().where(CallReminder.call == call["id"]).count() == 2
+        Call.delete().where(Call.id == call["id"]).execute()
+        assert CallReminder.select().where(CallReminder.call == call["id"]).count() == 0
