@@ -39,8 +39,9 @@ def run_scheduled_call(call_id: str) -> str:
 
 @task
 def send_reminder(reminder_id: str) -> str:
-    """Send the stored reminder if this run claims it: its status afterwards, or "skipped" when another run had it."""
-    return reminders.send_reminder(reminder_id) or "skipped"
+    """Send the stored reminder if this run claims it: its status afterwards, or "not claimed" when another run had it
+    (or it is no longer pending)."""
+    return reminders.send_reminder(reminder_id) or "not claimed"
 
 
 @periodic.chained(job_id=REAPER_JOB_ID, queue=QUEUE, interval_setting="CALL_REAPER_INTERVAL")
