@@ -218,15 +218,25 @@ def test_no_retry_is_planned_past_the_call(make_app, tenant_a):
     assert failed["status"] == "failed" and failed["attempts"] == 1 and "ConnectionRefusedError" in failed["error"]
 
 
-def test_a_refused_recipient_fails_at_once_without_retries(make_app, tenant_a):
-    with SmtpSink(credentials=("hirekit", "right")) as sink:  # refuses RCPT before a login: a 5xx answer
-        app = make_app(**smtp_config(sink, SMTP_USERNAME="", REMINDER_RETRY_SCHEDULE=[0, 0]))
-        client = app.test_client()
-        _, _, call = scheduled_call(client, tenant_a, **EMAIL_NOW)
-        run_due(app)
-        run_due(app)
-    failed = reminder_of(client, tenant_a, call, "email")
-    assert failed["status"] == "failed" and failed["attempts"] == 1 and "refused" in failed["error"]
+def test_a_recipient_refused_for_now_is_retried_and_one_refused_for_good_fails_at_once(mail_app, sink, tenant_a):
+    app = mail_app(REMINDER_RETRY_SCHEDULE=[0, 0])
+    client = app.test_client()
+    _, _, later = scheduled_call(client, tenant_a, **EMAIL_NOW)
+    sink.rcpt_reply = "450 4.2.0 greylisted, try again later"
+    run_due(app)
+    retried = reminder_of(client, tenant_a, later, "email")
+    assert retried["status"] == "pending" and "450" in retried["error"]
+    sink.rcpt_reply = None
+    run_due(app)
+    assert reminder_of(client, tenant_a, later, "email")["status"] == "sent" and len(sink.messages) == 1
+
+    _, _, never = scheduled_call(client, tenant_a, **EMAIL_NOW)
+    sink.rcpt_reply = "550 5.1.1 no such user"
+    run_due(app)
+    run_due(app)
+    failed = reminder_of(client, tenant_a, never, "email")
+    assert failed["status"] == "failed" and failed["attempts"] == 1 and "550" in failed["error"] and "refused" in failed["error"]
+    assert len(sink.messages) == 1
 
 
 # ---- SMS -----------------------------------------------------------------------------------------------------------

@@ -148,9 +148,11 @@ def deliver(channel: str, address: str, call: Call, candidate: Candidate) -> str
         subject, text, html = email_message(call, candidate)
         try:
             get_notifier().send_email(address, subject, text, html)
-        except (smtplib.SMTPRecipientsRefused, smtplib.SMTPSenderRefused) as exc:
-            raise ReminderRefused(f"the mail server refused the message: {exc}") from exc
-        except smtplib.SMTPResponseException as exc:
+        except smtplib.SMTPRecipientsRefused as exc:  # a 4xx (greylisting, a full mailbox) is worth a retry
+            if all(code >= 500 for code, _ in exc.recipients.values()):
+                raise ReminderRefused(f"the mail server refused the recipient: {exc.recipients}") from exc
+            raise
+        except smtplib.SMTPResponseException as exc:  # the sender or the message refused
             if exc.smtp_code >= 500:
                 raise ReminderRefused(f"the mail server refused the message ({exc.smtp_code}): {exc.smtp_error!r}") from exc
             raise
