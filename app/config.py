@@ -71,6 +71,8 @@ DEFAULTS: dict[str, object] = {
     "TELEPHONY": "simulated",  # `simulated` (a deterministic call, no phone) or `twilio`
     "CALL_STALL_SECONDS": 3600.0,  # a call ringing or in progress this long without news has lost its worker: failed
     "CALL_REAPER_INTERVAL": 300.0,  # seconds between passes failing stalled calls (0: off)
+    "REMINDER_RETRY_SCHEDULE": [60, 300, 900],  # seconds after each failed send of a reminder; never past the call
+    "REMINDER_LEASE_SECONDS": 600.0,  # a reminder claimed this long without an outcome is failed, never sent twice
     "TWILIO_ACCOUNT_SID": "",  # Twilio account placing calls when TELEPHONY is `twilio`
     "TWILIO_AUTH_TOKEN": "",  # Twilio auth token; also verifies Twilio's signed callbacks
     "TWILIO_FROM_NUMBER": "",  # the number calls come from (E.164)
