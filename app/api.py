@@ -17,7 +17,7 @@ from app import api_docs, errors, idempotency, server_refusals
 from app.path_params import BOUNDS_DESCRIPTION as PATH_BOUNDS
 from app.request_json import BOUNDS_DESCRIPTION as JSON_BOUNDS, BoundedJsonParser
 from app.fields import BoundedInteger, Schema
-from app.listing import SyncArgsSchema, cursor_mode_excludes_page
+from app.listing import SyncArgsSchema, cursor_mode_excludes_page, shown_instant
 from app.auth import BEARER, SECURITY_SCHEMES
 
 
@@ -286,14 +286,13 @@ def init_api(app) -> Api:
 # ---- shared schemas -------------------------------------------------------
 
 class UtcDateTime(ma.fields.DateTime):
-    """ISO 8601 in UTC with a Z: how every timestamp is answered."""
+    """ISO 8601 in UTC with milliseconds and a Z (2026-11-26T18:13:09.123Z): how every timestamp is answered, at the
+    precision app.listing's updated_after/updated_before compare at."""
 
     PURE_FUNCTION_OF_ROW = True  # formats its own value only (app.representations may reuse bodies that carry it)
 
     def _serialize(self, value, attr, obj, **kwargs):
-        if value is None:
-            return None
-        return value.replace(tzinfo=None).isoformat(timespec="seconds") + "Z"
+        return None if value is None else shown_instant(value)
 
 
 class FullAnswerSchema(Schema):
