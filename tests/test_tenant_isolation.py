@@ -62,9 +62,9 @@ def request_for(rule: str, method: str, a: dict) -> dict | None:
                                                   "type": "post_call_screening", "fields": ["id"], "url": "http://127.0.0.1:9/b",
                                                   "http_method": "POST", "content_type": "application/json"}},
         # upserts by A's source id: B pushes to its own tenant (A's record is not touched), or names A's records (422)
-        ("PUT", "/v1/jobs/by-source-id/<source_id>"): {"json": without_source_id(job_body())},
-        ("PUT", "/v1/candidates/by-source-id/<source_id>"): {"json": without_source_id(candidate_body())},
-        ("PUT", "/v1/applications/by-source-id/<source_id>"): {"json": {
+        ("PUT", "/v1/jobs/by-source-id/<path:source_id>"): {"json": without_source_id(job_body())},
+        ("PUT", "/v1/candidates/by-source-id/<path:source_id>"): {"json": without_source_id(candidate_body())},
+        ("PUT", "/v1/applications/by-source-id/<path:source_id>"): {"json": {
             "candidate_source_id": a["candidate_source_id"], "job_source_id": a["job_source_id"],
             "source_application_status": "applied", "application_stage": "ACTIVE"}},
         # creates that name nothing of A's: they land in B's tenant
@@ -82,8 +82,8 @@ def request_for(rule: str, method: str, a: dict) -> dict | None:
 
 
 # what B may be answered on upserts by one of A's source ids: its own new record (201), or 422 naming A's records
-UPSERT_EXPECTED = {"/v1/jobs/by-source-id/<source_id>": {201}, "/v1/candidates/by-source-id/<source_id>": {201},
-                   "/v1/applications/by-source-id/<source_id>": {422}}
+UPSERT_EXPECTED = {"/v1/jobs/by-source-id/<path:source_id>": {201}, "/v1/candidates/by-source-id/<path:source_id>": {201},
+                   "/v1/applications/by-source-id/<path:source_id>": {422}}
 
 
 def without_source_id(body: dict) -> dict:
