@@ -205,16 +205,18 @@ def operation_id(endpoint: str, method: str, methods: set[str]) -> str:
     return f"{ITEM_VERBS[method]}_{words}"
 
 
-def nullable_ref_as_all_of(converter, field: ma.fields.Field, ret: dict, **kwargs) -> dict:
-    """A nullable nested object as allOf [$ref] + nullable (OpenAPI 3.0), not apispec's anyOf [{type: object,
-    nullable}, $ref], which generators read as "any object" and which any object validates against. apispec binds it
-    to its field converter."""
+NULL_ONLY = {"type": "object", "nullable": True, "enum": [None]}  # OpenAPI 3.0.3's schema that null alone satisfies
+
+
+def nullable_ref(converter, field: ma.fields.Field, ret: dict, **kwargs) -> dict:
+    """A nullable nested object as anyOf [$ref, null-only schema]: OpenAPI 3.0.3 applies `nullable` only beside `type`,
+    so strict validators refused null for allOf [$ref] + nullable, and apispec's anyOf [{type: object, nullable},
+    $ref] lets any object through (generators read it as "any object"). apispec binds it to its field converter."""
     any_of = ret.get("anyOf")
     if isinstance(field, ma.fields.Nested) and field.allow_none and any_of and len(any_of) == 2:
         refs = [item for item in any_of if "$ref" in item]
         if len(refs) == 1:
-            del ret["anyOf"]
-            return {"allOf": refs, "nullable": True}
+            ret["anyOf"] = [*refs, dict(NULL_ONLY)]
     return {}
 
 
@@ -238,7 +240,7 @@ class ClientFriendlyDocument(BasePlugin):
     def init_spec(self, spec):
         for plugin in spec.plugins:
             if isinstance(plugin, MarshmallowPlugin):
-                plugin.converter.add_attribute_function(nullable_ref_as_all_of)
+                plugin.converter.add_attribute_function(nullable_ref)
 
     def operation_helper(self, path=None, operations=None, **kwargs):
         rule = kwargs.get("rule")
