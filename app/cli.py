@@ -300,6 +300,27 @@ def demo_setup(tenant):
     click.echo(f"try: curl -H 'Authorization: Bearer <key>' 'http://127.0.0.1:{port}/v1/jobs?page=1&size=10'  (docs: /docs)")
 
 
+openapi_cli = OperatorGroup("openapi", help="The OpenAPI document kept in the repository as the contract (docs/openapi.json).")
+
+
+@openapi_cli.command("write")
+@click.argument("path", required=False, type=click.Path(dir_okay=False, path_type=Path))
+def openapi_write(path):
+    """Write the document the code builds to PATH (default docs/openapi.json); refused while a breaking change from the
+    document there is not named in CHANGELOG.md."""
+    from app import openapi_contract as contract
+
+    path = path or contract.SNAPSHOT
+    document = contract.built_document()
+    previous = contract.read_snapshot(path)
+    unnamed = contract.unnamed_in_changelog(contract.breaking_changes(previous or {}, document))
+    if unnamed:
+        raise click.ClickException(f"breaking changes not named in CHANGELOG.md (name each subject in backticks under "
+                                   f"Unreleased, then run this again):\n{contract.describe(unnamed)}")
+    path.write_text(contract.serialized(document))
+    click.echo(f"wrote {path} ({len(document['paths'])} paths, {len(document['components']['schemas'])} schemas)")
+
+
 def add_demo_step(app, step) -> None:
     """A plugin's part of `demo setup` (runs inside the app context)."""
     app.extensions.setdefault("hirekit_demo_steps", []).append(step)
@@ -314,7 +335,7 @@ def core_models() -> list:
 def register_commands(app) -> None:
     from app.worker import worker_command
 
-    for group in (db_cli, tenants_cli, keys_cli, demo_cli, worker_command):
+    for group in (db_cli, tenants_cli, keys_cli, demo_cli, openapi_cli, worker_command):
         app.cli.add_command(group)
     for plugin in current_plugins(app):
         for command in plugin.cli:
