@@ -101,6 +101,7 @@ DEFAULTS: dict[str, object] = {
     "ELASTICSEARCH_PASSWORD": "",
     "ELASTICSEARCH_CA_CERTS": "",
     "ELASTICSEARCH_TIMEOUT": 10.0,
+    "PERSON_DATASET_REQUIRED": False,  # /readyz fails while the person dataset is empty or down (else it only reports it)
     "PERSON_SEARCH_TIMEOUT": 5.0,  # seconds one person search may run before it is abandoned with 503 (plugins/person/query_budget.py)
     "ENRICH_TIMEOUT": 10.0,
     "ENRICH_CONNECT_TIMEOUT": 3.05,
