@@ -9,12 +9,10 @@ import pytest
 from openapi_core import OpenAPI
 from openapi_core.contrib.werkzeug import WerkzeugOpenAPIRequest, WerkzeugOpenAPIResponse
 
-from app.auth import scheme_for
-from app.db import database
 from tests.factories import create_candidate
 from tests.person.conftest import embedded_index, person_app, person_client, sample_file  # noqa: F401 - the fixtures
 from tests.tenant_records import seed_records
-from tests.test_tenant_isolation import METHODS, path_for, request_for
+from tests.test_tenant_isolation import METHODS, send_matrix_request
 
 NOT_IN_THE_DOCUMENT = ("/openapi.json", "/docs", "/static/", "/mcp")  # MCP is JSON-RPC, described by tools/list
 PERSON_REQUESTS = [
@@ -64,13 +62,7 @@ def test_every_route_answers_what_the_document_says(app, client, tenant_a):
         if rule.rule.startswith(NOT_IN_THE_DOCUMENT) or "/person/" in rule.rule:
             continue
         for method in sorted(set(rule.methods) & set(METHODS)):
-            sent = request_for(rule.rule, method, a)
-            assert sent is not None, f"no request for {method} {rule.rule}: add one to tests/test_tenant_isolation.request_for"
-            sent = {name: (value() if callable(value) else value) for name, value in sent.items()}
-            with app.app_context(), database.connection_context():
-                scheme = scheme_for(rule.endpoint.split(".")[0])
-            headers = tenant_a.person_headers if scheme == "api_key" else tenant_a.headers
-            response = client.open(path_for(rule, a), method=method, headers=headers, **sent)
+            response = send_matrix_request(app, client, rule, method, a, tenant_a)
             assert response.status_code != 500, (method, rule.rule, response.get_data(as_text=True))
             assert_answer_matches_the_document(openapi, response, f"{method} {rule.rule}")
             family = rule.rule.split("/")[2] if rule.rule.startswith("/v1/") else rule.rule.split("/")[1]
