@@ -332,7 +332,7 @@ def openapi_write(path):
     from app import openapi_contract as contract
 
     path = path or contract.SNAPSHOT
-    document = contract.built_document()
+    document = contract.built_document(current_app.extensions["hirekit_factory"])
     previous = contract.read_snapshot(path)
     unnamed = contract.unnamed_in_changelog(contract.breaking_changes(previous or {}, document))
     if unnamed:

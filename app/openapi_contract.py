@@ -15,9 +15,9 @@ METHODS = ("get", "put", "post", "patch", "delete")
 REGENERATE = "flask --app wsgi openapi write"
 
 
-def built_document() -> dict:
-    """/openapi.json as the code builds it with every family on and the default settings (the environment ignored)."""
-    from app import create_app
+def built_document(create_app) -> dict:
+    """/openapi.json as `create_app` (app.create_app) builds it with every family on and the default settings (the
+    environment ignored)."""
     from app.config import load_config
 
     config = load_config({"PLUGINS": None, "SECRET_KEY": "openapi-snapshot-" + "x" * 32,
