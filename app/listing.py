@@ -4,6 +4,7 @@ A cursor is opaque and signed with the server secret (app.tokens, kind "list-cur
 (updated_at, id) and a digest of the tenant, the list and its filters, so a cursor of another tenant or list is 400.
 It never expires (a sync paused for any time resumes where it stopped) and stops verifying once the key that signed it
 leaves HIREKIT_SECRET_KEY's list.
+Times are shown and compared at the same precision, the millisecond (shown_instant, within_window).
 The next page is `(updated_at, id) > (last)` in that order, never an OFFSET: a row changed during a walk gets a later
 updated_at, so it moves past the walker's position and is read again later instead of being skipped.
 """
@@ -105,8 +106,8 @@ def to_shown_precision(instant: dt.datetime) -> dt.datetime:
 
 
 def shown_instant(instant: dt.datetime) -> str:
-    """A naive UTC instant as answers show it: ISO 8601 with milliseconds and a Z."""
-    return to_shown_precision(instant.replace(tzinfo=None)).isoformat(timespec="milliseconds") + "Z"
+    """A naive UTC instant as answers show it: ISO 8601 with milliseconds (cut, as to_shown_precision) and a Z."""
+    return instant.replace(tzinfo=None).isoformat(timespec="milliseconds") + "Z"
 
 
 def within_window(query, model, window: ListWindow):
