@@ -31,13 +31,19 @@ run: install
 	$(BIN)/flask --app wsgi demo setup
 	$(BIN)/gunicorn -c deploy/gunicorn.conf.py --bind 127.0.0.1:$(HIREKIT_PORT) wsgi:app
 
-## make test: ruff (pyproject.toml's rules), then the whole suite (PostgreSQL/Redis tests run when
+## make test: ruff (pyproject.toml's rules) on the files git tracks, then the whole suite (PostgreSQL/Redis tests run when
 ## HIREKIT_TEST_DATABASE_URL / HIREKIT_TEST_REDIS_URL are set)
 test: install-dev lint
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
+# the files git tracks (a scratch file or a generated client in the tree is not the project's), every file outside git
 lint: install-dev
-	$(BIN)/ruff check --quiet .
+	@if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then \
+		git ls-files -- '*.py' | while IFS= read -r file; do [ -e "$$file" ] && printf '%s\0' "$$file"; done \
+			| xargs -0 -r $(BIN)/ruff check --quiet --force-exclude; \
+	else \
+		$(BIN)/ruff check --quiet .; \
+	fi
 
 fuzz: install-dev
 	HIREKIT_FUZZ_EXAMPLES=$${HIREKIT_FUZZ_EXAMPLES:-200} $(BIN)/python -m pytest -m fuzz $(PYTEST_ARGS)

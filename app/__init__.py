@@ -117,6 +117,7 @@ def create_app(config: dict | None = None) -> Flask:
     metrics.init_app(app)
     api = init_api(app)
     app.extensions["hirekit_api"] = api
+    app.extensions["hirekit_factory"] = create_app  # for commands that build another app (openapi write) without importing app
 
     from app.health import blp as health_blp
     from app.tenant_routes import blp as tenant_blp

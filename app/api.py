@@ -17,7 +17,7 @@ from app import api_docs, errors, idempotency, server_refusals
 from app.path_params import BOUNDS_DESCRIPTION as PATH_BOUNDS
 from app.request_json import BOUNDS_DESCRIPTION as JSON_BOUNDS, BoundedJsonParser
 from app.fields import BoundedInteger, Schema
-from app.listing import SyncArgsSchema, cursor_mode_excludes_page
+from app.listing import SyncArgsSchema, cursor_mode_excludes_page, shown_instant
 from app.auth import BEARER, SECURITY_SCHEMES
 
 
@@ -205,16 +205,18 @@ def operation_id(endpoint: str, method: str, methods: set[str]) -> str:
     return f"{ITEM_VERBS[method]}_{words}"
 
 
-def nullable_ref_as_all_of(converter, field: ma.fields.Field, ret: dict, **kwargs) -> dict:
-    """A nullable nested object as allOf [$ref] + nullable (OpenAPI 3.0), not apispec's anyOf [{type: object,
-    nullable}, $ref], which generators read as "any object" and which any object validates against. apispec binds it
-    to its field converter."""
+NULL_ONLY = {"type": "object", "nullable": True, "enum": [None]}  # OpenAPI 3.0.3's schema that null alone satisfies
+
+
+def nullable_ref(converter, field: ma.fields.Field, ret: dict, **kwargs) -> dict:
+    """A nullable nested object as anyOf [$ref, null-only schema]: OpenAPI 3.0.3 applies `nullable` only beside `type`,
+    so strict validators refused null for allOf [$ref] + nullable, and apispec's anyOf [{type: object, nullable},
+    $ref] lets any object through (generators read it as "any object"). apispec binds it to its field converter."""
     any_of = ret.get("anyOf")
     if isinstance(field, ma.fields.Nested) and field.allow_none and any_of and len(any_of) == 2:
         refs = [item for item in any_of if "$ref" in item]
         if len(refs) == 1:
-            del ret["anyOf"]
-            return {"allOf": refs, "nullable": True}
+            ret["anyOf"] = [*refs, dict(NULL_ONLY)]
     return {}
 
 
@@ -238,7 +240,7 @@ class ClientFriendlyDocument(BasePlugin):
     def init_spec(self, spec):
         for plugin in spec.plugins:
             if isinstance(plugin, MarshmallowPlugin):
-                plugin.converter.add_attribute_function(nullable_ref_as_all_of)
+                plugin.converter.add_attribute_function(nullable_ref)
 
     def operation_helper(self, path=None, operations=None, **kwargs):
         rule = kwargs.get("rule")
@@ -286,14 +288,13 @@ def init_api(app) -> Api:
 # ---- shared schemas -------------------------------------------------------
 
 class UtcDateTime(ma.fields.DateTime):
-    """ISO 8601 in UTC with a Z: how every timestamp is answered."""
+    """ISO 8601 in UTC with milliseconds and a Z (2026-11-26T18:13:09.123Z): how every timestamp is answered, at the
+    precision app.listing's updated_after/updated_before compare at."""
 
     PURE_FUNCTION_OF_ROW = True  # formats its own value only (app.representations may reuse bodies that carry it)
 
     def _serialize(self, value, attr, obj, **kwargs):
-        if value is None:
-            return None
-        return value.replace(tzinfo=None).isoformat(timespec="seconds") + "Z"
+        return None if value is None else shown_instant(value)
 
 
 class FullAnswerSchema(Schema):

@@ -17,17 +17,22 @@ MIGRATIONS_DIR = Path(__file__).resolve().parent.parent / "migrations"
 
 
 class OperatorGroup(AppGroup):
-    """A command group whose commands report a refused operator input (a bad slug, an unknown tenant or plugin) as one
-    `Error:` line and exit status 1, never as a traceback."""
+    """A command group whose commands report a refused operator input (a bad slug, an unknown tenant or plugin) or a
+    database that does not exist or refuses connections as one `Error:` line and exit status 1, never as a traceback."""
 
     def invoke(self, ctx):
+        import peewee
+
         from app.plugins import PluginError
+        from app.startup_checks import database_unusable
         from app.tenancy import TenantError
 
         try:
             return super().invoke(ctx)
         except (TenantError, PluginError) as exc:
             raise click.ClickException(str(exc)) from exc
+        except peewee.OperationalError as exc:
+            raise click.ClickException(database_unusable(exc, current_app.config["DATABASE_URL"])) from exc
 
 
 YES_OPTION = click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation (for scripts).")
@@ -295,6 +300,16 @@ def tenants_ensure(slug):
     click.echo(f"api key (shown once): {plaintext}")
 
 
+def active_keys_of(tenant: str) -> list:
+    """The tenant's keys that are not revoked, oldest first; none when there is no such tenant."""
+    from app.tenancy import Tenant, tenant_keys
+
+    with database.connection_context():
+        if Tenant.get_or_none(Tenant.id == tenant) is None:
+            return []
+        return [key for key in tenant_keys(tenant) if not key.revoked]
+
+
 config_cli = OperatorGroup("config", help="The settings of app/config.py.")
 
 
@@ -313,7 +328,8 @@ demo_cli = OperatorGroup("demo", help="A working embedded setup on a fresh machi
 @click.option("--tenant", default="demo", show_default=True)
 def demo_setup(tenant):
     """Generate the server secret (once, into the instance directory), migrate the database, run each plugin's demo
-    step (e.g. sample datasets), print a key for the demo tenant."""
+    step (e.g. sample datasets), print a key for the demo tenant (only the first time: later runs say where keys
+    come from)."""
     from app.secret_key import demo_secret
 
     click.echo(demo_secret(current_app.config))
@@ -321,10 +337,36 @@ def demo_setup(tenant):
     click.echo(f"database ready ({len(applied)} migration(s) applied)")
     for setup in current_app.extensions.get("hirekit_demo_steps", []):
         setup()
-    ctx = click.get_current_context()
-    ctx.invoke(tenants_ensure, slug=tenant)
+    existing = active_keys_of(tenant)
+    if existing:  # a second `make run`: the key printed the first time still works, keys are never shown again
+        click.echo(f"api key: tenant {tenant!r} already has {len(existing)} active key(s) (the newest starts "
+                   f"{existing[-1].prefix}); use the one printed when it was made, or make another with "
+                   f"`flask --app wsgi keys create {tenant}`")
+    else:
+        click.get_current_context().invoke(tenants_ensure, slug=tenant)
     port = current_app.config.get("PORT") or "8000"
     click.echo(f"try: curl -H 'Authorization: Bearer <key>' 'http://127.0.0.1:{port}/v1/jobs?page=1&size=10'  (docs: /docs)")
+
+
+openapi_cli = OperatorGroup("openapi", help="The OpenAPI document kept in the repository as the contract (docs/openapi.json).")
+
+
+@openapi_cli.command("write")
+@click.argument("path", required=False, type=click.Path(dir_okay=False, path_type=Path))
+def openapi_write(path):
+    """Write the document the code builds to PATH (default docs/openapi.json); refused while a breaking change from the
+    document there is not named in CHANGELOG.md."""
+    from app import openapi_contract as contract
+
+    path = path or contract.SNAPSHOT
+    document = contract.built_document(current_app.extensions["hirekit_factory"])
+    previous = contract.read_snapshot(path)
+    unnamed = contract.unnamed_in_changelog(contract.breaking_changes(previous or {}, document))
+    if unnamed:
+        raise click.ClickException(f"breaking changes not named in CHANGELOG.md (name each subject in backticks under "
+                                   f"Unreleased, then run this again):\n{contract.describe(unnamed)}")
+    path.write_text(contract.serialized(document))
+    click.echo(f"wrote {path} ({len(document['paths'])} paths, {len(document['components']['schemas'])} schemas)")
 
 
 def add_demo_step(app, step) -> None:
@@ -341,7 +383,7 @@ def core_models() -> list:
 def register_commands(app) -> None:
     from app.worker import worker_command
 
-    for group in (db_cli, tenants_cli, keys_cli, config_cli, demo_cli, worker_command):
+    for group in (db_cli, tenants_cli, keys_cli, config_cli, demo_cli, openapi_cli, worker_command):
         app.cli.add_command(group)
     for plugin in current_plugins(app):
         for command in plugin.cli:

@@ -114,6 +114,7 @@ DEFAULTS: dict[str, object] = {
     "ELASTICSEARCH_PASSWORD": "",  # Elasticsearch basic-auth password
     "ELASTICSEARCH_CA_CERTS": "",  # CA bundle that verifies the cluster's certificate
     "ELASTICSEARCH_TIMEOUT": 10.0,  # seconds per Elasticsearch request
+    "PERSON_DATASET_REQUIRED": False,  # /readyz fails (503) while the person dataset is empty or down; off, it reports it
     "PERSON_SEARCH_TIMEOUT": 5.0,  # seconds one person search may run before it is abandoned with 503
     "SCROLL_TOKEN_TTL": 3600,  # seconds a person scroll token stays valid
     "ENRICH_VENDOR": "local",  # `local` (matches over the dataset), `http` (an upstream vendor) or `none` (503)

@@ -6,11 +6,16 @@ from __future__ import annotations
 import click
 
 from app import create_app
-from app.worker import run_worker, worker_options
+from app.startup_checks import STARTUP_ERRORS
+from app.worker import WorkerRefused, run_worker, worker_options
 
 
 @click.command("hirekit-worker")
 @worker_options
 def hirekit_worker(**options):
     """Run an RQ worker on QUEUES (default: every configured queue), configured by HIREKIT_* variables."""
-    run_worker(create_app(), **options)
+    try:
+        app = create_app()
+    except STARTUP_ERRORS as error:
+        raise WorkerRefused(str(error)) from None
+    run_worker(app, **options)

@@ -179,14 +179,25 @@ def _database_options(scheme: str, pool_size: int) -> dict:
     return {"max_connections": pool_size, "stale_timeout": 300, "timeout": 10, "connect_timeout": 3, "port": 5432}
 
 
+class DatabaseUrlError(ValueError):
+    """HIREKIT_DATABASE_URL names no database this server can open (a misspelt scheme)."""
+
+
+def check_database_url(url: str) -> str:
+    """The URL's scheme when it is one of sqlite, postgres, postgresql; DatabaseUrlError naming the setting otherwise."""
+    scheme = urlparse(url).scheme
+    if scheme not in ("sqlite", "postgres", "postgresql"):
+        raise DatabaseUrlError(f"HIREKIT_DATABASE_URL has the scheme {scheme!r}, which is not a database this server "
+                               "opens: use sqlite:///path/to/file.sqlite3 or postgresql://user@host:5432/name")
+    return scheme
+
+
 def _open_database(url: str, pool_size: int) -> pw.Database:
     """sqlite:///path or postgresql://user:pw@host:port/name?sslmode=verify-full&... -> a peewee database.
 
     playhouse.db_url parses the URL; every query parameter (sslmode, sslrootcert, application_name, connect_timeout...)
     reaches the driver's connect() and wins over the project's defaults."""
-    scheme = urlparse(url).scheme
-    if scheme not in ("sqlite", "postgres", "postgresql"):
-        raise ValueError(f"unsupported database URL scheme {scheme!r}: use sqlite:///path or postgresql://...")
+    scheme = check_database_url(url)
     options = _database_options(scheme, pool_size)
     options.update(db_url.parse(url, unquote_password=True, unquote_user=True))
     if scheme == "sqlite":

@@ -1,4 +1,7 @@
-"""Liveness (/healthz) and readiness (/readyz: database, Redis and search when configured) for load balancers."""
+"""Liveness (/healthz) and readiness (/readyz: database, Redis and search when configured) for load balancers.
+
+A check that raises NotRequired reports its dependency's state in the body without failing readiness: a dependency
+this deployment does not need (an empty person dataset when HIREKIT_PERSON_DATASET_REQUIRED is off)."""
 
 from __future__ import annotations
 
@@ -17,6 +20,15 @@ class HealthSchema(ma.Schema):
 
 
 READINESS_CHECKS = []
+
+
+class NotRequired(Exception):
+    """Raised by a readiness check whose dependency is down or empty but not required here: `state` goes in the body
+    and readiness holds."""
+
+    def __init__(self, state: str):
+        super().__init__(state)
+        self.state = state
 
 
 def readiness_check(name):
@@ -53,12 +65,16 @@ def healthz():
 @blp.response(200, HealthSchema)
 @blp.alt_response(503, schema=HealthSchema, description="A dependency is down")
 def readyz():
-    """Database, Redis and the search backend answer"""
+    """Database, Redis and the search backend answer
+
+    503 when one is down. The person dataset counts only where HIREKIT_PERSON_DATASET_REQUIRED is on; otherwise its
+    state is reported (`search`: `ok`, `empty (not required)`, `down: <reason> (not required)`) and readiness holds."""
     checks, down = {}, []
     for name, check in READINESS_CHECKS + current_app.extensions.get("hirekit_readiness", []):
         try:
-            check()
-            checks[name] = "ok"
+            checks[name] = check() or "ok"
+        except NotRequired as optional:
+            checks[name] = optional.state
         except Exception as exc:  # noqa: BLE001 - any failure means not ready
             checks[name] = f"down: {type(exc).__name__}"
             down.append(name)

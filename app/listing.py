@@ -4,6 +4,7 @@ A cursor is opaque and signed with the server secret (app.tokens, kind "list-cur
 (updated_at, id) and a digest of the tenant, the list and its filters, so a cursor of another tenant or list is 400.
 It never expires (a sync paused for any time resumes where it stopped) and stops verifying once the key that signed it
 leaves HIREKIT_SECRET_KEY's list.
+Times are shown and compared at the same precision, the millisecond (shown_instant, within_window).
 The next page is `(updated_at, id) > (last)` in that order, never an OFFSET: a row changed during a walk gets a later
 updated_at, so it moves past the walker's position and is read again later instead of being skipped.
 """
@@ -50,9 +51,12 @@ class SyncArgsSchema(ma.Schema):
     """What every /v1 list takes for incremental sync: the updated_at window and the cursor mode."""
 
     updated_after = ZonedInstant(metadata={"description": "Only records updated strictly after this instant (ISO 8601 "
-                                                          "with a zone)", "example": "2026-11-23T08:00:00Z"})
+                                                          "with a zone), compared at the milliseconds answers show: "
+                                                          "the largest updated_at seen excludes every record seen",
+                                           "example": "2026-11-23T08:00:00.000Z"})
     updated_before = ZonedInstant(metadata={"description": "Only records updated strictly before this instant (ISO "
-                                                           "8601 with a zone)", "example": "2026-11-23T09:00:00Z"})
+                                                           "8601 with a zone), compared at the milliseconds answers "
+                                                           "show", "example": "2026-11-23T09:00:00.000Z"})
     cursor = ma.fields.String(metadata={
         "description": "Cursor mode (instead of page): empty to start, then the previous answer's next_cursor. Walks "
                        "by (updated_at, id), answers next_cursor (absent on the last page) and no totals; a record "
@@ -93,12 +97,27 @@ def split_window(args: dict) -> tuple[ListWindow, dict]:
     return ListWindow(**{name: args[name] for name in WINDOW_ARGS if name in args}), filters
 
 
+SHOWN_PRECISION = dt.timedelta(milliseconds=1)
+
+
+def to_shown_precision(instant: dt.datetime) -> dt.datetime:
+    """The instant cut to the milliseconds an answer shows (stored times keep microseconds)."""
+    return instant.replace(microsecond=instant.microsecond - instant.microsecond % 1000)
+
+
+def shown_instant(instant: dt.datetime) -> str:
+    """A naive UTC instant as answers show it: ISO 8601 with milliseconds (cut, as to_shown_precision) and a Z."""
+    return instant.replace(tzinfo=None).isoformat(timespec="milliseconds") + "Z"
+
+
 def within_window(query, model, window: ListWindow):
-    """The query narrowed to the window's updated_at span."""
+    """The query narrowed to the window's updated_at span, compared at the milliseconds answers show: a record is
+    after `updated_after` when its shown updated_at is (so the largest updated_at seen excludes every record seen),
+    and before `updated_before` when its shown updated_at is. Written as ranges on the stored value (index-friendly)."""
     if window.updated_after is not None:
-        query = query.where(model.updated_at > window.updated_after)
+        query = query.where(model.updated_at >= to_shown_precision(window.updated_after) + SHOWN_PRECISION)
     if window.updated_before is not None:
-        query = query.where(model.updated_at < window.updated_before)
+        query = query.where(model.updated_at < to_shown_precision(window.updated_before))
     return query
 
 

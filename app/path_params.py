@@ -48,13 +48,17 @@ def segment_problem(segment: bytes) -> str | None:
     return None
 
 
-def parameter_names(rule: str | None, segments_from_end: int) -> list[str]:
+def parameter_names(rule: str | None, segments_from_end: int, segment_count: int) -> list[str]:
     """The variables of the route's rule at a segment counted from the path's end, or ["path"] when the segment is
-    not one of a rule's variables (no route matched, or a `path:` variable spans segments)."""
-    if rule is None or "<path:" in rule:
+    not one of a rule's variables (no route matched). A rule ending in a `path:` variable (a source id may hold `/`)
+    is read from the start: the segments from that variable's on are that variable's."""
+    if rule is None:
         return ["path"]
     rule_segments = rule.split("/")
-    if segments_from_end >= len(rule_segments):
+    if "<path:" in rule_segments[-1]:
+        index = segment_count - 1 - segments_from_end
+        return _VARIABLE.findall(rule_segments[min(index, len(rule_segments) - 1)]) or ["path"]
+    if "<path:" in rule or segments_from_end >= len(rule_segments):
         return ["path"]
     return _VARIABLE.findall(rule_segments[-1 - segments_from_end]) or ["path"]
 
@@ -71,7 +75,7 @@ def refuse_undecodable_path(req) -> None:
     for index, segment in enumerate(segments):
         problem = segment_problem(segment)
         if problem:
-            for name in parameter_names(rule, len(segments) - 1 - index):
+            for name in parameter_names(rule, len(segments) - 1 - index, len(segments)):
                 messages = fields.setdefault(name, [])
                 if problem not in messages:
                     messages.append(problem)

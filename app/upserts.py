@@ -1,4 +1,5 @@
 """Upsert by source id: `PUT /v1/<family>/by-source-id/{source_id}` creates (201) or replaces (200) the tenant's record with that source_id, one record however many clients push it at once.
+The source id is the rest of the path, `/` included (`by-source-id/gh/jobs/42` or `by-source-id/gh%2Fjobs%2F42`).
 
 Concurrent upserts of one new source id are serialized before the look-up: SQLite's transactions already begin
 IMMEDIATE (one writer at a time); PostgreSQL takes a transaction-scoped advisory lock on (table, tenant, source_id), so
@@ -17,7 +18,7 @@ from app.db import database, is_postgres
 from app.errors import ValidationFailed
 from app.records import TenantRecord, find_by_source_id
 
-PATH = "/by-source-id/<source_id>"
+PATH = "/by-source-id/<path:source_id>"  # a source id may hold `/` (sent as is or as %2F)
 MAX_SOURCE_ID_LENGTH = 255
 
 
@@ -65,7 +66,8 @@ def register_upsert_route(blp, *, model: type[TenantRecord], record_schema: type
         return record, 201 if created else 200
 
     put.__doc__ = (f"Create or replace the {label} with this source_id: the create body without source_id; "
-                   f"201 when it was created, 200 when it replaced the stored one")
+                   f"201 when it was created, 200 when it replaced the stored one\n\nThe source_id is the rest of the path and "
+                   f"may hold `/`, sent as is or percent-encoded (%2F); 1-{MAX_SOURCE_ID_LENGTH} characters.")
     put = body(put)
     put = blp.errors(409)(put)
     put = blp.alt_response(201, schema=record_schema, description=f"The {label} was created")(put)

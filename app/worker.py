@@ -9,7 +9,9 @@ The worker, and nothing else, starts the periodic passes (reapers) its enabled p
 
 from __future__ import annotations
 
+import itertools
 import logging
+import time
 
 import click
 from flask import current_app
@@ -63,11 +65,41 @@ def run_worker(app, queues: tuple[str, ...], burst: bool, worker_class: str | No
     _log_like_the_app(app)
     _warn_of_unconfigured_queues(app)
     connection = Redis.from_url(app.config["REDIS_URL"])
+    wait_for_redis(connection, app.config["REDIS_URL"], burst=burst)
     worker_type = with_standby_scheduler(import_attribute(WORKER_CLASSES[worker_class or app.config["WORKER_CLASS"]]))
     with app.app_context():
         periodic.start_declared(app, names)
         worker = worker_type([Queue(name, connection=connection) for name in names], connection=connection)
         worker.work(burst=burst, with_scheduler=not no_scheduler)
+
+
+REDIS_RETRY_SECONDS = (1, 2, 5, 10, 30)  # then every 30 s
+
+
+def wait_for_redis(connection, url: str, *, burst: bool, sleep=time.sleep) -> None:
+    """Return once Redis answers. A worker started before Redis (boot order, a Redis restart) waits for it, one log line
+    per attempt, rather than exiting: exiting would only have its supervisor restart it, and systemd gives up on a unit
+    that fails five times in ten seconds. A --burst run (a script) wants an answer now: it exits with one line."""
+    from redis.exceptions import ConnectionError as RedisConnectionError, TimeoutError as RedisTimeoutError
+
+    from app.startup_checks import without_password
+
+    log = logging.getLogger("hirekit.worker")
+    for attempt in itertools.count():
+        try:
+            connection.ping()
+            if attempt:
+                log.info("Redis at %s answers: starting", without_password(url))
+            return
+        except (RedisConnectionError, RedisTimeoutError) as error:
+            reason = " ".join(str(error).split()).rstrip(".")
+            if burst:
+                raise WorkerRefused(f"Redis at {without_password(url)} is not reachable ({reason}); check "
+                                    "HIREKIT_REDIS_URL and that Redis is running") from None
+            delay = REDIS_RETRY_SECONDS[min(attempt, len(REDIS_RETRY_SECONDS) - 1)]
+            log.warning("Redis at %s is not reachable (%s): waiting for it, next try in %d s (check HIREKIT_REDIS_URL "
+                        "and that Redis is running; stop with Ctrl-C or SIGTERM)", without_password(url), reason, delay)
+            sleep(delay)
 
 
 def _warn_of_unconfigured_queues(app) -> None:

@@ -79,6 +79,14 @@ control_socket = os.path.abspath(_control_socket)
 control_socket_mode = 0o600
 
 
+def on_starting(server):
+    """Before any worker forks: a taken port, a missing secret, a misspelt database URL or plugins that cannot run
+    together stop the arbiter with one `Error:` line (each worker would otherwise print a traceback of its own)."""
+    from app.startup_checks import before_serving
+
+    before_serving(server)
+
+
 def post_worker_init(worker):
     """Freeze what the loaded app holds (about 100,000 objects: modules, schemas, routes) out of the cyclic
     collector's reach. Otherwise a full collection walks them all every few thousand requests: measured under wrk,

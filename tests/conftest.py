@@ -14,6 +14,8 @@ from app import create_app
 from app.db import database, database_from_url
 from app.tenancy import create_key, create_tenant
 
+pytest_plugins = ("tests.skip_summary",)  # each skip reason once in the summary
+
 POSTGRES_URL = os.environ.get("HIREKIT_TEST_DATABASE_URL", "")
 REDIS_URL = os.environ.get("HIREKIT_TEST_REDIS_URL", "")
 ELASTICSEARCH_URL = os.environ.get("HIREKIT_TEST_ELASTICSEARCH_URL", "")

@@ -3,6 +3,8 @@ record changed during a walk, and question tombstones."""
 
 from __future__ import annotations
 
+import datetime as dt
+import re
 import threading
 import time
 
@@ -95,6 +97,33 @@ def test_updated_after_windows_page_mode(client, tenant_a):
     assert [item["id"] for item in page["data"]] == [new["id"]] and page["total"] == 1
     page = ok(client.get("/v1/jobs", query_string={"page": 1, "size": 10, "updated_before": mark}, headers=tenant_a.headers))
     assert [item["id"] for item in page["data"]] == [old["id"]]
+
+
+def test_times_show_milliseconds_and_the_largest_updated_at_seen_excludes_every_record_seen(app, client, tenant_a):
+    """Answers show updated_at to the millisecond and updated_after/updated_before compare at that precision, though
+    the database keeps microseconds: a sync that passes the largest updated_at it has seen gets none of those again."""
+    jobs = [create_job(client, tenant_a) for _ in range(3)]
+    stored = [dt.datetime(2026, 11, 26, 18, 13, 9, 123456), dt.datetime(2026, 11, 26, 18, 13, 9, 123789),
+              dt.datetime(2026, 11, 26, 18, 13, 9, 500001)]
+    with app.app_context(), database.connection_context():
+        for job, updated_at in zip(jobs, stored):
+            Job.update(updated_at=updated_at).where(Job.id == job["id"]).execute()
+
+    def ids(**window) -> list[str]:
+        page = ok(client.get("/v1/jobs", query_string={"page": 1, "size": 10, **window}, headers=tenant_a.headers))
+        return sorted(item["id"] for item in page["data"])
+
+    seen = ok(client.get("/v1/jobs", query_string={"page": 1, "size": 10}, headers=tenant_a.headers))["data"]
+    shown = sorted(item["updated_at"] for item in seen)
+    assert shown == ["2026-11-26T18:13:09.123Z", "2026-11-26T18:13:09.123Z", "2026-11-26T18:13:09.500Z"]
+    assert all(re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", item["created_at"]) for item in seen)
+    assert ids(updated_after=shown[-1]) == []
+    assert ids(updated_after=shown[0]) == [jobs[2]["id"]]
+    assert ids(updated_before=shown[-1]) == sorted([jobs[0]["id"], jobs[1]["id"]])
+    assert ids(updated_before=shown[0]) == []
+    walked = ok(client.get("/v1/jobs", query_string={"cursor": "", "size": 10, "updated_after": shown[0]},
+                           headers=tenant_a.headers))
+    assert [item["id"] for item in walked["data"]] == [jobs[2]["id"]]
 
 
 def test_a_cursor_is_bound_to_its_tenant_list_and_filters_and_refuses_tampering(client, tenant_a, tenant_b):

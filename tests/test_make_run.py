@@ -57,6 +57,14 @@ def test_make_run_serves_the_api_with_the_printed_key(tmp_path):
         assert sandbox.status_code == 200 and sandbox.json()["total"] == 1_000, sandbox.text
         board = requests.get(f"{base}/jobs", headers=headers, timeout=5)
         assert board.status_code == 200 and created.json()["title"] in [job["title"] for job in board.json()]
+        again = subprocess.run(["make", "run"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=240)
+        assert again.returncode != 0  # the port is the first run's: one line says so, the key is not replaced
+        errors = [line for line in again.stderr.splitlines() if line.startswith("Error: ")]
+        assert errors == [f"Error: 127.0.0.1:{port} is already in use (another `make run` or server?): stop it, or serve "
+                          f"on another port with HIREKIT_PORT={port + 1} (or HIREKIT_BIND)"], again.stderr
+        assert "Connection in use" not in again.stderr and "Traceback" not in again.stderr
+        assert "api key (shown once)" not in again.stdout and "tenant 'demo' already has 1 active key(s)" in again.stdout
+        assert requests.get(f"{base}/v1/jobs/{created.json()['id']}", headers=headers, timeout=5).status_code == 200
     finally:
         os.killpg(process.pid, signal.SIGTERM)
         process.wait(timeout=30)

@@ -64,9 +64,9 @@ def request_for(rule: str, method: str, a: dict) -> dict | None:
                                                   "type": "post_call_screening", "fields": ["id"], "url": "http://127.0.0.1:9/b",
                                                   "http_method": "POST", "content_type": "application/json"}},
         # upserts by A's source id: B pushes to its own tenant (A's record is not touched), or names A's records (422)
-        ("PUT", "/v1/jobs/by-source-id/<source_id>"): {"json": without_source_id(job_body())},
-        ("PUT", "/v1/candidates/by-source-id/<source_id>"): {"json": without_source_id(candidate_body())},
-        ("PUT", "/v1/applications/by-source-id/<source_id>"): {"json": {
+        ("PUT", "/v1/jobs/by-source-id/<path:source_id>"): {"json": without_source_id(job_body())},
+        ("PUT", "/v1/candidates/by-source-id/<path:source_id>"): {"json": without_source_id(candidate_body())},
+        ("PUT", "/v1/applications/by-source-id/<path:source_id>"): {"json": {
             "candidate_source_id": a["candidate_source_id"], "job_source_id": a["job_source_id"],
             "source_application_status": "applied", "application_stage": "ACTIVE"}},
         # creates that name nothing of A's: they land in B's tenant
@@ -86,8 +86,8 @@ def request_for(rule: str, method: str, a: dict) -> dict | None:
 
 
 # what B may be answered on upserts by one of A's source ids: its own new record (201), or 422 naming A's records
-UPSERT_EXPECTED = {"/v1/jobs/by-source-id/<source_id>": {201}, "/v1/candidates/by-source-id/<source_id>": {201},
-                   "/v1/applications/by-source-id/<source_id>": {422}}
+UPSERT_EXPECTED = {"/v1/jobs/by-source-id/<path:source_id>": {201}, "/v1/candidates/by-source-id/<path:source_id>": {201},
+                   "/v1/applications/by-source-id/<path:source_id>": {422}}
 
 
 def without_source_id(body: dict) -> dict:
@@ -149,6 +149,17 @@ def snapshot(client, tenant, a: dict) -> dict:
     return state
 
 
+def send_matrix_request(app, client, rule, method: str, a: dict, tenant):
+    """`method rule` aimed at A's records (request_for's request), sent with `tenant`'s key in the route's scheme."""
+    sent = request_for(rule.rule, method, a)
+    assert sent is not None, f"the isolation matrix has no request for {method} {rule.rule}: add one to request_for"
+    sent = {k: (v() if callable(v) else v) for k, v in sent.items()}
+    with app.app_context(), database.connection_context():
+        scheme = scheme_for(rule.endpoint.split(".")[0])
+    headers = tenant.person_headers if scheme == "api_key" else tenant.headers
+    return client.open(path_for(rule, a), method=method, headers=headers, **sent)
+
+
 def test_tenant_b_reaches_nothing_of_tenant_a_on_any_route(app, client, tenant_a, tenant_b, isolated):
     a, b = isolated
     before = snapshot(client, tenant_a, a)
@@ -158,13 +169,7 @@ def test_tenant_b_reaches_nothing_of_tenant_a_on_any_route(app, client, tenant_a
         if NO_TENANT_DATA.match(rule.rule) or rule.rule.startswith("/mcp"):
             continue  # the MCP endpoints are walked tool by tool below
         for method in sorted(set(rule.methods) & set(METHODS)):
-            sent = request_for(rule.rule, method, a)
-            assert sent is not None, f"the isolation matrix has no request for {method} {rule.rule}: add one to request_for"
-            sent = {k: (v() if callable(v) else v) for k, v in sent.items()}
-            with app.app_context(), database.connection_context():
-                scheme = scheme_for(rule.endpoint.split(".")[0])
-            headers = tenant_b.person_headers if scheme == "api_key" else tenant_b.headers
-            response = client.open(path_for(rule, a), method=method, headers=headers, **sent)
+            response = send_matrix_request(app, client, rule, method, a, tenant_b)
             label = f"{method} {rule.rule} -> {response.status_code}"
             if rule.rule in UPSERT_EXPECTED:
                 assert response.status_code in UPSERT_EXPECTED[rule.rule], (label, response.get_data(as_text=True))

@@ -95,6 +95,43 @@ def test_application_upsert_creates_replaces_announces_and_never_moves(app, clie
     assert count(app, Application, tenant_a) == 1
 
 
+def slashed_bodies(client, tenant) -> dict:
+    candidate, job = create_candidate(client, tenant), create_job(client, tenant)
+    return {"jobs": without_source_id(job_body()), "candidates": without_source_id(candidate_body()),
+            "applications": {"candidate_source_id": candidate["source_id"], "job_source_id": job["source_id"],
+                             "source_application_status": "applied", "application_stage": "ACTIVE"}}
+
+
+@pytest.mark.parametrize("family", ["jobs", "candidates", "applications"])
+def test_a_source_id_holding_slashes_is_upserted_sent_as_is_or_percent_encoded(client, tenant_a, tenant_b, family):
+    body = slashed_bodies(client, tenant_a)[family]
+    created = client.put(f"/v1/{family}/by-source-id/greenhouse/{family}/42", json=body, headers=tenant_a.headers)
+    assert created.status_code == 201, created.json
+    assert created.json["source_id"] == f"greenhouse/{family}/42"
+    replaced = client.put(f"/v1/{family}/by-source-id/greenhouse%2F{family}%2F42", json=body, headers=tenant_a.headers)
+    assert replaced.status_code == 200 and replaced.json["id"] == created.json["id"]
+    listed = client.get(f"/v1/{family}", query_string={"page": 1, "size": 10, "source_id": f"greenhouse/{family}/42"},
+                        headers=tenant_a.headers)
+    assert [item["id"] for item in listed.json["data"]] == [created.json["id"]]
+    others = client.put(f"/v1/{family}/by-source-id/greenhouse/{family}/42", json=slashed_bodies(client, tenant_b)[family],
+                        headers=tenant_b.headers)
+    assert others.status_code == 201 and others.json["id"] != created.json["id"]  # each tenant's own record
+    blank_end = client.put(f"/v1/{family}/by-source-id/greenhouse/%20", json=body, headers=tenant_a.headers)
+    assert blank_end.status_code == 422 and "source_id" in blank_end.json["error"]["fields"]
+    bad_bytes = client.put(f"/v1/{family}/by-source-id/a/%FF", json=body, headers=tenant_a.headers)
+    assert bad_bytes.status_code == 422 and "source_id" in bad_bytes.json["error"]["fields"]
+
+
+@pytest.mark.slow
+def test_a_source_id_holding_slashes_reaches_the_upsert_through_gunicorn(gunicorn_server, tenant_a):  # noqa: F811
+    base, _ = gunicorn_server()
+    body = without_source_id(job_body())
+    created = requests.put(f"{base}/v1/jobs/by-source-id/lever/postings/7", json=body, headers=tenant_a.headers, timeout=30)
+    assert created.status_code == 201 and created.json()["source_id"] == "lever/postings/7"
+    again = requests.put(f"{base}/v1/jobs/by-source-id/lever%2Fpostings%2F7", json=body, headers=tenant_a.headers, timeout=30)
+    assert again.status_code == 200 and again.json()["id"] == created.json()["id"]
+
+
 def test_upsert_with_an_idempotency_key_replays(app, client, tenant_a):
     headers = {**tenant_a.headers, "Idempotency-Key": "push-1"}
     body = without_source_id(job_body())

@@ -15,6 +15,7 @@ from standardwebhooks import Webhook
 from werkzeug import Response
 
 from app.db import utcnow
+from app.listing import shown_instant
 from tests.webhook_helpers import APPLICATION_RECORD, create_webhook, emit, verified_payload, work_until
 from tests.ports import free_port
 
@@ -196,7 +197,7 @@ def test_after_an_outage_replay_since_its_start_delivers_every_event_of_the_span
         answer = replay(client, tenant_a, webhook, since=iso(span_start))
         assert answer.status_code == 202, answer.json
         assert answer.json["count"] == 3 and answer.json["webhook_id"] == webhook["id"]
-        assert answer.json["since"] == iso(span_start.replace(microsecond=0))
+        assert answer.json["since"] == shown_instant(span_start)
         assert sorted(received_ids(receiver)) == sorted(str(event.event_id) for event in during)  # each once, own id
         assert str(before.event_id) not in received_ids(receiver)
         payloads = [verified_payload(request, webhook["secret"]) for request, _ in receiver.log]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from flask import current_app
 
-from plugins.person.backends import DatasetUnavailable, SearchBackend
+from plugins.person.backends import DatasetEmpty, DatasetUnavailable, SearchBackend
 from plugins.person.enrich import EnrichVendor, VendorUnavailable
 
 EXTENSION = "hirekit_person"
@@ -128,8 +128,19 @@ def sources(sandbox: bool = False) -> PersonSources:
     return current_app.extensions[EXTENSION][sandbox]
 
 
-def check_ready(app) -> None:
-    """Readiness: raises when the production search backend is configured but cannot answer (switched off is not a failure)."""
+def check_ready(app) -> str:
+    """Readiness of the production dataset: "ok"; "off" when no backend is configured; empty (nothing loaded) or down
+    raise, failing readiness when HIREKIT_PERSON_DATASET_REQUIRED is on, else reported as not required."""
+    from app.health import NotRequired
+
     backend = app.extensions[EXTENSION][False]._backend
-    if backend is not None:
+    if backend is None:
+        return "off"
+    try:
         backend.check()
+    except DatasetUnavailable as unavailable:
+        if app.config["PERSON_DATASET_REQUIRED"]:
+            raise
+        state = "empty" if isinstance(unavailable, DatasetEmpty) else f"down: {type(unavailable).__name__}"
+        raise NotRequired(f"{state} (not required: HIREKIT_PERSON_DATASET_REQUIRED is off)") from unavailable
+    return "ok"

@@ -12,6 +12,7 @@ import marshmallow as ma
 import orjson
 
 from app.events import APPLICATION_ACTIVITY, CALL_ACTIVITY
+from app.listing import shown_instant
 
 JSON = "application/json"
 FORM = "application/x-www-form-urlencoded"
@@ -78,7 +79,7 @@ def sample_value(event_type: str, name: str, field: ma.fields.Field | None, now:
     if isinstance(field, ma.fields.UUID) or (field is None and (name == "id" or name.endswith("_id"))):
         return SAMPLE_UUID
     if isinstance(field, ma.fields.DateTime):
-        return now.replace(microsecond=0).isoformat() + "Z"
+        return shown_instant(now)
     if isinstance(field, ma.fields.Boolean):
         return False
     if isinstance(field, (ma.fields.Integer, ma.fields.Float)):

@@ -197,12 +197,34 @@ def test_person_routes_have_their_own_rate_limit(person_client):
     assert limited.headers["Retry-After"] and limited.headers["X-RateLimit-Limit"] == "2"
 
 
-def test_readiness_reports_the_search_backend(person_client):
+def test_readiness_reports_an_empty_dataset_and_fails_on_it_only_where_it_is_required(person_client):
+    """A deployment that does not use person data stays ready with no dataset loaded (the body says it is empty); one
+    that requires it (HIREKIT_PERSON_DATASET_REQUIRED) is not ready until a dataset is loaded."""
     client, _ = person_client(None)
     response = client.get("/readyz")
-    assert response.status_code == 503 and response.json["checks"]["search"].startswith("down")
-    ready, _ = person_client("people8")
-    assert ready.get("/readyz").json["checks"]["search"] == "ok"
+    assert response.status_code == 200 and response.json["status"] == "ok"
+    assert response.json["checks"]["search"] == "empty (not required: HIREKIT_PERSON_DATASET_REQUIRED is off)"
+    required, _ = person_client(None, PERSON_DATASET_REQUIRED=True)
+    response = required.get("/readyz")
+    assert response.status_code == 503 and response.json["status"] == "unavailable: search"
+    assert response.json["checks"]["search"] == "down: DatasetEmpty" and response.headers["Retry-After"]
+    for dataset_required in (False, True):
+        ready, _ = person_client("people8", PERSON_DATASET_REQUIRED=dataset_required)
+        answer = ready.get("/readyz")
+        assert answer.status_code == 200 and answer.json["checks"]["search"] == "ok"
+
+
+def test_readiness_reports_an_unreachable_elasticsearch_without_failing_unless_required(person_client):
+    from tests.ports import free_port
+
+    url = f"http://127.0.0.1:{free_port()}"  # nothing listens there
+    client, _ = person_client(None, SEARCH_BACKEND="elasticsearch", ELASTICSEARCH_URL=url, ELASTICSEARCH_TIMEOUT=1.0)
+    response = client.get("/readyz")
+    assert response.status_code == 200 and response.json["checks"]["search"].startswith("down: ")
+    assert response.json["checks"]["search"].endswith("(not required: HIREKIT_PERSON_DATASET_REQUIRED is off)")
+    required, _ = person_client(None, SEARCH_BACKEND="elasticsearch", ELASTICSEARCH_URL=url, ELASTICSEARCH_TIMEOUT=1.0,
+                                PERSON_DATASET_REQUIRED=True)
+    assert required.get("/readyz").status_code == 503
 
 
 SORT_SHAPES = {

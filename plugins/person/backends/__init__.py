@@ -24,6 +24,10 @@ class DatasetUnavailable(ApiError):
         super().__init__(503, f"The person dataset is not available: {reason} {SETUP_HINT}", headers={"Retry-After": "30"})
 
 
+class DatasetEmpty(DatasetUnavailable):
+    """The dataset's store answers but holds no dataset yet (nothing loaded, no index): /readyz reports it as empty."""
+
+
 class SearchTimedOut(ApiError):
     """503 with Retry-After: a search ran past its time budget (PERSON_SEARCH_TIMEOUT) and was abandoned."""
 

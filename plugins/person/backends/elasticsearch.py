@@ -17,7 +17,8 @@ from elasticsearch import ConnectionTimeout, Elasticsearch, NotFoundError, Trans
 
 from app.errors import ApiError
 from plugins.person import profile_fields
-from plugins.person.backends import DatasetUnavailable, DatasetWriter, SearchBackend, SearchDeadline, SearchResult, SearchTimedOut
+from plugins.person.backends import (DatasetEmpty, DatasetUnavailable, DatasetWriter, SearchBackend, SearchDeadline, SearchResult,
+                                      SearchTimedOut)
 from plugins.person.flatten import flatten
 
 TIEBREAKER = "id"
@@ -63,7 +64,7 @@ class ElasticsearchBackend(SearchBackend):
                 raise SearchTimedOut(deadline.seconds) from None
             raise DatasetUnavailable("Elasticsearch did not answer in time (ConnectionTimeout).") from None
         except NotFoundError:
-            raise DatasetUnavailable(f"the Elasticsearch index {self.index!r} does not exist; run `flask --app wsgi person "
+            raise DatasetEmpty(f"the Elasticsearch index {self.index!r} does not exist; run `flask --app wsgi person "
                                      "create-index` and load a dataset.") from None
         except EsApiError as error:
             if error.meta.status == 400:
@@ -129,7 +130,7 @@ class ElasticsearchBackend(SearchBackend):
 
     def check(self) -> None:
         if not self._call(self.client.indices.exists, index=self.index):
-            raise DatasetUnavailable(f"the Elasticsearch index {self.index!r} does not exist.")
+            raise DatasetEmpty(f"the Elasticsearch index {self.index!r} does not exist.")
 
     # writing
     def create_index(self, *, replace: bool = False) -> None:

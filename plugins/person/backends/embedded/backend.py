@@ -12,7 +12,7 @@ import tantivy
 from tantivy import Order, Query
 
 from plugins.person import profile_fields
-from plugins.person.backends import DatasetUnavailable, DatasetWriter, SearchBackend, SearchDeadline, SearchResult
+from plugins.person.backends import DatasetEmpty, DatasetUnavailable, DatasetWriter, SearchBackend, SearchDeadline, SearchResult
 from plugins.person.backends.embedded.bounded import BoundedSearcher
 from plugins.person.backends.embedded.build import parallel_load
 from plugins.person.backends.embedded.layout import SCHEMA, SCHEMA_VERSION, prepare_document, source
@@ -45,7 +45,7 @@ class EmbeddedBackend(SearchBackend):
             with self._lock:
                 if self._index is None:
                     if not self.engine_dir.is_dir() or not tantivy.Index.exists(str(self.engine_dir)):
-                        raise DatasetUnavailable(f"no embedded index at {self.directory}.")
+                        raise DatasetEmpty(f"no embedded index at {self.directory}.")
                     self._index = tantivy.Index.open(str(self.engine_dir))
         return self._index
 
@@ -70,7 +70,7 @@ class EmbeddedBackend(SearchBackend):
         try:
             mtime = path.stat().st_mtime
         except FileNotFoundError:
-            raise DatasetUnavailable(f"no dataset has been loaded into {self.directory}.") from None
+            raise DatasetEmpty(f"no dataset has been loaded into {self.directory}.") from None
         if self._meta_cache is None or self._meta_cache[0] != mtime:
             self._meta_cache = (mtime, orjson.loads(path.read_bytes()))
         meta = self._meta_cache[1]
