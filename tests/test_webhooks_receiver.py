@@ -4,6 +4,7 @@ after an outage (inline here; on Redis and RQ workers where that differs), on SQ
 from __future__ import annotations
 
 import datetime as dt
+import json
 import re
 import threading
 import time
@@ -356,29 +357,35 @@ def test_test_events_replay_and_the_filters_are_in_openapi(client):
 
 # ---- the README's receiver, run against real deliveries -------------------------
 
-def readme_receiver(secret: str, processed: list):
-    """The Flask receiver the README shows, built from its text with `secret`: its test client."""
+def readme_receiver(secret: str, workdir: Path, monkeypatch):
+    """The Flask receiver README.md's walk writes to receiver.py, run with WEBHOOK_SECRET=`secret` in `workdir`: its
+    test client."""
     readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
-    section = readme[readme.index("Verification with the `standardwebhooks` package"):]
-    code = re.search(r"```python\n(.*?)```", section, re.DOTALL).group(1)
-    namespace = {"__name__": __name__, "SECRET": secret, "already_processed": lambda event_id: event_id in [e for e, _ in processed],
-                 "enqueue_for_processing": lambda event_id, body: processed.append((event_id, body))}
+    code = re.search(r"cat > receiver\.py <<'EOF'\n(.*?)\nEOF\n", readme, re.DOTALL).group(1)
+    monkeypatch.setenv("WEBHOOK_SECRET", secret)
+    monkeypatch.chdir(workdir)  # it stores what it receives in received.jsonl
+    namespace = {"__name__": "readme_receiver"}
     exec(compile(code, "README.md", "exec"), namespace)
     return namespace["app"].test_client()
 
 
+def stored_event_ids(workdir: Path) -> list[str]:
+    stored = workdir / "received.jsonl"
+    return [json.loads(line)["webhook-id"] for line in stored.read_text().splitlines()] if stored.exists() else []
+
+
 @pytest.mark.parametrize("secret", [None, PLAIN_SECRET], ids=["whsec", "plain"])
-def test_the_readme_receiver_verifies_both_secret_kinds_and_de_duplicates(app, client, tenant_a, receiver, secret):
+def test_the_readme_receiver_verifies_both_secret_kinds_and_de_duplicates(app, client, tenant_a, receiver, secret,
+                                                                          tmp_path, monkeypatch):
     webhook = create_webhook(client, tenant_a, receiver.url_for("/hook"), **({"secret": secret} if secret else {}))
     event = emit(app, tenant_a)
     client.post(f"/v1/tenant-webhook/deliveries/{delivery_log(client, tenant_a, webhook)['data'][0]['id']}/redeliver",
                 headers=tenant_a.headers)
-    processed = []
-    ours = readme_receiver(webhook["secret"], processed)
+    ours = readme_receiver(webhook["secret"], tmp_path, monkeypatch)
     for request, _ in receiver.log:  # the delivery and its redelivery: one event
         answer = ours.post("/hooks/hirekit", data=request.get_data(), headers=dict(request.headers))
         assert answer.status_code == 204
-    assert [event_id for event_id, _ in processed] == [str(event.event_id)]
+    assert stored_event_ids(tmp_path) == [str(event.event_id)]
     request = receiver.log[0][0]
     tampered = ours.post("/hooks/hirekit", data=request.get_data().replace(b"ACTIVE", b"HIRED"),
                          headers=dict(request.headers))
