@@ -191,14 +191,36 @@ def report_new_key(plaintext: str, chosen: bool) -> None:
 @click.option("--name", default=None, help="Display name (defaults to the id).")
 @chosen_key_options
 @click.option("--rate-limit", default=None, help='Override the default limit for this tenant, e.g. "6000/minute".')
-def tenants_create(slug, name, key, rate_limit):
+@click.option("--candidate-retention-days", type=click.IntRange(min=1), default=None,
+              help="Erase candidates with no activity for longer than this many days (default: kept until erased).")
+def tenants_create(slug, name, key, rate_limit, candidate_retention_days):
     """Create a tenant and print its first API key (shown once)."""
     from app.tenancy import create_tenant
 
     with database.connection_context():
-        tenant, plaintext = create_tenant(slug, name, key=key, rate_limit=rate_limit)
+        tenant, plaintext = create_tenant(slug, name, key=key, rate_limit=rate_limit,
+                                          candidate_retention_days=candidate_retention_days)
         click.echo(f"tenant {tenant.id} created")
         report_new_key(plaintext, chosen=key is not None)
+
+
+@tenants_cli.command("set-retention")
+@click.argument("slug")
+@click.argument("days")
+def tenants_set_retention(slug, days):
+    """Erase the tenant's candidates inactive for more than DAYS days (a whole number, 1 or more), or `none` to keep
+    them until erased (the default)."""
+    from app.tenancy import set_candidate_retention
+
+    if days.strip().lower() == "none":
+        value = None
+    elif days.strip().isdigit() and int(days) >= 1:
+        value = int(days)
+    else:
+        raise click.BadParameter("a whole number of days, 1 or more, or `none`", param_hint="DAYS")
+    with database.connection_context():
+        set_candidate_retention(slug, value)
+    click.echo(f"tenant {slug}: candidate_retention_days={value if value is not None else 'none'}")
 
 
 @tenants_cli.command("list")
@@ -214,7 +236,8 @@ def tenants_list():
                .group_by(Tenant.id).order_by(Tenant.id))
     with database.connection_context():
         for tenant in tenants:
-            click.echo(f"{tenant.id}\t{tenant.name}\tkeys={tenant.active_keys}\trate_limit={tenant.rate_limit or 'default'}")
+            click.echo(f"{tenant.id}\t{tenant.name}\tkeys={tenant.active_keys}\trate_limit={tenant.rate_limit or 'default'}"
+                       f"\tcandidate_retention_days={tenant.candidate_retention_days or 'none'}")
 
 
 @keys_cli.command("create")

@@ -76,6 +76,8 @@ DEFAULTS: dict[str, object] = {
     "EVENT_PURGE_INTERVAL": 3600.0,  # seconds between the worker's passes deleting events past the retention (0: off)
     "WEBHOOK_REPLAY_RATE_LIMIT": "10/hour",  # replays per tenant
     "WEBHOOK_REPLAY_LOCK_SECONDS": 600.0,  # a replay's lock outlives a replay that died by this long at most
+    "CANDIDATE_RETENTION_INTERVAL": 3600.0,  # seconds between the worker's passes erasing candidates past their tenant's retention (0: off)
+    "CANDIDATE_RETENTION_BATCH": 100,  # candidates a retention pass (or `flask privacy expire`) looks at per batch
     "CALL_STALL_SECONDS": 3600.0,  # a call ringing or in progress this long without news has lost its worker: failed
     "CALL_REAPER_INTERVAL": 300.0,  # seconds between passes failing stalled calls (0: off)
     "TWILIO_ACCOUNT_SID": "",

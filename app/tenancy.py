@@ -33,6 +33,7 @@ class Tenant(BaseModel):
     name = pw.CharField(max_length=200)
     rate_limit = pw.CharField(null=True, max_length=100)
     created_at = pw.DateTimeField(default=utcnow)
+    candidate_retention_days = pw.IntegerField(null=True)  # erase candidates inactive this long (plugins.privacy); None: keep
 
     class Meta:
         table_name = "tenants"
@@ -98,7 +99,8 @@ def check_chosen_key(key: str) -> None:
                           f"after '{KEY_PREFIX}'; make one with: {KEY_RECIPE}")
 
 
-def create_tenant(slug: str, name: str | None = None, *, key: str | None = None, rate_limit: str | None = None):
+def create_tenant(slug: str, name: str | None = None, *, key: str | None = None, rate_limit: str | None = None,
+                  candidate_retention_days: int | None = None):
     """Create tenant `slug` and its first key; returns (tenant, plaintext key)."""
     if not SLUG_PATTERN.match(slug):
         raise TenantError("tenant id must be lowercase letters, digits, '-' or '_' (max 63)")
@@ -107,9 +109,22 @@ def create_tenant(slug: str, name: str | None = None, *, key: str | None = None,
     if Tenant.get_or_none(Tenant.id == slug):
         raise TenantError(f"tenant {slug!r} already exists")
     with Tenant._meta.database.atomic():
-        tenant = Tenant.create(id=slug, name=name or slug, rate_limit=rate_limit)
+        tenant = Tenant.create(id=slug, name=name or slug, rate_limit=rate_limit,
+                               candidate_retention_days=_retention_days(candidate_retention_days))
         plaintext = create_key(slug, key=key)
     return tenant, plaintext
+
+
+def _retention_days(days: int | None) -> int | None:
+    if days is not None and (isinstance(days, bool) or not isinstance(days, int) or days < 1):
+        raise TenantError("candidate_retention_days must be a whole number of days, 1 or more (or none)")
+    return days
+
+
+def set_candidate_retention(tenant_id: str, days: int | None) -> None:
+    """Erase the tenant's candidates inactive for more than `days` days (None: keep them until erased)."""
+    if not Tenant.update(candidate_retention_days=_retention_days(days)).where(Tenant.id == tenant_id).execute():
+        raise TenantError(f"no tenant {tenant_id!r}")
 
 
 def create_key(tenant_id: str, *, key: str | None = None) -> str:

@@ -1,0 +1,96 @@
+"""What is left of an erased record for sync: its id and when it went, shown in the cursor walks of its list.
+
+An erasure deletes a record's row for good (DESIGN: Erasure); a mirror walking the list by cursor must still learn that
+the record is gone, so the erasure writes a tombstone here (the list's name, the record id, deleted_at) and the list's
+cursor walk merges the tombstones into its rows in the same (updated_at, id) order, a tombstone's updated_at being its
+deleted_at. Only unfiltered walks show them (a tombstone holds no field a filter could match); page mode never does.
+A list shows tombstones once a family declares it (`declare`), so lists without erasures pay no query.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+
+import peewee as pw
+from flask import current_app, has_app_context
+
+from app.db import BaseModel
+from app.tenancy import Tenant
+
+DECLARED = "hirekit_tombstone_lists"
+
+
+class Tombstone(BaseModel):
+    """An erased record of one of a tenant's lists."""
+
+    tenant = pw.ForeignKeyField(Tenant, on_delete="CASCADE", column_name="tenant_id")
+    list_name = pw.CharField(max_length=64)
+    record_id = pw.UUIDField()
+    deleted_at = pw.DateTimeField()
+
+    deleted = True
+
+    @property
+    def updated_at(self) -> dt.datetime:
+        return self.deleted_at
+
+    @property
+    def position(self) -> tuple[dt.datetime, uuid.UUID]:
+        return self.deleted_at, self.record_id
+
+    class Meta:
+        table_name = "tombstones"
+        indexes = ((("tenant", "list_name", "deleted_at", "record_id"), True),)
+
+
+MODELS = (Tombstone,)
+
+
+def declare(app, list_name: str) -> None:
+    """Walks of `list_name` (app.listing's list name) show its tombstones from now on."""
+    app.extensions.setdefault(DECLARED, set()).add(list_name)
+
+
+def shown_in(list_name: str, filters: dict) -> bool:
+    """Whether a cursor walk of this list with these filters shows tombstones: a declared list, walked unfiltered."""
+    declared = current_app.extensions.get(DECLARED, ()) if has_app_context() else ()
+    return list_name in declared and all(value is None for value in filters.values())
+
+
+def bury(tenant_id: str, list_name: str, record_ids, at: dt.datetime) -> None:
+    """Tombstones for erased records of the tenant's list (inside the erasing transaction)."""
+    rows = [{"tenant": tenant_id, "list_name": list_name, "record_id": record_id, "deleted_at": at}
+            for record_id in record_ids]
+    if rows:
+        Tombstone.insert_many(rows).execute()
+
+
+def after_position(tenant_id: str, list_name: str, *, position, updated_after, updated_before, limit: int) -> list[Tombstone]:
+    """The list's tombstones past a cursor position (None: from the start) inside the updated_at window, in
+    (deleted_at, record_id) order, at most `limit`."""
+    query = Tombstone.select().where((Tombstone.tenant == tenant_id) & (Tombstone.list_name == list_name))
+    if updated_after is not None:
+        query = query.where(Tombstone.deleted_at > updated_after)
+    if updated_before is not None:
+        query = query.where(Tombstone.deleted_at < updated_before)
+    if position is not None:
+        last_at, last_id = position
+        query = query.where((Tombstone.deleted_at >= last_at)
+                            & ((Tombstone.deleted_at > last_at) | (Tombstone.record_id > uuid.UUID(str(last_id)))))
+    return list(query.order_by(Tombstone.deleted_at, Tombstone.record_id).limit(limit))
+
+
+def merged(entries: list, positions: list[tuple], tombstones: list[Tombstone], shown: list | None = None) -> tuple[list, list]:
+    """Rows (with their (updated_at, id) positions) and tombstones as one list in position order; `shown` gives what
+    each tombstone is answered as (the tombstones themselves by default)."""
+    shown = tombstones if shown is None else shown
+    pairs = sorted([(_key(position), entry, position) for entry, position in zip(entries, positions)]
+                   + [(_key(stone.position), answer, stone.position) for stone, answer in zip(tombstones, shown)],
+                   key=lambda pair: pair[0])
+    return [entry for _, entry, _ in pairs], [position for _, _, position in pairs]
+
+
+def _key(position: tuple) -> tuple:
+    updated_at, record_id = position
+    return updated_at, uuid.UUID(str(record_id))
