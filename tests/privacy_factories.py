@@ -46,7 +46,7 @@ def a_person() -> Person:
 def candidate_body(person: Person, **overrides) -> dict:
     body = {"first_name": person.first_name, "last_name": person.last_name, "email": person.email,
             "phone_no": person.phone_no, "city": "Oakland", "source": "referral",
-            "source_id": f"priv-{person.first_name}", "base64file": base64.b64encode(person.resume).decode(),
+            "source_id": f"src-{id(person)}", "base64file": base64.b64encode(person.resume).decode(),
             "file_name": "resume.pdf"}
     body.update(overrides)
     return body

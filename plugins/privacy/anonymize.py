@@ -11,7 +11,7 @@ from plugins.applications.resume_files import remove_unreferenced
 from plugins.calls.models import Call
 from plugins.candidates.models import Candidate
 from plugins.candidates.services import get_candidate
-from plugins.privacy.erasure import locked_candidate
+from plugins.privacy.erasure import forget_answers, locked_candidate
 from plugins.privacy.subject import Subject
 from plugins.webhooks.models import WebhookDelivery
 
@@ -39,9 +39,9 @@ def anonymize_candidate(tenant_id: str, candidate_id, fields: list[str]) -> Cand
         if "phone_no" in named and subject.call_ids:
             Call.update(phone_no=MARKER, updated_at=now).where(Call.id.in_(subject.call_ids)).execute()
         if CALL_CONTENT in fields and subject.call_ids:
+            old_values |= _call_texts(subject)
             Call.update(transcript=[], summary=MARKER, assessment=None, updated_at=now).where(
                 Call.id.in_(subject.call_ids)).execute()
-            old_values |= _call_texts(subject)
         if RESUME in fields:
             resume_files = subject.resume_sha256s()
             cleared = {column: None for column in RESUME_COLUMNS}
@@ -77,9 +77,13 @@ def _strings(value, into: set[str]) -> None:
 
 
 def replaced(value, old_values: set[str]):
-    """A JSON value with every string equal to one of `old_values` replaced by the marker."""
+    """A JSON value with every occurrence of one of `old_values` in its strings replaced by the marker (a name inside
+    a sentence too), longest first."""
     if isinstance(value, str):
-        return MARKER if value in old_values else value
+        for old in sorted(old_values, key=len, reverse=True):
+            if old in value:
+                value = value.replace(old, MARKER)
+        return value
     if isinstance(value, dict):
         return {key: replaced(item, old_values) for key, item in value.items()}
     if isinstance(value, list):
@@ -96,10 +100,11 @@ def _replace_in_payloads(subject: Subject, old_values: set[str]) -> None:
         event_ids.append(event.event_id)
         Event.update(payload=replaced(event.payload, old_values)).where(Event.sequence == event.sequence).execute()
     if event_ids:
-        for delivery in WebhookDelivery.select().where((WebhookDelivery.tenant == subject.tenant_id)
-                                                       & WebhookDelivery.event_id.in_(event_ids)):
+        of_events = (WebhookDelivery.tenant == subject.tenant_id) & WebhookDelivery.event_id.in_(event_ids)
+        for delivery in WebhookDelivery.select().where(of_events):
             WebhookDelivery.update(payload=replaced(delivery.payload, old_values)).where(
                 WebhookDelivery.id == delivery.id).execute()
+        forget_answers(of_events)
 
 
 

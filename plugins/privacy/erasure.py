@@ -85,9 +85,14 @@ def _erase_deliveries(tenant_id: str, event_ids: list) -> int:
     WebhookDelivery.update(status=DELIVERY_CANCELED, last_error=CANCEL_REASON, updated_at=utcnow()).where(
         of_events & (WebhookDelivery.status == DELIVERY_PENDING)).execute()
     changed = WebhookDelivery.update(payload=ERASED_DELIVERY_PAYLOAD, updated_at=utcnow()).where(of_events).execute()
-    WebhookAttempt.update(response_body=None).where(
-        WebhookAttempt.delivery.in_(WebhookDelivery.select(WebhookDelivery.id).where(of_events))).execute()
+    forget_answers(of_events)
     return changed
+
+
+def forget_answers(of_deliveries) -> None:
+    """The attempts of these deliveries keep no receiver's answer body: a receiver may echo what it was sent."""
+    WebhookAttempt.update(response_body=None).where(
+        WebhookAttempt.delivery.in_(WebhookDelivery.select(WebhookDelivery.id).where(of_deliveries))).execute()
 
 
 def _delete_rows(subject: Subject) -> None:
