@@ -11,7 +11,7 @@ from flask import current_app
 from app.errors import ApiError, flatten_fields, summarize_fields
 from plugins.person import dsl, profile_fields, sql, suppression, tokens
 from plugins.person.required import compile_required
-from plugins.person.backends import MAX_RESULT_WINDOW, SearchDeadline
+from plugins.person.backends import MAX_RESULT_WINDOW, SearchDeadline, SearchResult
 from plugins.person.datasets import sources
 from plugins.person.enrich import Match, NoMatch
 from plugins.person.schemas import PersonEnrichV1Schema, PersonEnrichV2Schema
@@ -92,8 +92,12 @@ def _run_search(params: dict, *, size: int, offset: int, sandbox: bool):
     sort = dsl.validate_sort(params.get("sort"))
     fingerprint = tokens.query_fingerprint(query, sort, f"{'sandbox' if sandbox else 'production'}:{backend.name}")
     cursor = tokens.decode(params["scroll_token"], fingerprint, size) if params.get("scroll_token") else None
-    result = backend.search(suppression.excluding(query), size=size, offset=offset, sort=sort, cursor=cursor,
-                            deadline=deadline)
+    query, anyone_suppressed = suppression.excluding(query)
+    result = backend.search(query, size=size, offset=offset, sort=sort, cursor=cursor, deadline=deadline)
+    if anyone_suppressed:  # the query matched emails as listed (lower case): a record spelling one otherwise goes here
+        kept = suppression.unsuppressed(result.hits)
+        if len(kept) < len(result.hits):
+            result = SearchResult(result.total - (len(result.hits) - len(kept)), hits=kept, cursor=result.cursor)
     head = {"status": 200, "total": result.total}
     if result.cursor:
         head["scroll_token"] = tokens.encode(result.cursor, fingerprint)

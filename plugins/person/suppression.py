@@ -64,13 +64,14 @@ def _values() -> tuple[list[str], list[str]]:
     return ids, emails
 
 
-def excluding(query: dict) -> dict:
-    """The search query with the suppressed people excluded (unchanged when the list is empty)."""
+def excluding(query: dict) -> tuple[dict, bool]:
+    """(the search query with the suppressed people excluded, whether anyone is on the list); the query unchanged when
+    the list is empty."""
     ids, emails = _values()
     if not ids and not emails:
-        return query
+        return query, False
     must_not = ([{"terms": {"id": ids}}] if ids else []) + [{"terms": {field: emails}} for field in EMAIL_FIELDS if emails]
-    return {"bool": {"must": [query], "must_not": must_not}}
+    return {"bool": {"must": [query], "must_not": must_not}}, True
 
 
 def record_emails(record: dict) -> set[str]:
