@@ -9,16 +9,18 @@ A list shows tombstones once a family declares it (`declare`), so lists without 
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import uuid
 
 import peewee as pw
-from flask import current_app, has_app_context
+from flask import current_app, g, has_app_context
 
 from app.db import BaseModel
 from app.tenancy import Tenant
 
 DECLARED = "hirekit_tombstone_lists"
+HIDDEN = "hirekit_tombstones_hidden"
 
 
 class Tombstone(BaseModel):
@@ -53,9 +55,23 @@ def declare(app, list_name: str) -> None:
 
 
 def shown_in(list_name: str, filters: dict) -> bool:
-    """Whether a cursor walk of this list with these filters shows tombstones: a declared list, walked unfiltered."""
-    declared = current_app.extensions.get(DECLARED, ()) if has_app_context() else ()
-    return list_name in declared and all(value is None for value in filters.values())
+    """Whether a cursor walk of this list with these filters shows tombstones: a declared list, walked unfiltered,
+    by a caller that syncs (not inside `hidden()`)."""
+    if not has_app_context() or g.get(HIDDEN):
+        return False
+    return list_name in current_app.extensions.get(DECLARED, ()) and all(value is None for value in filters.values())
+
+
+@contextlib.contextmanager
+def hidden():
+    """Lists read inside this block show no tombstones: for callers to whom an erased record is simply gone (MCP
+    tools, whose answers are typed as live records)."""
+    before = g.get(HIDDEN)
+    setattr(g, HIDDEN, True)
+    try:
+        yield
+    finally:
+        setattr(g, HIDDEN, before)
 
 
 def bury(tenant_id: str, list_name: str, record_ids, at: dt.datetime) -> None:
