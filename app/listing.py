@@ -58,7 +58,8 @@ class SyncArgsSchema(ma.Schema):
                        "by (updated_at, id), answers next_cursor (absent on the last page) and no totals; a record "
                        "changed during the walk is seen again later, never skipped. A cursor never expires, is this "
                        "tenant's and this list's only, and stops working when the server secret that signed it is "
-                       "rotated out."})
+                       "rotated out. An unfiltered walk of candidates or applications also lists erased records as "
+                       "tombstones in the same order: {id, deleted: true, deleted_at, updated_at}."})
 
 
 def cursor_mode_excludes_page(data: dict, original_data) -> None:
