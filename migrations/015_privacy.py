@@ -35,7 +35,9 @@ def migrate(migrator: Migrator, database: pw.Database, *, fake=False):
 
         class Meta:
             table_name = "privacy_erasures"
-            indexes = [(('tenant', 'created_at'), False), (('tenant', 'updated_at', 'id'), False)]
+            indexes = [(('tenant', 'created_at'), False)]
+
+    migrator.sql('CREATE INDEX IF NOT EXISTS "privacy_erasures_sync" ON "privacy_erasures" (tenant_id, updated_at, id)')
 
     @migrator.create_model
     class PersonSuppression(pw.Model):
@@ -51,6 +53,7 @@ def migrate(migrator: Migrator, database: pw.Database, *, fake=False):
 
 def rollback(migrator: Migrator, database: pw.Database, *, fake=False):
     migrator.remove_model('person_suppressions')
+    migrator.sql('DROP INDEX IF EXISTS "privacy_erasures_sync"')
     migrator.remove_model('privacy_erasures')
     migrator.remove_model('tombstones')
     migrator.remove_fields('tenants', 'candidate_retention_days')
