@@ -1,9 +1,9 @@
-"""Retry-safe writes: an `Idempotency-Key` on a /v1 POST, PUT or PATCH that changes state (or an MCP write tool's `idempotency_key`) runs the request once per tenant and key, and replays its stored answer to every retry (Stripe's semantics).
+"""Retry-safe writes: an `Idempotency-Key` on a /v1 POST, PUT, PATCH or DELETE that changes state (or an MCP write tool's `idempotency_key`) runs the request once per tenant and key, and replays its stored answer to every retry (Stripe's semantics).
 
 How it works, and why:
 
-- Keys apply to writes that change state only: creates, updates, upserts and actions (instant call, generate, webhook
-  test, replay). A blueprint whose routes only read declares it (`app.api.Blueprint(..., read_only=True)`: person
+- Keys apply to writes that change state only: creates, updates, upserts, deletes and actions (instant call, generate,
+  webhook test, replay, erase: a retried DELETE replays its 204 instead of answering 404 for what it removed). A blueprint whose routes only read declares it (`app.api.Blueprint(..., read_only=True)`: person
   search, enrich, bulk, identify, which are POSTs because their queries are bodies), and its requests ignore the
   header: nothing is claimed, stored or replayed, so a query cannot fill the table with answers.
 
@@ -58,7 +58,7 @@ HEADER = "Idempotency-Key"
 REPLAYED_HEADER = "Idempotent-Replayed"
 MAX_KEY_LENGTH = 255
 PRINTABLE_KEY = re.compile(r"[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?")  # printable ASCII, no blank ends
-WRITE_METHODS = frozenset({"POST", "PUT", "PATCH"})
+WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 API_PREFIX = "/v1/"
 STORED_HEADERS = ("Content-Type", "Location")
 OMITTED_HEADER = "Idempotent-Answer-Omitted"
@@ -334,8 +334,8 @@ KEY_PARAMETER = {
                    "original status (and Location) with `Idempotent-Answer-Omitted: too-large` and a small JSON note "
                    "(`status`, `replayed`, `answer_omitted`, the record's `id` when the answer was a record, `message`) "
                    "in place of the answer. Keys apply to writes "
-                   "that change state (creates, updates, upserts, actions such as instant call, generate, webhook test "
-                   "and replay); read-only POSTs (person search, enrich, bulk, identify) ignore the header and keep "
+                   "that change state (creates, updates, upserts, deletes, actions such as instant call, generate, "
+                   "webhook test and replay); read-only POSTs (person search, enrich, bulk, identify) ignore the header and keep "
                    "nothing.",
 }
 REPLAYED_RESPONSE_HEADER = {

@@ -182,10 +182,11 @@ def with_tombstones(entries: list, positions: list[tuple], window: ListWindow, s
     position (app.tombstones), cut to size + 1 again; `shown(tombstones)` gives what the tombstones are answered as."""
     if not tombstones.shown_in(list_name, filters):
         return entries, positions
+    full = len(positions) > window.size  # the rows alone fill the page: a tombstone after its last row cannot be in it
     stones = tombstones.after_position(tenant_id, list_name,
                                        position=read_cursor(window.cursor, scope) if window.cursor else None,
                                        updated_after=window.updated_after, updated_before=window.updated_before,
-                                       limit=window.size + 1)
+                                       limit=window.size + 1, until=positions[window.size][0] if full else None)
     if not stones:
         return entries, positions
     entries, positions = tombstones.merged(entries, positions, stones, shown(stones) if shown else None)

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import functools
 import uuid
 
 import peewee as pw
 from flask import current_app, g, has_app_context
 
-from app.db import BaseModel
+from app.db import BaseModel, database
 from app.tenancy import Tenant
 
 DECLARED = "hirekit_tombstone_lists"
@@ -82,19 +83,36 @@ def bury(tenant_id: str, list_name: str, record_ids, at: dt.datetime) -> None:
         Tombstone.insert_many(rows).execute()
 
 
-def after_position(tenant_id: str, list_name: str, *, position, updated_after, updated_before, limit: int) -> list[Tombstone]:
-    """The list's tombstones past a cursor position (None: from the start) inside the updated_at window, in
-    (deleted_at, record_id) order, at most `limit`."""
-    query = Tombstone.select().where((Tombstone.tenant == tenant_id) & (Tombstone.list_name == list_name))
-    if updated_after is not None:
-        query = query.where(Tombstone.deleted_at > updated_after)
-    if updated_before is not None:
-        query = query.where(Tombstone.deleted_at < updated_before)
+def after_position(tenant_id: str, list_name: str, *, position, updated_after, updated_before, limit: int,
+                   until=None) -> list[Tombstone]:
+    """The list's tombstones past a cursor position (None: from the start) inside the updated_at window, deleted at or
+    before `until` when given (a full page's last row: later ones fall on a later page), in (deleted_at, record_id)
+    order, at most `limit`. One statement compiled once per shape (and prepared on PostgreSQL): every cursor page of
+    the lists that show tombstones runs it."""
+    bounds = {"after": updated_after, "before": updated_before, "until": until}
+    shape = tuple(name for name, value in bounds.items() if value is not None) + (("position",) if position else ())
+    at, record = Tombstone.deleted_at.db_value, Tombstone.record_id.db_value
+    params = [Tombstone.tenant.db_value(tenant_id), list_name, *(at(bounds[name]) for name in shape if name in bounds)]
     if position is not None:
-        last_at, last_id = position
-        query = query.where((Tombstone.deleted_at >= last_at)
-                            & ((Tombstone.deleted_at > last_at) | (Tombstone.record_id > uuid.UUID(str(last_id)))))
-    return list(query.order_by(Tombstone.deleted_at, Tombstone.record_id).limit(limit))
+        params += [at(position[0]), at(position[0]), record(uuid.UUID(str(position[1])))]
+    params.append(limit)
+    if hasattr(database.obj, "execute_prepared"):
+        cursor = database.obj.execute_prepared(f"hk_tombstones_{'_'.join(shape) or 'all'}", _sql(shape, "%s"), tuple(params))
+    else:
+        cursor = database.execute_sql(_sql(shape, "?"), params)
+    return [Tombstone(record_id=Tombstone.record_id.python_value(record_id),
+                      deleted_at=Tombstone.deleted_at.python_value(deleted_at)) for deleted_at, record_id in cursor.fetchall()]
+
+
+_CONDITIONS = {"after": "deleted_at > {p}", "before": "deleted_at < {p}", "until": "deleted_at <= {p}",
+               "position": "deleted_at >= {p} AND (deleted_at > {p} OR record_id > {p})"}
+
+
+@functools.lru_cache(maxsize=64)
+def _sql(shape: tuple[str, ...], placeholder: str) -> str:
+    conditions = " AND ".join(["tenant_id = {p}", "list_name = {p}", *(_CONDITIONS[name] for name in shape)])
+    return (f'SELECT deleted_at, record_id FROM "tombstones" WHERE {conditions} '
+            "ORDER BY deleted_at, record_id LIMIT {p}").replace("{p}", placeholder)
 
 
 def merged(entries: list, positions: list[tuple], tombstones: list[Tombstone], shown: list | None = None) -> tuple[list, list]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import threading
 import time
+from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 from werkzeug.serving import make_server
@@ -78,7 +79,8 @@ def test_events_keep_id_and_type_and_a_candidate_deleted_event_reaches_feed_and_
 def walk(client, tenant, path: str, size: int = 2) -> list[dict]:
     items, cursor = [], ""
     while True:
-        page = client.get(path, query_string={"cursor": cursor, "size": size}, headers=tenant.headers)
+        page = client.get(urlsplit(path).path, headers=tenant.headers,
+                          query_string={**dict(parse_qsl(urlsplit(path).query)), "cursor": cursor, "size": size})
         assert page.status_code == 200, page.json
         items += page.json["data"]
         cursor = page.json.get("next_cursor")
@@ -101,6 +103,11 @@ def test_cursor_walks_show_tombstones_of_the_candidate_and_applications(client, 
     assert len(candidates) == 5 and len({item["id"] for item in candidates}) == 5
     stamps = [item["updated_at"] for item in candidates]
     assert stamps == sorted(stamps)  # one (updated_at, id) order for rows and tombstones
+    windowed = walk(client, tenant_a, "/v1/candidates?updated_after=2000-01-01T00:00:00Z&updated_before=2999-01-01T00:00:00Z")
+    assert windowed == candidates  # a window holding every row holds every tombstone too
+    before = client.get("/v1/candidates", query_string={"cursor": "", "size": 10, "updated_before": "2000-01-01T00:00:00Z"},
+                        headers=tenant_a.headers).json
+    assert before["data"] == []
     applications = walk(client, tenant_a, "/v1/applications")
     assert [item for item in applications if item["id"] == held.application["id"]][0]["deleted"] is True
     # page mode and filtered walks never show tombstones
@@ -222,3 +229,14 @@ def test_an_erasure_racing_writes_to_the_candidate_leaves_no_orphan(racing_app, 
     assert files_holding(app.config["RESUME_DIR"], person.resume) == []
     log = client.get("/v1/privacy/erasures", query_string={"page": 1, "size": 10}, headers=tenant_a.headers).json
     assert log["data"][0]["counts"]["applications"] == results.count(201)  # every application written was erased
+
+
+def test_a_retried_erasure_with_its_idempotency_key_replays_204(client, tenant_a):
+    candidate = create_candidate(client, tenant_a)
+    headers = {**tenant_a.headers, "Idempotency-Key": "erase-once"}
+    first = client.delete(f"/v1/candidates/{candidate['id']}", headers=headers)
+    again = client.delete(f"/v1/candidates/{candidate['id']}", headers=headers)
+    assert first.status_code == again.status_code == 204 and again.headers["Idempotent-Replayed"] == "true"
+    log = client.get("/v1/privacy/erasures", query_string={"page": 1, "size": 10}, headers=tenant_a.headers).json
+    assert log["total"] == 1
+    assert client.delete(f"/v1/candidates/{candidate['id']}", headers=tenant_a.headers).status_code == 404

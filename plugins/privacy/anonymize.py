@@ -26,7 +26,6 @@ RESUME_COLUMNS = ("resume_file_name", "resume_content_type", "resume_size", "res
 
 def anonymize_candidate(tenant_id: str, candidate_id, fields: list[str]) -> Candidate:
     """Replace the named fields (FIELDS) of the tenant's candidate; answers the candidate as stored afterwards."""
-
     get_candidate(tenant_id, candidate_id)  # 404 before any lock is taken
     with database.atomic():
         candidate = locked_candidate(tenant_id, candidate_id)
@@ -55,25 +54,15 @@ def anonymize_candidate(tenant_id: str, candidate_id, fields: list[str]) -> Cand
 
 
 def _call_texts(subject: Subject) -> set[str]:
-    """Every text a call's transcript, summary and assessment held (to take out of event payloads too)."""
+    """What the candidate said and what was written about it: each transcript turn's text, the summary, and each
+    assessed answer and note (to take out of event payloads too; labels such as a speaker or a recommendation stay)."""
     texts: set[str] = set()
     for call in Call.select(Call.transcript, Call.summary, Call.assessment).where(Call.id.in_(subject.call_ids)):
-        _strings(call.transcript, texts)
-        _strings(call.assessment, texts)
-        if call.summary:
-            texts.add(call.summary)
-    return texts
-
-
-def _strings(value, into: set[str]) -> None:
-    if isinstance(value, str) and value:
-        into.add(value)
-    elif isinstance(value, dict):
-        for item in value.values():
-            _strings(item, into)
-    elif isinstance(value, list):
-        for item in value:
-            _strings(item, into)
+        texts.update(turn.get("text") for turn in call.transcript or () if isinstance(turn, dict))
+        for answer in (call.assessment or {}).get("answers") or ():
+            texts.update((answer.get("answer"), answer.get("note")))
+        texts.add(call.summary)
+    return {text for text in texts if isinstance(text, str) and text}
 
 
 def replaced(value, old_values: set[str]):
