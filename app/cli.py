@@ -204,23 +204,29 @@ def tenants_create(slug, name, key, rate_limit, candidate_retention_days):
         report_new_key(plaintext, chosen=key is not None)
 
 
-@tenants_cli.command("set-retention")
+@tenants_cli.command("update")
 @click.argument("slug")
-@click.argument("days")
-def tenants_set_retention(slug, days):
-    """Erase the tenant's candidates inactive for more than DAYS days (a whole number, 1 or more), or `none` to keep
-    them until erased (the default)."""
-    from app.tenancy import set_candidate_retention
+@click.option("--name", default=None, help="New display name.")
+@click.option("--rate-limit", default=None, help='The tenant\'s own limit, e.g. "6000/minute".')
+@click.option("--default-rate-limit", is_flag=True, help="Drop the tenant's own limit: HIREKIT_RATE_LIMIT applies again.")
+@click.option("--candidate-retention-days", type=click.IntRange(min=1), default=None,
+              help="Erase candidates with no activity for longer than this many days.")
+@click.option("--keep-candidates", is_flag=True, help="Drop the candidate retention: candidates are kept until erased.")
+def tenants_update(slug, name, rate_limit, default_rate_limit, candidate_retention_days, keep_candidates):
+    """Change an existing tenant's name, rate limit (every worker applies it within HIREKIT_AUTH_CACHE_SECONDS) or
+    candidate retention."""
+    from app.tenancy import update_tenant
 
-    if days.strip().lower() == "none":
-        value = None
-    elif days.strip().isdigit() and int(days) >= 1:
-        value = int(days)
-    else:
-        raise click.BadParameter("a whole number of days, 1 or more, or `none`", param_hint="DAYS")
+    if (name is None and rate_limit is None and not default_rate_limit and candidate_retention_days is None
+            and not keep_candidates):
+        raise click.UsageError("nothing to change: give --name, --rate-limit, --default-rate-limit, "
+                               "--candidate-retention-days or --keep-candidates")
     with database.connection_context():
-        set_candidate_retention(slug, value)
-    click.echo(f"tenant {slug}: candidate_retention_days={value if value is not None else 'none'}")
+        tenant = update_tenant(slug, name=name, rate_limit=rate_limit, default_rate_limit=default_rate_limit,
+                               candidate_retention_days=candidate_retention_days, keep_candidates=keep_candidates)
+    retention = (f" candidate_retention_days={tenant.candidate_retention_days or 'none'}"
+                 if candidate_retention_days is not None or keep_candidates else "")
+    click.echo(f"tenant {tenant.id} updated: name={tenant.name} rate_limit={tenant.rate_limit or 'default'}{retention}")
 
 
 @tenants_cli.command("list")
@@ -236,8 +242,10 @@ def tenants_list():
                .group_by(Tenant.id).order_by(Tenant.id))
     with database.connection_context():
         for tenant in tenants:
+            retention = (f"\tcandidate_retention_days={tenant.candidate_retention_days}"
+                         if tenant.candidate_retention_days else "")  # shown where set: candidates are kept by default
             click.echo(f"{tenant.id}\t{tenant.name}\tkeys={tenant.active_keys}\trate_limit={tenant.rate_limit or 'default'}"
-                       f"\tcandidate_retention_days={tenant.candidate_retention_days or 'none'}")
+                       f"{retention}")
 
 
 @keys_cli.command("create")
@@ -302,6 +310,17 @@ def tenants_ensure(slug):
     click.echo(f"api key (shown once): {plaintext}")
 
 
+config_cli = OperatorGroup("config", help="The settings of app/config.py.")
+
+
+@config_cli.command("docs")
+def config_docs():
+    """Print docs/configuration.md (every setting: name, default, meaning), generated from app/config.py."""
+    from app.config_docs import configuration_page
+
+    click.echo(configuration_page(), nl=False)
+
+
 demo_cli = OperatorGroup("demo", help="A working embedded setup on a fresh machine.")
 
 
@@ -337,7 +356,7 @@ def core_models() -> list:
 def register_commands(app) -> None:
     from app.worker import worker_command
 
-    for group in (db_cli, tenants_cli, keys_cli, demo_cli, worker_command):
+    for group in (db_cli, tenants_cli, keys_cli, config_cli, demo_cli, worker_command):
         app.cli.add_command(group)
     for plugin in current_plugins(app):
         for command in plugin.cli:

@@ -20,7 +20,7 @@ class TenantSchema(ma.Schema):
     candidate_retention_days = ma.fields.Integer(required=True, allow_none=True, metadata={
         "description": "Candidates with no activity (no write to them, their applications or calls) for longer than "
                        "this many days are erased by the server; null: kept until erased. Set by the operator "
-                       "(`flask tenants set-retention`)"})
+                       "(`flask tenants update --candidate-retention-days`)"})
 
 
 @blp.route("")

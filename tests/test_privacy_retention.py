@@ -27,22 +27,24 @@ def age(app, model, record_id, days: float) -> None:
 
 def test_retention_is_set_from_the_cli_and_shown_on_the_tenant(client, runner, tenant_a):
     assert client.get("/v1/tenant", headers=tenant_a.headers).json["candidate_retention_days"] is None
-    result = runner.invoke(args=["tenants", "set-retention", tenant_a.id, "30"])
+    result = runner.invoke(args=["tenants", "update", tenant_a.id, "--candidate-retention-days", "30"])
     assert result.exit_code == 0, result.output
     assert client.get("/v1/tenant", headers=tenant_a.headers).json["candidate_retention_days"] == 30
     assert "candidate_retention_days=30" in runner.invoke(args=["tenants", "list"]).output
     for bad in ("0", "-3", "soon"):
-        refused = runner.invoke(args=["tenants", "set-retention", tenant_a.id, bad])
-        assert refused.exit_code != 0 and "DAYS" in refused.output
-    assert runner.invoke(args=["tenants", "set-retention", "nobody", "3"]).exit_code == 1
-    assert runner.invoke(args=["tenants", "set-retention", tenant_a.id, "none"]).exit_code == 0
+        refused = runner.invoke(args=["tenants", "update", tenant_a.id, "--candidate-retention-days", bad])
+        assert refused.exit_code != 0 and "--candidate-retention-days" in refused.output
+    both = runner.invoke(args=["tenants", "update", tenant_a.id, "--candidate-retention-days", "3", "--keep-candidates"])
+    assert both.exit_code == 1 and "not both" in both.output
+    assert runner.invoke(args=["tenants", "update", "nobody", "--candidate-retention-days", "3"]).exit_code == 1
+    assert runner.invoke(args=["tenants", "update", tenant_a.id, "--keep-candidates"]).exit_code == 0
     assert client.get("/v1/tenant", headers=tenant_a.headers).json["candidate_retention_days"] is None
     created = runner.invoke(args=["tenants", "create", "brief", "--candidate-retention-days", "7"])
     assert created.exit_code == 0 and "candidate_retention_days=7" in runner.invoke(args=["tenants", "list"]).output
 
 
 def test_expire_dry_run_lists_then_a_run_erases_only_inactive_candidates(app, client, runner, tenant_a, tenant_b):
-    assert runner.invoke(args=["tenants", "set-retention", tenant_a.id, "30"]).exit_code == 0
+    assert runner.invoke(args=["tenants", "update", tenant_a.id, "--candidate-retention-days", "30"]).exit_code == 0
     inactive = create_candidate(client, tenant_a)
     recent = create_candidate(client, tenant_a)
     applied = create_application(client, tenant_a)  # its candidate is old, its application written recently
@@ -77,7 +79,7 @@ def test_expire_dry_run_lists_then_a_run_erases_only_inactive_candidates(app, cl
 
 
 def test_expire_works_in_bounded_batches(app, client, runner, tenant_a):
-    assert runner.invoke(args=["tenants", "set-retention", tenant_a.id, "1"]).exit_code == 0
+    assert runner.invoke(args=["tenants", "update", tenant_a.id, "--candidate-retention-days", "1"]).exit_code == 0
     old = [create_candidate(client, tenant_a) for _ in range(5)]
     for candidate in old:
         age(app, Candidate, candidate["id"], 2)
@@ -90,7 +92,7 @@ def test_the_worker_pass_erases_every_batch(app, client, runner, tenant_a, make_
     from plugins.privacy.retention import expire_inactive_candidates
 
     batched = make_app(CANDIDATE_RETENTION_BATCH=2, CANDIDATE_RETENTION_INTERVAL=0)
-    assert runner.invoke(args=["tenants", "set-retention", tenant_a.id, "1"]).exit_code == 0
+    assert runner.invoke(args=["tenants", "update", tenant_a.id, "--candidate-retention-days", "1"]).exit_code == 0
     old = [create_candidate(client, tenant_a) for _ in range(5)]
     for candidate in old:
         age(app, Candidate, candidate["id"], 2)
