@@ -27,7 +27,7 @@ import requests
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.harness import free_port, load_average, start_gunicorn, stop, time_calls  # noqa: E402 - after the path insert
+from bench.harness import fresh_app, free_port, load_average, start_gunicorn, stop, time_calls  # noqa: E402 - after the path insert
 from bench.list_scaling import ensure_database  # noqa: E402
 
 DEFAULT_URL = "postgresql://postgres@127.0.0.1:5432/bench_tombstones"
@@ -36,22 +36,13 @@ TARGET_RATIO = 1.25  # a cursor page with tombstones: within 25% of the same pag
 
 def seed(url: str, candidates: int, erased: int, instance: Path) -> dict:
     """One tenant with `candidates` candidates, each with an application to one job; the first `erased` erased."""
-    from app import create_app
-    from app.cli import upgrade_database
     from app.db import database
     from app.tenancy import create_tenant
     from tests.factories import candidate_body, job_body
 
-    app = create_app({"DATABASE_URL": url, "INSTANCE_DIR": str(instance), "RESUME_DIR": str(instance / "resumes"),
-                      "LOG_LEVEL": "WARNING", "RATE_LIMIT": "1000000/minute", "TENANT_MAX_IN_FLIGHT": -1})
-    with app.app_context():
-        if url.startswith("postgres"):
-            with database.connection_context():
-                database.execute_sql("DROP SCHEMA IF EXISTS public CASCADE")
-                database.execute_sql("CREATE SCHEMA public")
-        upgrade_database()
-        with database.connection_context():
-            _, key = create_tenant("walks")
+    app = fresh_app(url, instance, RATE_LIMIT="1000000/minute", TENANT_MAX_IN_FLIGHT=-1)
+    with app.app_context(), database.connection_context():
+        _, key = create_tenant("walks")
     client = app.test_client()
     headers = {"Authorization": f"Bearer {key}"}
     job = client.post("/v1/jobs", json=job_body(source_id="walk-job"), headers=headers).json
