@@ -312,6 +312,25 @@ class RecordSchema(FullAnswerSchema):
     updated_at = UtcDateTime(dump_only=True)
 
 
+class TombstoneSchema(Schema):
+    """An erased record in a cursor walk (app.tombstones): its id, when it went, and nothing else."""
+
+    id = ma.fields.UUID(required=True, attribute="record_id")
+    deleted = ma.fields.Boolean(required=True, metadata={"description": "Always true: the record was erased"})
+    deleted_at = UtcDateTime(required=True)
+    updated_at = UtcDateTime(required=True, metadata={"description": "The same as deleted_at"})
+
+
+class ListItem(ma.fields.Nested):
+    """A list's item: a record dumped by its schema, or a tombstone of an erased one (cursor walks of lists whose
+    records can be erased: candidates, applications)."""
+
+    def _serialize(self, nested_obj, attr, obj, **kwargs):
+        if getattr(nested_obj, "deleted", False) is True and hasattr(nested_obj, "record_id"):
+            return _tombstone_schema.dump(nested_obj)
+        return super()._serialize(nested_obj, attr, obj, **kwargs)
+
+
 MAX_PAGE = 1_000_000_000  # far past any real list, and keeps (page - 1) * size inside a 64-bit OFFSET
 
 
@@ -350,9 +369,12 @@ class WholeListMetaSchema(Schema):
 _page_schemas: dict[type, type] = {}
 
 
+_tombstone_schema = TombstoneSchema()
+
+
 def page_schema(item_schema: type[ma.Schema]) -> type[ma.Schema]:
     """{"data": [item], page, size, total, total_pages} for an item schema (one class per item, for OpenAPI)."""
     if item_schema not in _page_schemas:
         name = item_schema.__name__.removesuffix("Schema") + "PageSchema"
-        _page_schemas[item_schema] = type(name, (PageMetaSchema,), {"data": ma.fields.List(ma.fields.Nested(item_schema), required=True)})
+        _page_schemas[item_schema] = type(name, (PageMetaSchema,), {"data": ma.fields.List(ListItem(item_schema), required=True)})
     return _page_schemas[item_schema]

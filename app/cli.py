@@ -196,12 +196,15 @@ def report_new_key(plaintext: str, chosen: bool) -> None:
 @click.option("--name", default=None, help="Display name (defaults to the id).")
 @chosen_key_options
 @click.option("--rate-limit", default=None, help='Override the default limit for this tenant, e.g. "6000/minute".')
-def tenants_create(slug, name, key, rate_limit):
+@click.option("--candidate-retention-days", type=click.IntRange(min=1), default=None,
+              help="Erase candidates with no activity for longer than this many days (default: kept until erased).")
+def tenants_create(slug, name, key, rate_limit, candidate_retention_days):
     """Create a tenant and print its first API key (shown once)."""
     from app.tenancy import create_tenant
 
     with database.connection_context():
-        tenant, plaintext = create_tenant(slug, name, key=key, rate_limit=rate_limit)
+        tenant, plaintext = create_tenant(slug, name, key=key, rate_limit=rate_limit,
+                                          candidate_retention_days=candidate_retention_days)
         click.echo(f"tenant {tenant.id} created")
         report_new_key(plaintext, chosen=key is not None)
 
@@ -211,15 +214,24 @@ def tenants_create(slug, name, key, rate_limit):
 @click.option("--name", default=None, help="New display name.")
 @click.option("--rate-limit", default=None, help='The tenant\'s own limit, e.g. "6000/minute".')
 @click.option("--default-rate-limit", is_flag=True, help="Drop the tenant's own limit: HIREKIT_RATE_LIMIT applies again.")
-def tenants_update(slug, name, rate_limit, default_rate_limit):
-    """Change an existing tenant's name or rate limit (every worker applies it within HIREKIT_AUTH_CACHE_SECONDS)."""
+@click.option("--candidate-retention-days", type=click.IntRange(min=1), default=None,
+              help="Erase candidates with no activity for longer than this many days.")
+@click.option("--keep-candidates", is_flag=True, help="Drop the candidate retention: candidates are kept until erased.")
+def tenants_update(slug, name, rate_limit, default_rate_limit, candidate_retention_days, keep_candidates):
+    """Change an existing tenant's name, rate limit (every worker applies it within HIREKIT_AUTH_CACHE_SECONDS) or
+    candidate retention."""
     from app.tenancy import update_tenant
 
-    if name is None and rate_limit is None and not default_rate_limit:
-        raise click.UsageError("nothing to change: give --name, --rate-limit or --default-rate-limit")
+    if (name is None and rate_limit is None and not default_rate_limit and candidate_retention_days is None
+            and not keep_candidates):
+        raise click.UsageError("nothing to change: give --name, --rate-limit, --default-rate-limit, "
+                               "--candidate-retention-days or --keep-candidates")
     with database.connection_context():
-        tenant = update_tenant(slug, name=name, rate_limit=rate_limit, default_rate_limit=default_rate_limit)
-    click.echo(f"tenant {tenant.id} updated: name={tenant.name} rate_limit={tenant.rate_limit or 'default'}")
+        tenant = update_tenant(slug, name=name, rate_limit=rate_limit, default_rate_limit=default_rate_limit,
+                               candidate_retention_days=candidate_retention_days, keep_candidates=keep_candidates)
+    retention = (f" candidate_retention_days={tenant.candidate_retention_days or 'none'}"
+                 if candidate_retention_days is not None or keep_candidates else "")
+    click.echo(f"tenant {tenant.id} updated: name={tenant.name} rate_limit={tenant.rate_limit or 'default'}{retention}")
 
 
 @tenants_cli.command("list")
@@ -235,7 +247,10 @@ def tenants_list():
                .group_by(Tenant.id).order_by(Tenant.id))
     with database.connection_context():
         for tenant in tenants:
-            click.echo(f"{tenant.id}\t{tenant.name}\tkeys={tenant.active_keys}\trate_limit={tenant.rate_limit or 'default'}")
+            retention = (f"\tcandidate_retention_days={tenant.candidate_retention_days}"
+                         if tenant.candidate_retention_days else "")  # shown where set: candidates are kept by default
+            click.echo(f"{tenant.id}\t{tenant.name}\tkeys={tenant.active_keys}\trate_limit={tenant.rate_limit or 'default'}"
+                       f"{retention}")
 
 
 @keys_cli.command("create")

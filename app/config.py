@@ -104,6 +104,10 @@ DEFAULTS: dict[str, object] = {
     "IDEMPOTENCY_PURGE_INTERVAL": 3600.0,  # seconds between the worker's passes deleting expired keys (0: off)
     # bytes of answer body an Idempotency-Key keeps; a larger answer replays as its status, Location and a short note
     "IDEMPOTENCY_MAX_STORED_BYTES": 64 * 1024,
+    # --- Privacy ---
+    # seconds between the worker's passes erasing candidates past their tenant's candidate_retention_days (0: off)
+    "CANDIDATE_RETENTION_INTERVAL": 3600.0,
+    "CANDIDATE_RETENTION_BATCH": 100,  # candidates a retention pass (or `flask privacy expire`) erases per batch
     # --- Person data ---
     "SEARCH_BACKEND": "embedded",  # `embedded` (an index on local disk), `elasticsearch` or `none` (search answers 503)
     "SEARCH_INDEX": str(INSTANCE_DIR / "search" / "person"),  # directory of the embedded index

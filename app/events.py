@@ -17,7 +17,9 @@ log = logging.getLogger("hirekit.events")
 
 CALL_ACTIVITY = "call_activity"
 APPLICATION_ACTIVITY = "application_activty"  # spelled as SPEC 2.8 spells it
-EVENT_TYPES = (CALL_ACTIVITY, APPLICATION_ACTIVITY)
+CANDIDATE_DELETED = "candidate.deleted"  # a candidate was erased: a mirror deletes its copy (plugins.privacy)
+EVENT_TYPES = (CALL_ACTIVITY, APPLICATION_ACTIVITY, CANDIDATE_DELETED)
+ERASED_PAYLOAD_KEY = "erased"
 
 
 class Event(BaseModel):
@@ -60,6 +62,20 @@ def emit(tenant_id: str, event_type: str, record: dict) -> Event:
         for listener in extensions.get("hirekit_event_committed_listeners", ()):
             after_commit(functools.partial(listener, event))
     return event
+
+
+def erase_payloads(tenant_id: str, record_ids) -> list:
+    """Erasure: the tenant's events about these records keep their id, type and record id, and their payload becomes
+    {"id": record id, "erased": true}; answers the event ids (their webhook deliveries carry the same payloads)."""
+    record_ids = [str(record_id) for record_id in record_ids]
+    if not record_ids:
+        return []
+    named = (Event.tenant == tenant_id) & Event.record_id.in_(record_ids)
+    event_ids = [row.event_id for row in Event.select(Event.event_id).where(named)]
+    for record_id in record_ids:
+        (Event.update(payload={"id": record_id, ERASED_PAYLOAD_KEY: True})
+         .where((Event.tenant == tenant_id) & (Event.record_id == record_id)).execute())
+    return event_ids
 
 
 # ---- retention: how long events are served and replayable, and the worker's pass that deletes older ones ----------

@@ -2,8 +2,8 @@
 
 How it works, and why:
 
-- Keys apply to writes that change state only: creates, updates, upserts and actions (instant call, generate, webhook
-  test, replay). A blueprint whose routes only read declares it (`app.api.Blueprint(..., read_only=True)`: person
+- Keys apply to writes that change state only: creates, updates, upserts, deletes and actions (instant call, generate,
+  webhook test, replay, erase: a retried DELETE replays its 204 instead of answering 404 for what it removed). A blueprint whose routes only read declares it (`app.api.Blueprint(..., read_only=True)`: person
   search, enrich, bulk, identify, which are POSTs because their queries are bodies), and its requests ignore the
   header: nothing is claimed, stored or replayed, so a query cannot fill the table with answers.
 
@@ -48,7 +48,7 @@ import peewee as pw
 from flask import Response, after_this_request, current_app, g, request
 
 from app import periodic
-from app.db import BaseModel, JSONField, database, utcnow
+from app.db import BaseModel, JSONField, database, is_postgres, utcnow
 from app.errors import ApiError, ValidationFailed
 from app.tenancy import Tenant
 
@@ -63,6 +63,7 @@ API_PREFIX = "/v1/"
 STORED_HEADERS = ("Content-Type", "Location")
 OMITTED_HEADER = "Idempotent-Answer-Omitted"
 OMITTED_TOO_LARGE = "too-large"
+OMITTED_ERASED = "erased"
 JSON_TYPE = "application/json"
 IN_FLIGHT, DONE = "in_flight", "done"
 PURGE_QUEUE = "default"
@@ -171,6 +172,37 @@ def omitted_answer(status: int, body: bytes, limit: int, headers: dict) -> tuple
                        "the record by its id (or Location) instead.")
     kept = {name: value for name, value in headers.items() if name != "Content-Type"}
     return orjson.dumps(note), {**kept, "Content-Type": JSON_TYPE, OMITTED_HEADER: OMITTED_TOO_LARGE}
+
+
+def erase_answers(tenant_id: str, record_ids) -> int:
+    """Erasure: every stored answer of the tenant that names one of these records (its id in the body) is replaced by
+    a note saying it was erased, keeping its status, so a retry of the original request still runs nothing (the
+    erased record is not made again) and replays no personal data. Answers how many answers were replaced."""
+    needles = [str(record_id) for record_id in record_ids]
+    if not needles:
+        return 0
+    names_one = None
+    for needle in needles:
+        condition = _body_contains(needle.encode())
+        names_one = condition if names_one is None else names_one | condition
+    replaced = 0
+    for row in IdempotencyKey.select().where((IdempotencyKey.tenant == tenant_id) & (IdempotencyKey.state == DONE)
+                                             & names_one):
+        note = {"status": row.status, "replayed": True, "answer_omitted": OMITTED_ERASED,
+                "message": f"This request already ran and answered {row.status}; what it answered was erased on the "
+                           "data subject's request, so it is not replayed and nothing was run again."}
+        kept = {name: value for name, value in (row.headers or {}).items() if name == "Location"}
+        replaced += (IdempotencyKey.update(body=orjson.dumps(note), headers={
+            **kept, "Content-Type": JSON_TYPE, OMITTED_HEADER: OMITTED_ERASED}).where(IdempotencyKey.id == row.id).execute())
+    return replaced
+
+
+def _body_contains(data: bytes):
+    """The stored body holds these bytes: LIKE on PostgreSQL's bytea (ids are hex and dashes, nothing LIKE treats
+    specially), instr on SQLite's blob (where LIKE compares no blob)."""
+    if is_postgres():
+        return pw.Expression(IdempotencyKey.body, "LIKE", b"%" + data + b"%")
+    return pw.fn.instr(IdempotencyKey.body, data) > 0
 
 
 def answered_id(body: bytes) -> str | None:
@@ -302,8 +334,8 @@ KEY_PARAMETER = {
                    "original status (and Location) with `Idempotent-Answer-Omitted: too-large` and a small JSON note "
                    "(`status`, `replayed`, `answer_omitted`, the record's `id` when the answer was a record, `message`) "
                    "in place of the answer. Keys apply to writes "
-                   "that change state (creates, updates, upserts, actions such as instant call, generate, webhook test "
-                   "and replay); read-only POSTs (person search, enrich, bulk, identify) ignore the header and keep "
+                   "that change state (creates, updates, upserts, deletes, actions such as instant call, generate, "
+                   "webhook test and replay); read-only POSTs (person search, enrich, bulk, identify) ignore the header and keep "
                    "nothing.",
 }
 REPLAYED_RESPONSE_HEADER = {
@@ -311,9 +343,10 @@ REPLAYED_RESPONSE_HEADER = {
     "schema": {"type": "string", "enum": ["true"]},
 }
 OMITTED_RESPONSE_HEADER = {
-    "description": "`too-large` on a replay whose original answer was larger than IDEMPOTENCY_MAX_STORED_BYTES: the "
-                   "body is then a small JSON note, not the original answer (the status and Location are the original's)",
-    "schema": {"type": "string", "enum": [OMITTED_TOO_LARGE]},
+    "description": "`too-large` on a replay whose original answer was larger than IDEMPOTENCY_MAX_STORED_BYTES, "
+                   "`erased` on one whose answer named a candidate since erased: the body is then a small JSON note, "
+                   "not the original answer (the status and Location are the original's)",
+    "schema": {"type": "string", "enum": [OMITTED_TOO_LARGE, OMITTED_ERASED]},
 }
 
 

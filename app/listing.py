@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import marshmallow as ma
 
-from app import row_counts, tokens
+from app import row_counts, tokens, tombstones
 from app.errors import ApiError
 
 CURSOR_KIND = "list-cursor"
@@ -62,7 +62,8 @@ class SyncArgsSchema(ma.Schema):
                        "by (updated_at, id), answers next_cursor (absent on the last page) and no totals; a record "
                        "changed during the walk is seen again later, never skipped. A cursor never expires, is this "
                        "tenant's and this list's only, and stops working when the server secret that signed it is "
-                       "rotated out."})
+                       "rotated out. An unfiltered walk of candidates or applications also lists erased records as "
+                       "tombstones in the same order: {id, deleted: true, deleted_at, updated_at}."})
 
 
 def cursor_mode_excludes_page(data: dict, original_data) -> None:
@@ -188,8 +189,27 @@ def answer(query, window: ListWindow, *, tenant_id: str, list_name: str, filters
                         total=known_total(model, window, tenant_id=tenant_id, list_name=list_name, filters=filters))
     scope = cursor_scope(tenant_id, list_name, window, filters)
     rows = list(keyset_query(query, model, window, scope))
-    last = rows[window.size - 1] if len(rows) > window.size else None
-    return cursor_body(rows, size=window.size, last_position=(last.updated_at, last.id) if last else None, scope=scope)
+    rows, positions = with_tombstones(rows, [(row.updated_at, row.id) for row in rows], window, scope,
+                                      tenant_id=tenant_id, list_name=list_name, filters=filters)
+    last = positions[window.size - 1] if len(positions) > window.size else None
+    return cursor_body(rows, size=window.size, last_position=last, scope=scope)
+
+
+def with_tombstones(entries: list, positions: list[tuple], window: ListWindow, scope: str, *, tenant_id: str,
+                    list_name: str, filters: dict, shown=None) -> tuple[list, list]:
+    """A cursor page's rows (up to size + 1, with their positions) merged with the list's tombstones past the same
+    position (app.tombstones), cut to size + 1 again; `shown(tombstones)` gives what the tombstones are answered as."""
+    if not tombstones.shown_in(list_name, filters):
+        return entries, positions
+    full = len(positions) > window.size  # the rows alone fill the page: a tombstone after its last row cannot be in it
+    stones = tombstones.after_position(tenant_id, list_name,
+                                       position=read_cursor(window.cursor, scope) if window.cursor else None,
+                                       updated_after=window.updated_after, updated_before=window.updated_before,
+                                       limit=window.size + 1, until=positions[window.size][0] if full else None)
+    if not stones:
+        return entries, positions
+    entries, positions = tombstones.merged(entries, positions, stones, shown(stones) if shown else None)
+    return entries[:window.size + 1], positions[:window.size + 1]
 
 
 class WholeListArgsSchema(SyncArgsSchema):

@@ -15,6 +15,7 @@ ALL_PLUGINS = (
     "questions",
     "calls",
     "webhooks",
+    "privacy",
     "person",
     "mcp",
     "board",
@@ -95,9 +96,9 @@ def resolve(names) -> list[Plugin]:
 
 def all_models() -> list:
     """Every model of every plugin, enabled or not: the schema that migrations describe."""
-    from app import events, idempotency, tenancy
+    from app import events, idempotency, tenancy, tombstones
 
-    models = list(tenancy.MODELS) + list(events.MODELS) + list(idempotency.MODELS)
+    models = list(tenancy.MODELS) + list(events.MODELS) + list(idempotency.MODELS) + list(tombstones.MODELS)
     for name in available():
         plugin = load_plugin(name)
         models.extend(m for m in plugin.models if m not in models)

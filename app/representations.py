@@ -23,7 +23,7 @@ import marshmallow as ma
 import peewee as pw
 from flask import Response, current_app
 
-from app.api import page_schema
+from app.api import TombstoneSchema, page_schema
 from app.auth import current_tenant_id
 from app import listing
 from app.listing import ListWindow, page_body, page_query, paginate, within_window
@@ -155,8 +155,14 @@ def owned_list_response(query, schema_class: type, window: ListWindow, *, tenant
         return _json_response(dumps_bytes(_schema(page_schema(schema_class)).dump(body)))
     scope = listing.cursor_scope(tenant_id, list_name, window, filters)
     items, positions = _dumped_rows(listing.keyset_query(query, query.model, window, scope), schema_class)
+    items, positions = listing.with_tombstones(items, positions, window, scope, tenant_id=tenant_id, list_name=list_name,
+                                               filters=filters, shown=_dumped_tombstones)
     last = positions[window.size - 1] if len(positions) > window.size else None
     return _json_response(dumps_bytes(listing.cursor_body(items, size=window.size, last_position=last, scope=scope)))
+
+
+def _dumped_tombstones(stones: list) -> list[dict]:
+    return _schema(TombstoneSchema).dump(stones, many=True)
 
 
 def _dumped_rows(query, schema_class: type) -> tuple[list[dict], list[tuple]]:

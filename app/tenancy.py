@@ -33,6 +33,7 @@ class Tenant(BaseModel):
     name = pw.CharField(max_length=200)
     rate_limit = pw.CharField(null=True, max_length=100)
     created_at = pw.DateTimeField(default=utcnow)
+    candidate_retention_days = pw.IntegerField(null=True)  # erase candidates inactive this long (plugins.privacy); None: keep
 
     class Meta:
         table_name = "tenants"
@@ -108,7 +109,8 @@ def check_rate_limit(rate_limit: str) -> None:
         raise TenantError(f"rate limit {rate_limit!r} is not a limit like '6000/minute' or '100/second'") from exc
 
 
-def create_tenant(slug: str, name: str | None = None, *, key: str | None = None, rate_limit: str | None = None):
+def create_tenant(slug: str, name: str | None = None, *, key: str | None = None, rate_limit: str | None = None,
+                  candidate_retention_days: int | None = None):
     """Create tenant `slug` and its first key; returns (tenant, plaintext key)."""
     if not SLUG_PATTERN.match(slug):
         raise TenantError("tenant id must be lowercase letters, digits, '-' or '_' (max 63)")
@@ -119,20 +121,33 @@ def create_tenant(slug: str, name: str | None = None, *, key: str | None = None,
     if Tenant.get_or_none(Tenant.id == slug):
         raise TenantError(f"tenant {slug!r} already exists")
     with Tenant._meta.database.atomic():
-        tenant = Tenant.create(id=slug, name=name or slug, rate_limit=rate_limit)
+        tenant = Tenant.create(id=slug, name=name or slug, rate_limit=rate_limit,
+                               candidate_retention_days=_retention_days(candidate_retention_days))
         plaintext = create_key(slug, key=key)
     return tenant, plaintext
 
 
+def _retention_days(days: int | None) -> int | None:
+    if days is not None and (isinstance(days, bool) or not isinstance(days, int) or days < 1):
+        raise TenantError("candidate_retention_days must be a whole number of days, 1 or more (or none)")
+    return days
+
+
 def update_tenant(slug: str, *, name: str | None = None, rate_limit: str | None = None,
-                  default_rate_limit: bool = False) -> Tenant:
-    """Change an existing tenant's display name and/or its own rate limit (`default_rate_limit` drops it, so the
-    RATE_LIMIT setting applies again); returns the tenant as stored."""
+                  default_rate_limit: bool = False, candidate_retention_days: int | None = None,
+                  keep_candidates: bool = False) -> Tenant:
+    """Change an existing tenant's display name, its own rate limit (`default_rate_limit` drops it, so the RATE_LIMIT
+    setting applies again) and/or its candidate retention (`keep_candidates` drops it: kept until erased); returns the
+    tenant as stored."""
     tenant = Tenant.get_or_none(Tenant.id == slug)
     if tenant is None:
         raise TenantError(f"no tenant {slug!r}")
     if rate_limit is not None and default_rate_limit:
         raise TenantError("give a new rate limit or drop the tenant's own, not both")
+    if candidate_retention_days is not None and keep_candidates:
+        raise TenantError("give a candidate retention or keep candidates until erased, not both")
+    if candidate_retention_days is not None or keep_candidates:
+        tenant.candidate_retention_days = _retention_days(candidate_retention_days)
     if rate_limit is not None:
         check_rate_limit(rate_limit)
         tenant.rate_limit = rate_limit

@@ -17,6 +17,10 @@ class TenantSchema(ma.Schema):
     id = ma.fields.String(required=True, metadata={"description": "The tenant id (its slug); tenant_id in webhook bodies"})
     name = ma.fields.String(required=True)
     rate_limit = ma.fields.String(required=True, metadata={"description": "The limit that applies to this tenant's keys", "example": "600/minute"})
+    candidate_retention_days = ma.fields.Integer(required=True, allow_none=True, metadata={
+        "description": "Candidates with no activity (no write to them, their applications or calls) for longer than "
+                       "this many days are erased by the server; null: kept until erased. Set by the operator "
+                       "(`flask tenants update --candidate-retention-days`)"})
 
 
 @blp.route("")
@@ -26,4 +30,5 @@ def current_tenant():
     tenant = Tenant.get_or_none(Tenant.id == current_tenant_id())
     if tenant is None:  # deleted while a cached key still pointed at it
         raise NotFound("tenant")
-    return {"id": tenant.id, "name": tenant.name, "rate_limit": tenant.rate_limit or current_app.config["RATE_LIMIT"]}
+    return {"id": tenant.id, "name": tenant.name, "rate_limit": tenant.rate_limit or current_app.config["RATE_LIMIT"],
+            "candidate_retention_days": tenant.candidate_retention_days}

@@ -154,3 +154,21 @@ def postgres_backend_pids(database_url: str) -> list[int]:
         pids = [row[0] for row in cursor.fetchall()]
     connection.close()
     return pids
+
+
+def fresh_app(database_url: str, instance: Path, **config):
+    """An app over a freshly migrated database (PostgreSQL's public schema dropped and rebuilt; a SQLite file is new),
+    with files under `instance` and quiet logs: what a bench seeds its data through."""
+    from app import create_app
+    from app.cli import upgrade_database
+    from app.db import database
+
+    app = create_app({"DATABASE_URL": database_url, "INSTANCE_DIR": str(instance), "RESUME_DIR": str(instance / "resumes"),
+                      "LOG_LEVEL": "WARNING", **config})
+    with app.app_context():
+        if database_url.startswith("postgres"):
+            with database.connection_context():
+                database.execute_sql("DROP SCHEMA IF EXISTS public CASCADE")
+                database.execute_sql("CREATE SCHEMA public")
+        upgrade_database()
+    return app

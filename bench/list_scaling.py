@@ -30,7 +30,7 @@ import requests
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.harness import free_port, start_gunicorn, stop, time_calls  # noqa: E402 - after the path insert
+from bench.harness import fresh_app, free_port, start_gunicorn, stop, time_calls  # noqa: E402 - after the path insert
 
 DEFAULT_URL = "postgresql://postgres@127.0.0.1:5432/bench_lists"
 TARGET_RATIO = 2.0  # cursor, updated_after and filtered pages at many rows: within 2x of the same at few rows
@@ -65,21 +65,13 @@ def copy_rows(database, table: str, template_id, count: int, overrides: dict[str
 
 def seed(url: str, rows: int, instance: Path) -> dict:
     """A fresh schema with one tenant holding `rows` jobs, `rows` candidates and `rows` applications."""
-    from app import create_app
-    from app.cli import upgrade_database
     from app.db import database
     from app.tenancy import create_tenant
     from tests.factories import candidate_body, job_body
 
-    app = create_app({"DATABASE_URL": url, "INSTANCE_DIR": str(instance), "RESUME_DIR": str(instance / "resumes"),
-                      "LOG_LEVEL": "WARNING", "RATE_LIMIT": "1000000/minute"})
-    with app.app_context():
-        with database.connection_context():
-            database.execute_sql("DROP SCHEMA IF EXISTS public CASCADE")
-            database.execute_sql("CREATE SCHEMA public")
-        upgrade_database()
-        with database.connection_context():
-            tenant_id, key = create_tenant("lists")
+    app = fresh_app(url, instance, RATE_LIMIT="1000000/minute")
+    with app.app_context(), database.connection_context():
+        tenant_id, key = create_tenant("lists")
     client = app.test_client()
     headers = {"Authorization": f"Bearer {key}"}
     job = client.post("/v1/jobs", json=job_body(source_id="template-job"), headers=headers).json

@@ -24,7 +24,8 @@ def ok(response, status=200) -> dict:
 
 
 def seed_records(client, tenant) -> dict:
-    """{path parameter name: value} for a job, question, candidate (with a resume), application, call, webhook, delivery."""
+    """{path parameter name: value} for a job, question, candidate (with a resume), application, call, webhook, delivery,
+    and an erased candidate (its tombstone and erasure log entry)."""
     headers = tenant.headers
     job = create_job(client, tenant, source_id=f"{tenant.id}-job")
     question = ok(client.post(f"/v1/jobs/{job['id']}/questions", headers=headers,
@@ -40,6 +41,8 @@ def seed_records(client, tenant) -> dict:
         "candidate_source_id": candidate["source_id"], "job_source_id": job["source_id"],
         "source_application_status": "applied", "application_stage": "ACTIVE"}), 201)
     call = ok(client.post(f"/v1/applications/{application['id']}/instant-call", headers=headers), 202)
+    erased = ok(client.post("/v1/candidates", headers=headers, json=candidate_body(source_id=f"{tenant.id}-erased")), 201)
+    assert client.delete(f"/v1/candidates/{erased['id']}", headers=headers).status_code == 204  # a tombstone, a log row
     deliveries = ok(client.get(f"/v1/tenant-webhook/{webhook['id']}/deliveries?page=1&size=1", headers=headers))
     assert deliveries["data"], "creating the application should have produced a webhook delivery"
     return {
@@ -47,4 +50,5 @@ def seed_records(client, tenant) -> dict:
         "application_id": application["id"], "call_id": call["id"], "tenant_webhook_id": webhook["id"],
         "delivery_id": deliveries["data"][0]["id"], "person_id": PERSON_ID,
         "source_id": job["source_id"],  # the by-source-id upserts' path value
+        "erased_candidate_id": erased["id"],
     }

@@ -93,6 +93,8 @@ def test_get_tenant_answers_the_callers_tenant_and_limit(make_app, make_tenant):
     app = make_app(RATE_LIMIT="50/minute")
     plain, vip = make_tenant("plain"), make_tenant("vip", name="VIP Inc", rate_limit="5000/minute")
     client = app.test_client()
-    assert client.get("/v1/tenant", headers=plain.headers).json == {"id": "plain", "name": "plain", "rate_limit": "50/minute"}
-    assert client.get("/v1/tenant", headers=vip.headers).json == {"id": "vip", "name": "VIP Inc", "rate_limit": "5000/minute"}
+    assert client.get("/v1/tenant", headers=plain.headers).json == {"id": "plain", "name": "plain", "rate_limit": "50/minute",
+                                                                        "candidate_retention_days": None}
+    assert client.get("/v1/tenant", headers=vip.headers).json == {"id": "vip", "name": "VIP Inc", "rate_limit": "5000/minute",
+                                                                      "candidate_retention_days": None}
     assert client.get("/v1/tenant").status_code == 401

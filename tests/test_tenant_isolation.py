@@ -43,6 +43,8 @@ def request_for(rule: str, method: str, a: dict) -> dict | None:
         ("PATCH", "/v1/jobs/<job_id>/questions/<question_id>"): {"query_string": question_query,
                                                                  "json": {"question_text": "Changed?", "source_id": "changed"}},
         ("DELETE", "/v1/jobs/<job_id>/questions/<question_id>"): {"query_string": question_query},
+        ("DELETE", "/v1/candidates/<candidate_id>"): {},
+        ("POST", "/v1/candidates/<candidate_id>/anonymize"): {"json": {"fields": ["first_name", "email"]}},
         ("PATCH", "/v1/jobs/<job_id>/scheduling"): {"json": {"scheduling": True}},
         ("PUT", "/v1/jobs/<job_id>/schedule-setting"): {"json": SCHEDULE_SETTING},
         ("POST", "/v1/tenant-webhook/subscribe/<tenant_webhook_id>"): {},
@@ -136,7 +138,8 @@ def snapshot(client, tenant, a: dict) -> dict:
              f"/v1/jobs/{a['job_id']}/schedule-setting", f"/v1/jobs/{a['job_id']}/questions/{a['question_id']}",
              f"/v1/tenant-webhook/{a['tenant_webhook_id']}/deliveries{pages}", f"/v1/candidates/{a['candidate_id']}/resume",
              "/v1/tenant-webhook", f"/v1/jobs{pages}", f"/v1/candidates{pages}", f"/v1/applications{pages}", f"/v1/calls{pages}",
-             "/v1/events?size=100"]
+             "/v1/events?size=100", f"/v1/candidates/{a['candidate_id']}/export", f"/v1/privacy/erasures{pages}",
+             "/v1/candidates?cursor=&size=100"]
     state = {}
     for path in paths:
         response = client.get(path, headers=tenant.headers)
@@ -145,6 +148,7 @@ def snapshot(client, tenant, a: dict) -> dict:
         if isinstance(body, dict):  # a signed cursor carries the time it was signed: not A's data
             body.pop("next_after", None)
             body.pop("next_cursor", None)
+            body.pop("exported_at", None)  # when the export was assembled
         state[path] = body
     return state
 

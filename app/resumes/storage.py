@@ -30,6 +30,11 @@ class ResumeStorage(abc.ABC):
     def open(self, tenant_id: str, sha256: str) -> BinaryIO:
         """A readable binary stream of the tenant's stored bytes; FileNotFoundError when absent."""
 
+    @abc.abstractmethod
+    def remove(self, tenant_id: str, sha256: str, *, shared_too: bool) -> bool:
+        """Delete the tenant's stored bytes (and, with `shared_too`, a copy stored before tenants were kept apart);
+        answers whether anything was deleted. Callers check first that no record refers to them."""
+
 
 class LocalResumeStorage(ResumeStorage):
     """A directory on local disk: <root>/tenants/<tenant id>/<first two hex digits>/<sha256>, written atomically.
@@ -74,6 +79,17 @@ class LocalResumeStorage(ResumeStorage):
             return self.path_for(tenant_id, sha256).open("rb")
         except FileNotFoundError:
             return self.shared_path_for(sha256).open("rb")
+
+    def remove(self, tenant_id: str, sha256: str, *, shared_too: bool) -> bool:
+        paths = [self.path_for(tenant_id, sha256)] + ([self.shared_path_for(sha256)] if shared_too else [])
+        removed = False
+        for path in paths:
+            try:
+                path.unlink()
+                removed = True
+            except FileNotFoundError:
+                pass
+        return removed
 
 
 def _two_level(sha256: str) -> Path:

@@ -14,6 +14,7 @@ from app.errors import Conflict, NotFound, ValidationFailed
 from app.records import apply_changes, apply_filters, find_by_source_id, source_id_taken
 from app.resumes import uploads
 from plugins.applications.models import Application
+from plugins.applications.resume_files import remove_unreferenced
 from plugins.applications.schemas import ApplicationSchema
 from plugins.candidates.models import Candidate
 from plugins.jobs.models import Job
@@ -114,6 +115,9 @@ def create_for(tenant_id: str, candidate: Candidate, job: Job, values: dict, *,
             events.emit(tenant_id, events.APPLICATION_ACTIVITY, application_record(application))
     except pw.IntegrityError:
         _refuse_duplicates(tenant_id, candidate, job, values.get("source_id"))
+        if not Candidate.select().where(Candidate.id == candidate.id).exists():  # erased while this was written
+            remove_unreferenced(tenant_id, [columns.get("resume_sha256")])
+            raise NotFound("candidate", candidate.id) from None
         raise
     return application
 

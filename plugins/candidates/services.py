@@ -5,6 +5,7 @@ from __future__ import annotations
 from flask import current_app
 
 from app.db import database, utcnow
+from app.errors import NotFound
 from app.resumes import uploads
 from app.records import apply_changes, apply_filters, create_with_source_id, find_by_source_id, get_owned, source_id_taken
 from plugins.candidates.models import Candidate
@@ -41,14 +42,24 @@ def update_candidate(tenant_id: str, candidate_id, values: dict) -> Candidate:
         existing = find_by_source_id(Candidate, tenant_id, new_source_id)
         if existing is not None:
             raise source_id_taken(Candidate, new_source_id, existing.id)
-    return apply_changes(candidate, values)
+    return still_there(apply_changes(candidate, values))
+
+
+def still_there(candidate: Candidate) -> Candidate:
+    """The candidate just saved, or 404 when an erasure deleted its row since it was read (the save changed nothing)."""
+    if not Candidate.select().where(Candidate.id == candidate.id).exists():
+        from plugins.applications.resume_files import remove_unreferenced
+
+        remove_unreferenced(candidate.tenant_id, [candidate.resume_sha256])  # a resume this write stored
+        raise NotFound("candidate", candidate.id)
+    return candidate
 
 
 def replace_candidate(tenant_id: str, candidate: Candidate, values: dict) -> Candidate:
     """The upsert's replace: every field of the create body (its resume too, when one is sent) over the stored ones."""
     values = dict(values)
     values.update(uploads.take_from(values, tenant_id))
-    return apply_changes(candidate, values)
+    return still_there(apply_changes(candidate, values))
 
 
 def resume_of(tenant_id: str, candidate_id):

@@ -4,6 +4,7 @@ from app.plugins import Plugin
 from plugins.person import datasets
 from plugins.person.cli import person_cli
 from plugins.person.routes import BLUEPRINTS
+from plugins.person.suppression import PersonSuppression
 
 
 def init_app(app) -> None:
@@ -17,4 +18,5 @@ def init_app(app) -> None:
     add_demo_step(app, load_demo_datasets)
 
 
-PLUGIN = Plugin(name="person", blueprints=BLUEPRINTS, rate_limit="PERSON_RATE_LIMIT", init_app=init_app, cli=(person_cli,))
+PLUGIN = Plugin(name="person", blueprints=BLUEPRINTS, models=(PersonSuppression,), rate_limit="PERSON_RATE_LIMIT",
+                init_app=init_app, cli=(person_cli,))

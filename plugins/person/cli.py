@@ -127,3 +127,34 @@ def _backend(sandbox: bool):
     if backend is None:
         raise click.ClickException("the search backend is `none` (or has no URL): set HIREKIT_SEARCH_BACKEND / HIREKIT_SANDBOX_SEARCH_BACKEND")
     return backend
+
+
+@person_cli.command("suppress")
+@click.option("--email", default=None, help="Suppress the person with this email (any of their profile's emails).")
+@click.option("--id", "person_id", default=None, help="Suppress the person with this dataset id.")
+@click.option("--list", "list_all", is_flag=True, help="List the suppression list instead.")
+@click.option("--remove", is_flag=True, help="Take the --email or --id off the list instead.")
+def suppress_command(email, person_id, list_all, remove):
+    """Keep a person who opted out out of every person answer (search, enrich, bulk, retrieve, identify), on both
+    backends and across dataset reloads; --list shows the list, --remove takes one off it."""
+    from app.db import database
+    from plugins.person import suppression
+
+    with database.connection_context():
+        if list_all:
+            if email or person_id or remove:
+                raise click.UsageError("--list takes no --email, --id or --remove")
+            for entry in suppression.entries():
+                click.echo(f"{entry.kind}\t{entry.value}\t{entry.created_at.isoformat(timespec='seconds')}Z")
+            return
+        if bool(email) == bool(person_id):
+            raise click.UsageError("give one of --email or --id (or --list)")
+        kind, value = (suppression.EMAIL, email) if email else (suppression.ID, person_id)
+        try:
+            changed = suppression.unsuppress(kind, value) if remove else suppression.suppress(kind, value)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint=f"--{kind}") from None
+    if remove:
+        click.echo(f"{kind} {'removed from' if changed else 'was not on'} the suppression list")
+    else:
+        click.echo(f"{kind} {'suppressed' if changed else 'was already suppressed'}")

@@ -9,9 +9,9 @@ import orjson
 from flask import current_app
 
 from app.errors import ApiError, flatten_fields, summarize_fields
-from plugins.person import dsl, profile_fields, sql, tokens
+from plugins.person import dsl, profile_fields, sql, suppression, tokens
 from plugins.person.required import compile_required
-from plugins.person.backends import MAX_RESULT_WINDOW, SearchDeadline
+from plugins.person.backends import MAX_RESULT_WINDOW, SearchDeadline, SearchResult
 from plugins.person.datasets import sources
 from plugins.person.enrich import Match, NoMatch
 from plugins.person.schemas import PersonEnrichV1Schema, PersonEnrichV2Schema
@@ -97,7 +97,12 @@ def _run_search(params: dict, *, size: int, offset: int, sandbox: bool):
     sort = dsl.validate_sort(params.get("sort"))
     fingerprint = tokens.query_fingerprint(query, sort, f"{'sandbox' if sandbox else 'production'}:{backend.name}")
     cursor = tokens.decode(params["scroll_token"], fingerprint, size) if params.get("scroll_token") else None
+    query, anyone_suppressed = suppression.excluding(query)
     result = backend.search(query, size=size, offset=offset, sort=sort, cursor=cursor, deadline=deadline)
+    if anyone_suppressed:  # the query matched emails as listed (lower case): a record spelling one otherwise goes here
+        kept = suppression.unsuppressed(result.hits)
+        if len(kept) < len(result.hits):
+            result = SearchResult(result.total - (len(result.hits) - len(kept)), hits=kept, cursor=result.cursor)
     head = {"status": 200, "total": result.total}
     if result.cursor:
         head["scroll_token"] = tokens.encode(result.cursor, fingerprint)
@@ -221,6 +226,8 @@ def vendor_params(params: dict) -> dict:
 
 def enrich_answer(match: Match, params: dict, *, contact: bool) -> dict:
     minimum = params.get("min_likelihood") or DEFAULT_MIN_LIKELIHOOD
+    if suppression.is_suppressed(match.record):
+        raise NoMatch()
     if match.likelihood < minimum:
         raise NoMatch(f"The best match has likelihood {match.likelihood}, below min_likelihood {minimum}.")
     record = match.record if contact else without_contact_details(match.record)
@@ -243,7 +250,7 @@ def people_pdl_bulk(params: dict, *, contact: bool = True, sandbox: bool = False
 def person_retrieve(person_id: str, *, contact: bool = True, sandbox: bool = False) -> dict:
     """PDL's /person/retrieve/{id}: {status, data, billed} for one dataset record; 404 when no record has the id."""
     found = sources(sandbox).backend().get_by_ids([person_id]).get(person_id)
-    if found is None:
+    if found is None or suppression.is_suppressed(found):
         raise NoMatch(f"No person has id {person_id!r}.")
     return {"status": 200, "data": found if contact else without_contact_details(found), "billed": False}
 
@@ -260,8 +267,9 @@ def people_identify(params: dict, *, contact: bool = True, sandbox: bool = False
     requirement = compile_required(params.get("required"))
     minimum = params.get("min_likelihood") or 1
     candidates = sources(sandbox).vendor().identify(vendor_params(params), limit=IDENTIFY_MATCHES)
+    allowed = {id(record) for record in suppression.unsuppressed([match.record for match in candidates])}
     found = []
-    for match in candidates:
+    for match in (match for match in candidates if id(match.record) in allowed):
         record = match.record if contact else without_contact_details(match.record)
         if match.likelihood >= minimum and (requirement is None or requirement(record)):
             found.append({"data": record, "match_score": match.likelihood * 10, "matched_on": list(match.matched)})

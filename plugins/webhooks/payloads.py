@@ -11,7 +11,7 @@ import marshmallow as ma
 
 import orjson
 
-from app.events import APPLICATION_ACTIVITY, CALL_ACTIVITY
+from app.events import APPLICATION_ACTIVITY, CALL_ACTIVITY, CANDIDATE_DELETED
 from app.listing import shown_instant
 
 JSON = "application/json"
@@ -22,6 +22,7 @@ CONTENT_TYPES = (JSON, FORM)
 RECORD_SCHEMAS = {
     CALL_ACTIVITY: ("plugins.calls.schemas", "CallSchema"),
     APPLICATION_ACTIVITY: ("plugins.applications.schemas", "ApplicationSchema"),
+    CANDIDATE_DELETED: ("plugins.privacy.schemas", "CandidateDeletedSchema"),
 }
 # Used while a family's schema does not exist yet: its table's columns plus the embedded summaries
 FALLBACK_RECORD_FIELDS = {

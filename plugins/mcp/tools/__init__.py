@@ -14,7 +14,7 @@ from typing import Callable
 import marshmallow as ma
 import orjson
 
-from app import idempotency
+from app import idempotency, tombstones
 from app.api import page_schema
 from app.errors import ApiError, flatten_fields
 from app.fields import load_json
@@ -174,7 +174,14 @@ def list_tool(plugin: str, filters: type[ma.Schema], record: type[ma.Schema], li
     defaults for an agent, answered as one page of `record`s by `list_records(tenant_id, **filters)`."""
     return Tool(name=f"list_{plugin}", title=f"List {plugin}", description=description,
                 arguments=with_defaults(filters, f"List{plugin.title()}ArgsSchema", page=1, size=20),
-                result=page_schema(record), run=lambda tenant_id, args: list_records(tenant_id, **args), plugin=plugin)
+                result=page_schema(record), run=lambda tenant_id, args: _live_records(list_records, tenant_id, args),
+                plugin=plugin)
+
+
+def _live_records(list_records, tenant_id: str, args: dict):
+    """A list tool's answer: erased records are gone for an agent (no tombstones, which sync walks over REST show)."""
+    with tombstones.hidden():
+        return list_records(tenant_id, **args)
 
 
 def get_tool(plugin: str, name: str, title: str, which: type[ma.Schema], record: type[ma.Schema], get_record,

@@ -1,0 +1,30 @@
+"""Resume bytes nobody refers to any more are deleted: after an erasure, or when a write that stored them failed."""
+
+from __future__ import annotations
+
+from app.resumes.storage import storage
+from plugins.applications.models import Application
+from plugins.candidates.models import Candidate
+
+HOLDERS = (Candidate, Application)  # the tables whose rows name a stored resume by its sha256 (ResumeColumns)
+
+
+def remove_unreferenced(tenant_id: str, sha256s) -> int:
+    """Delete each of the tenant's stored resumes that no record of the tenant names any more (a copy stored before
+    tenants were kept apart goes too once no record of any tenant names it); answers how many files went."""
+    removed = 0
+    for sha256 in sorted({sha for sha in sha256s if sha}):
+        if _named(sha256, tenant_id):
+            continue
+        removed += storage().remove(tenant_id, sha256, shared_too=not _named(sha256))
+    return removed
+
+
+def _named(sha256: str, tenant_id: str | None = None) -> bool:
+    for model in HOLDERS:
+        query = model.select(model.id).where(model.resume_sha256 == sha256)
+        if tenant_id is not None:
+            query = query.where(model.tenant == tenant_id)
+        if query.exists():
+            return True
+    return False

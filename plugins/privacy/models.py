@@ -1,0 +1,24 @@
+"""The erasure log: what an erasure removed, by record id and count, with no personal data (DESIGN: Erasure)."""
+
+import peewee as pw
+
+from app.db import JSONField
+from app.records import TenantRecord, tenant_indexes
+
+REQUEST, RETENTION = "request", "retention"  # why a candidate was erased: asked for (REST, CLI), or past the retention
+
+
+class Erasure(TenantRecord):
+    """One candidate's erasure: created_at is when it committed."""
+
+    label = "erasure"
+
+    candidate_id = pw.UUIDField()
+    reason = pw.CharField(max_length=16)
+    key_id = pw.IntegerField(null=True)  # the API key that asked; None for the CLI and the retention pass
+    record_ids = JSONField()  # {"applications": [...], "calls": [...], "events": [...]}
+    counts = JSONField()  # {"applications": n, "calls": n, ...}
+
+    class Meta:
+        table_name = "privacy_erasures"
+        indexes = tenant_indexes()
