@@ -91,11 +91,12 @@ def _run_search(params: dict, *, size: int, offset: int, sandbox: bool):
     query = search_query(params)
     sort = dsl.validate_sort(params.get("sort"))
     fingerprint = tokens.query_fingerprint(query, sort, f"{'sandbox' if sandbox else 'production'}:{backend.name}")
-    cursor = tokens.decode(params["scroll_token"], fingerprint, size) if params.get("scroll_token") else None
+    cursor, generation = tokens.decode(params["scroll_token"], fingerprint, size) if params.get("scroll_token") else (None, None)
     result = backend.search(query, size=size, offset=offset, sort=sort, cursor=cursor, deadline=deadline)
+    tokens.check_generation(generation, result.generation)
     head = {"status": 200, "total": result.total}
     if result.cursor:
-        head["scroll_token"] = tokens.encode(result.cursor, fingerprint)
+        head["scroll_token"] = tokens.encode(result.cursor, fingerprint, result.generation)
     return head, result
 
 

@@ -120,8 +120,8 @@ def parallel_load(backend, path: str, *, replace: bool, processes: int, dataset_
 
     Worker processes each index one slice of the JSONL file into a tantivy directory of their own (parsing, flattening
     and indexing all in that process), then their segments are grafted into the live index under its writer lock, and
-    older copies of re-loaded ids are deleted. Readers keep answering from the previous commit throughout; between the
-    graft and the delete commit (a few seconds) a re-loaded id can briefly answer twice."""
+    older copies of re-loaded ids are deleted. Readers keep answering from the previous published commit throughout: the
+    graft's commit is never published, only the delete commit after it (write_meta)."""
     started = time.perf_counter()
     backend.directory.mkdir(parents=True, exist_ok=True)
     backend.check_layout(replace)
@@ -166,12 +166,12 @@ def parallel_load(backend, path: str, *, replace: bool, processes: int, dataset_
             older = narrowed(Query.term_query(SCHEMA, "id", record_id),
                              Query.range_query(SCHEMA, "_seq", FieldType.Integer, None, latest[record_id], True, False))
             writer.delete_documents_by_query(older)
-        writer.commit()
+        opstamp = writer.commit()
         writer.garbage_collect_files()
         writer.wait_merging_threads()
         index.reload()
         backend.write_meta(replace=replace, dataset_version=dataset_version, count=index.searcher().num_docs,
-                           next_seq=max_seq + 1)
+                           next_seq=max_seq + 1, opstamp=opstamp)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     report.skipped.sort()
