@@ -307,10 +307,11 @@ def delta_files(count: int, seed: int, workdir: Path) -> tuple[Path, Path, str]:
     return delta, ids, f"{changed:,} changed, {new:,} new, {removed:,} removed"
 
 
-def time_delta(index: Path, count: int, seed: int, workdir: Path, env: dict) -> None:
-    """Apply the delta with `person load --upsert --delete-ids` (its own process, as an operator runs it) to a hard-linked
-    copy of the index while this process searches the copy with the query mix; the same mix before it is the baseline.
-    Every search must see the dataset whole before or whole after (the match_all count of each round says which)."""
+def time_delta(index: Path, count: int, seed: int, workdir: Path, env: dict, niceness: int) -> None:
+    """Apply the delta with `person load --upsert --delete-ids` (its own process, as an operator runs it: with
+    `nice -n NICENESS` and one indexing thread, unless niceness is 0) to a hard-linked copy of the index while this
+    process searches the copy with the query mix; the same mix before it is the baseline. Every search must see the
+    dataset whole before or whole after (the match_all count of each round says which)."""
     from app import create_app
     from plugins.person import services
     from plugins.person.datasets import sources
@@ -335,6 +336,8 @@ def time_delta(index: Path, count: int, seed: int, workdir: Path, env: dict) -> 
             mix_round(before, seen_before)
         command = [sys.executable, "-m", "flask", "--app", "wsgi", "person", "load", str(delta), "--upsert",
                    "--delete-ids", str(ids), "--dataset-version", "delta-1"]
+        if niceness:
+            command = ["nice", "-n", str(niceness), *command, "--threads", "1"]
         started = time.perf_counter()
         update = subprocess.Popen(command, cwd=ROOT, env={**env, "HIREKIT_SEARCH_INDEX": str(copy)},
                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
@@ -350,7 +353,8 @@ def time_delta(index: Path, count: int, seed: int, workdir: Path, env: dict) -> 
         mix_round([], after)
     shutil.rmtree(copy, ignore_errors=True)
     print(f"\ndelta of {described} ({delta.stat().st_size / 2**20:,.0f} MiB JSONL): applied in {took:.1f}s "
-          f"(exit {update.returncode}); load average {load_average()}")
+          f"(exit {update.returncode}) by `{' '.join(command[:3] if niceness else command[:1])} ... person load --upsert "
+          f"--delete-ids{' --threads 1' if niceness else ''}`; load average {load_average()}")
     print("  " + output[0].decode(errors="replace").strip().splitlines()[-1] if output and output[0] else "  (no output)")
     ratio50 = percentile(during, 50) / percentile(before, 50) if during else float("nan")
     ratio95 = percentile(during, 95) / percentile(before, 95) if during else float("nan")
@@ -372,6 +376,9 @@ def main() -> None:
     parser.add_argument("--processes", type=int, default=None, help="loader slice processes (default CPU count)")
     parser.add_argument("--repeats", type=int, default=None)
     parser.add_argument("--no-delta", action="store_true", help="skip applying the 1 %% delta")
+    parser.add_argument("--delta-only", action="store_true", help="only apply the 1 %% delta (and the searches around it)")
+    parser.add_argument("--delta-nice", type=int, default=10, help="niceness of the delta's process (0: as the searches), "
+                                                                  "which runs with one indexing thread unless 0")
     args = parser.parse_args()
     os.environ.setdefault("HIREKIT_SECRET_KEY", secrets.token_urlsafe(48))  # the app and the servers it starts need one
     count = args.count or (50_000 if args.quick else 1_000_000)
@@ -392,60 +399,61 @@ def main() -> None:
         with database.connection_context():
             _, key = create_tenant("bench")
 
-    from plugins.person import services
-
-    port = free_port()
     env = {**os.environ, "HIREKIT_DATABASE_URL": database_url, "HIREKIT_SEARCH_INDEX": str(index),
            "HIREKIT_RATE_LIMIT_ENABLED": "false", "HIREKIT_TENANT_MAX_IN_FLIGHT": "-1", "HIREKIT_LOG_LEVEL": "WARNING", "HIREKIT_REDIS_URL": "",
            "HIREKIT_ACCESS_LOG": ""}
-    # gunicorn as deployed (the gthread worker with keep-alive, GC freeze), 2 workers; the second may still be booting
-    # when the first answers, so it gets 3 s before anything is timed
-    server = start_gunicorn("wsgi:app", port, env, settle_seconds=3)
-    print(f"\n{count:,} profiles, {repeats} runs per query, each query in-process then over HTTP; load average {load_average()}")
-    try:
-        client = KeepAliveClient(f"http://127.0.0.1:{port}", {"X-API-Key": key})
-        engine, http = time_mix(app, client, repeats)
-        sql_rows = time_sql_twins(app, repeats)
-        floor = time_floor(client, repeats * 5)
-        body = bulk_enrich_body(args.seed)
-        bulk_engine, bulk_http = [], []
-        with app.app_context():
-            answers = []
-            for bulk, timings in ((services.people_bulk_enrich, bulk_engine),
-                                  (lambda b: client.call("POST", "/v2/person/enrich/info/bulk", b), bulk_http)):
-                timings += time_calls(lambda: answers.append(bulk(body)), 1 + repeats // 3, warmup=2)
-        statuses = [item["status"] for item in answers[-1]["data"]]
-        disk_and_memory(index, count, server)
-        time_deep_scroll(app, repeats)
-    finally:
-        stop(server)
+    if not args.delta_only:
+        from plugins.person import services
 
-    print(f"\n{'query':32} {'engine (in-process)':44} {'HTTP (gunicorn -w 2)':44} ratio")
-    all_engine, all_http, ratios = [], [], []
-    for name in engine:
-        all_engine += engine[name]
-        all_http += http[name]
-        ratio = statistics.median(http[name]) / statistics.median(engine[name])
-        ratios.append(ratio)
-        print(f"{name:32} {summary(engine[name]):44} {summary(http[name]):44} {ratio:4.2f}x")
-    print(f"{'ALL QUERIES':32} {summary(all_engine):44} {summary(all_http):44} "
-          f"{statistics.median(all_http) / statistics.median(all_engine):4.2f}x")
-    print(f"{'HTTP floor (GET /v2/person/schema)':32} {'':44} {summary(floor):44}")
-    weighted = sum(statistics.median(http[n]) for n in engine) / sum(statistics.median(engine[n]) for n in engine)
-    print(f"HTTP vs engine: pooled p50s {statistics.median(all_http) / statistics.median(all_engine):.2f}x (the pooled p50 falls "
-          f"between clusters of queries, so it swings); per query p50s: median {statistics.median(ratios):.2f}x, worst "
-          f"{max(ratios):.2f}x; time-weighted (sum of per-query p50s) {weighted:.2f}x")
-    print(f"\n{'SQL twin of':32} {'DSL':44} {'SQL':44} SQL - DSL p50; translation (uncached) p50")
-    for name, dsl_times, sql_times, translate_times in sql_rows:
-        difference = statistics.median(sql_times) - statistics.median(dsl_times)
-        print(f"{name:32} {summary(dsl_times):44} {summary(sql_times):44} {difference:+.3f} ms; {statistics.median(translate_times):.3f} ms")
-    print(f"\nbulk enrich of {len(body['requests'])} local matches: engine {summary(bulk_engine)}; HTTP {summary(bulk_http)}; "
-          f"{statuses.count(200)} of {len(statuses)} matched")
-    print(f"load average {load_average()}")
-    print("targets: engine p50 <= 10 ms and p95 <= 50 ms at 1 M (<= 20 / 100 ms at 10 M); HTTP <= 1.3x engine; load >= 0.9x "
-          "the engine-alone ceiling; bulk enrich of 100 <= 150 ms; a SQL search within 1 ms of its DSL twin")
+        port = free_port()
+        # gunicorn as deployed (the gthread worker with keep-alive, GC freeze), 2 workers; the second may still be booting
+        # when the first answers, so it gets 3 s before anything is timed
+        server = start_gunicorn("wsgi:app", port, env, settle_seconds=3)
+        print(f"\n{count:,} profiles, {repeats} runs per query, each query in-process then over HTTP; load average {load_average()}")
+        try:
+            client = KeepAliveClient(f"http://127.0.0.1:{port}", {"X-API-Key": key})
+            engine, http = time_mix(app, client, repeats)
+            sql_rows = time_sql_twins(app, repeats)
+            floor = time_floor(client, repeats * 5)
+            body = bulk_enrich_body(args.seed)
+            bulk_engine, bulk_http = [], []
+            with app.app_context():
+                answers = []
+                for bulk, timings in ((services.people_bulk_enrich, bulk_engine),
+                                      (lambda b: client.call("POST", "/v2/person/enrich/info/bulk", b), bulk_http)):
+                    timings += time_calls(lambda: answers.append(bulk(body)), 1 + repeats // 3, warmup=2)
+            statuses = [item["status"] for item in answers[-1]["data"]]
+            disk_and_memory(index, count, server)
+            time_deep_scroll(app, repeats)
+        finally:
+            stop(server)
+
+        print(f"\n{'query':32} {'engine (in-process)':44} {'HTTP (gunicorn -w 2)':44} ratio")
+        all_engine, all_http, ratios = [], [], []
+        for name in engine:
+            all_engine += engine[name]
+            all_http += http[name]
+            ratio = statistics.median(http[name]) / statistics.median(engine[name])
+            ratios.append(ratio)
+            print(f"{name:32} {summary(engine[name]):44} {summary(http[name]):44} {ratio:4.2f}x")
+        print(f"{'ALL QUERIES':32} {summary(all_engine):44} {summary(all_http):44} "
+              f"{statistics.median(all_http) / statistics.median(all_engine):4.2f}x")
+        print(f"{'HTTP floor (GET /v2/person/schema)':32} {'':44} {summary(floor):44}")
+        weighted = sum(statistics.median(http[n]) for n in engine) / sum(statistics.median(engine[n]) for n in engine)
+        print(f"HTTP vs engine: pooled p50s {statistics.median(all_http) / statistics.median(all_engine):.2f}x (the pooled p50 falls "
+              f"between clusters of queries, so it swings); per query p50s: median {statistics.median(ratios):.2f}x, worst "
+              f"{max(ratios):.2f}x; time-weighted (sum of per-query p50s) {weighted:.2f}x")
+        print(f"\n{'SQL twin of':32} {'DSL':44} {'SQL':44} SQL - DSL p50; translation (uncached) p50")
+        for name, dsl_times, sql_times, translate_times in sql_rows:
+            difference = statistics.median(sql_times) - statistics.median(dsl_times)
+            print(f"{name:32} {summary(dsl_times):44} {summary(sql_times):44} {difference:+.3f} ms; {statistics.median(translate_times):.3f} ms")
+        print(f"\nbulk enrich of {len(body['requests'])} local matches: engine {summary(bulk_engine)}; HTTP {summary(bulk_http)}; "
+              f"{statuses.count(200)} of {len(statuses)} matched")
+        print(f"load average {load_average()}")
+        print("targets: engine p50 <= 10 ms and p95 <= 50 ms at 1 M (<= 20 / 100 ms at 10 M); HTTP <= 1.3x engine; load >= 0.9x "
+              "the engine-alone ceiling; bulk enrich of 100 <= 150 ms; a SQL search within 1 ms of its DSL twin")
     if not args.no_delta:
-        time_delta(index, count, args.seed, workdir, env)
+        time_delta(index, count, args.seed, workdir, env, args.delta_nice)
     shutil.rmtree(workdir, ignore_errors=True)
 
 
