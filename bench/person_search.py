@@ -377,7 +377,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=None)
     parser.add_argument("--no-delta", action="store_true", help="skip applying the 1 %% delta")
     parser.add_argument("--delta-only", action="store_true", help="only apply the 1 %% delta (and the searches around it)")
-    parser.add_argument("--delta-nice", type=int, default=10, help="niceness of the delta's process (0: as the searches), "
+    parser.add_argument("--delta-nice", type=int, default=0, help="niceness of the delta's process (0: as the searches), "
                                                                   "which runs with one indexing thread unless 0")
     args = parser.parse_args()
     os.environ.setdefault("HIREKIT_SECRET_KEY", secrets.token_urlsafe(48))  # the app and the servers it starts need one
