@@ -69,8 +69,7 @@ def by_number(searcher: tantivy.Searcher, parts, path: str, order: str, size: in
         return [a for _, a in result.hits], total, (["missing", consumed, result.hits[-1][0], *(counts or [])]
                                                     if more else None)
     if last is not None and counts is not None:
-        widths = DATE_WINDOWS if profile_fields.FIELDS[path].kind == DATE else NUMBER_WINDOWS
-        hits = _after_key(searcher, valued, key, last, order, size, widths)
+        hits = _after_key(searcher, valued, key, last, order, size)
         n_valued, n_missing = counts
     else:
         if last is not None:
@@ -158,16 +157,13 @@ def top_by_score_with_edge_ties(searcher: tantivy.Searcher, query: Query, need: 
 
 
 NUMBER_WINDOWS = (0, 1, 4, 16, 64)  # values on either side of the last one a sort continuation looks within, in turn
-# Dates are day numbers, and datasets date by month or year (a "2019-03" start is its first day): windows of a few
-# days past the last one are empty, each a search for nothing, so date windows step by about a month and more.
-DATE_WINDOWS = (0, 32, 128, 512, 2048)
 
 
-def _after_key(searcher, valued, key: str, last: int, order: str, size: int, widths: tuple[int, ...]) -> list:
+def _after_key(searcher, valued, key: str, last: int, order: str, size: int) -> list:
     """The next `size` valued hits past the folded key `last`: first among documents of the same value, then
-    within each of `widths` values of it, then anywhere past it."""
+    within NUMBER_WINDOWS values of it, then anywhere past it."""
     value = (last >> SEQ_BITS) - VALUE_OFFSET
-    windows = (_number_window(key, last, value, width, order) for width in widths)
+    windows = (_number_window(key, last, value, width, order) for width in NUMBER_WINDOWS)
     return _next_page(searcher, valued, windows, _past_key(key, last, order), size, key,
                       Order.Asc if order == "asc" else Order.Desc)
 
