@@ -5,7 +5,7 @@ N/500 new, N/1000 removed) to a copy of the index while searching it.
 
     .venv/bin/python bench/person_search.py                      # 1,000,000 profiles (the index is cached in bench/.cache/)
     .venv/bin/python bench/person_search.py --quick              # 50,000 profiles, fewer repetitions
-    .venv/bin/python bench/person_search.py --count 10000000     # ten million (about 30-40 min of CPU to build the index)
+    .venv/bin/python bench/person_search.py --count 10000000     # ten million (the index is built once, then cached)
     .venv/bin/python bench/person_search.py --count 200000 --reload --no-delta
 
 Figures are printed as milliseconds and as ratios against a baseline measured in the same run (the in-process engine
