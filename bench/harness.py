@@ -73,8 +73,16 @@ class KeepAliveClient:
         self.headers = {"Content-Type": "application/json", **(headers or {})}
 
     def call(self, method: str, path: str, body: dict | None = None) -> dict:
-        self.connection.request(method, path, body=orjson.dumps(body) if body is not None else None, headers=self.headers)
-        response = self.connection.getresponse()
+        payload = orjson.dumps(body) if body is not None else None
+        try:
+            self.connection.request(method, path, body=payload, headers=self.headers)
+            response = self.connection.getresponse()
+        except (BrokenPipeError, ConnectionResetError, http.client.RemoteDisconnected):
+            # the server closed the idle connection (its keep-alive timeout passed while the bench worked in-process)
+            self.connection.close()
+            self.connection.connect()
+            self.connection.request(method, path, body=payload, headers=self.headers)
+            response = self.connection.getresponse()
         payload = response.read()
         if response.status >= 400:
             raise RuntimeError(f"{method} {path} answered {response.status}: {payload[:300]!r}")

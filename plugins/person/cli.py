@@ -13,7 +13,7 @@ from flask.cli import AppGroup
 
 from app.cli import YES_OPTION, confirm_or_abort
 from plugins.person import datasets, sample
-from plugins.person.loader import load_file
+from plugins.person.loader import BadIdsFile, load_file, read_ids
 
 person_cli = AppGroup("person", help="Person datasets: generate a sample, load JSONL into the search backend, inspect it.")
 
@@ -61,32 +61,53 @@ def sample_command(count, seed, out, dataset_version, processes):
 
 
 @person_cli.command("load")
-@click.argument("path", type=click.Path(exists=True, dir_okay=False))
+@click.argument("path", required=False, type=click.Path(exists=True, dir_okay=False))
 @SANDBOX_OPTION
 @click.option("--replace", is_flag=True, help="Empty the dataset first (readers keep the old data until the commit).")
+@click.option("--upsert", is_flag=True, help="PATH is a delta: records whose id exists replace it, new ones are added, all "
+                                             "published at once (a malformed line publishes nothing).")
+@click.option("--delete-ids", "delete_ids", type=click.Path(exists=True, dir_okay=False),
+              help="Remove the ids listed in this file (one per line), in the same publish as PATH's records.")
 @click.option("--dataset-version", default=None, help="Default: the records' dataset_version, else today's date.")
 @click.option("--processes", default=None, type=click.IntRange(min=1), help="Parser processes (default: CPU count).")
 @click.option("--threads", default=0, type=click.IntRange(min=0), help="Engine indexing threads (0: automatic).")
 @YES_OPTION
-def load_command(path, sandbox, replace, dataset_version, processes, threads, yes):
+def load_command(path, sandbox, replace, upsert, delete_ids, dataset_version, processes, threads, yes):
     """Stream a JSONL file into the search backend, upserting by id; malformed lines are reported and skipped.
-    --replace asks first unless --yes."""
+    --replace asks first unless --yes. --upsert and --delete-ids apply a dataset delta: searches answer from the previous
+    version until the whole delta is published, and the dataset_version advances only then."""
+    if replace and (upsert or delete_ids):
+        raise click.UsageError("--replace loads a whole dataset; a delta (--upsert, --delete-ids) cannot be combined with it")
+    if path is None and not delete_ids:
+        raise click.UsageError("give a JSONL file to load, or --delete-ids FILE")
+    if upsert and path is None:
+        raise click.UsageError("--upsert needs the JSONL file of the delta's records")
+    try:
+        removed = read_ids(delete_ids) if delete_ids else []
+    except BadIdsFile as error:
+        raise click.ClickException(f"{delete_ids}: {error}; nothing was changed") from None
     backend = _backend(sandbox)
+    side = "sandbox" if sandbox else "production"
     if replace:
-        confirm_or_abort(yes, f"Replace every profile of the {'sandbox' if sandbox else 'production'} dataset with {path}?")
-    total_bytes = os.path.getsize(path)
-    with click.progressbar(length=total_bytes, label=f"loading {os.path.basename(path)}") as bar:
-        per_line = max(1, total_bytes // max(1, _estimate_lines(path)))
-        report = load_file(backend, path, replace=replace, dataset_version=dataset_version, processes=processes,
-                           writer_threads=threads, progress=lambda lines: bar.update(lines * per_line))
+        confirm_or_abort(yes, f"Replace every profile of the {side} dataset with {path}?")
+    total_bytes = os.path.getsize(path) if path else 0
+    with click.progressbar(length=max(1, total_bytes), label=f"loading {os.path.basename(path or delete_ids)}") as bar:
+        per_line = max(1, total_bytes // max(1, _estimate_lines(path))) if path else 0
+        report = load_file(backend, path, replace=replace, upsert=upsert, delete_ids=removed, dataset_version=dataset_version,
+                           processes=processes, writer_threads=threads, progress=lambda lines: bar.update(lines * per_line))
+    for line_no, reason in report.skipped[:50]:
+        click.echo(f"line {line_no}: {'rejected' if not report.published else 'skipped'}: {reason}", err=True)
+    if len(report.skipped) > 50:
+        click.echo(f"... and {len(report.skipped) - 50} more", err=True)
+    if not report.published:
+        raise click.ClickException(f"{len(report.skipped)} malformed line(s) in the delta {path}: nothing was published, "
+                                   "the dataset is unchanged; fix the lines and apply the delta again")
     rate = report.loaded / report.seconds if report.seconds else 0
-    click.echo(f"loaded {report.loaded} profiles into the {'sandbox' if sandbox else 'production'} dataset "
-               f"({backend.name}) in {report.seconds:.1f}s ({rate:,.0f} profiles/s)")
+    click.echo(f"loaded {report.loaded} profiles into the {side} dataset ({backend.name}) in {report.seconds:.1f}s "
+               f"({rate:,.0f} profiles/s)" + (f"; removed {report.deleted} of {len(removed)} listed ids" if delete_ids else ""))
+    if report.count is not None:
+        click.echo(f"published: {report.count} profiles in the dataset")
     if report.skipped:
-        for line_no, reason in report.skipped[:50]:
-            click.echo(f"line {line_no}: skipped: {reason}", err=True)
-        if len(report.skipped) > 50:
-            click.echo(f"... and {len(report.skipped) - 50} more", err=True)
         raise click.ClickException(f"{len(report.skipped)} malformed line(s) skipped; every other line was loaded")
 
 

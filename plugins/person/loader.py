@@ -1,5 +1,5 @@
 """Streams a JSONL dataset into a search backend (in parallel slices when the backend supports it, else parsed in worker processes and
-upserted in batches); malformed lines are reported by number."""
+upserted in batches), or applies a delta (upserts and removed ids, published at once); malformed lines are reported by number."""
 
 from __future__ import annotations
 
@@ -55,35 +55,87 @@ def _batches(path: str, size: int) -> Iterator[list[tuple[int, bytes]]]:
             yield batch
 
 
-def load_file(backend: SearchBackend, path: str, *, replace: bool = False, dataset_version: str | None = None,
-              processes: int | None = None, writer_threads: int = 0,
-              progress: Callable[[int], None] | None = None) -> LoadReport:
-    """Load every good line of `path` (upsert by id; --replace empties the dataset first); report the bad ones."""
+class BadIdsFile(ValueError):
+    """An ids file line that is not an id."""
+
+    def __init__(self, line_no: int, reason: str):
+        super().__init__(f"line {line_no}: {reason}")
+        self.line_no = line_no
+
+
+def read_ids(path: str) -> list[str]:
+    """The ids of a --delete-ids file: one per line (or a JSON object with an "id", so removed records' JSONL also
+    works); blank lines are skipped, anything else that is not an id is BadIdsFile naming its line."""
+    ids = []
+    with open(path, "rb") as handle:
+        for line_no, raw in enumerate(handle, start=1):
+            line = raw.strip()
+            if not line:
+                continue
+            if line.startswith(b"{"):
+                try:
+                    record = orjson.loads(line)
+                except orjson.JSONDecodeError as exc:
+                    raise BadIdsFile(line_no, f"invalid JSON ({exc})") from None
+                if not isinstance(record.get("id"), str) or not record["id"]:
+                    raise BadIdsFile(line_no, "a JSON line needs a string \"id\"")
+                ids.append(record["id"])
+                continue
+            try:
+                text = line.decode()
+            except UnicodeDecodeError:
+                raise BadIdsFile(line_no, "not UTF-8") from None
+            if len(text.split()) != 1:
+                raise BadIdsFile(line_no, "one id per line (this line holds whitespace inside)")
+            ids.append(text)
+    return list(dict.fromkeys(ids))
+
+
+def load_file(backend: SearchBackend, path: str | None, *, replace: bool = False, upsert: bool = False,
+              delete_ids: list[str] = (), dataset_version: str | None = None, processes: int | None = None,
+              writer_threads: int = 0, progress: Callable[[int], None] | None = None) -> LoadReport:
+    """Load every good line of `path` (upsert by id; --replace empties the dataset first); report the bad ones.
+
+    A delta (`upsert`, or `delete_ids` given, with or without a `path`) is all or nothing: its records and removals are
+    published in one commit with the dataset version, after the last removal; a malformed line publishes none of it."""
     started = time.perf_counter()
-    size = os.path.getsize(path)
+    delta = upsert or bool(delete_ids) or path is None
+    size = os.path.getsize(path) if path else 0
     parallel_load = getattr(backend, "parallel_load", None)
-    if parallel_load and (processes or 0) != 1 and (processes or size >= SLICE_THRESHOLD):
+    if not delta and parallel_load and (processes or 0) != 1 and (processes or size >= SLICE_THRESHOLD):
         # the embedded engine: each process parses and indexes its own slice of the file
         return parallel_load(path, replace=replace, processes=processes or os.cpu_count() or 1,
                              dataset_version=dataset_version, progress=progress)
     report = LoadReport()
-    writer = backend.writer(replace=replace, threads=writer_threads)
-    base_seq = writer.max_seq + 1 if hasattr(writer, "max_seq") else 0
     if processes is None:  # the engine's add loop holds one core; parse in the others
         processes = max(1, (os.cpu_count() or 1) - 1)
     if size < PARALLEL_THRESHOLD * max(processes, 1):
         processes = 1
-    jobs = ((backend.preparer, base_seq, batch) for batch in _batches(path, BATCH_LINES))
+    writer = backend.writer(replace=replace, threads=writer_threads, delta=delta)
+    base_seq = writer.max_seq + 1 if hasattr(writer, "max_seq") else 0
     pool = multiprocessing.get_context("fork").Pool(processes) if processes > 1 else None
+
+    def prepared():
+        jobs = ((backend.preparer, base_seq, batch) for batch in (_batches(path, BATCH_LINES) if path else ()))
+        return pool.imap(prepare_batch, jobs, chunksize=1) if pool else map(prepare_batch, jobs)
+
     try:
-        results = pool.imap(prepare_batch, jobs, chunksize=1) if pool else map(prepare_batch, jobs)
-        for documents, bad, version in results:
-            writer.add(documents)
-            report.loaded += len(documents)
+        if delta and not writer.rolls_back:  # a backend that cannot take back what it was sent: check the whole delta first
+            report.skipped = [line for _, bad, _ in prepared() for line in bad]
+        for documents, bad, version in prepared() if not (delta and report.skipped) else ():
             report.skipped.extend(bad)
+            if not (delta and report.skipped):  # a delta with a bad line is read to its end only to name every bad line
+                writer.add(documents)
+                report.loaded += len(documents)
             dataset_version = dataset_version or version
             if progress:
                 progress(len(documents) + len(bad))
+        if delta and report.skipped:
+            writer.abort()
+            report.loaded, report.published = 0, False
+        else:
+            report.deleted = writer.delete(list(delete_ids)) if delete_ids else 0
+            report.count = writer.close(dataset_version)
     except BaseException:
         writer.abort()
         raise
@@ -91,6 +143,5 @@ def load_file(backend: SearchBackend, path: str, *, replace: bool = False, datas
         if pool:
             pool.close()
             pool.join()
-    writer.close(dataset_version)
     report.seconds = time.perf_counter() - started
     return report

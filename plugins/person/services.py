@@ -96,16 +96,18 @@ def _run_search(params: dict, *, size: int, offset: int, sandbox: bool):
     query = search_query(params)
     sort = dsl.validate_sort(params.get("sort"))
     fingerprint = tokens.query_fingerprint(query, sort, f"{'sandbox' if sandbox else 'production'}:{backend.name}")
-    cursor = tokens.decode(params["scroll_token"], fingerprint, size) if params.get("scroll_token") else None
+    cursor, generation = tokens.decode(params["scroll_token"], fingerprint, size) if params.get("scroll_token") else (None, None)
     query, anyone_suppressed = suppression.excluding(query)
     result = backend.search(query, size=size, offset=offset, sort=sort, cursor=cursor, deadline=deadline)
+    tokens.check_generation(generation, result.generation)
     if anyone_suppressed:  # the query matched emails as listed (lower case): a record spelling one otherwise goes here
         kept = suppression.unsuppressed(result.hits)
         if len(kept) < len(result.hits):
-            result = SearchResult(result.total - (len(result.hits) - len(kept)), hits=kept, cursor=result.cursor)
+            result = SearchResult(result.total - (len(result.hits) - len(kept)), hits=kept, cursor=result.cursor,
+                                  generation=result.generation)
     head = {"status": 200, "total": result.total}
     if result.cursor:
-        head["scroll_token"] = tokens.encode(result.cursor, fingerprint)
+        head["scroll_token"] = tokens.encode(result.cursor, fingerprint, result.generation)
     return head, result
 
 

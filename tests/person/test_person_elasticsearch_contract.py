@@ -93,13 +93,15 @@ def test_unreachable_cluster_is_503(person_client):
 
 
 class FakeCluster:
-    """Just enough of Elasticsearch's index, alias and bulk API, with state, to follow index creation and a replacing load."""
+    """Just enough of Elasticsearch's index, alias, settings and bulk API, with state, to follow index creation, a
+    replacing load and a delta."""
 
     def __init__(self):
         self.indices: dict[str, dict] = {}  # name -> {"docs": {id: source}, "meta": {}, "body": create body}
         self.aliases: dict[str, set[str]] = {}
         self.calls: list[tuple[str, str, object]] = []
         self.during_bulk: list[dict] = []  # what the alias answered while the load was writing
+        self.bulk_actions: list[tuple[str, str]] = []  # (index or delete, id) in the order sent
         self.reject_bulk = False
 
     def resolve(self, name: str) -> list[str]:
@@ -123,13 +125,21 @@ class FakeCluster:
                     del self.indices[spec["index"]]
             return es_json({"acknowledged": True})
         if parts[0] == "_bulk":
-            lines = [json.loads(line) for line in body.splitlines() if line.strip()]
+            lines = iter(json.loads(line) for line in body.splitlines() if line.strip())
             self.during_bulk.append({alias: self.resolve(alias) for alias in self.aliases})
             items = []
-            for action, source in zip(lines[::2], lines[1::2]):
-                (target,) = self.resolve(action["index"]["_index"])
-                self.indices[target]["docs"][action["index"]["_id"]] = source
-                items.append({"index": {"_id": action["index"]["_id"], "status": 400 if self.reject_bulk else 201,
+            for action in lines:
+                (kind, spec), = action.items()
+                (target,) = self.resolve(spec["_index"])
+                docs = self.indices[target]["docs"]
+                self.bulk_actions.append((kind, spec["_id"]))
+                if kind == "delete":
+                    found = docs.pop(spec["_id"], None) is not None
+                    items.append({"delete": {"_id": spec["_id"], "status": 200 if found else 404,
+                                             "result": "deleted" if found else "not_found"}})
+                    continue
+                docs[spec["_id"]] = next(lines)
+                items.append({"index": {"_id": spec["_id"], "status": 400 if self.reject_bulk else 201,
                                         **({"error": {"type": "mapper_parsing_exception"}} if self.reject_bulk else {})}})
             return es_json({"took": 1, "errors": self.reject_bulk, "items": items})
         name, op = parts[0], parts[1] if len(parts) > 1 else None
@@ -153,6 +163,12 @@ class FakeCluster:
             return es_json({"acknowledged": True})
         if op == "_refresh":
             return es_json({"_shards": {}})
+        if op == "_settings" and method == "PUT":
+            self.indices[target].setdefault("settings", {}).update(json.loads(body)["index"])
+            return es_json({"acknowledged": True})
+        if op == "_settings":
+            settings = {k: v for k, v in self.indices[target].get("settings", {}).items() if v is not None}
+            return es_json({target: {"settings": {"index": settings} if settings else {}}})
         if op == "_count":
             return es_json({"count": len(self.indices[target]["docs"])})
         raise AssertionError(f"unexpected {method} {request.path}")
@@ -261,3 +277,46 @@ def test_search_enrich_on_elasticsearch_fetches_hits_by_id(es_client):
     response = client.post("/v1/person/search-enrich", json={"query": {"match_all": {}}}, headers=headers)
     assert response.status_code == 200
     assert response.json["data"] == [{"id": "a", "full_name": "person a", "work_email": "a@x.io"}]
+
+
+def test_a_delta_is_bulk_written_into_the_current_index_with_refresh_held_then_published_by_one_refresh(cluster, tmp_path):
+    app, fake = cluster
+    cli(app, "load", PEOPLE8, "--replace", "--yes", "--dataset-version", "31.0")
+    (current,) = fake.indices
+    fake.indices[current]["settings"] = {"refresh_interval": "5s"}
+    fake.calls.clear()
+    delta = tmp_path / "delta.jsonl"
+    delta.write_text('{"id": "p1", "full_name": "renamed one"}\n{"id": "p9", "full_name": "new nine"}\n')
+    ids = tmp_path / "removed.txt"
+    ids.write_text("p2\np-never-loaded\n")
+    output = cli(app, "load", str(delta), "--upsert", "--delete-ids", str(ids), "--dataset-version", "32.0")
+    assert "loaded 2 profiles" in output and "removed 1 of 2 listed ids" in output
+    assert list(fake.indices) == [current] and fake.aliases == {INDEX: {current}}  # same index, no alias move
+    docs = fake.indices[current]["docs"]
+    assert docs["p1"] == {"id": "p1", "full_name": "renamed one"} and "p9" in docs and "p2" not in docs and len(docs) == 8
+    assert fake.bulk_actions[-4:] == [("index", "p1"), ("index", "p9"), ("delete", "p2"), ("delete", "p-never-loaded")]
+    order = [(method, path.replace(current, "<index>").replace(f"/{INDEX}/", "/<index>/"), body) for method, path, body in fake.calls]
+    writes = [(m, p, b) for m, p, b in order if m in ("PUT", "POST") and not p.endswith("_count")]
+    assert writes == [
+        ("PUT", "/<index>/_settings", {"index": {"refresh_interval": "-1"}}),  # nothing of the delta is searchable ...
+        ("PUT", "/_bulk", None), ("PUT", "/_bulk", None),
+        ("POST", "/<index>/_refresh", None),  # ... until one refresh publishes all of it
+        ("PUT", "/<index>/_mapping", {"_meta": {"dataset_version": "32.0"}}),  # the version, once published
+        ("PUT", "/<index>/_settings", {"index": {"refresh_interval": "5s"}}),
+    ]
+    assert fake.indices[current]["meta"] == {"dataset_version": "32.0"}
+
+
+def test_a_malformed_delta_sends_nothing_to_elasticsearch(cluster, tmp_path):
+    app, fake = cluster
+    cli(app, "load", PEOPLE8, "--replace", "--yes", "--dataset-version", "31.0")
+    (current,) = fake.indices
+    fake.calls.clear()
+    before = dict(fake.indices[current]["docs"])
+    delta = tmp_path / "delta.jsonl"
+    delta.write_text('{"id": "p1", "full_name": "renamed one"}\n{"full_name": "no id"}\n')
+    result = app.test_cli_runner().invoke(args=["person", "load", str(delta), "--upsert", "--dataset-version", "32.0"])
+    assert result.exit_code == 1 and "line 2: rejected" in result.output and "nothing was published" in result.output
+    assert not [path for _, path, _ in fake.calls if path.endswith("_bulk") or path.endswith("_refresh")]
+    assert fake.indices[current]["docs"] == before and fake.indices[current]["meta"] == {"dataset_version": "31.0"}
+    assert fake.indices[current]["settings"] == {"refresh_interval": None}  # switched off, then given back

@@ -134,7 +134,7 @@ def test_a_continuation_past_the_result_window_is_refused(person_client):
 
     client, headers = person_client("scroll")
     with client.application.app_context():
-        fingerprint, _ = tokens.verify("person-scroll", first_token(client, headers), None)
+        fingerprint, *_ = tokens.verify("person-scroll", first_token(client, headers), None)
         at_edge = tokens.sign("person-scroll", [fingerprint, ["offset", 9_998]])
         past = tokens.sign("person-scroll", [fingerprint, ["offset", 9_999]])
         negative = tokens.sign("person-scroll", [fingerprint, ["offset", -1]])

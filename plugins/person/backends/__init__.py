@@ -57,11 +57,16 @@ class SearchResult:
     """One page of hits in rank order; `cursor` continues after the last hit and is None on the last page.
 
     A backend that keeps each record's original JSON may give `raw` (one JSON object per hit) instead of `hits`: the HTTP
-    routes splice those bytes into their answer, and `hits` parses them only when someone asks."""
+    routes splice those bytes into their answer, and `hits` parses them only when someone asks.
 
-    def __init__(self, total: int, hits: list[dict] | None = None, cursor: list | None = None, raw: list[bytes] | None = None):
+    `generation` names the published dataset that answered (None: the backend cannot tell): a scroll token carries it,
+    and a continuation answered by another generation is refused rather than mixing two datasets in one walk."""
+
+    def __init__(self, total: int, hits: list[dict] | None = None, cursor: list | None = None, raw: list[bytes] | None = None,
+                 generation: str | None = None):
         self.total = total
         self.cursor = cursor
+        self.generation = generation
         self._hits = hits if hits is not None or raw is not None else []
         self._raw = raw
 
@@ -83,13 +88,23 @@ class LoadReport:
     loaded: int = 0
     skipped: list[tuple[int, str]] = field(default_factory=list)
     seconds: float = 0.0
+    deleted: int = 0  # ids of a --delete-ids list that were removed
+    published: bool = True  # False: a delta with malformed lines, of which nothing was published
+    count: int | None = None  # profiles in the dataset once published
 
 
 class DatasetWriter(ABC):
-    """Upserts prepared documents by id; `close` commits and records the dataset version."""
+    """Upserts prepared documents by id and removes ids; `close` publishes all of it at once with the dataset version."""
+
+    rolls_back = True  # abort() undoes every add; False: the loader checks a delta whole before adding anything
 
     @abstractmethod
     def add(self, documents: list) -> None: ...
+
+    @abstractmethod
+    def delete(self, ids: list[str]) -> int:
+        """Remove these ids (after every add of this load: an id both added and listed ends up removed); returns how
+        many of them the dataset held."""
 
     @abstractmethod
     def close(self, dataset_version: str | None) -> int: ...
@@ -132,7 +147,8 @@ class SearchBackend(ABC):
     def create_index(self, *, replace: bool = False) -> None: ...
 
     @abstractmethod
-    def writer(self, *, replace: bool = False, threads: int = 0) -> DatasetWriter: ...
+    def writer(self, *, replace: bool = False, threads: int = 0, delta: bool = False) -> DatasetWriter:
+        """`delta`: the load is a delta, published all at once by close()."""
 
     # A module-level function (picklable, for loader processes): (record, raw_line, seq) -> what `writer().add`
     # takes; it raises ValueError for a malformed record.

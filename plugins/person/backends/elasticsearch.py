@@ -4,6 +4,10 @@ HIREKIT_ELASTICSEARCH_INDEX names an alias over a dated index (`people` -> `peop
 load fills a new dated index aside and then moves the alias to it in one atomic `_aliases` call, so searches answer
 from the old data until the new data is complete; the old index is deleted after the swap. An index created by an
 older release under the plain name keeps working, and the first replacing load turns it into an alias.
+
+A delta (`person load --upsert`, `--delete-ids`) is bulk-indexed and bulk-deleted into the alias's current index with
+its refresh switched off, then published by one refresh (searches see none of it before, all of it after), after which
+the dataset version is recorded and the refresh interval restored.
 """
 
 from __future__ import annotations
@@ -171,23 +175,37 @@ class ElasticsearchBackend(SearchBackend):
         for name in aliased if aliased is not None else [self.index]:
             self._call(self.client.indices.delete, index=name, ignore_unavailable=True)
 
-    def writer(self, *, replace: bool = False, threads: int = 0) -> "ElasticsearchWriter":
+    def writer(self, *, replace: bool = False, threads: int = 0, delta: bool = False) -> "ElasticsearchWriter":
         if replace:
             return ElasticsearchWriter(self, threads=threads, target=self._create_dated_index())
         self.create_index()
-        return ElasticsearchWriter(self, threads=threads, target=self.index)
+        return ElasticsearchWriter(self, threads=threads, target=self.index, hold_refresh=delta)
+
+    def refresh_interval(self) -> str | None:
+        """The index's own refresh interval setting (None: the cluster default)."""
+        answer = self._call(self.client.indices.get_settings, index=self.index, name="index.refresh_interval")
+        return next(iter(answer.body.values()), {}).get("settings", {}).get("index", {}).get("refresh_interval")
+
+    def set_refresh_interval(self, interval: str | None) -> None:
+        self._call(self.client.indices.put_settings, index=self.index, settings={"index": {"refresh_interval": interval}})
 
 
 class ElasticsearchWriter(DatasetWriter):
     """Bulk upserts by id (the document _id is the person id) into `target`: the alias, or a replacing load's new dated
-    index, which close() refreshes and swaps the alias to; records the dataset version on close."""
+    index, which close() refreshes and swaps the alias to; records the dataset version on close. `hold_refresh` (a delta)
+    switches the index's refresh off until close() publishes everything with one refresh."""
 
     max_seq = -1
+    rolls_back = False  # what a bulk request wrote stays written: a delta is checked whole before anything is sent
 
-    def __init__(self, backend: ElasticsearchBackend, *, threads: int, target: str):
+    def __init__(self, backend: ElasticsearchBackend, *, threads: int, target: str, hold_refresh: bool = False):
         self.backend = backend
         self.threads = max(1, threads)
         self.target = target
+        self.held_interval: tuple[str | None] | None = None
+        if hold_refresh:
+            self.held_interval = (backend.refresh_interval(),)
+            backend.set_refresh_interval("-1")
 
     def add(self, documents: list) -> None:
         actions = [{**action, "_index": self.target} for action in documents]
@@ -201,19 +219,40 @@ class ElasticsearchWriter(DatasetWriter):
         if failures:
             raise RuntimeError(f"Elasticsearch rejected {len(failures)} document(s), first: {failures[0]}")
 
+    def delete(self, ids: list[str]) -> int:
+        actions = ({"_op_type": "delete", "_index": self.target, "_id": record_id} for record_id in ids)
+        held, failures = 0, []
+        for _, item in helpers.streaming_bulk(self.backend.client, actions, chunk_size=BULK_CHUNK, raise_on_error=False):
+            outcome = item["delete"]
+            if outcome.get("result") == "deleted":
+                held += 1
+            elif outcome.get("status") != 404:  # not_found: the id was not in the dataset
+                failures.append(item)
+        if failures:
+            raise RuntimeError(f"Elasticsearch refused {len(failures)} deletion(s), first: {failures[0]}")
+        return held
+
     def close(self, dataset_version: str | None) -> int:
+        """Refresh (the publish), then record the version: it never names data searches cannot see yet."""
         backend, client = self.backend, self.backend.client
+        backend._call(client.indices.refresh, index=self.target)
         if dataset_version:
             backend._call(client.indices.put_mapping, index=self.target, meta={"dataset_version": dataset_version})
-        backend._call(client.indices.refresh, index=self.target)
         if self.target != backend.index:
             backend.swap_alias_to(self.target)
+        self._restore_refresh()
         backend._info = None
         return backend.count({"match_all": {}})
 
     def abort(self) -> None:
         if self.target != self.backend.index:  # readers never saw the half-built index
             self.backend._call(self.backend.client.indices.delete, index=self.target, ignore_unavailable=True)
+        self._restore_refresh()
+
+    def _restore_refresh(self) -> None:
+        if self.held_interval is not None:
+            self.backend.set_refresh_interval(self.held_interval[0])
+            self.held_interval = None
 
 
 def _reason(error: EsApiError) -> str:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import datetime as dt
 import threading
+import uuid
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
@@ -25,6 +27,34 @@ ENGINE_DIR = "engine"
 META_FILE = "dataset.json"
 
 
+@dataclass(frozen=True)
+class Snapshot:
+    """One published commit: its searcher, the generation scroll tokens are bound to, and the dataset.json record of it
+    (None when nothing was published yet); `stamps` tell whether the files on disk have changed since."""
+
+    searcher: tantivy.Searcher
+    generation: str
+    info: dict | None
+    stamps: tuple
+
+
+def _stamp(path: Path) -> tuple | None:
+    """What changes whenever `path` is atomically replaced (None: absent)."""
+    try:
+        stat = path.stat()
+    except FileNotFoundError:
+        return None
+    return stat.st_mtime_ns, stat.st_ino, stat.st_size
+
+
+def engine_opstamp(engine_dir: Path) -> int:
+    """The opstamp of the engine's last commit (its meta.json)."""
+    try:
+        return int(orjson.loads((engine_dir / "meta.json").read_bytes()).get("opstamp", 0))
+    except FileNotFoundError:
+        raise DatasetUnavailable(f"the embedded index at {engine_dir.parent} is being replaced.") from None
+
+
 class EmbeddedBackend(SearchBackend):
     """A tantivy index directory; opened lazily so a dataset loaded after start-up is picked up without a restart."""
 
@@ -36,8 +66,7 @@ class EmbeddedBackend(SearchBackend):
         self.engine_dir = self.directory / ENGINE_DIR
         self._index: tantivy.Index | None = None
         self._lock = threading.Lock()
-        self._meta_cache: tuple[float, dict] | None = None
-        self._commit_stamp: int | None = None
+        self._snapshot: Snapshot | None = None
 
     # lifecycle
     def _open(self) -> tantivy.Index:
@@ -46,35 +75,51 @@ class EmbeddedBackend(SearchBackend):
                 if self._index is None:
                     if not self.engine_dir.is_dir() or not tantivy.Index.exists(str(self.engine_dir)):
                         raise DatasetEmpty(f"no embedded index at {self.directory}.")
-                    self._index = tantivy.Index.open(str(self.engine_dir))
+                    index = tantivy.Index.open(str(self.engine_dir))
+                    index.config_reader("manual")  # the reader moves only when snapshot() says a commit is published
+                    self._index = index
         return self._index
 
-    def searcher(self) -> tantivy.Searcher:
-        """A snapshot of the last commit: a writer's commit (another process) is picked up on the next request."""
+    def snapshot(self) -> Snapshot:
+        """The last published commit: a load's commit (another process) is picked up on the next request once the load
+        has recorded it in dataset.json; until then (a load between its commits and its publish) requests keep the
+        previous snapshot, so no search sees half a delta."""
         index = self._open()
-        try:
-            stamp = (self.engine_dir / "meta.json").stat().st_mtime_ns
-        except FileNotFoundError:
-            raise DatasetUnavailable(f"the embedded index at {self.directory} is being replaced.") from None
-        if stamp != self._commit_stamp:
+        stamps = (_stamp(self.engine_dir / "meta.json"), _stamp(self.directory / META_FILE))
+        if stamps[0] is None:
+            raise DatasetUnavailable(f"the embedded index at {self.directory} is being replaced.")
+        current = self._snapshot
+        if current is not None and current.stamps == stamps:
+            return current
+        with self._lock:
+            current = self._snapshot
+            if current is not None and current.stamps == stamps:
+                return current
+            published = self.read_meta()
+            committed = engine_opstamp(self.engine_dir)
+            if current is not None and published.get("opstamp") not in (None, committed):
+                return current
             index.reload()
-            self._commit_stamp = stamp
-        return index.searcher()
+            searcher = index.searcher()
+            if current is not None and engine_opstamp(self.engine_dir) != committed:
+                return current  # committed again while reloading: the next request looks again
+            info = {"dataset_version": published.get("dataset_version"), "count": published.get("count", 0)}
+            generation = str(published.get("publish_id") or committed)
+            self._snapshot = Snapshot(searcher, generation, info if published else None, stamps)
+            return self._snapshot
+
+    def searcher(self) -> tantivy.Searcher:
+        return self.snapshot().searcher
 
     def check(self) -> None:
-        self.searcher()
         self.dataset_info()
 
     def dataset_info(self) -> dict:
-        path = self.directory / META_FILE
-        try:
-            mtime = path.stat().st_mtime
-        except FileNotFoundError:
-            raise DatasetEmpty(f"no dataset has been loaded into {self.directory}.") from None
-        if self._meta_cache is None or self._meta_cache[0] != mtime:
-            self._meta_cache = (mtime, orjson.loads(path.read_bytes()))
-        meta = self._meta_cache[1]
-        return {"dataset_version": meta.get("dataset_version"), "count": meta.get("count", 0)}
+        """The version and count of the published dataset the searches answer from."""
+        info = self.snapshot().info
+        if info is None:
+            raise DatasetEmpty(f"no dataset has been loaded into {self.directory}.")
+        return dict(info)
 
     def mapping(self) -> dict:
         return {"mappings": profile_fields.elasticsearch_mapping()}
@@ -101,11 +146,14 @@ class EmbeddedBackend(SearchBackend):
                deadline: SearchDeadline | None = None) -> SearchResult:
         """The deadline is checked between engine calls and in the loops around them (bounded.py): a page needing several
         calls stops at the first check past it; one engine call runs to its end."""
-        builder = QueryBuilder(BoundedSearcher(self.searcher(), deadline)).prepare(query)
+        snapshot = self.snapshot()
+        builder = QueryBuilder(BoundedSearcher(snapshot.searcher, deadline)).prepare(query)
         searcher = builder.searcher
         if len(sort) > 1:
-            return by_keys(searcher, builder.build(query, scoring=any(p == SCORE for p, _ in sort)), list(sort),
-                           size, offset, cursor)
+            result = by_keys(searcher, builder.build(query, scoring=any(p == SCORE for p, _ in sort)), list(sort),
+                             size, offset, cursor)
+            result.generation = snapshot.generation
+            return result
         if sort:
             path, order = sort[0]
             parts = sort_parts(builder.build(query, scoring=False), path, requires_value(query, path))
@@ -115,14 +163,18 @@ class EmbeddedBackend(SearchBackend):
         else:
             ranked = by_score(searcher, builder.build(query), size, offset, cursor)
         addresses, total, next_cursor = ranked
-        return SearchResult(total=total, raw=[searcher.doc(a)["_source"][0] for a in addresses], cursor=next_cursor)
+        return SearchResult(total=total, raw=[searcher.doc(a)["_source"][0] for a in addresses], cursor=next_cursor,
+                            generation=snapshot.generation)
 
     # writing
     def create_index(self, *, replace: bool = False) -> None:
         self.engine_dir.mkdir(parents=True, exist_ok=True)
         tantivy.Index(SCHEMA, path=str(self.engine_dir), reuse=not replace)
+        if replace:  # an emptied index has no dataset: readers stop answering from the old one
+            (self.directory / META_FILE).unlink(missing_ok=True)
 
-    def writer(self, *, replace: bool = False, threads: int = 0) -> "EmbeddedWriter":
+    def writer(self, *, replace: bool = False, threads: int = 0, delta: bool = False) -> "EmbeddedWriter":
+        """Every writer publishes once, at close (one commit); `delta` needs nothing more."""
         return EmbeddedWriter(self, replace=replace, threads=threads)
 
     def parallel_load(self, path: str, *, replace: bool, processes: int, dataset_version: str | None, progress=None):
@@ -134,10 +186,13 @@ class EmbeddedBackend(SearchBackend):
         if meta and meta.get("schema_version") != SCHEMA_VERSION and not replace:
             raise RuntimeError("the index was built with another layout; load with --replace")
 
-    def write_meta(self, *, replace: bool, dataset_version: str | None, count: int, next_seq: int) -> None:
-        """Record what was loaded (dataset.json beside the engine directory), atomically."""
+    def write_meta(self, *, replace: bool, dataset_version: str | None, count: int, next_seq: int, opstamp: int) -> None:
+        """Publish what was loaded: dataset.json (beside the engine directory) names the engine commit `opstamp` holding
+        it, and readers move to that commit (snapshot) only once this atomic write is done."""
         meta = self.read_meta() if not replace else {}
         meta.update({
+            "opstamp": opstamp,
+            "publish_id": uuid.uuid4().hex,
             "schema_version": SCHEMA_VERSION,
             "dataset_version": dataset_version or meta.get("dataset_version") or dt.date.today().isoformat(),
             "count": count,
@@ -184,10 +239,27 @@ class EmbeddedWriter(DatasetWriter):
             if seq > self.max_seq:
                 self.max_seq = seq
 
+    def delete(self, ids: list[str]) -> int:
+        held = count_ids(self.index.searcher(), ids)
+        for record_id in ids:
+            self._writer.delete_documents_by_term("id", record_id)
+        return held
+
     def close(self, dataset_version: str | None) -> int:
-        self._writer.commit()
+        """One commit holds every add and delete of the load; it is published (write_meta) after merging settles."""
+        opstamp = self._writer.commit()
         self._writer.wait_merging_threads()
         self.index.reload()
         count = self.index.searcher().num_docs
-        self.backend.write_meta(replace=self.replace, dataset_version=dataset_version, count=count, next_seq=self.max_seq + 1)
+        self.backend.write_meta(replace=self.replace, dataset_version=dataset_version, count=count, next_seq=self.max_seq + 1,
+                                opstamp=opstamp)
         return count
+
+    def abort(self) -> None:
+        self._writer.rollback()
+
+
+def count_ids(searcher: tantivy.Searcher, ids: list[str], batch: int = 1000) -> int:
+    """How many of `ids` the searcher's commit holds."""
+    return sum(searcher.search(Query.term_set_query(SCHEMA, "id", ids[start:start + batch]), 1, count=True).count
+               for start in range(0, len(ids), batch))

@@ -9,7 +9,7 @@ import shutil
 import time
 import uuid
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterable
 
 import orjson
 import tantivy
@@ -66,49 +66,60 @@ def _share_counter(counter) -> None:
 
 
 def index_slice(args) -> dict:
-    """Worker: index lines [start, end) of `path` into `directory`; returns ids with their sequences and the bad lines."""
+    """Worker: index lines [start, end) of `path` into `directory` (index_lines)."""
     directory, path, start, end, first_line, base_seq = args
+
+    def numbered():
+        with open(path, "rb") as handle:
+            handle.seek(start)
+            position = start
+            for line_no, raw in enumerate(handle, start=first_line):
+                if position >= end:
+                    return
+                position += len(raw)
+                yield line_no, raw
+
+    return index_lines(directory, numbered(), base_seq)
+
+
+def index_lines(directory: str, numbered: Iterable[tuple[int, bytes]], base_seq: int) -> dict:
+    """Worker: index (line number, JSON line) pairs into a tantivy directory of its own; returns ids with their
+    sequences, the bad lines, the first dataset_version seen and the last line number."""
     counter = _PROGRESS
     os.makedirs(directory, exist_ok=True)
     writer = tantivy.Index(SCHEMA, path=directory).writer(heap_size=WORKER_HEAP, num_threads=1)
-    ids, seqs, bad, version, pending = [], [], [], None, 0
-    with open(path, "rb") as handle:
-        handle.seek(start)
-        position, line_no = start, first_line - 1
-        for raw in handle:
-            if position >= end:
-                break
-            position += len(raw)
-            line_no += 1
-            pending += 1
-            if pending == PROGRESS_EVERY:
-                with counter.get_lock():
-                    counter.value += pending
-                pending = 0
-            raw = raw.strip()
-            if not raw:
-                continue
-            try:
-                record = orjson.loads(raw)
-                if not isinstance(record, dict):
-                    raise TypeError
-                record_id, seq, document = prepare_document(record, raw, base_seq + line_no)
-            except orjson.JSONDecodeError as exc:
-                bad.append((line_no, f"invalid JSON ({exc})"))
-                continue
-            except TypeError:
-                bad.append((line_no, "not a JSON object"))
-                continue
-            except ValueError as exc:
-                bad.append((line_no, str(exc)))
-                continue
-            writer.add_json(document.decode())
-            ids.append(record_id)
-            seqs.append(seq)
-            if version is None and isinstance(record.get("dataset_version"), str):
-                version = record["dataset_version"]
-    with counter.get_lock():
-        counter.value += pending
+    ids, seqs, bad, version, pending, line_no = [], [], [], None, 0, 0
+    for line_no, raw in numbered:
+        pending += 1
+        if pending == PROGRESS_EVERY and counter is not None:
+            with counter.get_lock():
+                counter.value += pending
+            pending = 0
+        raw = raw.strip()
+        if not raw:
+            continue
+        try:
+            record = orjson.loads(raw)
+            if not isinstance(record, dict):
+                raise TypeError
+            record_id, seq, document = prepare_document(record, raw, base_seq + line_no)
+        except orjson.JSONDecodeError as exc:
+            bad.append((line_no, f"invalid JSON ({exc})"))
+            continue
+        except TypeError:
+            bad.append((line_no, "not a JSON object"))
+            continue
+        except ValueError as exc:
+            bad.append((line_no, str(exc)))
+            continue
+        writer.add_json(document.decode())
+        ids.append(record_id)
+        seqs.append(seq)
+        if version is None and isinstance(record.get("dataset_version"), str):
+            version = record["dataset_version"]
+    if counter is not None:
+        with counter.get_lock():
+            counter.value += pending
     writer.commit()
     writer.wait_merging_threads()
     return {"directory": directory, "ids": ids, "seqs": seqs, "bad": bad, "version": version, "last_line": line_no}
@@ -116,12 +127,22 @@ def index_slice(args) -> dict:
 
 def parallel_load(backend, path: str, *, replace: bool, processes: int, dataset_version: str | None,
                   progress: Callable[[int], None] | None) -> LoadReport:
-    """Load `path` into the embedded `backend` with `processes` slice workers.
+    """Load `path` into the embedded `backend` with `processes` slice workers (load_parts)."""
+    return load_parts(backend, index_slice, lambda staging, base_seq: [
+        (str(staging / f"part-{k}"), path, start, end, first, base_seq)
+        for k, (start, end, first) in enumerate(plan_slices(path, processes))], replace=replace,
+        dataset_version=dataset_version, progress=progress)
 
-    Worker processes each index one slice of the JSONL file into a tantivy directory of their own (parsing, flattening
-    and indexing all in that process), then their segments are grafted into the live index under its writer lock, and
-    older copies of re-loaded ids are deleted. Readers keep answering from the previous commit throughout; between the
-    graft and the delete commit (a few seconds) a re-loaded id can briefly answer twice."""
+
+def load_parts(backend, worker: Callable[[tuple], dict], plan: Callable[[Path, int], list[tuple]], *, replace: bool,
+               dataset_version: str | None, progress: Callable[[int], None] | None) -> LoadReport:
+    """Run `worker` (index_slice, or any index_lines caller) on each job `plan(staging directory, first sequence)`
+    gives, one process per job, then publish their parts into the embedded `backend`.
+
+    Each worker indexes its own part into a tantivy directory of its own (parsing, flattening and indexing all in that
+    process), then the parts' segments are grafted into the live index under its writer lock, and older copies of
+    re-loaded ids are deleted. Readers keep answering from the previous published commit throughout: the graft's
+    commit is never published, only the delete commit after it (write_meta)."""
     started = time.perf_counter()
     backend.directory.mkdir(parents=True, exist_ok=True)
     backend.check_layout(replace)
@@ -129,12 +150,11 @@ def parallel_load(backend, path: str, *, replace: bool, processes: int, dataset_
     base_seq = backend.next_seq(replace)
     staging = backend.directory / f"staging-{uuid.uuid4().hex[:8]}"
     counter = multiprocessing.get_context("fork").Value("q", 0)
-    jobs = [(str(staging / f"part-{k}"), path, start, end, first, base_seq)
-            for k, (start, end, first) in enumerate(plan_slices(path, processes))]
+    jobs = plan(staging, base_seq)
     report = LoadReport()
     try:
         with multiprocessing.get_context("fork").Pool(len(jobs) or 1, initializer=_share_counter, initargs=(counter,)) as pool:
-            pending = pool.map_async(index_slice, jobs)
+            pending = pool.map_async(worker, jobs, chunksize=1)
             reported = 0
             while not pending.ready():
                 pending.wait(0.25)
@@ -166,12 +186,12 @@ def parallel_load(backend, path: str, *, replace: bool, processes: int, dataset_
             older = narrowed(Query.term_query(SCHEMA, "id", record_id),
                              Query.range_query(SCHEMA, "_seq", FieldType.Integer, None, latest[record_id], True, False))
             writer.delete_documents_by_query(older)
-        writer.commit()
+        opstamp = writer.commit()
         writer.garbage_collect_files()
         writer.wait_merging_threads()
         index.reload()
         backend.write_meta(replace=replace, dataset_version=dataset_version, count=index.searcher().num_docs,
-                           next_seq=max_seq + 1)
+                           next_seq=max_seq + 1, opstamp=opstamp)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     report.skipped.sort()
@@ -216,7 +236,7 @@ def _graft(engine_dir: Path, parts: list[Path], replace: bool) -> None:
                     managed.add(file.name)
                 segments.append(segment)
         meta["segments"] = segments
-        meta["opstamp"] = opstamp
+        meta["opstamp"] = opstamp + 1  # a commit of its own: readers tell it from the published one by its opstamp
         managed_tmp = managed_path.with_name(MANAGED + ".tmp")
         managed_tmp.write_bytes(orjson.dumps(sorted(managed)))
         os.replace(managed_tmp, managed_path)
