@@ -738,22 +738,21 @@ def main() -> int:
         parser.error("PostgreSQL needs --database-url and --redis-url (or HIREKIT_BENCH_DATABASE_URL and "
                      "HIREKIT_BENCH_REDIS_URL); or run --database sqlite")
 
-    from bench.person_search import ensure_index, ensure_sample
+    from bench.person_search import ensure_index, generated_lines
     from plugins.person.backends.embedded import EmbeddedBackend
     from plugins.person.loader import load_file
 
     started = time.monotonic()
-    sample = ensure_sample(args.profiles, SEED)
-    index = ensure_index(sample, args.profiles, False, None, 0)
+    index = ensure_index(args.profiles, SEED, False, None)
     workdir = Path(tempfile.mkdtemp(prefix="hirekit-noisy-fit-"))
     try:
         words: Counter = Counter()
-        with open(sample, "rb") as lines, open(workdir / "tiny.jsonl", "wb") as tiny:
-            for number, line in zip(range(3000), lines):
+        with open(workdir / "tiny.jsonl", "wb") as tiny:
+            for number, line in generated_lines(3000, SEED):
                 profile = orjson.loads(line)
                 words.update(words_of(f"{profile.get('job_title') or ''} {profile.get('summary') or ''}"))
-                if number < 50:
-                    tiny.write(line)
+                if number <= 50:
+                    tiny.write(line + b"\n")
         load_file(EmbeddedBackend(str(workdir / "tiny-index")), str(workdir / "tiny.jsonl"), replace=True, processes=1)
         fitted = fit_caps(args, [word for word, _ in words.most_common(2000)], workdir / "tiny-index", workdir)
     finally:
