@@ -183,8 +183,15 @@ def row_for_update(model, key_field, key, **defaults):
 
 def next_in_sequence(tenant_id: str, name: str) -> int:
     """The tenant's next number in sequence `name` (1, 2, ...), safe under concurrent writers."""
+    return reserve_in_sequence(tenant_id, name, 1)[0]
+
+
+def reserve_in_sequence(tenant_id: str, name: str, count: int) -> range:
+    """The tenant's next `count` numbers in sequence `name`, taken at once (a batch of new records), safe under
+    concurrent writers: the counter row stays locked until the caller's transaction ends."""
     with database.atomic():
         Counter.insert(tenant=tenant_id, name=name, value=0).on_conflict_ignore().execute()
-        Counter.update(value=Counter.value + 1).where((Counter.tenant == tenant_id) & (Counter.name == name)).execute()
-        return Counter.select(Counter.value).where((Counter.tenant == tenant_id) & (Counter.name == name)).scalar()
+        Counter.update(value=Counter.value + count).where((Counter.tenant == tenant_id) & (Counter.name == name)).execute()
+        last = Counter.select(Counter.value).where((Counter.tenant == tenant_id) & (Counter.name == name)).scalar()
+        return range(last - count + 1, last + 1)
 

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from app.resumes import uploads
 from app.records import apply_changes, apply_filters, create_with_source_id, find_by_source_id, get_owned, source_id_taken
+from app.upserts import SourceIdUpsert
 from plugins.candidates.models import Candidate
+from plugins.candidates.schemas import CandidateCreateSchema, CandidateSchema
 
 
 def candidates_query(tenant_id: str, **filters):
@@ -49,3 +51,7 @@ def replace_candidate(tenant_id: str, candidate: Candidate, values: dict) -> Can
 def resume_of(tenant_id: str, candidate_id):
     """The candidate's stored resume as a download response (404 for another tenant or none stored)."""
     return uploads.download(get_candidate(tenant_id, candidate_id), "candidate")
+
+
+CANDIDATE_UPSERT = SourceIdUpsert(model=Candidate, record_schema=CandidateSchema, create_schema=CandidateCreateSchema,
+                                  create=create_candidate, replace=replace_candidate)
