@@ -193,6 +193,12 @@ def charge_items(count: int) -> None:
                             "are available on request.", headers={"Retry-After": str(hit.retry_after)})
 
 
+def run_batch(upsert: SourceIdUpsert, tenant_id: str, body: dict) -> dict:
+    """A loaded batch body (REST or an MCP tool's arguments) charged against the rate limit, then written."""
+    charge_items(len(body["items"]))
+    return upsert_batch(upsert, tenant_id, body["items"], atomic=body["atomic"])
+
+
 def register_batch_upsert_route(blp, upsert: SourceIdUpsert) -> None:
     """Add `PUT <prefix>/by-source-id` (the batch) to a family's blueprint."""
     label = upsert.model.label
@@ -200,8 +206,7 @@ def register_batch_upsert_route(blp, upsert: SourceIdUpsert) -> None:
     body = batch_body_schema(upsert.create_schema, f"{label.title().replace(' ', '')}BatchUpsertSchema")
 
     def put(self, values):
-        charge_items(len(values["items"]))
-        return upsert_batch(upsert, current_tenant_id(), values["items"], atomic=values["atomic"])
+        return run_batch(upsert, current_tenant_id(), values)
 
     put.__doc__ = (f"Create or replace up to {MAX_BATCH_ITEMS} {plural} by source_id in one request (an initial "
                    f"sync): each item as PUT /by-source-id/{{source_id}} would, in one transaction; the answer lists "
