@@ -149,9 +149,11 @@ def json_conventions(schema: ma.Schema, data: dict) -> tuple[dict, dict]:
     number or boolean (not "3", not 2.7 for an integer, not "yes" or 1 for a boolean). Query strings and forms are text
     and keep their text forms: only JSON objects come here."""
     cleaned, problems = dict(data), {}
-    for name, field in schema.load_fields.items():
-        key = field.data_key if field.data_key is not None else name
-        value = data.get(key, missing)
+    fields_by_key = _fields_by_key(schema)
+    for key, value in data.items():  # only a value sent can break a convention
+        field = fields_by_key.get(key)
+        if field is None:
+            continue  # not a field: the schema's own unknown-field check names it
         if isinstance(field, ma.fields.String) and isinstance(value, str) and not value.strip():
             if field.required:
                 problems[key] = [BLANK]
@@ -164,6 +166,16 @@ def json_conventions(schema: ma.Schema, data: dict) -> tuple[dict, dict]:
         if problem:
             problems[key] = problem
     return cleaned, problems
+
+
+def _fields_by_key(schema: ma.Schema) -> dict[str, ma.fields.Field]:
+    """The schema's load fields by the key a body sends them under, built once per schema instance."""
+    by_key = schema.__dict__.get("_hirekit_fields_by_key")
+    if by_key is None:
+        by_key = {(field.data_key if field.data_key is not None else name): field
+                  for name, field in schema.load_fields.items()}
+        schema.__dict__["_hirekit_fields_by_key"] = by_key
+    return by_key
 
 
 def json_scalar_problem(field: ma.fields.Field, value) -> list[str] | dict | None:
@@ -213,6 +225,36 @@ class StrictSchema(Schema):
         if many or (many is None and self.many):
             return super().load(data, many=many, partial=partial, unknown=unknown)
         return load_json(self, data, super().load, partial=partial, unknown=unknown)
+
+    def _deserialize(self, data, *, error_store, many=False, partial=None, unknown=ma.RAISE, index=None):
+        """marshmallow's field loop, shortened for a whole, valid object (a create body, a batch's item): each field's
+        `deserialize` called directly, without the loop's per-field closure and error bookkeeping. Anything else (a
+        partial load, another unknown policy, an unknown key, a dotted attribute, any field failing) takes
+        marshmallow's own loop, which then collects every field's messages: the result and the errors are the same."""
+        plan = None if (many or partial is not None or unknown != ma.RAISE or type(data) is not dict) else self._load_plan()
+        if plan is None or not plan[1].issuperset(data):
+            return super()._deserialize(data, error_store=error_store, many=many, partial=partial, unknown=unknown,
+                                        index=index)
+        loaded = self.dict_class()
+        try:
+            for key, attribute, deserialize in plan[0]:
+                value = deserialize(data.get(key, missing), key, data)
+                if value is not missing:
+                    loaded[attribute] = value
+        except ma.ValidationError:
+            return super()._deserialize(data, error_store=error_store, many=many, partial=partial, unknown=unknown,
+                                        index=index)
+        return loaded
+
+    def _load_plan(self):
+        """(key, attribute, the field's deserialize) per load field and the set of keys, once per instance; None when
+        an attribute is dotted (marshmallow nests those)."""
+        if "_hirekit_load_plan" not in self.__dict__:
+            entries = [(field.data_key if field.data_key is not None else name, field.attribute or name, field.deserialize)
+                       for name, field in self.load_fields.items()]
+            plan = None if any("." in attribute for _, attribute, _ in entries) else (entries, {key for key, _, _ in entries})
+            self.__dict__["_hirekit_load_plan"] = plan
+        return self.__dict__["_hirekit_load_plan"]
 
 
 class OnlySentFields(ma.Schema):

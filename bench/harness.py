@@ -154,3 +154,27 @@ def postgres_backend_pids(database_url: str) -> list[int]:
         pids = [row[0] for row in cursor.fetchall()]
     connection.close()
     return pids
+
+
+def fresh_database(database_url: str, instance: Path):
+    """An app on a migrated database (on PostgreSQL a clean schema: earlier runs' rows must not weigh on this one)
+    and a new tenant: (app, tenant id, its API key)."""
+    import uuid
+
+    os.environ.update({"HIREKIT_DATABASE_URL": database_url, "HIREKIT_INSTANCE_DIR": str(instance), "HIREKIT_LOG_LEVEL": "WARNING"})
+    from app import create_app
+    from app.cli import upgrade_database
+    from app.db import database
+    from app.tenancy import create_tenant
+
+    app = create_app({"DATABASE_URL": database_url, "RESUME_DIR": str(instance / "resumes")})
+    tenant_id = f"bench-{uuid.uuid4().hex[:8]}"
+    with app.app_context():
+        if database_url.startswith("postgres"):
+            with database.connection_context():
+                database.execute_sql("DROP SCHEMA IF EXISTS public CASCADE")
+                database.execute_sql("CREATE SCHEMA public")
+        upgrade_database()
+        with database.connection_context():
+            _, key = create_tenant(tenant_id)
+    return app, tenant_id, key

@@ -31,7 +31,6 @@ import sys
 import tempfile
 import threading
 import time
-import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -42,8 +41,8 @@ import secrets
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.harness import (cpu_seconds, free_port, load_average, postgres_backend_pids, start_gunicorn,  # noqa: E402
-                           stop, worker_pids)
+from bench.harness import (cpu_seconds, free_port, fresh_database, load_average, postgres_backend_pids,  # noqa: E402
+                           start_gunicorn, stop, worker_pids)
 
 
 @dataclass
@@ -163,22 +162,9 @@ def drive_counting_cpu(pids, *args) -> tuple[Result, float]:
 
 def seed(database_url: str, instance: Path):
     """Migrate, create a tenant with a key, and the records the scenarios read."""
-    os.environ.update({"HIREKIT_DATABASE_URL": database_url, "HIREKIT_INSTANCE_DIR": str(instance), "HIREKIT_LOG_LEVEL": "WARNING"})
-    from app import create_app
-    from app.cli import upgrade_database
     from app.db import database
-    from app.tenancy import create_tenant
 
-    app = create_app({"DATABASE_URL": database_url, "RESUME_DIR": str(instance / "resumes")})
-    tenant_id = f"bench-{uuid.uuid4().hex[:8]}"
-    with app.app_context():
-        if database_url.startswith("postgres"):  # a clean schema: earlier runs' rows must not weigh on this one
-            with database.connection_context():
-                database.execute_sql("DROP SCHEMA IF EXISTS public CASCADE")
-                database.execute_sql("CREATE SCHEMA public")
-        upgrade_database()
-        with database.connection_context():
-            _, key = create_tenant(tenant_id)
+    app, tenant_id, key = fresh_database(database_url, instance)
     client = app.test_client()
     headers = {"Authorization": f"Bearer {key}"}
     from tests.factories import job_body
