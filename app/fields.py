@@ -151,28 +151,33 @@ def json_conventions(schema: ma.Schema, data: dict) -> tuple[dict, dict]:
     cleaned, problems = dict(data), {}
     fields_by_key = _fields_by_key(schema)
     for key, value in data.items():  # only a value sent can break a convention
-        field = fields_by_key.get(key)
-        if field is None:
-            continue  # not a field: the schema's own unknown-field check names it
-        if isinstance(field, ma.fields.String) and isinstance(value, str) and not value.strip():
-            if field.required:
-                problems[key] = [BLANK]
-            elif field.allow_none:
-                cleaned[key] = None
-            elif isinstance(field, Text):
-                del cleaned[key]
-            continue
-        problem = json_scalar_problem(field, value)
-        if problem:
-            problems[key] = problem
+        field, text, scalar = fields_by_key.get(key, NOT_A_FIELD)  # not a field: the unknown-field check names it
+        if text:
+            if isinstance(value, str) and not value.strip():
+                if field.required:
+                    problems[key] = [BLANK]
+                elif field.allow_none:
+                    cleaned[key] = None
+                elif isinstance(field, Text):
+                    del cleaned[key]
+        elif scalar:
+            problem = json_scalar_problem(field, value)
+            if problem:
+                problems[key] = problem
     return cleaned, problems
 
 
-def _fields_by_key(schema: ma.Schema) -> dict[str, ma.fields.Field]:
-    """The schema's load fields by the key a body sends them under, built once per schema instance."""
+NOT_A_FIELD = (None, False, False)
+SCALAR_FIELDS = (ma.fields.Boolean, ma.fields.Number, ma.fields.List)  # what json_scalar_problem looks at
+
+
+def _fields_by_key(schema: ma.Schema) -> dict[str, tuple[ma.fields.Field, bool, bool]]:
+    """The schema's load fields by the key a body sends them under, each with whether it is a string field and
+    whether json_scalar_problem applies to it; built once per schema instance."""
     by_key = schema.__dict__.get("_hirekit_fields_by_key")
     if by_key is None:
-        by_key = {(field.data_key if field.data_key is not None else name): field
+        by_key = {(field.data_key if field.data_key is not None else name):
+                  (field, isinstance(field, ma.fields.String), isinstance(field, SCALAR_FIELDS))
                   for name, field in schema.load_fields.items()}
         schema.__dict__["_hirekit_fields_by_key"] = by_key
     return by_key
@@ -237,8 +242,9 @@ class StrictSchema(Schema):
                                         index=index)
         loaded = self.dict_class()
         try:
-            for key, attribute, deserialize in plan[0]:
-                value = deserialize(data.get(key, missing), key, data)
+            for key, attribute, deserialize, default in plan[0]:
+                value = data.get(key, missing)
+                value = default if value is missing and default is not NO_DEFAULT else deserialize(value, key, data)
                 if value is not missing:
                     loaded[attribute] = value
         except ma.ValidationError:
@@ -247,14 +253,20 @@ class StrictSchema(Schema):
         return loaded
 
     def _load_plan(self):
-        """(key, attribute, the field's deserialize) per load field and the set of keys, once per instance; None when
-        an attribute is dotted (marshmallow nests those)."""
+        """(key, attribute, the field's deserialize, what it loads when the key is absent) per load field and the set
+        of keys, once per instance; None when an attribute is dotted (marshmallow nests those). The absent value is
+        the field's load_default when that is a constant of an optional field (what `deserialize(missing)` answers),
+        else NO_DEFAULT: the field's own deserialize decides."""
         if "_hirekit_load_plan" not in self.__dict__:
-            entries = [(field.data_key if field.data_key is not None else name, field.attribute or name, field.deserialize)
+            entries = [(field.data_key if field.data_key is not None else name, field.attribute or name, field.deserialize,
+                        NO_DEFAULT if field.required or callable(field.load_default) else field.load_default)
                        for name, field in self.load_fields.items()]
-            plan = None if any("." in attribute for _, attribute, _ in entries) else (entries, {key for key, _, _ in entries})
+            plan = None if any("." in entry[1] for entry in entries) else (entries, {entry[0] for entry in entries})
             self.__dict__["_hirekit_load_plan"] = plan
         return self.__dict__["_hirekit_load_plan"]
+
+
+NO_DEFAULT = object()
 
 
 class OnlySentFields(ma.Schema):

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from app.db import database, is_postgres, new_uuid, utcnow
-from app.records import TenantRecord
+from app.records import TenantRecord, quoted
 
 
 @dataclass(frozen=True)
@@ -116,7 +116,3 @@ def upsert_sql(model: type[TenantRecord], names: tuple[str, ...], kept: tuple[st
         _statements[key] = sql
     return sql
 
-
-def quoted(name: str) -> str:
-    """An identifier as both PostgreSQL and SQLite read it."""
-    return '"' + name.replace('"', '""') + '"'

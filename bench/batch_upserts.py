@@ -35,7 +35,8 @@ import orjson
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.harness import fresh_database, free_port, load_average, start_gunicorn, stop  # noqa: E402
+from bench.harness import (cpu_seconds, free_port, fresh_database, load_average, postgres_backend_pids,  # noqa: E402
+                           start_gunicorn, stop, worker_pids)
 
 JOB = {"title": "Registered Nurse", "industry": "healthcare", "state_name": "California", "country": "US",
        "city": "San Francisco", "recruiter_name": "Rita Recruiter", "recruiter_email": "rita@example.com",
@@ -53,6 +54,11 @@ class Run:
     requests: int
     errors: int
     seconds: float
+    cpu_seconds: float = 0.0  # the server's workers' and (PostgreSQL) its database backends' CPU meanwhile
+
+    @property
+    def cpu_us_per_job(self) -> float:
+        return self.cpu_seconds / max(self.jobs, 1) * 1e6
 
     @property
     def jobs_per_second(self) -> float:
@@ -107,6 +113,15 @@ def drive(port: int, headers: dict, connections: int, duration: float, batch: in
     return Run(totals["jobs"], totals["requests"], totals["errors"], time.monotonic() - started)
 
 
+def counting_cpu(pids, run, *args) -> Run:
+    """run(*args), with the CPU the processes `pids()` names used meanwhile (those alive throughout)."""
+    before = cpu_seconds(pids())
+    result = run(*args)
+    after = cpu_seconds(list(before))
+    result.cpu_seconds = sum(after[pid] - before[pid] for pid in after)
+    return result
+
+
 def prime(port: int, headers: dict, names, count: int) -> None:
     """Write `count` new jobs in batches of 500 (the pool a --replace run replaces)."""
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
@@ -144,8 +159,11 @@ def bench_database(database_url: str, args) -> list[str]:
         app_port, floor_port = free_port(), free_port()
         hirekit = start_gunicorn("wsgi:app", app_port, env, settle_seconds=1)
         floor = start_gunicorn("bench.write_floor_app:app", floor_port, env, settle_seconds=1)
+        postgres = database_url.startswith("postgres")
+        pids = {port: (lambda server=server: worker_pids(server) + (postgres_backend_pids(database_url) if postgres else []))
+                for port, server in ((app_port, hirekit), (floor_port, floor))}
         try:
-            return measure(app_port, floor_port, {"Authorization": f"Bearer {key}"}, database_url, args)
+            return measure(app_port, floor_port, {"Authorization": f"Bearer {key}"}, database_url, args, pids)
         finally:
             stop(hirekit)
             stop(floor)
@@ -153,7 +171,7 @@ def bench_database(database_url: str, args) -> list[str]:
         shutil.rmtree(instance, ignore_errors=True)
 
 
-def measure(app_port: int, floor_port: int, bearer: dict, database_url: str, args) -> list[str]:
+def measure(app_port: int, floor_port: int, bearer: dict, database_url: str, args, pids) -> list[str]:
     backend = "PostgreSQL" if database_url.startswith("postgres") else "SQLite"
     scenarios = [("single", app_port, bearer, None)]
     for size in BATCH_SIZES:
@@ -173,11 +191,12 @@ def measure(app_port: int, floor_port: int, bearer: dict, database_url: str, arg
             for name, port, headers, size in order:
                 names = source_ids(f"{name}-r" if args.replace else f"{name}-{connections}-{round_no}",
                                    pools.get(name))
-                figures[name].append(drive(port, headers, connections, args.duration, size, names))
+                figures[name].append(counting_cpu(pids[port], drive, port, headers, connections, args.duration, size, names))
         rate = {name: statistics.median(run.jobs_per_second for run in runs) for name, runs in figures.items()}
+        cost = {name: statistics.median(run.cpu_us_per_job for run in runs) for name, runs in figures.items()}
         errors = {name: sum(run.errors for run in runs) for name, runs in figures.items()}
-        lines.append(f"  {connections} connections: single upserts {rate['single']:,.0f} jobs/s"
-                     + (f" ({errors['single']} errors)" if errors["single"] else ""))
+        lines.append(f"  {connections} connections: single upserts {rate['single']:,.0f} jobs/s, {cost['single']:,.0f} µs CPU "
+                     "per job" + (f" ({errors['single']} errors)" if errors["single"] else ""))
         for size in BATCH_SIZES:
             batch, floor = rate[f"batch {size}"], rate[f"floor {size}"]
             ratios = [b.jobs_per_second / f.jobs_per_second for b, f in zip(figures[f"batch {size}"], figures[f"floor {size}"])]
@@ -186,6 +205,9 @@ def measure(app_port: int, floor_port: int, bearer: dict, database_url: str, arg
             lines.append(f"    batches of {size}: {batch:,.0f} jobs/s = {batch / rate['single']:.1f}x single; floor "
                          f"{floor:,.0f} jobs/s; Hirekit/floor {share:.2f} (rounds {', '.join(f'{r:.2f}' for r in ratios)})"
                          + (f"; {errors[f'batch {size}']} errors" if errors[f"batch {size}"] else ""))
+            lines.append(f"      CPU per job: Hirekit {cost[f'batch {size}']:,.0f} µs, floor {cost[f'floor {size}']:,.0f} µs "
+                         f"(floor/Hirekit {cost[f'floor {size}'] / cost[f'batch {size}']:.2f}), single upserts "
+                         f"{cost['single']:,.0f} µs")
     lines.append(f"  targets ({'>= 5,000 jobs/s in batches, ' if backend == 'PostgreSQL' else ''}batches >= 0.50 of the "
                  f"floor): {'met' if met else 'NOT met'}")
     return lines

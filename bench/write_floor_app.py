@@ -3,8 +3,8 @@ jobs can do. It runs the SQL statements Hirekit runs for the same request, on a 
 nothing else: no authentication, rate limit, validation, model, pool or serialization beyond reading the JSON body.
 
 - PUT /v1/jobs/by-source-id (a batch, as app.row_upserts writes it): one advisory-lock statement for every source id
-  (PostgreSQL), one look-up of the stored ones, the job-number reservation (app.records.reserve_in_sequence's three
-  statements), one INSERT ... ON CONFLICT DO UPDATE of every row (one multi-row VALUES list on PostgreSQL, one
+  (PostgreSQL), one look-up of the stored ones, the job-number reservation (app.records.reserve_in_sequence's one
+  statement), one INSERT ... ON CONFLICT DO UPDATE of every row (one multi-row VALUES list on PostgreSQL, one
   statement run per row on SQLite), in one transaction.
 - POST /v1/jobs (one create, as app.records.create_with_source_id writes it): the source_id look-up, the number
   reservation and the INSERT, in one transaction.
@@ -43,9 +43,8 @@ UPSERT = (f'INSERT INTO "jobs" ({", ".join(COLUMNS)}) VALUES {ROW_VALUES} ON CON
 INSERT = f'INSERT INTO "jobs" ({", ".join(COLUMNS)}) VALUES ({", ".join([P] * len(COLUMNS))})'
 LOCKS = ("SELECT pg_advisory_xact_lock(hashtextextended(key, 0)) FROM unnest(%s::text[]) WITH ORDINALITY AS locks(key, "
          "position) ORDER BY position")
-COUNTER = (f'INSERT INTO "counters" ("tenant_id", "name", "value") VALUES ({P}, {P}, 0) ON CONFLICT DO NOTHING',
-           f'UPDATE "counters" SET "value" = ("value" + {P}) WHERE ("tenant_id" = {P}) AND ("name" = {P})',
-           f'SELECT "value" FROM "counters" WHERE ("tenant_id" = {P}) AND ("name" = {P}) LIMIT 1')
+ADVANCE = (f'INSERT INTO "counters" ("tenant_id", "name", "value") VALUES ({P}, {P}, {P}) ON CONFLICT ("tenant_id", "name") '
+           'DO UPDATE SET "value" = "counters"."value" + excluded."value" RETURNING "value"')
 
 
 def connection():
@@ -72,10 +71,8 @@ def begin(conn):
 
 
 def reserve_numbers(cursor, count: int) -> range:
-    cursor.execute(COUNTER[0], (TENANT, "job_number"))
-    cursor.execute(COUNTER[1], (count, TENANT, "job_number"))
-    cursor.execute(COUNTER[2], (TENANT, "job_number"))
-    last = cursor.fetchone()[0]
+    cursor.execute(ADVANCE, (TENANT, "job_number", count))
+    ((last,),) = cursor.fetchall()
     return range(last - count + 1, last + 1)
 
 
