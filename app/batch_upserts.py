@@ -208,11 +208,17 @@ def register_batch_upsert_route(blp, upsert: SourceIdUpsert) -> None:
     def put(self, values):
         return run_batch(upsert, current_tenant_id(), values)
 
-    put.__doc__ = (f"Create or replace up to {MAX_BATCH_ITEMS} {plural} by source_id in one request (an initial "
-                   f"sync): each item as PUT /by-source-id/{{source_id}} would, in one transaction; the answer lists "
-                   f"each item's status (201, 200, or its error) in request order. A refused item does not stop the "
-                   f"others unless atomic is true. Counts against the rate limit as its items would.")
+    put.__doc__ = (f"Create or replace up to {MAX_BATCH_ITEMS} {plural} by source_id (a batch, for initial syncs)\n\n"
+                   f"Each item is a create body with its source_id, created (201) or replaced (200) as "
+                   f"PUT /by-source-id/{{source_id}} would, all in one transaction; the answer lists each item's "
+                   f"status, source_id and id, or its error (the one error body's `error`), in request order. A "
+                   f"refused item does not stop the others unless `atomic` is true: then any refused item fails the "
+                   f"whole request (422 naming `items.<index>.<field>`) and nothing is written. A source_id sent twice "
+                   f"in one batch is refused on its later item. 1 to {MAX_BATCH_ITEMS} items (422 otherwise), JSON "
+                   f"only, within the body limit (413); the batch counts against the rate limit as its items would "
+                   f"(429 for the whole batch past it, nothing written). An Idempotency-Key applies to the whole batch.")
     put = blp.arguments(body)(put)
+    put = blp.errors(413)(put)
     put = blp.response(200, BatchAnswerSchema, description="Each item's outcome, in request order")(put)
     put = blp.doc(operationId=f"upsert_{plural}_by_source_id")(put)
     blp.add_view(PATH, f"{label.title().replace(' ', '')}BatchBySourceId", put=put)

@@ -163,18 +163,25 @@ def fresh_database(database_url: str, instance: Path):
 
     os.environ.update({"HIREKIT_DATABASE_URL": database_url, "HIREKIT_INSTANCE_DIR": str(instance), "HIREKIT_LOG_LEVEL": "WARNING"})
     from app import create_app
-    from app.cli import upgrade_database
     from app.db import database
     from app.tenancy import create_tenant
 
     app = create_app({"DATABASE_URL": database_url, "RESUME_DIR": str(instance / "resumes")})
     tenant_id = f"bench-{uuid.uuid4().hex[:8]}"
+    migrate_clean(app, database_url)
+    with app.app_context(), database.connection_context():
+        _, key = create_tenant(tenant_id)
+    return app, tenant_id, key
+
+
+def migrate_clean(app, database_url: str) -> None:
+    """Migrate the app's database, on PostgreSQL from a clean schema (public dropped and rebuilt)."""
+    from app.cli import upgrade_database
+    from app.db import database
+
     with app.app_context():
         if database_url.startswith("postgres"):
             with database.connection_context():
                 database.execute_sql("DROP SCHEMA IF EXISTS public CASCADE")
                 database.execute_sql("CREATE SCHEMA public")
         upgrade_database()
-        with database.connection_context():
-            _, key = create_tenant(tenant_id)
-    return app, tenant_id, key

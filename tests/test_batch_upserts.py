@@ -5,6 +5,7 @@ tenant and costs its items against the rate limit."""
 from __future__ import annotations
 
 import base64
+import io
 import json
 
 import jsonschema
@@ -146,6 +147,12 @@ def test_the_maximum_batch_is_written(app, client, tenant_a):
 @pytest.mark.parametrize("body", [{"items": "jobs"}, {"items": [job_body()], "atomic": "yes"}, {"items": [job_body()], "x": 1}, {}])
 def test_a_malformed_batch_body_is_a_422_naming_the_field(client, tenant_a, body):
     refused = client.put("/v1/jobs/by-source-id", json=body, headers=tenant_a.headers)
+    assert refused.status_code == 422 and refused.json["error"]["fields"]
+
+
+def test_a_batch_is_json_only(client, tenant_a):
+    refused = client.put("/v1/candidates/by-source-id", data={"items": "[]", "file": (io.BytesIO(b"resume"), "cv.txt")},
+                         headers=tenant_a.headers, content_type="multipart/form-data")
     assert refused.status_code == 422 and refused.json["error"]["fields"]
 
 
