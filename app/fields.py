@@ -69,10 +69,19 @@ class Text(ma.fields.String):
     def __init__(self, *args, max_length: int | None = None, **kwargs):
         validators = list(kwargs.pop("validate", None) or [])
         minimum = 1 if kwargs.get("required") else None  # documented (minLength); an optional blank is absent instead
+        self.bounds = None
         if minimum is not None or max_length is not None:
-            validators.append(ma.validate.Length(min=minimum, max=max_length))
+            self.bounds = ma.validate.Length(min=minimum, max=max_length)
+            validators.append(self.bounds)
         super().__init__(*args, validate=validators, **kwargs)
         self.max_length = max_length
+
+    def _validate(self, value):
+        """The Length validator documents what _deserialize already enforced (trimmed, not blank, within max_length),
+        so a Text with no other validator has nothing left to check."""
+        if self.validators == [self.bounds]:
+            return
+        super()._validate(value)
 
     def _deserialize(self, value, attr, data, **kwargs):
         text = super()._deserialize(value, attr, data, **kwargs)
