@@ -14,7 +14,13 @@ runs at the first shape. Beside req/s, each pair's CPU per request is counted (L
 for Hirekit the PostgreSQL backends of its database): on a machine others share, throughput swings with their load, while what a
 request costs in CPU moves much less, and on a saturated quiet machine the req/s ratio is that cost ratio.
 
+Writes have their own floor: bench/write_floor_app.py runs the SQL statements of POST /v1/jobs (the source_id
+look-up, the job number, the INSERT) with nothing around them, on either database. Interleaved POST /v1/jobs pairs
+per shape (--write-pairs, 5 by default) print Hirekit's share of that floor's req/s and both CPU costs per request;
+the target is a share of at least 0.50 in every shape.
+
     python bench/rest_throughput.py [--duration 10] [--shapes 2x32,1x16] [--pairs 9] [--quick] [--target-only]
+                                    [--write-pairs 5] [--writes-only]
 """
 
 from __future__ import annotations
