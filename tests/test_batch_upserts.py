@@ -12,7 +12,7 @@ import jsonschema
 import pytest
 
 from app import events
-from app.batch_upserts import MAX_BATCH_ITEMS
+from app.batch_upserts import MAX_BATCH_ITEMS, BatchAnswerSchema
 from app.db import database
 from app.idempotency import IdempotencyKey
 from plugins.applications.models import Application
@@ -75,6 +75,7 @@ def test_a_mixed_batch_answers_each_item_in_order_and_leaves_the_rows_single_ups
     assert (answer.json["created"], answer.json["replaced"], answer.json["failed"]) == (2, 1, 2)
     assert outcomes[2]["error"]["type"] == "validation_error" and "industry" in outcomes[2]["error"]["fields"]
     assert "max_pay_rate" in outcomes[3]["error"]["fields"] and "id" not in outcomes[3]
+    assert BatchAnswerSchema().dump(answer.json) == answer.json  # answered in its documented shape
     for outcome in (outcomes[0], outcomes[1], outcomes[4]):
         record = client.get(f"/v1/jobs/{outcome['id']}", headers=tenant_a.headers).json
         assert record["source_id"] == outcome["source_id"]
