@@ -4,6 +4,9 @@ Concurrent upserts of one new source id are serialized before the look-up: SQLit
 IMMEDIATE (one writer at a time); PostgreSQL takes a transaction-scoped advisory lock on (table, tenant, source_id), so
 only upserts of the same record wait for each other. The second one then finds the first one's record and replaces it.
 The plain create (POST) keeps answering 409 for a source_id already used.
+
+A family describes its upsert once (SourceIdUpsert); the same description serves the batch of app.batch_upserts
+(`PUT /v1/<family>/by-source-id`), whose items take the same locks.
 """
 
 from __future__ import annotations
