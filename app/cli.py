@@ -201,6 +201,22 @@ def tenants_create(slug, name, key, rate_limit):
         report_new_key(plaintext, chosen=key is not None)
 
 
+@tenants_cli.command("update")
+@click.argument("slug")
+@click.option("--name", default=None, help="New display name.")
+@click.option("--rate-limit", default=None, help='The tenant\'s own limit, e.g. "6000/minute".')
+@click.option("--default-rate-limit", is_flag=True, help="Drop the tenant's own limit: HIREKIT_RATE_LIMIT applies again.")
+def tenants_update(slug, name, rate_limit, default_rate_limit):
+    """Change an existing tenant's name or rate limit (every worker applies it within HIREKIT_AUTH_CACHE_SECONDS)."""
+    from app.tenancy import update_tenant
+
+    if name is None and rate_limit is None and not default_rate_limit:
+        raise click.UsageError("nothing to change: give --name, --rate-limit or --default-rate-limit")
+    with database.connection_context():
+        tenant = update_tenant(slug, name=name, rate_limit=rate_limit, default_rate_limit=default_rate_limit)
+    click.echo(f"tenant {tenant.id} updated: name={tenant.name} rate_limit={tenant.rate_limit or 'default'}")
+
+
 @tenants_cli.command("list")
 def tenants_list():
     """Tenants with their active key count (one query)."""
@@ -279,6 +295,17 @@ def tenants_ensure(slug):
     click.echo(f"api key (shown once): {plaintext}")
 
 
+config_cli = OperatorGroup("config", help="The settings of app/config.py.")
+
+
+@config_cli.command("docs")
+def config_docs():
+    """Print docs/configuration.md (every setting: name, default, meaning), generated from app/config.py."""
+    from app.config_docs import configuration_page
+
+    click.echo(configuration_page(), nl=False)
+
+
 demo_cli = OperatorGroup("demo", help="A working embedded setup on a fresh machine.")
 
 
@@ -314,7 +341,7 @@ def core_models() -> list:
 def register_commands(app) -> None:
     from app.worker import worker_command
 
-    for group in (db_cli, tenants_cli, keys_cli, demo_cli, worker_command):
+    for group in (db_cli, tenants_cli, keys_cli, config_cli, demo_cli, worker_command):
         app.cli.add_command(group)
     for plugin in current_plugins(app):
         for command in plugin.cli:

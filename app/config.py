@@ -12,53 +12,80 @@ from app.plugins import available
 
 INSTANCE_DIR = Path(os.environ.get("HIREKIT_INSTANCE_DIR", Path(__file__).resolve().parent.parent / "instance"))
 
+# Every setting with its default. The comment on a setting's line (and any comment lines directly above it) is its
+# meaning: `flask --app wsgi config docs` writes docs/configuration.md from them, and tests/test_config_docs.py fails
+# when a setting has none. A `# --- Name ---` line starts a section of that page.
 DEFAULTS: dict[str, object] = {
-    # core
-    "PLUGINS": None,  # None: every available family
+    # --- Core ---
+    "PLUGINS": None,  # comma-separated endpoint families to enable (the others answer 404); unset: every family
+    # `sqlite:///relative`, `sqlite:////absolute` or `postgresql://user:pass@host/db`; query parameters reach the driver
+    # (`?sslmode=verify-full&sslrootcert=/etc/ssl/rds.pem&connect_timeout=5`). Platform twin: DATABASE_URL
     "DATABASE_URL": f"sqlite:///{INSTANCE_DIR / 'hirekit.sqlite3'}",
-    "DATABASE_POOL_SIZE": 10,
+    "DATABASE_POOL_SIZE": 10,  # database connections per process; a request finding all busy waits up to 10 s, then 503
+    # Redis for the RQ queues and shared rate limits; empty runs background jobs inline and counts limits in memory per
+    # process. Platform twin: REDIS_URL
     "REDIS_URL": "",
-    "BEHIND_PROXY": False,
-    "PORT": 8000,
+    "BEHIND_PROXY": False,  # trust one hop of X-Forwarded-For/-Proto/-Host (set it behind nginx)
+    "PORT": 8000,  # port of `make run`, the Procfile's web process and deploy/gunicorn.conf.py. Platform twin: PORT
+    # directory of the embedded database, resumes, search index and generated secret (read from the environment only)
     "INSTANCE_DIR": str(INSTANCE_DIR),
-    # HIREKIT_SECRET_KEY signs every opaque token: "new,old" signs with new and verifies with both (app/secret_key.py).
-    # No default: unset, INSTANCE_DIR/secret_key (made by `demo setup`) is read, and a server without either refuses to start.
+    # signs every opaque token (list cursors, person scroll tokens); at least 32 characters. `NEW,OLD` signs with NEW
+    # and verifies with both. No default: unset, `<instance>/secret_key` (made by `demo setup`) is read, and a server
+    # or worker without either refuses to start
     "SECRET_KEY": "",
-    "SECRET_KEY_FALLBACKS": [],  # set from SECRET_KEY's second and later keys
-    "LOG_LEVEL": "INFO",
-    "LOG_FORMAT": "json",  # or "text"
-    "METRICS_ENABLED": False,
-    "METRICS_TOKEN": "",
-    "AUTH_CACHE_SECONDS": 5.0,
+    "SECRET_KEY_FALLBACKS": [],  # not set directly: the second and later keys of SECRET_KEY, which still verify
+    "LOG_LEVEL": "INFO",  # level of the app's and gunicorn's log (DEBUG, INFO, WARNING, ERROR)
+    "LOG_FORMAT": "json",  # `json` (one JSON object a line, UTC times) or `text`
+    "METRICS_ENABLED": False,  # serve Prometheus text at /metrics
+    "METRICS_TOKEN": "",  # bearer token /metrics requires (`Authorization: Bearer <token>`)
+    "AUTH_CACHE_SECONDS": 5.0,  # seconds a worker remembers a resolved key: a revoked key is refused after at most this
+    # largest request body in bytes (413 above); raised to twice MAX_RESUME_BYTES when that is larger
     "MAX_CONTENT_LENGTH": 16 * 1024 * 1024,
-    # rate limits: requests per key per window (per client address without a key). Counters live in Redis when
-    # REDIS_URL is set, shared by every worker and host; without Redis each worker process counts on its own, so a
-    # key can make up to (gunicorn workers x the limit) requests per window on one host.
+    # --- Rate limits ---
+    # requests per key per window (per client address without a key). With REDIS_URL the counters are shared by every
+    # worker and host; without it each gunicorn worker counts on its own, so a key can make up to (workers x limit)
     "RATE_LIMIT": "600/minute",
-    "PERSON_RATE_LIMIT": "300/minute",
+    "PERSON_RATE_LIMIT": "300/minute",  # requests per key per window on the person routes
     "AUTH_FAILURE_LIMIT": "30/minute",  # requests with an unknown or revoked key per client address; then 429 before any lookup
-    "RATE_LIMIT_ENABLED": True,
-    "RATE_LIMIT_FAIL_OPEN": True,
-    "RATE_LIMIT_KEY_PREFIX": "hirekit",
-    # requests one tenant may have in progress in one worker process (app/fair_share.py); 0: half of WEB_THREADS
-    # (at least 1); below 0: no cap. One over it waits up to TENANT_IN_FLIGHT_WAIT seconds for a place, then is 429
+    "RATE_LIMIT_ENABLED": True,  # false turns every rate limit off
+    "RATE_LIMIT_FAIL_OPEN": True,  # when the limit store (Redis) is down: serve unlimited (true) or answer 503 (false)
+    "RATE_LIMIT_KEY_PREFIX": "hirekit",  # prefix of the limiter's Redis keys (two deployments sharing one Redis differ here)
+    # requests one tenant may have in progress in one worker process; 0: half of WEB_THREADS (at least 1); below 0: no
+    # cap. One over it waits up to TENANT_IN_FLIGHT_WAIT seconds for a place, then is 429
     "TENANT_MAX_IN_FLIGHT": 0,
-    "TENANT_IN_FLIGHT_WAIT": 0.1,
-    "WEB_THREADS": 4,  # gunicorn's request threads per worker (deploy/gunicorn.conf.py reads HIREKIT_WEB_THREADS too)
-    # queues
-    "QUEUES": ["calls", "webhooks", "default"],
-    "WORKER_CLASS": "simple",
-    # resumes
-    "MAX_RESUME_BYTES": 10 * 1024 * 1024,
-    "RESUME_DIR": str(INSTANCE_DIR / "resumes"),
-    # integrations that later families read
-    "TIMEZONE": "UTC",
+    "TENANT_IN_FLIGHT_WAIT": 0.1,  # seconds a request over its tenant's in-flight cap waits for a place before its 429
+    "WEB_THREADS": 4,  # gunicorn's request threads per worker (deploy/gunicorn.conf.py reads it too)
+    # --- Background work ---
+    "QUEUES": ["calls", "webhooks", "default"],  # the RQ queues a worker serves when none are named
+    "WORKER_CLASS": "simple",  # RQ worker class of `worker.py`: `simple` (jobs in the worker process), `fork` or `spawn`
+    # --- Resumes ---
+    "MAX_RESUME_BYTES": 10 * 1024 * 1024,  # largest resume accepted, in bytes (413 above)
+    "RESUME_DIR": str(INSTANCE_DIR / "resumes"),  # where resume files are stored, one per sha256
+    # --- Questions and calls ---
+    "TIMEZONE": "UTC",  # the zone of jobs' schedule windows (an IANA name, e.g. America/New_York)
+    # OpenAI-compatible chat endpoint for question generation and call analysis; empty: the rule-based ones
     "LLM_URL": "",
-    "LLM_API_KEY": "",
-    "LLM_MODEL": "gpt-4o-mini",
-    "LLM_TIMEOUT": 10.0,
-    "TELEPHONY": "simulated",
-    "WEBHOOK_ALLOW_PRIVATE": False,
+    "LLM_API_KEY": "",  # bearer key sent to LLM_URL
+    "LLM_MODEL": "gpt-4o-mini",  # model name sent to LLM_URL
+    "LLM_TIMEOUT": 10.0,  # seconds one LLM call may take before the rule-based answer is used
+    "TELEPHONY": "simulated",  # `simulated` (a deterministic call, no phone) or `twilio`
+    "CALL_STALL_SECONDS": 3600.0,  # a call ringing or in progress this long without news has lost its worker: failed
+    "CALL_REAPER_INTERVAL": 300.0,  # seconds between passes failing stalled calls (0: off)
+    "REMINDER_RETRY_SCHEDULE": [60, 300, 900],  # seconds after each failed send of a reminder; never past the call
+    "REMINDER_LEASE_SECONDS": 600.0,  # a reminder claimed this long without an outcome is failed, never sent twice
+    "TWILIO_ACCOUNT_SID": "",  # Twilio account placing calls when TELEPHONY is `twilio`
+    "TWILIO_AUTH_TOKEN": "",  # Twilio auth token; also verifies Twilio's signed callbacks
+    "TWILIO_FROM_NUMBER": "",  # the number calls come from (E.164)
+    "TWILIO_CALLBACK_BASE_URL": "",  # public https base Twilio calls back, e.g. https://api.example.com
+    "TWILIO_API_BASE_URL": "",  # Twilio's REST API elsewhere than https://api.twilio.com (a mock, a regional proxy)
+    "SMTP_HOST": "",  # reminders by email go through this SMTP server when set, else to the log
+    "SMTP_PORT": 587,  # SMTP server port
+    "SMTP_USERNAME": "",  # SMTP login (empty: no login)
+    "SMTP_PASSWORD": "",  # SMTP password
+    "SMTP_FROM": "",  # sender address of reminder emails
+    "SMTP_STARTTLS": True,  # upgrade the SMTP connection with STARTTLS
+    # --- Webhooks and events ---
+    "WEBHOOK_ALLOW_PRIVATE": False,  # allow webhook URLs on loopback and private addresses (a local receiver, tests)
     "WEBHOOK_TIMEOUT": 10.0,  # seconds one send may take, connect to the last response byte read (test sends too)
     "WEBHOOK_RETRY_SCHEDULE": [5, 300, 1800, 7200, 18000, 36000],  # seconds after each failure; then give up
     "WEBHOOK_RETRY_JITTER": 0.1,  # up to +10% on each retry delay
@@ -66,55 +93,47 @@ DEFAULTS: dict[str, object] = {
     "WEBHOOK_SECRET_OVERLAP": 24 * 3600,  # seconds deliveries stay signed with the old secret too after a rotation
     "WEBHOOK_LEASE_GRACE": 30.0,  # seconds past the timeout before a claimed delivery counts as abandoned
     "WEBHOOK_REAPER_INTERVAL": 60.0,  # seconds between passes re-enqueuing stalled deliveries (0: off)
-    "IDEMPOTENCY_TTL": 24 * 3600,  # seconds an Idempotency-Key's stored answer replays (app/idempotency.py)
+    "WEBHOOK_REPLAY_RATE_LIMIT": "10/hour",  # webhook replays per tenant
+    "WEBHOOK_REPLAY_LOCK_SECONDS": 600.0,  # a replay's lock outlives a replay that died by this long at most
+    "EVENT_RETENTION_DAYS": 30.0,  # days events are kept: served by GET /v1/events, replayable to webhooks, then purged
+    "EVENT_RETENTION": None,  # the same in seconds (the earlier name); when set it wins over EVENT_RETENTION_DAYS
+    "EVENT_PURGE_INTERVAL": 3600.0,  # seconds between the worker's passes deleting events past the retention (0: off)
+    # --- Idempotency ---
+    "IDEMPOTENCY_TTL": 24 * 3600,  # seconds an Idempotency-Key's stored answer replays
     "IDEMPOTENCY_LOCK_SECONDS": 60.0,  # an in-flight key older than this was left by a dead process: the next retry runs
     "IDEMPOTENCY_PURGE_INTERVAL": 3600.0,  # seconds between the worker's passes deleting expired keys (0: off)
     # bytes of answer body an Idempotency-Key keeps; a larger answer replays as its status, Location and a short note
     "IDEMPOTENCY_MAX_STORED_BYTES": 64 * 1024,
-    "EVENT_RETENTION_DAYS": 30.0,  # days events are kept: served by GET /v1/events, replayable to webhooks, then purged
-    "EVENT_RETENTION": None,  # the same in seconds (the earlier name); when set it wins over EVENT_RETENTION_DAYS
-    "EVENT_PURGE_INTERVAL": 3600.0,  # seconds between the worker's passes deleting events past the retention (0: off)
-    "WEBHOOK_REPLAY_RATE_LIMIT": "10/hour",  # replays per tenant
-    "WEBHOOK_REPLAY_LOCK_SECONDS": 600.0,  # a replay's lock outlives a replay that died by this long at most
-    "CALL_STALL_SECONDS": 3600.0,  # a call ringing or in progress this long without news has lost its worker: failed
-    "CALL_REAPER_INTERVAL": 300.0,  # seconds between passes failing stalled calls (0: off)
-    "TWILIO_ACCOUNT_SID": "",
-    "TWILIO_AUTH_TOKEN": "",
-    "TWILIO_FROM_NUMBER": "",
-    "TWILIO_CALLBACK_BASE_URL": "",  # public https base Twilio calls back, e.g. https://api.example.com
-    "TWILIO_API_BASE_URL": "",  # Twilio's REST API elsewhere than https://api.twilio.com (a mock, a regional proxy)
-    "SMTP_HOST": "",  # reminders by email go through SMTP when set, else to the log
-    "SMTP_PORT": 587,
-    "SMTP_USERNAME": "",
-    "SMTP_PASSWORD": "",
-    "SMTP_FROM": "",
-    "SMTP_STARTTLS": True,
-    "SEARCH_BACKEND": "embedded",
-    "SEARCH_INDEX": str(INSTANCE_DIR / "search" / "person"),
-    "ELASTICSEARCH_URL": "",
-    "ELASTICSEARCH_INDEX": "person",
-    "ENRICH_VENDOR": "local",
-    "ENRICH_URL": "",
-    "ENRICH_API_KEY": "",
-    "ELASTICSEARCH_API_KEY": "",
-    "ELASTICSEARCH_USERNAME": "",
-    "ELASTICSEARCH_PASSWORD": "",
-    "ELASTICSEARCH_CA_CERTS": "",
-    "ELASTICSEARCH_TIMEOUT": 10.0,
-    "PERSON_SEARCH_TIMEOUT": 5.0,  # seconds one person search may run before it is abandoned with 503 (plugins/person/query_budget.py)
-    "ENRICH_TIMEOUT": 10.0,
-    "ENRICH_CONNECT_TIMEOUT": 3.05,
-    "ENRICH_RETRIES": 2,
-    "ENRICH_BACKOFF": 0.5,
-    "ENRICH_MAX_RETRY_AFTER": 10.0,
-    "SANDBOX_SEARCH_BACKEND": "embedded",
-    "SANDBOX_SEARCH_INDEX": "",  # empty: a "sandbox" directory beside SEARCH_INDEX
-    "SANDBOX_ELASTICSEARCH_URL": "",
-    "SANDBOX_ELASTICSEARCH_INDEX": "person-sandbox",
-    "SANDBOX_ENRICH_VENDOR": "local",
-    "SANDBOX_ENRICH_URL": "",  # the sandbox upstream; never falls back to ENRICH_URL
-    "SANDBOX_ENRICH_API_KEY": "",
+    # --- Person data ---
+    "SEARCH_BACKEND": "embedded",  # `embedded` (an index on local disk), `elasticsearch` or `none` (search answers 503)
+    "SEARCH_INDEX": str(INSTANCE_DIR / "search" / "person"),  # directory of the embedded index
+    "ELASTICSEARCH_URL": "",  # the cluster when SEARCH_BACKEND is `elasticsearch`
+    "ELASTICSEARCH_INDEX": "person",  # the alias searched; a replacing load fills a new dated index behind it
+    "ELASTICSEARCH_API_KEY": "",  # Elasticsearch API key (or USERNAME and PASSWORD)
+    "ELASTICSEARCH_USERNAME": "",  # Elasticsearch basic-auth user
+    "ELASTICSEARCH_PASSWORD": "",  # Elasticsearch basic-auth password
+    "ELASTICSEARCH_CA_CERTS": "",  # CA bundle that verifies the cluster's certificate
+    "ELASTICSEARCH_TIMEOUT": 10.0,  # seconds per Elasticsearch request
+    "PERSON_SEARCH_TIMEOUT": 5.0,  # seconds one person search may run before it is abandoned with 503
     "SCROLL_TOKEN_TTL": 3600,  # seconds a person scroll token stays valid
+    "ENRICH_VENDOR": "local",  # `local` (matches over the dataset), `http` (an upstream vendor) or `none` (503)
+    "ENRICH_URL": "",  # the upstream vendor's base URL when ENRICH_VENDOR is `http`
+    "ENRICH_API_KEY": "",  # key sent to the upstream vendor (X-Api-Key)
+    "ENRICH_TIMEOUT": 10.0,  # seconds to read the vendor's answer
+    "ENRICH_CONNECT_TIMEOUT": 3.05,  # seconds to connect to the vendor
+    "ENRICH_RETRIES": 2,  # retries of a vendor call after a timeout, refusal, 429 or 5xx
+    "ENRICH_BACKOFF": 0.5,  # first wait before a retry, in seconds, doubling each time
+    "ENRICH_MAX_RETRY_AFTER": 10.0,  # longest wait honoured from a vendor's Retry-After, in seconds (a longer one is cut to this)
+    "SANDBOX_SEARCH_BACKEND": "embedded",  # SEARCH_BACKEND of the sandbox routes (/v1/sandbox, /v2/sandbox)
+    "SANDBOX_SEARCH_INDEX": "",  # the sandbox's embedded index; empty: a "sandbox" directory beside SEARCH_INDEX
+    "SANDBOX_ELASTICSEARCH_URL": "",  # the sandbox's cluster
+    "SANDBOX_ELASTICSEARCH_INDEX": "person-sandbox",  # the sandbox's alias
+    "SANDBOX_ENRICH_VENDOR": "local",  # ENRICH_VENDOR of the sandbox routes
+    "SANDBOX_ENRICH_URL": "",  # the sandbox upstream; never falls back to ENRICH_URL
+    "SANDBOX_ENRICH_API_KEY": "",  # key sent to the sandbox upstream
+    # --- MCP ---
+    # browser origins allowed to call the MCP servers (DNS-rebinding protection); a request without Origin is never
+    # refused; `*` allows any
     "MCP_ALLOWED_ORIGINS": [],
 }
 
@@ -127,6 +146,24 @@ PLATFORM_VARIABLES = {
     "REDIS_URL": "REDIS_URL",
     "PORT": "PORT",
     "WEB_WORKERS": "WEB_CONCURRENCY",
+}
+
+# Variables read straight from the environment by the processes around the app rather than by load_config: gunicorn's
+# configuration (deploy/gunicorn.conf.py), its worker class (app/gthread_worker.py) and the loader itself.
+# Name without HIREKIT_ -> (default, meaning); docs/configuration.md lists them after the settings.
+PROCESS_VARIABLES: dict[str, tuple[str, str]] = {
+    "CONFIG": ("", "a Python or JSON file of settings (upper-case names without `HIREKIT_`), read before the environment"),
+    "BIND": ("127.0.0.1:$HIREKIT_PORT", "address gunicorn listens on (the Procfile's web process binds 0.0.0.0)"),
+    "WEB_WORKERS": ("2 x CPUs + 1", "gunicorn worker processes. Platform twin: WEB_CONCURRENCY"),
+    "WEB_TIMEOUT": ("30", "seconds before gunicorn restarts a worker whose main loop stopped answering (not a slow request)"),
+    "WEB_HEADER_TIMEOUT": ("10", "seconds a connection has to send a complete request head before it is closed (slow clients)"),
+    "WEB_SWITCH_INTERVAL": ("0.001", "seconds between GIL switches in a gunicorn worker, so a short request does not wait "
+                                     "behind a computing thread"),
+    "WEB_MAX_REQUESTS": ("0", "requests after which a gunicorn worker restarts (jitter: a tenth of it); 0: never"),
+    "WORKER_CLASS_WEB": ("app.gthread_worker.HeadDeadlineThreadWorker", "gunicorn's worker class"),
+    "ACCESS_LOG": ("", "gunicorn's access log: `-` for stdout or a file path; empty: off (the app logs every request)"),
+    "FORWARDED_ALLOW_IPS": ("127.0.0.1", "addresses gunicorn trusts to send X-Forwarded-* headers"),
+    "CONTROL_SOCKET": ("<instance>/gunicorn.ctl", "gunicorn's control socket (mode 0600), or `off` for none"),
 }
 
 

@@ -1,4 +1,4 @@
-"""Retry-safe writes: an `Idempotency-Key` on a /v1 POST, PUT or PATCH that changes state (or an MCP write tool's `idempotency_key`) runs the request once per tenant and key, and replays its stored answer to every retry (Stripe's semantics).
+"""Retry-safe writes: an `Idempotency-Key` on a /v1 POST, PUT, PATCH or DELETE that changes state (or an MCP write tool's `idempotency_key`) runs the request once per tenant and key, and replays its stored answer to every retry (Stripe's semantics).
 
 How it works, and why:
 
@@ -58,7 +58,7 @@ HEADER = "Idempotency-Key"
 REPLAYED_HEADER = "Idempotent-Replayed"
 MAX_KEY_LENGTH = 255
 PRINTABLE_KEY = re.compile(r"[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?")  # printable ASCII, no blank ends
-WRITE_METHODS = frozenset({"POST", "PUT", "PATCH"})
+WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 API_PREFIX = "/v1/"
 STORED_HEADERS = ("Content-Type", "Location")
 OMITTED_HEADER = "Idempotent-Answer-Omitted"

@@ -1,4 +1,5 @@
-"""Notifier: how reminders reach candidates. Logged by default; email over SMTP when HIREKIT_SMTP_HOST is set."""
+"""Notifier: how reminder emails reach candidates. Logged by default; over SMTP when HIREKIT_SMTP_HOST is set. (Text
+messages go through the telephony provider, which owns the number they come from: plugins.calls.telephony.)"""
 
 from __future__ import annotations
 
@@ -12,26 +13,26 @@ log = logging.getLogger("hirekit.notify")
 
 
 class Notifier:
-    """Sends email and SMS; this base class writes them to the log (the embedded default)."""
+    """Sends email; this base class writes it to the log (the embedded default)."""
 
-    def send_email(self, to: str, subject: str, body: str) -> None:
+    def send_email(self, to: str, subject: str, body: str, html: str | None = None) -> None:
+        """Send `body` (plain text) to `to`, with `html` as its HTML alternative when given."""
         log.info("email to %s: %s | %s", to, subject, body)
-
-    def send_sms(self, to: str, body: str) -> None:
-        log.info("sms to %s: %s", to, body)
 
 
 class SmtpNotifier(Notifier):
-    """Email through an SMTP relay (STARTTLS and login when configured); SMS still goes to the log."""
+    """Email through an SMTP relay (STARTTLS and login when configured)."""
 
     def __init__(self, host: str, port: int, *, sender: str, username: str = "", password: str = "", starttls: bool = True):
         self.host, self.port, self.sender = host, port, sender
         self.username, self.password, self.starttls = username, password, starttls
 
-    def send_email(self, to: str, subject: str, body: str) -> None:
+    def send_email(self, to: str, subject: str, body: str, html: str | None = None) -> None:
         message = EmailMessage()
         message["From"], message["To"], message["Subject"] = self.sender, to, subject
         message.set_content(body)
+        if html is not None:
+            message.add_alternative(html, subtype="html")
         with smtplib.SMTP(self.host, self.port, timeout=10) as smtp:
             if self.starttls:
                 smtp.starttls()

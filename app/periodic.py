@@ -1,8 +1,13 @@
 """Periodic background passes on RQ's scheduler (reapers): one chain per pass, kept alive by the pass itself.
 
-Each pass is a @task that calls `schedule_next(...)` when it ends (`@chained(...)` makes a function one); `start(...)` runs one pass as soon as a worker
-starts (so a fresh worker picks up what a dead one left) and the chain carries on from there. A fixed job id keeps the
-scheduled pass single however many workers start.
+Each pass is a @task that schedules the next one (`schedule_next(...)`) before it does its work (`@chained(...)` makes a
+function one); `start(...)` runs one pass as soon as a worker starts (so a fresh worker picks up what a dead one left)
+and the chain carries on from there. Scheduling first is what keeps the chain alive when a worker host dies in the
+middle of a pass (SIGKILL, OOM, power): a pass that scheduled its successor only when it ended took the whole chain
+with it, until some worker restarted (the scale-out drill, tests/drills/, found it). Passes alternate between two fixed
+job ids, `job_id` and `job_id + RELAY_SUFFIX`: a fixed id keeps the scheduled pass single however many workers start
+(scheduling an id again replaces its schedule), and the running pass never schedules its own id, whose job RQ deletes
+when it ends (result_ttl 0).
 
 Plugins declare their passes (`Plugin.tasks.periodic`, PeriodicJobs naming their job) and only `python worker.py` starts
 them, through `start_declared`: building the app (gunicorn workers, CLI commands) never talks to Redis. Without Redis
@@ -52,18 +57,28 @@ def schedule_next(func, *, queue: str, job_id: str, interval_setting: str, app=N
         log.warning("could not schedule %s: %s", job_id, exc)
 
 
+RELAY_SUFFIX = "-relay"
+
+
+def successor_id(job_id: str) -> str:
+    """The id the next pass of a chain runs under: the other of the chain's two ids than the running job's."""
+    from rq import get_current_job
+
+    current = get_current_job()
+    return job_id + RELAY_SUFFIX if current is not None and current.id == job_id else job_id
+
+
 def chained(*, job_id: str, queue: str, interval_setting: str):
-    """Make a function a pass: a @task that, however it ends, schedules its next run (one chain: a fixed job id)."""
+    """Make a function a pass: a @task that schedules its next run first, then works, so the chain outlives a pass
+    whose worker dies (one chain: two fixed job ids taking turns)."""
     def decorate(func):
         @task
         @functools.wraps(func)
-        def run_then_schedule_next(*args, **kwargs):
-            try:
-                return func(*args, **kwargs)
-            finally:
-                schedule_next(run_then_schedule_next, queue=queue, job_id=job_id, interval_setting=interval_setting)
+        def schedule_next_then_run(*args, **kwargs):
+            schedule_next(schedule_next_then_run, queue=queue, job_id=successor_id(job_id), interval_setting=interval_setting)
+            return func(*args, **kwargs)
 
-        return run_then_schedule_next
+        return schedule_next_then_run
 
     return decorate
 

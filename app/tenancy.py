@@ -98,18 +98,50 @@ def check_chosen_key(key: str) -> None:
                           f"after '{KEY_PREFIX}'; make one with: {KEY_RECIPE}")
 
 
+def check_rate_limit(rate_limit: str) -> None:
+    """A tenant's own limit must read as one limit of the limits library ("6000/minute", "100 per second")."""
+    from limits import parse
+
+    try:
+        parse(rate_limit)
+    except ValueError as exc:
+        raise TenantError(f"rate limit {rate_limit!r} is not a limit like '6000/minute' or '100/second'") from exc
+
+
 def create_tenant(slug: str, name: str | None = None, *, key: str | None = None, rate_limit: str | None = None):
     """Create tenant `slug` and its first key; returns (tenant, plaintext key)."""
     if not SLUG_PATTERN.match(slug):
         raise TenantError("tenant id must be lowercase letters, digits, '-' or '_' (max 63)")
     if key is not None:
         check_chosen_key(key)
+    if rate_limit is not None:
+        check_rate_limit(rate_limit)
     if Tenant.get_or_none(Tenant.id == slug):
         raise TenantError(f"tenant {slug!r} already exists")
     with Tenant._meta.database.atomic():
         tenant = Tenant.create(id=slug, name=name or slug, rate_limit=rate_limit)
         plaintext = create_key(slug, key=key)
     return tenant, plaintext
+
+
+def update_tenant(slug: str, *, name: str | None = None, rate_limit: str | None = None,
+                  default_rate_limit: bool = False) -> Tenant:
+    """Change an existing tenant's display name and/or its own rate limit (`default_rate_limit` drops it, so the
+    RATE_LIMIT setting applies again); returns the tenant as stored."""
+    tenant = Tenant.get_or_none(Tenant.id == slug)
+    if tenant is None:
+        raise TenantError(f"no tenant {slug!r}")
+    if rate_limit is not None and default_rate_limit:
+        raise TenantError("give a new rate limit or drop the tenant's own, not both")
+    if rate_limit is not None:
+        check_rate_limit(rate_limit)
+        tenant.rate_limit = rate_limit
+    if default_rate_limit:
+        tenant.rate_limit = None
+    if name is not None:
+        tenant.name = name
+    tenant.save()
+    return tenant
 
 
 def create_key(tenant_id: str, *, key: str | None = None) -> str:

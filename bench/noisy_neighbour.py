@@ -32,7 +32,10 @@ app's config), else from the flag's fallback, the figure issue 26 reproduced. Th
 is lowered by bisection to the largest value the app accepts (a 4xx or a 500 refuses), then the clause count and the
 batch length to what is accepted together, so a shape is never refused for a bound the bench did not know.
 
-Tenant B gets a rate limit of its own (1,000,000/minute): it is the probe, not a tenant at its limits.
+Tenant B gets a rate limit of its own (1,000,000/minute): it is the probe, not a tenant at its limits. It keeps within
+its requests-in-progress cap (app.fair_share) as any tenant inside its limits does: two connections by default, so even
+both on one worker never exceed half its threads (four connections could put three in one worker while A's requests
+slowed them, and a third is a 429 by design).
 
     .venv/bin/python bench/noisy_neighbour.py [--database both|sqlite|postgresql] [--duration 25] [--idle 10] [--strict]
 
@@ -709,7 +712,9 @@ def main() -> int:
     parser.add_argument("--idle", type=float, default=10, help="seconds of the idle baseline (default 10)")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--a-connections", type=int, default=8)
-    parser.add_argument("--b-connections", type=int, default=4)
+    parser.add_argument("--b-connections", type=int, default=2,
+                        help="tenant B's connections (default 2: within its own requests-in-progress cap, "
+                             "TENANT_MAX_IN_FLIGHT, half a worker's threads, even when both reach one worker)")
     parser.add_argument("--b-rate", type=float, default=100, help="tenant B's GETs per second, all connections (default 100)")
     parser.add_argument("--kinds", type=lambda text: text.split(","), default=list(KINDS),
                         help=f"tenant A's request kinds, comma-separated (default {','.join(KINDS)}): one alone shows its share")

@@ -24,6 +24,7 @@ class SmtpSink:
     """Start with `with SmtpSink() as sink:`; sink.port to connect, sink.messages for what arrived."""
 
     credentials: tuple[str, str] | None = None  # advertise AUTH PLAIN and accept only these
+    rcpt_reply: str | None = None  # answer every RCPT with this ("450 4.2.0 greylisted"), when set
     messages: list[Received] = field(default_factory=list)
 
     def __enter__(self) -> SmtpSink:
@@ -57,6 +58,9 @@ class SmtpSink:
                     elif verb == "RCPT":
                         if sink.credentials and login is None:
                             self.reply("530 authentication required")
+                            continue
+                        if sink.rcpt_reply:
+                            self.reply(sink.rcpt_reply)
                             continue
                         recipients.append(argument.split(":", 1)[1].strip().strip("<>"))
                         self.reply("250 ok")

@@ -62,4 +62,5 @@ def test_a_scheduled_calls_email_reminder_arrives_over_smtp(make_app, redis_url,
         work_until(app, lambda: len(sink.messages) == 1)
         (received,) = sink.messages
     assert received.recipients == [candidate["email"]]
-    assert job["title"] in received.message["Subject"] and job["title"] in received.message.get_content()
+    text = received.message.get_body(preferencelist=("plain",)).get_content()
+    assert job["title"] in received.message["Subject"] and job["title"] in text

@@ -5,9 +5,9 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from twilio.request_validator import RequestValidator
-from werkzeug import Response
 
 from tests.call_factories import JOB_QUESTIONS, application_for, instant_call
+from tests.twilio_stand_in import answer_creates
 
 ACCOUNT_SID = "AC" + "0" * 31 + "1"
 AUTH_TOKEN = "12345678901234567890123456789012"
@@ -19,19 +19,10 @@ CALLBACK_PATH = "/v1/calls/callbacks/twilio"
 @pytest.fixture
 def twilio_api(httpserver):
     """Twilio's Calls.json create, answering what Twilio answers (201 and the call resource); requests are kept."""
-    placed = []
-
-    def create_call(request):
-        placed.append(request)
-        form = request.form
-        return Response(status=201, content_type="application/json", response=(
-            '{"sid": "%s", "account_sid": "%s", "to": "%s", "from": "%s", "status": "queued", "direction": '
-            '"outbound-api", "api_version": "2010-04-01", "date_created": null, "price": null, '
-            '"uri": "/2010-04-01/Accounts/%s/Calls/%s.json"}'
-            % (CALL_SID, ACCOUNT_SID, form["To"], form["From"], ACCOUNT_SID, CALL_SID)))
-
-    httpserver.expect_request(f"/2010-04-01/Accounts/{ACCOUNT_SID}/Calls.json", method="POST").respond_with_handler(create_call)
-    httpserver.placed = placed
+    httpserver.placed = answer_creates(httpserver, f"/2010-04-01/Accounts/{ACCOUNT_SID}/Calls.json", lambda form, _: {
+        "sid": CALL_SID, "account_sid": ACCOUNT_SID, "to": form["To"], "from": form["From"], "status": "queued",
+        "direction": "outbound-api", "api_version": "2010-04-01", "date_created": None, "price": None,
+        "uri": f"/2010-04-01/Accounts/{ACCOUNT_SID}/Calls/{CALL_SID}.json"})
     return httpserver
 
 

@@ -183,3 +183,37 @@ def test_keys_create_and_revoke(app, runner):
 def test_db_status_lists_applied_migrations(runner):
     result = runner.invoke(args=["db", "status"])
     assert "applied  001_core" in result.output and "pending" not in result.output
+
+
+def test_tenants_update_changes_an_existing_tenants_rate_limit(app, runner):
+    key = printed_key(runner.invoke(args=["tenants", "create", "acme"]).output)
+    headers = {"Authorization": f"Bearer {key}"}
+    client = app.test_client()
+
+    def statuses(count: int) -> list[int]:
+        return [client.get("/v1/jobs?page=1&size=1", headers=headers).status_code for _ in range(count)]
+
+    assert statuses(3) == [200, 200, 200]
+    updated = runner.invoke(args=["tenants", "update", "acme", "--rate-limit", "2/hour"])
+    assert updated.exit_code == 0, updated.output
+    assert "rate_limit=2/hour" in updated.output
+    assert "acme\tacme\tkeys=1\trate_limit=2/hour" in runner.invoke(args=["tenants", "list"]).output
+    assert statuses(3) == [200, 200, 429]
+    back = runner.invoke(args=["tenants", "update", "acme", "--default-rate-limit", "--name", "Acme Inc"])
+    assert back.exit_code == 0, back.output
+    assert statuses(3) == [200, 200, 200]
+    assert "acme\tAcme Inc\tkeys=1\trate_limit=default" in runner.invoke(args=["tenants", "list"]).output
+
+
+@pytest.mark.parametrize("args, message", [
+    (["tenants", "update", "nobody", "--rate-limit", "10/minute"], "Error: no tenant 'nobody'"),
+    (["tenants", "update", "acme", "--rate-limit", "lots"], "Error: rate limit 'lots' is not a limit like"),
+    (["tenants", "update", "acme"], "nothing to change"),
+    (["tenants", "create", "other", "--rate-limit", "5/fortnight"], "Error: rate limit '5/fortnight' is not a limit like"),
+], ids=["unknown tenant", "unreadable limit", "nothing asked", "unreadable limit at create"])
+def test_tenants_update_refusals_are_one_line(runner, args, message):
+    assert runner.invoke(args=["tenants", "create", "acme"]).exit_code == 0
+    refused = runner.invoke(args=args)
+    assert refused.exit_code != 0 and message in refused.output, refused.output
+    assert "Traceback" not in refused.output
+    assert "rate_limit=default" in runner.invoke(args=["tenants", "list"]).output.splitlines()[0]

@@ -11,13 +11,14 @@ import pytest
 from app.db import database
 from plugins.applications.services import update_application
 from plugins.calls import services
-from plugins.calls.models import Call
+from plugins.calls.models import Call, CallReminder
 from plugins.webhooks.models import WebhookDelivery
 from tests.call_factories import application_for, create_application, create_candidate
 from tests.test_call_scheduling import scheduled_job
 from tests.webhook_helpers import create_webhook
 
 CALL_JOBS = ("plugins.calls.tasks.run_call", "plugins.calls.tasks.run_scheduled_call", "plugins.calls.tasks.send_reminder")
+JOB_ROWS = {"run_call": Call, "run_scheduled_call": Call, "send_reminder": CallReminder}  # the row each job names
 
 
 def visible_elsewhere(model, ident) -> bool:
@@ -53,8 +54,8 @@ def handed_over(monkeypatch):
 
         monkeypatch.setattr(module, name, watched)
 
-    for name in ("run_call", "run_scheduled_call", "send_reminder"):  # inline: the job runs now
-        watch(call_tasks, name, Call)
+    for name, model in JOB_ROWS.items():  # inline: the job runs now
+        watch(call_tasks, name, model)
     watch(webhook_tasks, "deliver_webhook", WebhookDelivery)
 
     def pushed(method):
@@ -62,7 +63,8 @@ def handed_over(monkeypatch):
 
         def push(self, job, *args, **kwargs):
             if job.func_name in CALL_JOBS:
-                seen.append((job.func_name, job.args[0], visible_elsewhere(Call, job.args[0])))
+                model = JOB_ROWS[job.func_name.rpartition(".")[2]]
+                seen.append((job.func_name, job.args[0], visible_elsewhere(model, job.args[0])))
             return original(self, job, *args, **kwargs)
 
         monkeypatch.setattr(Queue, method, push)

@@ -36,6 +36,8 @@ def request_for(rule: str, method: str, a: dict) -> dict | None:
         ("PATCH", "/v1/applications/<application_id>"): {"json": {"source_application_status": "rejected",
                                                                   "application_stage": "PASSIVE"}},
         ("POST", "/v1/applications/<application_id>/instant-call"): {},
+        ("POST", "/v1/candidates/<candidate_id>/opt-out"): {},
+        ("DELETE", "/v1/candidates/<candidate_id>/opt-out"): {},
         ("POST", "/v1/jobs/<job_id>/questions"): {"json": {"question_text": "Planted?", "source_id": "planted"}},
         ("POST", "/v1/jobs/<job_id>/questions/generate"): {},
         ("PATCH", "/v1/jobs/<job_id>/questions/<question_id>"): {"query_string": question_query,
@@ -79,6 +81,8 @@ def request_for(rule: str, method: str, a: dict) -> dict | None:
         ("GET", "/v1/events"): {"query_string": {"size": 100}},  # the event feed has no pages, only `after`
         # Twilio calls back with its signature, not a key: an unsigned callback about A's call is refused
         ("POST", "/v1/calls/callbacks/twilio"): {"query_string": {"call_id": a["call_id"]}, "data": {"CallStatus": "completed"}},
+        # and an unsigned STOP opts nobody out
+        ("POST", "/v1/calls/callbacks/twilio/sms"): {"data": {"Body": "STOP", "From": "+14155550100"}},
     }
     if (method, rule) in known:
         return known[(method, rule)]
@@ -100,7 +104,8 @@ def without_source_id(body: dict) -> dict:
 
 # what B may be answered on creates that name A's records (never 2xx); creates in B's own tenant are 201
 CREATE_EXPECTED = {"/v1/applications": {404, 422}, "/v1/applications/with-questions": {404, 422}, "/v1/tenant-webhook": {403},
-                   "/v1/jobs": {201}, "/v1/candidates": {201}, "/v1/calls/callbacks/twilio": {403, 404}}
+                   "/v1/jobs": {201}, "/v1/candidates": {201}, "/v1/calls/callbacks/twilio": {403, 404},
+                   "/v1/calls/callbacks/twilio/sms": {403, 404}}
 
 
 @pytest.fixture

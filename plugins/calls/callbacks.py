@@ -1,4 +1,5 @@
-"""Twilio's status and speech callbacks: verify the signature, record answers, ask the next question, move the status."""
+"""Twilio's status and speech callbacks (verify the signature, record answers, ask the next question, move the status),
+and its incoming-message webhook, where a STOP opts the sender out of contact."""
 
 from __future__ import annotations
 
@@ -12,8 +13,12 @@ from plugins.calls.lifecycle import advance, questions_for
 from plugins.calls.models import Call
 from plugins.calls.telephony import Progress
 from plugins.calls.telephony.twilio import STATUS_MAP, question_twiml
+from plugins.candidates.services import opt_in_phone_number, opt_out_phone_number
 
 EMPTY_TWIML = '<?xml version="1.0" encoding="UTF-8"?><Response />'
+# Twilio's default opt-out and opt-in keywords: a message that is one of them, whatever its case and spacing
+OPT_OUT_KEYWORDS = frozenset({"STOP", "STOPALL", "STOP ALL", "UNSUBSCRIBE", "CANCEL", "END", "QUIT", "OPTOUT", "REVOKE"})
+OPT_IN_KEYWORDS = frozenset({"START", "YES", "UNSTOP"})
 
 
 def public_url(path_with_query: str, request_url: str) -> str:
@@ -62,3 +67,19 @@ def record_answer(call: Call, question: str, speech: str | None, *, silent: bool
         transcript.append({"speaker": "agent", "text": questions[following], "question_index": following})
     Call.update(transcript=transcript, updated_at=utcnow()).where(Call.id == call.id).execute()  # news: not stalled
     return question_twiml(current_app.config["TWILIO_CALLBACK_BASE_URL"], str(call.id), questions, following)
+
+
+def handle_incoming_message(url: str, form: dict, signature: str | None) -> str:
+    """An SMS to the service's number: STOP (or another opt-out keyword, or Twilio's OptOutType=STOP) opts out every
+    candidate with the sender's number, START opts them back in; anything else is ignored. Twilio itself answers the
+    keyword to the sender, so the TwiML is empty."""
+    verify_signature(url, form, signature)
+    sender = (form.get("From") or "").strip()
+    if not sender:
+        raise ApiError(422, "From is required: the number the message came from.", fields={"From": ["Missing data for required field."]})
+    keyword = " ".join((form.get("OptOutType") or form.get("Body") or "").split()).upper()
+    if keyword in OPT_OUT_KEYWORDS:
+        opt_out_phone_number(sender)
+    elif keyword in OPT_IN_KEYWORDS:
+        opt_in_phone_number(sender)
+    return EMPTY_TWIML

@@ -1,18 +1,24 @@
 """`flask calls run-due` and `flask calls reap`: the cron jobs of deployments without Redis and a worker."""
 
+import click
 from flask.cli import AppGroup
 
 from app.cli import run_sweep
+from app.db import database
 
 calls_cli = AppGroup("calls", help="Screening calls.")
 
 
 @calls_cli.command("run-due")
 def run_due_command():
-    """Place every scheduled attempt whose time has come."""
+    """Send every reminder and place every scheduled attempt whose time has come (reminders first)."""
+    from plugins.calls.reminders import send_due_reminders
     from plugins.calls.scheduling import run_due_calls
 
-    run_sweep(run_due_calls, "scheduled call(s) run")
+    with database.connection_context():
+        sent = send_due_reminders()
+        placed = run_due_calls()
+    click.echo(f"{placed} scheduled call(s) run, {sent} reminder(s) sent")
 
 
 @calls_cli.command("reap")

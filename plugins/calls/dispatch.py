@@ -1,5 +1,5 @@
 """The calls family's jobs by name, with their queue and options, in one place: an instant call placed once its
-transaction commits, a scheduled attempt and its reminders at their times, and dropping those when the attempt ends
+transaction commits, a scheduled attempt and its stored reminders at their times, and dropping those when the attempt ends
 early. Jobs are named, never imported: this module sits below plugins.calls.tasks."""
 
 from __future__ import annotations
@@ -10,7 +10,6 @@ from app.queue import enqueue, enqueue_at, get_queue
 
 QUEUE = "calls"
 CALL_JOB_TIMEOUT = 600
-REMINDER_CHANNELS = ("email", "sms")
 
 
 def place_soon(call_id) -> None:
@@ -24,13 +23,18 @@ def place_at(call_id, when: dt.datetime) -> None:
                job_timeout=CALL_JOB_TIMEOUT)
 
 
-def remind_at(call_id, channel: str, when: dt.datetime) -> None:
-    """Remind the candidate of the attempt through `channel` (one of REMINDER_CHANNELS) at `when` (aware UTC)."""
-    enqueue_at(when, "plugins.calls.tasks.send_reminder", str(call_id), channel, queue=QUEUE,
-               job_id=f"reminder-{channel}-{call_id}")
+def reminder_job_id(reminder_id, attempts: int) -> str:
+    """One job id per try of a reminder: a retry is a new job, scheduled while the failed try's job still runs."""
+    return f"reminder-{reminder_id}-{attempts}"
 
 
-def forget(call_id) -> None:
-    """Drop the attempt's and its reminders' scheduled jobs (the jobs also check the call's status when they run)."""
-    get_queue().cancel_scheduled([f"call-{call_id}", *(f"reminder-{channel}-{call_id}" for channel in REMINDER_CHANNELS)],
-                                 queue=QUEUE)
+def remind_at(reminder_id, attempts: int, when: dt.datetime) -> None:
+    """Send the stored reminder (its try after `attempts` failed ones) at `when` (aware UTC); without a scheduler,
+    `flask calls run-due` does."""
+    enqueue_at(when, "plugins.calls.tasks.send_reminder", str(reminder_id), queue=QUEUE,
+               job_id=reminder_job_id(reminder_id, attempts))
+
+
+def forget(call_id, reminder_job_ids=()) -> None:
+    """Drop the attempt's and its reminders' scheduled jobs (the jobs also check what they would send when they run)."""
+    get_queue().cancel_scheduled([f"call-{call_id}", *reminder_job_ids], queue=QUEUE)

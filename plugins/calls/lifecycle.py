@@ -9,7 +9,7 @@ from flask import current_app
 
 from app import events
 from app.db import database, utcnow
-from app.errors import ValidationFailed
+from app.errors import Conflict, ValidationFailed
 from plugins.applications.models import Application
 from plugins.calls.analysis import CallContext, analyze, configured_model
 from plugins.calls.models import ACTIVE_STATUSES, COMPLETED, FINAL_STATUSES, IN_PROGRESS, QUEUED, RINGING, Call
@@ -34,8 +34,12 @@ def active_call(application_id) -> Call | None:
 
 
 def new_call(application: Application, *, trigger: str, attempt: int = 1, series=None, scheduled_for=None) -> Call:
-    """A queued call to the application's candidate, announced (422 when the candidate has no phone number)."""
+    """A queued call to the application's candidate, announced (422 when the candidate has no phone number, 409 when
+    they opted out of contact)."""
     candidate, job = application.candidate, application.job
+    if candidate.contact_opt_out:
+        raise Conflict(f"candidate {candidate.id} opted out of contact: no calls are made to them "
+                       f"(DELETE /v1/candidates/{candidate.id}/opt-out opts them back in)")
     if not candidate.phone_no:
         raise ValidationFailed({"phone_no": ["The candidate has no phone number to call."]},
                                message=f"candidate {candidate.id} has no phone number to call")

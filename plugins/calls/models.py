@@ -2,7 +2,7 @@
 
 import peewee as pw
 
-from app.db import JSONField, TimestampedModel
+from app.db import JSONField, TimestampedModel, new_uuid
 from app.records import TenantRecord, tenant_indexes
 from app.tenancy import Tenant
 from plugins.applications.models import Application
@@ -17,6 +17,7 @@ UNREACHED_STATUSES = (NO_ANSWER, BUSY, FAILED)  # a scheduled series tries again
 FINAL_STATUSES = (COMPLETED, NO_ANSWER, BUSY, FAILED, CANCELED)
 
 INSTANT, SCHEDULED = "instant", "scheduled"
+OPTED_OUT = "the candidate opted out of contact"  # why a call or reminder to such a candidate was canceled or skipped
 
 
 class Call(TenantRecord):
@@ -53,6 +54,38 @@ class Call(TenantRecord):
             (("job", "status"), False),
             (("provider", "provider_call_id"), False),
             (("series",), False),
+        )
+
+
+REMINDER_EMAIL, REMINDER_SMS = "email", "sms"
+REMINDER_CHANNELS = (REMINDER_EMAIL, REMINDER_SMS)
+PENDING, SENDING, SENT = "pending", "sending", "sent"
+SKIPPED = "skipped"
+REMINDER_STATUSES = (PENDING, SENDING, SENT, FAILED, SKIPPED, CANCELED)
+
+
+class CallReminder(TimestampedModel):
+    """One reminder of a scheduled call through one channel: claimed by one job before it is sent, so it goes once,
+    and kept with its outcome (sent, failed, skipped or canceled, with the reason)."""
+
+    id = pw.UUIDField(primary_key=True, default=new_uuid)
+    tenant = pw.ForeignKeyField(Tenant, on_delete="CASCADE", column_name="tenant_id")
+    call = pw.ForeignKeyField(Call, on_delete="CASCADE", column_name="call_id")
+    channel = pw.CharField(max_length=8)
+    address = pw.CharField(max_length=320, null=True)  # the email or phone number, as of the last send or skip
+    due_at = pw.DateTimeField()
+    status = pw.CharField(max_length=16, default=PENDING)
+    attempts = pw.IntegerField(default=0)  # sends tried; a transport error before the call is tried again later
+    claimed_at = pw.DateTimeField(null=True)  # when the job sending it now took it
+    sent_at = pw.DateTimeField(null=True)
+    provider_message_id = pw.CharField(max_length=64, null=True)  # Twilio's message sid, the simulated provider's id
+    error = pw.TextField(null=True)
+
+    class Meta:
+        table_name = "call_reminders"
+        indexes = (
+            (("call", "channel"), True),
+            (("status", "due_at"), False),
         )
 
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import logging
 
 from app.db import utcnow
-from plugins.calls.lifecycle import advance, questions_for
-from plugins.calls.models import QUEUED, Call
+from plugins.calls.lifecycle import advance, end_call, questions_for
+from plugins.calls.models import CANCELED, OPTED_OUT, QUEUED, Call
 from plugins.calls.telephony import CallScript, Progress, get_provider
 
 log = logging.getLogger("hirekit.calls")
@@ -21,7 +21,11 @@ def script_for(call: Call, *, voicemail: bool = False) -> CallScript:
 
 
 def place_call(call: Call, *, voicemail: bool = False) -> None:
-    """Hand the call to the provider, once; synchronous providers report every status before this returns."""
+    """Hand the call to the provider, once; synchronous providers report every status before this returns. A
+    candidate who opted out since the call was queued is not dialled: the call ends canceled."""
+    if call.candidate.contact_opt_out:
+        end_call(call, CANCELED, OPTED_OUT)
+        return
     if not claim_call(call):
         log.warning("call %s was already claimed by another job: not dialled again", call.id)
         return

@@ -1,4 +1,4 @@
-"""/v1/applications/:id/instant-call, /v1/calls (read, list) and Twilio's callback route (SPEC 4.1)."""
+"""/v1/applications/:id/instant-call, /v1/calls (read, list) and Twilio's callback routes (SPEC 4.1)."""
 
 from flask import Response, request
 from flask.views import MethodView
@@ -8,15 +8,17 @@ from app.auth import current_tenant_id
 from app.record_routes import add_list_route, add_read_route
 from plugins.calls import callbacks, services
 from plugins.calls.models import Call
-from plugins.calls.schemas import CallListArgsSchema, CallSchema
+from plugins.calls.schemas import CallListArgsSchema, CallSchema, CallWithRemindersSchema
 
-blp = Blueprint("calls", __name__, url_prefix="/v1", description="Screening calls to candidates: instant or scheduled")
+blp = Blueprint("calls", __name__, url_prefix="/v1", template_folder="templates",
+                description="Screening calls to candidates: instant or scheduled")
 callbacks_blp = Blueprint("calls_callbacks", __name__, url_prefix="/v1/calls/callbacks", auth=None,
                           description="Telephony provider callbacks (authenticated by the provider's signature)")
 
 add_list_route(blp, Call, CallSchema, rule="/calls", args_schema=CallListArgsSchema, query_for=services.calls_query, list_name="calls",
                summary="List calls, oldest first, filtered by job, candidate, application (ids or source ids) or status")
-add_read_route(blp, "/calls/<call_id>", Call, CallSchema, summary="Read a call: status, summary, assessment, transcript and timing")
+add_read_route(blp, "/calls/<call_id>", Call, CallWithRemindersSchema, read=services.get_call_with_reminders,
+               summary="Read a call: status, summary, assessment, transcript, timing and its reminders")
 
 
 @blp.route("/applications/<application_id>/instant-call")
@@ -38,4 +40,19 @@ class TwilioCallback(MethodView):
                                  request.form.to_dict(), request.headers.get("X-Twilio-Signature"),
                                  call_id=request.args.get("call_id", ""), question=request.args.get("question"),
                                  silent=bool(request.args.get("silent")))
+        return Response(twiml, mimetype="text/xml")
+
+
+@callbacks_blp.route("/twilio/sms")
+class TwilioIncomingMessage(MethodView):
+    @callbacks_blp.doc(operationId="receive_twilio_message")
+    @callbacks_blp.response(200, description="Empty TwiML: Twilio answers opt-out keywords itself", content_type="text/xml")
+    @callbacks_blp.errors(403, 404, 422)
+    def post(self):
+        """Twilio's incoming-message webhook (X-Twilio-Signature required); not for API clients
+
+        STOP (or another of Twilio's opt-out keywords) opts every candidate with the sender's number out of contact,
+        START opts them back in; other messages are ignored."""
+        twiml = callbacks.handle_incoming_message(callbacks.public_url(request.full_path.rstrip("?"), request.url),
+                                                  request.form.to_dict(), request.headers.get("X-Twilio-Signature"))
         return Response(twiml, mimetype="text/xml")

@@ -15,19 +15,20 @@ from flask import current_app
 
 from app import events
 from app.db import database, utcnow
-from app.notify import get_notifier
 from plugins.applications.models import Application
-from plugins.calls import dispatch
+from plugins.calls import dispatch, reminders
 from plugins.calls.lifecycle import end_call, new_call
 from plugins.calls.models import (
     CANCELED,
     COMPLETED,
     FINAL_STATUSES,
+    OPTED_OUT,
     QUEUED,
     SCHEDULED,
     UNREACHED_STATUSES,
     Call,
     CallPlan,
+    CallReminder,
 )
 from plugins.calls.placing import place_call
 from plugins.calls.schedule_rules import ScheduleError, next_attempt_at
@@ -79,6 +80,9 @@ def start_series(plan: CallPlan, application: Application) -> Call | None:
     if not application.candidate.phone_no:
         log.info("application %s: candidate has no phone number, no call scheduled", application.id)
         return None
+    if application.candidate.contact_opt_out:
+        log.info("application %s: the candidate opted out of contact, no call scheduled", application.id)
+        return None
     if not schedule.get("repeat_calling") and already_screened(application):
         log.info("application %s: already screened and repeat_calling is off, no call scheduled", application.id)
         return None
@@ -116,14 +120,9 @@ def schedule_next(plan: CallPlan, application: Application, schedule: dict) -> C
 
 
 def enqueue_attempt(call: Call, schedule: dict) -> None:
-    """The attempt and its reminders as scheduled jobs; without Redis, `flask calls run-due` places due attempts."""
-    when = call.scheduled_for.replace(tzinfo=dt.timezone.utc)
-    dispatch.place_at(call.id, when)
-    now = dt.datetime.now(dt.timezone.utc)
-    for channel in dispatch.REMINDER_CHANNELS:
-        if schedule.get(f"{channel}_enabled") and (call.attempt == 1 or schedule.get(f"{channel}_repeat")):
-            dispatch.remind_at(call.id, channel,
-                               max(when - dt.timedelta(minutes=int(schedule.get(f"{channel}_notify_minutes") or 0)), now))
+    """The attempt and its stored reminders as scheduled jobs; without Redis, `flask calls run-due` runs what is due."""
+    dispatch.place_at(call.id, call.scheduled_for.replace(tzinfo=dt.timezone.utc))
+    reminders.plan_reminders(call, schedule)
 
 
 def run_attempt(call: Call) -> None:
@@ -135,6 +134,8 @@ def run_attempt(call: Call) -> None:
         return cancel_call(call, "scheduling was disabled for the job")
     if plan is None or plan.series != call.series or application.application_stage.upper() != ACTIVE_STAGE:
         return cancel_call(call, "the scheduled series is no longer current")
+    if call.candidate.contact_opt_out:
+        return cancel_call(call, OPTED_OUT)
     allowed = next_attempt_at(schedule, triggered_at=plan.triggered_at, attempts=series_attempt_times(call.series),
                               now=utcnow() - dt.timedelta(seconds=60), timezone=current_app.config["TIMEZONE"])
     if allowed is None:
@@ -173,9 +174,10 @@ def after_attempt(call: Call) -> None:
 
 
 def cancel_call(call: Call, reason: str) -> None:
-    """Cancel the queued attempt and drop its scheduled jobs."""
+    """Cancel the queued attempt and its pending reminders, and drop their scheduled jobs."""
     if call.status == QUEUED and end_call(call, CANCELED, reason):
-        dispatch.forget(call.id)
+        dispatch.forget(call.id, reminders.pending_job_ids(call.id))
+        reminders.cancel_reminders(CallReminder.call == call.id, f"the call was canceled: {reason}")
 
 
 def cancel_pending(condition, *, reason: str) -> int:
@@ -193,25 +195,19 @@ def cancel_scheduled_calls(tenant_id: str, job_id) -> int:
     return count
 
 
+def on_contact_opt_out(tenant_id: str, candidate_id) -> int:
+    """The candidate opted out: their pending scheduled attempts (and so their reminders) are canceled and their
+    series stopped; answers how many attempts were canceled."""
+    with database.atomic():
+        count = cancel_pending((Call.tenant == tenant_id) & (Call.candidate == candidate_id), reason=OPTED_OUT)
+        applications = Application.select(Application.id).where(Application.candidate == candidate_id)
+        CallPlan.update(series=None).where(CallPlan.application.in_(applications)).execute()
+    return count
+
+
 def on_scheduling_toggled(tenant_id: str, job_id, enabled: bool) -> None:
     if not enabled:
         cancel_scheduled_calls(tenant_id, job_id)
-
-
-def send_reminder(call: Call, channel: str) -> bool:
-    """Email or SMS the candidate about a pending attempt; nothing once the call is no longer queued."""
-    if call.status != QUEUED:
-        return False
-    candidate, job = call.candidate, call.job
-    local = call.scheduled_for.replace(tzinfo=dt.timezone.utc).astimezone(_zone())
-    when = local.strftime("%A %d %B at %H:%M %Z")
-    text = f"Hello {candidate.first_name}, we will call you about the {job.title} position on {when}."
-    notifier = get_notifier()
-    if channel == "email":
-        notifier.send_email(candidate.email, f"Screening call for {job.title}", text)
-    else:
-        notifier.send_sms(call.phone_no, text)
-    return True
 
 
 def run_due_calls(now: dt.datetime | None = None) -> int:
@@ -221,11 +217,4 @@ def run_due_calls(now: dt.datetime | None = None) -> int:
     for call in due:
         run_attempt(call)
     return len(due)
-
-
-def _zone():
-    from zoneinfo import ZoneInfo
-
-    return ZoneInfo(current_app.config["TIMEZONE"])
-
 

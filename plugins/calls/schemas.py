@@ -3,7 +3,7 @@
 import marshmallow as ma
 
 from app.api import PageArgsSchema, RecordSchema, UtcDateTime
-from plugins.calls.models import STATUSES
+from plugins.calls.models import REMINDER_CHANNELS, REMINDER_STATUSES, STATUSES
 
 
 class AnswerSchema(ma.Schema):
@@ -46,6 +46,29 @@ class CallSchema(RecordSchema):
     error = ma.fields.String(allow_none=True)
     started_at = UtcDateTime(allow_none=True)
     ended_at = UtcDateTime(allow_none=True)
+
+
+class ReminderSchema(ma.Schema):
+    """One reminder of a scheduled call, as stored: where it goes, when, and what came of it."""
+
+    id = ma.fields.UUID()
+    channel = ma.fields.String(metadata={"description": ", ".join(REMINDER_CHANNELS)})
+    address = ma.fields.String(allow_none=True, metadata={
+        "description": "The email address or phone number it was (or is to be) sent to, unmasked: the same the "
+                       "candidate record shows"})
+    due_at = UtcDateTime(metadata={"description": "When it is (or was last) due; later than planned after a retry"})
+    sent_at = UtcDateTime(allow_none=True)
+    status = ma.fields.String(metadata={"description": ", ".join(REMINDER_STATUSES)})
+    attempts = ma.fields.Integer(metadata={"description": "Sends tried so far"})
+    error = ma.fields.String(allow_none=True, metadata={
+        "description": "Why it failed, was skipped or canceled, or why a send is being retried"})
+
+
+class CallWithRemindersSchema(CallSchema):
+    """A call read by its id: the record, with its reminders."""
+
+    reminders = ma.fields.List(ma.fields.Nested(ReminderSchema), metadata={
+        "description": "The scheduled call's email and SMS reminders, by due time (none for an instant call)"})
 
 
 class CallListArgsSchema(PageArgsSchema):

@@ -10,7 +10,7 @@ from app.records import get_owned
 from plugins.applications.models import Application
 from plugins.calls import dispatch
 from plugins.calls.lifecycle import active_call, new_call
-from plugins.calls.models import INSTANT, Call
+from plugins.calls.models import INSTANT, Call, CallReminder
 
 FILTER_COLUMNS = {"job_id": Call.job, "candidate_id": Call.candidate, "application_id": Call.application,
                   "application_source_id": Call.application_source_id, "job_source_id": Call.job_source_id,
@@ -19,6 +19,14 @@ FILTER_COLUMNS = {"job_id": Call.job, "candidate_id": Call.candidate, "applicati
 
 def get_call(tenant_id: str, call_id) -> Call:
     return get_owned(Call, tenant_id, call_id)
+
+
+def get_call_with_reminders(tenant_id: str, call_id) -> Call:
+    """The call (404 as get_call) with `reminders`, its stored reminders by due time, for CallWithRemindersSchema."""
+    call = get_call(tenant_id, call_id)
+    call.reminders = list(CallReminder.select().where(CallReminder.call == call.id)
+                          .order_by(CallReminder.due_at, CallReminder.channel))
+    return call
 
 
 def calls_query(tenant_id: str, **filters):

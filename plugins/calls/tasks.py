@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from app import periodic
 from app.queue import task
-from plugins.calls import reaper, scheduling
+from plugins.calls import reaper, reminders, scheduling
 from plugins.calls.dispatch import QUEUE
 from plugins.calls.models import QUEUED, Call
 from plugins.calls.placing import place_call
@@ -38,12 +38,15 @@ def run_scheduled_call(call_id: str) -> str:
 
 
 @task
-def send_reminder(call_id: str, channel: str) -> bool:
-    call = Call.get_or_none(Call.id == call_id)
-    return call is not None and scheduling.send_reminder(call, channel)
+def send_reminder(reminder_id: str) -> str:
+    """Send the stored reminder if this run claims it: its status afterwards, or "not claimed" when another run had it
+    (or it is no longer pending)."""
+    return reminders.send_reminder(reminder_id) or "not claimed"
 
 
 @periodic.chained(job_id=REAPER_JOB_ID, queue=QUEUE, interval_setting="CALL_REAPER_INTERVAL")
 def reap_stalled_calls() -> int:
-    """Fail calls stuck ringing, in progress or never started."""
+    """Fail calls stuck ringing, in progress or never started; send reminders whose scheduled job was lost (with
+    Redis) and fail those a dead run left claimed."""
+    reminders.send_due_reminders()
     return reaper.reap_stalled_calls()

@@ -23,11 +23,15 @@ class Candidate(TenantRecord, RecruiterColumns, ResumeColumns):
     first_name = pw.CharField(max_length=255)
     last_name = pw.CharField(max_length=255, null=True)
     email = pw.CharField(max_length=320)
-    phone_no = pw.CharField(max_length=32, null=True)  # E.164; null only for board applicants who gave none
+    # E.164; null only for board applicants who gave none. Indexed: an SMS STOP names the number only, in any tenant
+    phone_no = pw.CharField(max_length=32, null=True, index=True)
     city = pw.CharField(max_length=255, null=True)
     state_name = pw.CharField(max_length=255, null=True)
     country = pw.CharField(max_length=255, null=True)
     status = pw.CharField(max_length=100, null=True)
+    # set by POST /v1/candidates/{id}/opt-out (or an SMS STOP), cleared by DELETE on it: no reminders, no calls
+    contact_opt_out = pw.BooleanField(default=False)
+    contact_opted_out_at = pw.DateTimeField(null=True)
 
     class Meta:
         table_name = "candidates"

@@ -1,6 +1,10 @@
-"""/v1/candidates: list, create (JSON or multipart with a resume), read, update, and download the resume (SPEC 4.1)."""
+"""/v1/candidates: list, create (JSON or multipart with a resume), read, update, download the resume (SPEC 4.1), and
+opt out of contact (and back in)."""
+
+from flask.views import MethodView
 
 from app.api import Blueprint
+from app.auth import current_tenant_id
 from app.record_routes import add_create_route, add_list_route, add_read_route, add_update_route
 from app.batch_upserts import register_batch_upsert_route
 from app.upserts import register_upsert_route, upsert_schema
@@ -30,3 +34,24 @@ register_upsert_route(blp, services.CANDIDATE_UPSERT,
                       body=json_or_multipart(blp, upsert_schema(CandidateCreateSchema, "CandidateUpsertSchema"),
                                              description="As the create body, without source_id"))
 register_batch_upsert_route(blp, services.CANDIDATE_UPSERT)
+
+
+@blp.route("/<candidate_id>/opt-out")
+class CandidateContactOptOut(MethodView):
+    @blp.doc(operationId="opt_out_candidate")
+    @blp.response(200, CandidateSchema)
+    def post(self, candidate_id):
+        """Opt the candidate out of contact (reminders, scheduled and instant calls)
+
+        Pending reminders and scheduled calls are canceled, none are made from now on, and an instant call is refused
+        with 409. Answers the candidate, with `contact_opt_out: true`."""
+        return services.opt_out(current_tenant_id(), candidate_id)
+
+    @blp.doc(operationId="opt_in_candidate")
+    @blp.response(200, CandidateSchema)
+    def delete(self, candidate_id):
+        """Opt the candidate back in to contact
+
+        Reminders and calls may be made again; what was canceled stays canceled. Answers the candidate, with
+        `contact_opt_out: false`."""
+        return services.opt_in(current_tenant_id(), candidate_id)

@@ -3,7 +3,7 @@
 import marshmallow as ma
 import phonenumbers
 
-from app.api import PageArgsSchema, RecordSchema
+from app.api import PageArgsSchema, RecordSchema, UtcDateTime
 from app.fields import OnlySentFields, StrictSchema, Text, optional_text
 from app.resumes.fields import ResumeBodyMixin, ResumeField
 
@@ -82,6 +82,10 @@ class CandidateSchema(RecordSchema):
     recruiter_work_phone_no = ma.fields.String(allow_none=True)
     status = ma.fields.String(allow_none=True)
     resume = ResumeField(metadata={"description": "Resume metadata, or null; the bytes are at /v1/candidates/{id}/resume"})
+    contact_opt_out = ma.fields.Boolean(metadata={
+        "description": "true once the candidate opted out of contact (POST /v1/candidates/{id}/opt-out, or STOP by "
+                       "SMS): no reminders, no scheduled or instant calls. Read-only: DELETE on the same path opts back in"})
+    contact_opted_out_at = UtcDateTime(allow_none=True, metadata={"description": "When the candidate opted out, or null"})
 
 
 class CandidateListArgsSchema(PageArgsSchema):

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from flask import current_app
+
+from app.db import database, utcnow
 from app.resumes import uploads
 from app.records import apply_changes, apply_filters, create_with_source_id, find_by_source_id, get_owned, source_id_taken
 from app.upserts import SourceIdUpsert
 from plugins.candidates.models import Candidate
 from plugins.candidates.schemas import CandidateCreateSchema, CandidateSchema
+
+OPT_OUT_LISTENERS = "hirekit_contact_opt_out_listeners"
 
 
 def candidates_query(tenant_id: str, **filters):
@@ -51,6 +56,56 @@ def replace_candidate(tenant_id: str, candidate: Candidate, values: dict) -> Can
 def resume_of(tenant_id: str, candidate_id):
     """The candidate's stored resume as a download response (404 for another tenant or none stored)."""
     return uploads.download(get_candidate(tenant_id, candidate_id), "candidate")
+
+
+def add_opt_out_listener(app, listener) -> None:
+    """listener(tenant_id, candidate_id) runs inside the transaction that opts a candidate out (calls cancels what is
+    pending for them)."""
+    app.extensions.setdefault(OPT_OUT_LISTENERS, []).append(listener)
+
+
+def opt_out(tenant_id: str, candidate_id) -> Candidate:
+    """POST /v1/candidates/{id}/opt-out: no more reminders or calls to the candidate; what is pending is canceled.
+    Opting out again changes nothing but cancels anything pending again."""
+    with database.atomic():
+        candidate = get_candidate(tenant_id, candidate_id)
+        if not candidate.contact_opt_out:
+            apply_changes(candidate, {"contact_opt_out": True, "contact_opted_out_at": utcnow()})
+        for listener in current_app.extensions.get(OPT_OUT_LISTENERS, ()):
+            listener(tenant_id, candidate.id)
+    return candidate
+
+
+def opt_in(tenant_id: str, candidate_id) -> Candidate:
+    """DELETE /v1/candidates/{id}/opt-out: the candidate may be contacted again (what was canceled stays canceled)."""
+    with database.atomic():
+        candidate = get_candidate(tenant_id, candidate_id)
+        if candidate.contact_opt_out:
+            apply_changes(candidate, {"contact_opt_out": False, "contact_opted_out_at": None})
+    return candidate
+
+
+def candidates_with_phone_number(phone_no: str) -> list[tuple[str, object]]:
+    """(tenant id, candidate id) of every candidate, in any tenant, with this E.164 number."""
+    query = Candidate.select(Candidate.tenant, Candidate.id).where(Candidate.phone_no == phone_no)
+    return [(candidate.tenant_id, candidate.id) for candidate in query]
+
+
+def opt_out_phone_number(phone_no: str) -> int:
+    """An SMS STOP from `phone_no` (to the service's one number, whichever tenant's reminder it answered): every
+    candidate with that number opts out; answers how many."""
+    found = candidates_with_phone_number(phone_no)
+    for tenant_id, candidate_id in found:
+        opt_out(tenant_id, candidate_id)
+    return len(found)
+
+
+def opt_in_phone_number(phone_no: str) -> int:
+    """An SMS START from `phone_no`: every candidate with that number may be contacted again; answers how many."""
+    found = candidates_with_phone_number(phone_no)
+    for tenant_id, candidate_id in found:
+        opt_in(tenant_id, candidate_id)
+    return len(found)
 
 
 CANDIDATE_UPSERT = SourceIdUpsert(model=Candidate, record_schema=CandidateSchema, create_schema=CandidateCreateSchema,

@@ -70,12 +70,20 @@ def describe_invalid_token(response):
     return response
 
 
+def serialize(body: dict | list) -> bytes:
+    """A batch's answers are serialized one message at a time: orjson holds the interpreter lock for a whole call, and a
+    batch of 20 people searches answers ~11 MB, which held every other request thread of the worker for 100-500 ms."""
+    if isinstance(body, list):
+        return b"[" + b",".join(orjson.dumps(message) for message in body) + b"]"
+    return orjson.dumps(body)
+
+
 def json_rpc_response(reply: protocol.Reply):
     if reply.body is None:
         response = current_app.response_class(status=202)
         del response.headers["Content-Type"]
         return response
-    response = current_app.response_class(orjson.dumps(reply.body), status=reply.status, mimetype="application/json")
+    response = current_app.response_class(serialize(reply.body), status=reply.status, mimetype="application/json")
     if reply.status == 429:  # a lone request over its limit: the error's data says when to retry, and so does HTTP
         response.headers["Retry-After"] = str(reply.body["error"]["data"]["retry_after"])
     return response

@@ -7,7 +7,7 @@ from plugins.person import profile_fields
 from plugins.person.analysis import analyze
 from plugins.person.profile_fields import BOOLEAN, DATE, FLOAT, INTEGER, KEYWORD, TEXT
 from plugins.person.query_budget import (MAX_CLAUSES, MAX_DEPTH, MAX_PATTERN_LENGTH, MAX_PATTERN_WILDCARDS, MAX_PATTERNS,
-                                         MAX_TERMS, MAX_TEXT_LENGTH, MAX_TOKENS, MAX_VALUES)
+                                         MAX_TERMS, MAX_TEXT_LENGTH, MAX_TOKENS, MAX_VALUES, MAX_WILDCARD_TAIL)
 BOOL_OCCURS = ("must", "filter", "should", "must_not")
 RANGE_BOUNDS = ("gt", "gte", "lt", "lte")
 CLAUSES = ("bool", "term", "terms", "match", "match_phrase", "exists", "range", "prefix", "wildcard", "match_all")
@@ -235,6 +235,10 @@ def _pattern(body, where: str, spend: Spend, *, wildcard: bool) -> dict:
     if wildcards > MAX_PATTERN_WILDCARDS:
         raise DslError(here, f"the pattern has {wildcards} wildcards; the query budget allows at most "
                              f"{MAX_PATTERN_WILDCARDS} * or ? per pattern")
+    tail = len(value) - next((i for i, c in enumerate(value) if c in "*?"), len(value)) if wildcard else 0
+    if tail > MAX_WILDCARD_TAIL:
+        raise DslError(here, f"the pattern has {tail} characters from its first wildcard to its end; the query budget "
+                             f"allows at most {MAX_WILDCARD_TAIL} (text before the first * or ? is not limited by this)")
     spend.add_pattern(here)
     return {f.path: {"value": value}}
 

@@ -8,8 +8,12 @@ from app.config import DEFAULTS
 MAX_TEXT_LENGTH = 1_000  # characters in one text value: match/match_phrase text, term, terms and range values
 MAX_TOKENS = 64  # analyzed tokens in one match or match_phrase
 MAX_PATTERN_LENGTH = 100  # characters in one prefix or wildcard pattern (an SQL LIKE pattern becomes one)
-MAX_PATTERN_WILDCARDS = 10  # * and ? in one wildcard pattern (% in an SQL LIKE pattern)
-MAX_PATTERNS = 10  # prefix and wildcard clauses in one query: each compiles to an automaton (a complex one takes ~50 ms)
+MAX_PATTERN_WILDCARDS = 4  # * and ? in one wildcard pattern (% in an SQL LIKE pattern)
+# Characters from a wildcard pattern's first * or ? to its end. The engine compiles a pattern into an automaton in one
+# step that holds the interpreter lock, and its cost grows with what follows the first wildcard (with 10 wildcards and
+# 100 characters, 50-100 ms, during which every other request thread of the worker waited); the text before it is cheap.
+MAX_WILDCARD_TAIL = 20
+MAX_PATTERNS = 5  # prefix and wildcard clauses in one query: each compiles to an automaton
 MAX_CLAUSES = 200  # clauses in one query, bool clauses included
 MAX_DEPTH = 20  # levels bool clauses nest
 MAX_VALUES = 1_000  # values in one array (terms values, a bool's clause list)
@@ -25,7 +29,8 @@ BUDGET_DOC = (
     f"Query budget (checked before the search runs; beyond it 400 naming the bound): a text value (match or match_phrase "
     f"text, term, terms or range value) at most {MAX_TEXT_LENGTH:,} characters; match and match_phrase at most "
     f"{MAX_TOKENS} tokens each; a prefix or wildcard pattern (an SQL LIKE pattern too) at most {MAX_PATTERN_LENGTH} "
-    f"characters, and a wildcard at most {MAX_PATTERN_WILDCARDS} * or ? (SQL: %), at most {MAX_PATTERNS} patterns a "
+    f"characters, and a wildcard at most {MAX_PATTERN_WILDCARDS} * or ? (SQL: %) and at most {MAX_WILDCARD_TAIL} characters "
+    f"from its first * or ? to its end, at most {MAX_PATTERNS} patterns a "
     f"query; on the embedded engine a pattern must "
     f"also compile to at most {ENGINE_AUTOMATON_STATES:,} automaton states (several ? after a * and a character do not); "
     f"at most {MAX_CLAUSES} clauses (bool included), nested at most {MAX_DEPTH} deep; at most {MAX_VALUES:,} values in "

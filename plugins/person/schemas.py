@@ -272,15 +272,27 @@ class PersonRetrieveArgsSchema(_PdlOptions, StrictSchema):
 
 # ---- responses (documentation and dumping) -----------------------------------
 
+class Profiles(ma.fields.List):
+    """A list of profile objects; a profile given as its stored JSON (orjson.Fragment) is dumped as it is, unparsed."""
+
+    def __init__(self, **kwargs):
+        super().__init__(ma.fields.Dict(), **kwargs)
+
+    def _serialize(self, value, attr, obj, **kwargs):
+        if value is None:
+            return None
+        return [hit if isinstance(hit, orjson.Fragment) else self.inner._serialize(hit, attr, obj, **kwargs) for hit in value]
+
+
 class PersonSearchResultSchema(ma.Schema):
     status = ma.fields.Integer(required=True, metadata={"example": 200})
     total = ma.fields.Integer(required=True)
     scroll_token = ma.fields.String(metadata={"description": "Present only when more results are available"})
-    data = ma.fields.List(ma.fields.Dict(), required=True)
+    data = Profiles(required=True)
 
 
 class PersonSearchPageResultSchema(ma.Schema):
-    data = ma.fields.List(ma.fields.Dict(), required=True)
+    data = Profiles(required=True)
     total = ma.fields.Integer(required=True)
     page = ma.fields.Integer(required=True)
     size = ma.fields.Integer(required=True)

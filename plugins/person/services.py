@@ -24,10 +24,11 @@ CONTEXT_INPUTS = ("company_name", "school", "location")
 
 # ---- search ----------------------------------------------------------------
 
-def people_search(params: dict, *, sandbox: bool = False, as_json: bool = False):
+def people_search(params: dict, *, sandbox: bool = False, as_json: bool = False, spliced: bool = False):
     """Scroll-form search (SPEC 2.9): {status, total, data, scroll_token?}; the token is present only when more hits
-    remain. as_json: the answer as JSON bytes, each hit spliced in as the dataset stored it (no parse and re-dump)."""
-    return _answer(*_scroll_search(params, sandbox), as_json)
+    remain. as_json: the answer as JSON bytes, each hit spliced in as the dataset stored it (no parse and re-dump);
+    spliced: the answer as a dict whose hits are that stored JSON (orjson.Fragment), for callers that serialize it."""
+    return _answer(*_scroll_search(params, sandbox), as_json, spliced)
 
 
 def _scroll_search(params: dict, sandbox: bool):
@@ -42,9 +43,10 @@ def _scroll_search(params: dict, sandbox: bool):
     return _run_search(params, size=size, offset=offset, sandbox=sandbox)
 
 
-def people_search_page(params: dict, *, sandbox: bool = False, as_json: bool = False):
-    """Page-form search (SPEC 2.9): {data, total, page, size, total_pages = ceil(total / size)}; as_json as above."""
-    return _answer(*_page_search(params, sandbox), as_json)
+def people_search_page(params: dict, *, sandbox: bool = False, as_json: bool = False, spliced: bool = False):
+    """Page-form search (SPEC 2.9): {data, total, page, size, total_pages = ceil(total / size)}; as_json and spliced
+    as above."""
+    return _answer(*_page_search(params, sandbox), as_json, spliced)
 
 
 def _page_search(params: dict, sandbox: bool):
@@ -57,11 +59,14 @@ def _page_search(params: dict, sandbox: bool):
     return {"total": result.total, "page": page, "size": size, "total_pages": math.ceil(result.total / size)}, result
 
 
-def _answer(head: dict, result, as_json: bool):
-    """{...head, "data": [hits]}; as JSON bytes with the hits' stored JSON joined in place when as_json."""
-    if not as_json:
-        return {**head, "data": result.hits}
-    return orjson.dumps(head)[:-1] + b',"data":[' + b",".join(result.raw_hits()) + b"]}"
+def _answer(head: dict, result, as_json: bool, spliced: bool):
+    """{...head, "data": [hits]}; as JSON bytes with the hits' stored JSON joined in place when as_json; with each hit
+    as its stored JSON (orjson.Fragment) when spliced, so no hit is parsed into objects only to be serialized again."""
+    if as_json:
+        return orjson.dumps(head)[:-1] + b',"data":[' + b",".join(result.raw_hits()) + b"]}"
+    if spliced:
+        return {**head, "data": [orjson.Fragment(hit) for hit in result.raw_hits()]}
+    return {**head, "data": result.hits}
 
 
 def people_search_enrich(params: dict, *, sandbox: bool = False) -> dict:

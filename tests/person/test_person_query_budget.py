@@ -9,7 +9,8 @@ import time
 import pytest
 
 from plugins.person.query_budget import (ENGINE_AUTOMATON_STATES, MAX_CLAUSES, MAX_PATTERN_LENGTH, MAX_PATTERN_WILDCARDS,
-                                         MAX_PATTERNS, MAX_SQL_LENGTH, MAX_TERMS, MAX_TEXT_LENGTH, MAX_TOKENS)
+                                         MAX_PATTERNS, MAX_SQL_LENGTH, MAX_TERMS, MAX_TEXT_LENGTH, MAX_TOKENS,
+                                         MAX_WILDCARD_TAIL)
 from tests.person.test_person_elasticsearch_contract import INDEX, es_json, hits_answer, recorder
 
 SEARCH_ROUTES = ["/v1/person/search", "/v2/person/search", "/v2/person/search/page", "/v1/person/search-enrich",
@@ -39,6 +40,8 @@ OVER_BUDGET = [
     pytest.param({"prefix": {"full_name": "e" * 5000}}, f"at most {MAX_PATTERN_LENGTH} characters per prefix", id="prefix past the automaton"),
     pytest.param({"wildcard": {"full_name": "*a" * (MAX_PATTERN_WILDCARDS + 1)}}, f"at most {MAX_PATTERN_WILDCARDS} * or ?",
                  id="wildcards per pattern"),
+    pytest.param({"wildcard": {"full_name": "*" + "ab" * MAX_WILDCARD_TAIL}}, f"allows at most {MAX_WILDCARD_TAIL} (text before",
+                 id="characters after the first wildcard"),
     pytest.param(should([{"wildcard": {"summary": f"*{c}*e*"}} for c in "abcdefghijk"[:MAX_PATTERNS + 1]]),
                  f"at most {MAX_PATTERNS} prefix and wildcard patterns", id="patterns per query"),
     pytest.param(should([{"term": {"skills": f"s{i}"}} for i in range(MAX_CLAUSES)]), f"at most {MAX_CLAUSES} clauses",
@@ -92,7 +95,7 @@ def test_a_pattern_past_the_engines_automaton_limit_is_400_not_500(person_client
     for query in ({"wildcard": {"full_name": "*a??????"}},  # a *, one character, six ?: more than 1,000 states
                   {"bool": {"filter": [{"range": {"full_name": {"gte": "a"}}}], "should": [{"wildcard": {"job_title": "*e??????"}}]}}):
         message = refusal(client.post("/v2/person/search", json={"query": query}, headers=headers))
-        assert f"more than {ENGINE_AUTOMATON_STATES:,} automaton states" in message
+        assert f"at most {MAX_PATTERN_WILDCARDS} * or ?" in message  # the budget refuses it before the engine compiles it
     sql = client.post("/v2/person/search", json={"sql": "SELECT * FROM person WHERE full_name LIKE '%a______'"}, headers=headers)
     assert sql.status_code == 200  # SQL's _ is no wildcard here: a plain pattern
 
@@ -105,6 +108,7 @@ def test_queries_at_the_bounds_still_answer(person_client):
         {"prefix": {"full_name": "é" * MAX_PATTERN_LENGTH}},  # 200 bytes: well inside the engine's automaton
         {"wildcard": {"full_name": "*" + "*".join("abcdefghij"[:MAX_PATTERN_WILDCARDS - 1]) + "*"}},
         {"wildcard": {"location_locality": "*o"}},
+        {"wildcard": {"full_name": "e" * (MAX_PATTERN_LENGTH - MAX_WILDCARD_TAIL) + "*" + "n" * (MAX_WILDCARD_TAIL - 1)}},
         should([{"prefix": {"full_name": c}} for c in "abcdefghij"[:MAX_PATTERNS]]),
         should([{"term": {"skills": f"s{i}"}} for i in range(MAX_CLAUSES - 1)]),
         should([{"terms": {"skills": [f"s{i}" for i in range(600)]}}, {"terms": {"skills": [f"t{i}" for i in range(400)]}}]),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from flask import current_app
 
-from plugins.calls.telephony.base import CallScript, Progress, TelephonyProvider
+from plugins.calls.telephony.base import CallScript, Progress, SmsRefused, TelephonyProvider
 
 PROVIDERS = ("simulated", "twilio")
 
@@ -32,4 +32,4 @@ def get_provider(app=None) -> TelephonyProvider:
     return provider
 
 
-__all__ = ["CallScript", "Progress", "TelephonyProvider", "get_provider", "PROVIDERS"]
+__all__ = ["CallScript", "Progress", "SmsRefused", "TelephonyProvider", "get_provider", "PROVIDERS"]

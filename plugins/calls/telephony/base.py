@@ -1,4 +1,5 @@
-"""The telephony provider interface: place a screening call from a script and report its progress."""
+"""The telephony provider interface: place a screening call from a script and report its progress, and send an SMS
+(a call's reminder) from the same number."""
 
 from __future__ import annotations
 
@@ -42,6 +43,21 @@ class TelephonyProvider(ABC):
     @abstractmethod
     def place(self, script: CallScript, report: Reporter) -> str | None:
         """Start the call; returns the provider's call id when it has one."""
+
+    def send_sms(self, to: str, body: str) -> str:
+        """Send a text message; returns the provider's message id. Raises SmsRefused when the provider refuses this
+        message for good (a bad or unsubscribed number); any other exception is a transport error worth a retry.
+        A provider that cannot send text messages refuses every one."""
+        raise SmsRefused(f"the {self.name} telephony provider cannot send text messages")
+
+
+class SmsRefused(Exception):
+    """The provider refused the message itself: sending it again would fail again. `unsubscribed` when the number
+    asked this sender to stop (an SMS STOP the service may have missed)."""
+
+    def __init__(self, message: str, *, unsubscribed: bool = False):
+        super().__init__(message)
+        self.unsubscribed = unsubscribed
 
 
 def introduction(script: CallScript) -> str:

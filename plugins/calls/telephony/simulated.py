@@ -1,4 +1,5 @@
-"""The default provider: no network; walks queued -> ringing -> in_progress -> completed and answers every question.
+"""The default provider: no network; walks queued -> ringing -> in_progress -> completed and answers every question,
+and keeps the text messages it is asked to send (in `messages`, and in the log) instead of sending them.
 
 The outcome is chosen by the phone number's last digit so tests and demos can reach each one:
 0-6 completed, 7 no_answer, 8 busy, 9 failed.
@@ -7,11 +8,17 @@ The outcome is chosen by the phone number's last digit so tests and demos can re
 from __future__ import annotations
 
 import hashlib
+import logging
 import re
+import uuid
+from collections import deque
 
 from plugins.calls.models import BUSY, COMPLETED, FAILED, IN_PROGRESS, NO_ANSWER, RINGING
 from plugins.calls.telephony.base import CLOSING, CallScript, Progress, Reporter, TelephonyProvider, introduction, voicemail_message
 
+log = logging.getLogger("hirekit.calls")
+
+KEPT_MESSAGES = 1000  # a long-running embedded server keeps the last ones, not every one
 OUTCOME_BY_LAST_DIGIT = {"7": NO_ANSWER, "8": BUSY, "9": FAILED}
 YES_NO_OPENERS = ("do ", "does ", "are ", "is ", "have ", "has ", "can ", "could ", "will ", "would ", "did ", "were ")
 
@@ -37,6 +44,15 @@ def simulated_answer(phone_no: str, question: str) -> str:
 
 class SimulatedProvider(TelephonyProvider):
     name = "simulated"
+
+    def __init__(self):
+        self.messages: deque[dict] = deque(maxlen=KEPT_MESSAGES)  # the SMS "sent" last: {"sid", "to", "body"}
+
+    def send_sms(self, to: str, body: str) -> str:
+        sid = "SMsimulated" + uuid.uuid4().hex
+        self.messages.append({"sid": sid, "to": to, "body": body})
+        log.info("simulated sms %s to %s: %s", sid, to, body)
+        return sid
 
     def place(self, script: CallScript, report: Reporter) -> str | None:
         outcome = outcome_for(script.phone_no)

@@ -7,7 +7,7 @@ import marshmallow as ma
 from app.fields import StrictSchema
 from plugins.calls import services
 from plugins.calls.models import STATUSES
-from plugins.calls.schemas import CallListArgsSchema, CallSchema
+from plugins.calls.schemas import CallListArgsSchema, CallSchema, CallWithRemindersSchema
 from plugins.mcp.tools import Tool, get_tool, list_tool
 from plugins.mcp.tools.applications import ApplicationIdArgsSchema
 
@@ -40,8 +40,10 @@ TOOLS = (
         idempotent=False,
         annotations={"openWorldHint": True},  # it rings a real person's phone
     ),
-    get_tool("calls", "get_call", "Get a call", CallIdArgsSchema, CallSchema, services.get_call,
-             f"Read one screening call by its id (a UUID). {CALL_FIELDS}"),
+    get_tool("calls", "get_call", "Get a call", CallIdArgsSchema, CallWithRemindersSchema, services.get_call_with_reminders,
+             f"Read one screening call by its id (a UUID). {CALL_FIELDS} A scheduled call also lists its reminders "
+             "(channel email or sms, address, due_at, sent_at, status pending/sending/sent/failed/skipped/canceled, "
+             "error)."),
     list_tool("calls", CallListArgsSchema, CallSchema, services.list_calls, (
         "List screening calls, oldest first, one page at a time. Optional filters: job_id, candidate_id, "
         "application_id (UUIDs), application_source_id, job_source_id, candidate_source_id, status. "
