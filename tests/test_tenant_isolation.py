@@ -98,6 +98,15 @@ BATCH_EXPECTED = {"/v1/jobs/by-source-id": {200, 201}, "/v1/candidates/by-source
                   "/v1/applications/by-source-id": {422}}  # 200: B replaces the record it upserted on the route before
 
 
+def without_cursors(response) -> str:
+    """The answer's text without its signed cursors (next_after, next_cursor): random base64url text, in which a short
+    identifier of A's (the person id "p1") turns up by chance in a few runs out of a hundred."""
+    answer = response.json if response.is_json else None
+    if not isinstance(answer, dict) or not {"next_after", "next_cursor"} & set(answer):
+        return response.get_data(as_text=True)
+    return json.dumps({key: value for key, value in answer.items() if key not in ("next_after", "next_cursor")})
+
+
 def without_source_id(body: dict) -> dict:
     return {name: value for name, value in body.items() if name != "source_id"}
 
@@ -194,7 +203,7 @@ def test_tenant_b_reaches_nothing_of_tenant_a_on_any_route(app, client, tenant_a
             else:
                 assert response.status_code == 200, label
             if response.status_code < 300:
-                body = response.get_data(as_text=True)
+                body = without_cursors(response)
                 assert not [s for s in leaks if s in body], f"{label} answered A's records: {body[:300]}"
             checked += 1
     assert checked > 30
