@@ -105,12 +105,7 @@ def strip_locations(messages: dict) -> dict:
 def error_response(status: int, message: str, *, type: str | None = None, fields: dict | None = None,
                    headers: dict | None = None, extra: dict | None = None):
     """The one error body, with Retry-After on 503 unless the caller set it."""
-    error = {"type": type or ERROR_TYPES.get(status, "api_error"), "message": message}
-    if fields:
-        error["fields"] = flatten_fields(fields)
-    if extra:
-        error.update(extra)
-    response = jsonify({"status": status, "error": error})
+    response = jsonify({"status": status, "error": error_detail(status, message, type=type, fields=fields, extra=extra)})
     response.status_code = status
     for name, value in (headers or {}).items():
         response.headers[name] = value
@@ -119,6 +114,17 @@ def error_response(status: int, message: str, *, type: str | None = None, fields
     if status == 401 and "WWW-Authenticate" not in response.headers and g.get("auth_scheme") == "bearer":
         response.headers["WWW-Authenticate"] = 'Bearer realm="hirekit"'
     return response
+
+
+def error_detail(status: int, message: str, *, type: str | None = None, fields: dict | None = None,
+                 extra: dict | None = None) -> dict:
+    """The `error` object of the one error body: type, message, flattened fields, extras (existing_id)."""
+    error = {"type": type or ERROR_TYPES.get(status, "api_error"), "message": message}
+    if fields:
+        error["fields"] = flatten_fields(fields)
+    if extra:
+        error.update(extra)
+    return error
 
 
 def handle_http_exception(error: HTTPException):

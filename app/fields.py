@@ -69,10 +69,19 @@ class Text(ma.fields.String):
     def __init__(self, *args, max_length: int | None = None, **kwargs):
         validators = list(kwargs.pop("validate", None) or [])
         minimum = 1 if kwargs.get("required") else None  # documented (minLength); an optional blank is absent instead
+        self.bounds = None
         if minimum is not None or max_length is not None:
-            validators.append(ma.validate.Length(min=minimum, max=max_length))
+            self.bounds = ma.validate.Length(min=minimum, max=max_length)
+            validators.append(self.bounds)
         super().__init__(*args, validate=validators, **kwargs)
         self.max_length = max_length
+
+    def _validate(self, value):
+        """The Length validator documents what _deserialize already enforced (trimmed, not blank, within max_length),
+        so a Text with no other validator has nothing left to check."""
+        if self.validators == [self.bounds]:
+            return
+        super()._validate(value)
 
     def _deserialize(self, value, attr, data, **kwargs):
         text = super()._deserialize(value, attr, data, **kwargs)
@@ -149,21 +158,38 @@ def json_conventions(schema: ma.Schema, data: dict) -> tuple[dict, dict]:
     number or boolean (not "3", not 2.7 for an integer, not "yes" or 1 for a boolean). Query strings and forms are text
     and keep their text forms: only JSON objects come here."""
     cleaned, problems = dict(data), {}
-    for name, field in schema.load_fields.items():
-        key = field.data_key if field.data_key is not None else name
-        value = data.get(key, missing)
-        if isinstance(field, ma.fields.String) and isinstance(value, str) and not value.strip():
-            if field.required:
-                problems[key] = [BLANK]
-            elif field.allow_none:
-                cleaned[key] = None
-            elif isinstance(field, Text):
-                del cleaned[key]
-            continue
-        problem = json_scalar_problem(field, value)
-        if problem:
-            problems[key] = problem
+    fields_by_key = _fields_by_key(schema)
+    for key, value in data.items():  # only a value sent can break a convention
+        field, text, scalar = fields_by_key.get(key, NOT_A_FIELD)  # not a field: the unknown-field check names it
+        if text:
+            if isinstance(value, str) and not value.strip():
+                if field.required:
+                    problems[key] = [BLANK]
+                elif field.allow_none:
+                    cleaned[key] = None
+                elif isinstance(field, Text):
+                    del cleaned[key]
+        elif scalar:
+            problem = json_scalar_problem(field, value)
+            if problem:
+                problems[key] = problem
     return cleaned, problems
+
+
+NOT_A_FIELD = (None, False, False)
+SCALAR_FIELDS = (ma.fields.Boolean, ma.fields.Number, ma.fields.List)  # what json_scalar_problem looks at
+
+
+def _fields_by_key(schema: ma.Schema) -> dict[str, tuple[ma.fields.Field, bool, bool]]:
+    """The schema's load fields by the key a body sends them under, each with whether it is a string field and
+    whether json_scalar_problem applies to it; built once per schema instance."""
+    by_key = schema.__dict__.get("_hirekit_fields_by_key")
+    if by_key is None:
+        by_key = {(field.data_key if field.data_key is not None else name):
+                  (field, isinstance(field, ma.fields.String), isinstance(field, SCALAR_FIELDS))
+                  for name, field in schema.load_fields.items()}
+        schema.__dict__["_hirekit_fields_by_key"] = by_key
+    return by_key
 
 
 def json_scalar_problem(field: ma.fields.Field, value) -> list[str] | dict | None:
@@ -213,6 +239,43 @@ class StrictSchema(Schema):
         if many or (many is None and self.many):
             return super().load(data, many=many, partial=partial, unknown=unknown)
         return load_json(self, data, super().load, partial=partial, unknown=unknown)
+
+    def _deserialize(self, data, *, error_store, many=False, partial=None, unknown=ma.RAISE, index=None):
+        """marshmallow's field loop, shortened for a whole, valid object (a create body, a batch's item): each field's
+        `deserialize` called directly, without the loop's per-field closure and error bookkeeping. Anything else (a
+        partial load, another unknown policy, an unknown key, a dotted attribute, any field failing) takes
+        marshmallow's own loop, which then collects every field's messages: the result and the errors are the same."""
+        plan = None if (many or partial is not None or unknown != ma.RAISE or type(data) is not dict) else self._load_plan()
+        if plan is None or not plan[1].issuperset(data):
+            return super()._deserialize(data, error_store=error_store, many=many, partial=partial, unknown=unknown,
+                                        index=index)
+        loaded = self.dict_class()
+        try:
+            for key, attribute, deserialize, default in plan[0]:
+                value = data.get(key, missing)
+                value = default if value is missing and default is not NO_DEFAULT else deserialize(value, key, data)
+                if value is not missing:
+                    loaded[attribute] = value
+        except ma.ValidationError:
+            return super()._deserialize(data, error_store=error_store, many=many, partial=partial, unknown=unknown,
+                                        index=index)
+        return loaded
+
+    def _load_plan(self):
+        """(key, attribute, the field's deserialize, what it loads when the key is absent) per load field and the set
+        of keys, once per instance; None when an attribute is dotted (marshmallow nests those). The absent value is
+        the field's load_default when that is a constant of an optional field (what `deserialize(missing)` answers),
+        else NO_DEFAULT: the field's own deserialize decides."""
+        if "_hirekit_load_plan" not in self.__dict__:
+            entries = [(field.data_key if field.data_key is not None else name, field.attribute or name, field.deserialize,
+                        NO_DEFAULT if field.required or callable(field.load_default) else field.load_default)
+                       for name, field in self.load_fields.items()]
+            plan = None if any("." in entry[1] for entry in entries) else (entries, {entry[0] for entry in entries})
+            self.__dict__["_hirekit_load_plan"] = plan
+        return self.__dict__["_hirekit_load_plan"]
+
+
+NO_DEFAULT = object()
 
 
 class OnlySentFields(ma.Schema):

@@ -18,7 +18,7 @@ How it works, and why:
   retry, so a crash never blocks a key for its whole retention.
 - When the view has answered, the answer (status, body bytes, Content-Type and Location) is stored and the row is
   done; every later request with the same key and fingerprint gets those bytes again with `Idempotent-Replayed: true`
-  and runs nothing: no record, call, event or webhook delivery is made twice. A 5xx answer is not stored: the claim is
+  and runs nothing: no record, call, event or webhook delivery is made twice. A 5xx or 429 answer is not stored: the claim is
   released and the client may retry.
 - A stored answer is at most IDEMPOTENCY_MAX_STORED_BYTES (64 KiB) of body. A larger answer is not kept, but the key
   still guards the write: a retry runs nothing and gets the original status, its Location if it had one,
@@ -148,16 +148,21 @@ def claim(tenant_id: str, key: str, request_fingerprint: str) -> tuple[str | Non
 
 def store(tenant_id: str, key: str, token: str, status: int, body: bytes, headers: dict) -> None:
     """Keep the answer of the request holding the claim (past IDEMPOTENCY_MAX_STORED_BYTES, a note in its place); a 5xx
-    answer releases the claim instead."""
+    or 429 answer releases the claim instead."""
     mine = (IdempotencyKey.tenant == tenant_id) & (IdempotencyKey.key == key) & (IdempotencyKey.claim == token)
     limit = int(current_app.config["IDEMPOTENCY_MAX_STORED_BYTES"])
-    if status < 500 and len(body) > limit:
+    if kept(status) and len(body) > limit:
         body, headers = omitted_answer(status, body, limit, headers)
     with database.atomic():
-        if status >= 500:
+        if not kept(status):
             IdempotencyKey.delete().where(mine).execute()
         else:
             IdempotencyKey.update(state=DONE, status=status, body=body, headers=headers).where(mine).execute()
+
+
+def kept(status: int) -> bool:
+    """Whether an answer is stored for replay: not a 5xx or a 429, after which the same request may run again."""
+    return status < 500 and status != 429
 
 
 def omitted_answer(status: int, body: bytes, limit: int, headers: dict) -> tuple[bytes, dict]:
@@ -296,7 +301,7 @@ def claim_before_view():
 
 
 def store_after_view(response: Response) -> Response:
-    """after_this_request of a claiming request: keep its answer (5xx: release it)."""
+    """after_this_request of a claiming request: keep its answer (5xx or 429: release it)."""
     held = g.pop("idempotency")  # set by claim_before_view, which registered this step
     headers = {name: response.headers[name] for name in STORED_HEADERS if name in response.headers}
     store(*held, response.status_code, response.get_data(), headers)
@@ -329,7 +334,7 @@ KEY_PARAMETER = {
                    "scoped to your tenant, e.g. a UUID) runs and its answer is kept for 24 hours; a retry with the same "
                    "key, method, path and body gets that answer again with `Idempotent-Replayed: true` and runs nothing; "
                    "the same key with another request is 422; while the first is still running, 409 (retry shortly). "
-                   "5xx answers are not kept. An answer body larger than IDEMPOTENCY_MAX_STORED_BYTES (64 KiB by "
+                   "5xx and 429 answers are not kept. An answer body larger than IDEMPOTENCY_MAX_STORED_BYTES (64 KiB by "
                    "default) is not kept either, but the key still guards the write: a retry runs nothing and gets the "
                    "original status (and Location) with `Idempotent-Answer-Omitted: too-large` and a small JSON note "
                    "(`status`, `replayed`, `answer_omitted`, the record's `id` when the answer was a record, `message`) "
@@ -382,7 +387,7 @@ def run_once(tenant_id: str, key: str, request_fingerprint: str, run: Callable[[
     try:
         result = run()
     except ApiError as error:
-        if error.status >= 500:
+        if not kept(error.status):
             release(tenant_id, key, token)
         else:
             failure = {"message": error.message, "type": error.type, "fields": error.fields, "extra": error.extra}

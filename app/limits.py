@@ -127,10 +127,10 @@ class KeyLimits:
         """The scope whose limit is the setting `config_name`: the default one, or the family scope apply_limit gives."""
         return self.default if config_name == DEFAULT_LIMIT else Scope(config_name.lower(), config_name)
 
-    def count(self, scope: Scope, caller, *, peek: bool = False) -> Hit | None:
-        """One hit of `scope` for `caller` (the client address when None; a tenant's own limit replaces the setting's),
-        or with `peek` only whether any is left (see peek_limit); None when the storage is unreachable and
-        RATE_LIMIT_FAIL_OPEN lets it pass."""
+    def count(self, scope: Scope, caller, *, peek: bool = False, cost: int = 1) -> Hit | None:
+        """`cost` hits (one by default) of `scope` for `caller` (the client address when None; a tenant's own limit
+        replaces the setting's), or with `peek` only whether any is left (see peek_limit); None when the storage is
+        unreachable and RATE_LIMIT_FAIL_OPEN lets it pass."""
         limit_text = caller.rate_limit if caller is not None and caller.rate_limit else self.config[scope.config_name]
         identifiers = (*self.prefix, caller_key(caller), scope.name)
         item, key = window_key(limit_text, identifiers)
@@ -142,11 +142,11 @@ class KeyLimits:
                 reset_at, _ = strategy.get_window_stats(item, *identifiers)
                 return Hit(False, item, 0, reset_at)
             if type(strategy) is FixedWindowRateLimiter:  # what FixedWindowRateLimiter.hit does, keeping the count
-                count = strategy.storage.incr(key, item.get_expiry())
+                count = strategy.storage.incr(key, item.get_expiry(), amount=cost)
                 allowed, remaining = count <= item.amount, max(0, item.amount - count)
                 reset_at = strategy.storage.get_expiry(key)
             else:
-                allowed = strategy.hit(item, *identifiers)
+                allowed = strategy.hit(item, *identifiers, cost=cost)
                 reset_at, remaining = strategy.get_window_stats(item, *identifiers)
         except Exception as error:
             if not self.fail_open:
@@ -230,6 +230,23 @@ def count_hit(config_name: str) -> Hit | None:
     hit = limits.count(scope, ctx.get("caller"))
     if hit is not None and scope == ctx.get("rate_limit_scope"):
         ctx.rate_limit_window = hit  # X-RateLimit-* describe the request's own limit after every hit it took
+    return hit
+
+
+def count_items_beyond_first(items: int) -> Hit | None:
+    """A request carrying `items` writes (a batch upsert) costs what `items` requests would: the route counted one,
+    this counts the rest on the same counter (the request's own scope). None when nothing was counted (limits off,
+    fail-open, one item)."""
+    if items <= 1:
+        return None
+    limits: KeyLimits = current_app.extensions["hirekit_limits"]
+    ctx = g._get_current_object()
+    scope = ctx.get("rate_limit_scope")
+    if not limits.enabled or scope is None:
+        return None
+    hit = limits.count(scope, ctx.get("caller"), cost=items - 1)
+    if hit is not None:
+        ctx.rate_limit_window = hit
     return hit
 
 

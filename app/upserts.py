@@ -5,10 +5,14 @@ Concurrent upserts of one new source id are serialized before the look-up: SQLit
 IMMEDIATE (one writer at a time); PostgreSQL takes a transaction-scoped advisory lock on (table, tenant, source_id), so
 only upserts of the same record wait for each other. The second one then finds the first one's record and replaces it.
 The plain create (POST) keeps answering 409 for a source_id already used.
+
+A family describes its upsert once (SourceIdUpsert); the same description serves the batch of app.batch_upserts
+(`PUT /v1/<family>/by-source-id`), whose items take the same locks.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Callable
 
 import marshmallow as ma
@@ -17,6 +21,7 @@ from app.auth import current_tenant_id
 from app.db import database, is_postgres
 from app.errors import ValidationFailed
 from app.records import TenantRecord, find_by_source_id
+from app.row_upserts import RowUpsert, source_id_lock_key
 
 PATH = "/by-source-id/<path:source_id>"  # a source id may hold `/` (sent as is or as %2F)
 MAX_SOURCE_ID_LENGTH = 255
@@ -32,7 +37,7 @@ def lock_source_id(model: type[TenantRecord], tenant_id: str, source_id: str) ->
     """Inside a transaction: wait for any other upsert of this record (PostgreSQL; SQLite writers are serialized)."""
     if is_postgres():
         database.execute_sql("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
-                             (f"upsert:{model._meta.table_name}:{tenant_id}:{source_id}",))
+                             (source_id_lock_key(model, tenant_id, source_id),))
 
 
 def upsert_by_source_id(model: type[TenantRecord], tenant_id: str, source_id: str, *,
@@ -49,20 +54,33 @@ def upsert_by_source_id(model: type[TenantRecord], tenant_id: str, source_id: st
         return replace(existing), False
 
 
-def register_upsert_route(blp, *, model: type[TenantRecord], record_schema: type[ma.Schema], body,
-                          create: Callable[[str, dict], TenantRecord],
-                          replace: Callable[[str, TenantRecord, dict], TenantRecord]) -> None:
+@dataclass(frozen=True)
+class SourceIdUpsert:
+    """A family's upsert, alone or in a batch (app.batch_upserts): its table, its record and create schemas, and its
+    own writes: `create(tenant_id, values_with_source_id)` and `replace(tenant_id, record, values)`. `rows` is set for
+    a family whose write is its row alone (jobs): a batch of it is written with multi-row statements (app.row_upserts)."""
+
+    model: type[TenantRecord]
+    record_schema: type[ma.Schema]
+    create_schema: type[ma.Schema]
+    create: Callable[[str, dict], TenantRecord]
+    replace: Callable[[str, TenantRecord, dict], TenantRecord]
+    rows: RowUpsert | None = None
+
+    def upsert(self, tenant_id: str, source_id: str, values: dict) -> tuple[TenantRecord, bool]:
+        """(record, created) for the body `values` (without source_id) of the record with this source_id."""
+        return upsert_by_source_id(self.model, tenant_id, source_id,
+                                   create=lambda: self.create(tenant_id, {**values, "source_id": source_id}),
+                                   replace=lambda existing: self.replace(tenant_id, existing, values))
+
+
+def register_upsert_route(blp, upsert: SourceIdUpsert, *, body) -> None:
     """Add `PUT <prefix>/by-source-id/{source_id}` to a family's blueprint. `body` loads the request (blp.arguments or
-    app.resumes.json_or_multipart with the upsert schema); `create(tenant_id, values_with_source_id)` and
-    `replace(tenant_id, record, values)` are the family's own writes."""
-    label = model.label
+    app.resumes.json_or_multipart with the upsert schema)."""
+    label, record_schema = upsert.model.label, upsert.record_schema
 
     def put(self, values, source_id):
-        tenant_id = current_tenant_id()
-        record, created = upsert_by_source_id(
-            model, tenant_id, source_id,
-            create=lambda: create(tenant_id, {**values, "source_id": source_id}),
-            replace=lambda existing: replace(tenant_id, existing, values))
+        record, created = upsert.upsert(current_tenant_id(), source_id, values)
         return record, 201 if created else 200
 
     put.__doc__ = (f"Create or replace the {label} with this source_id: the create body without source_id; "

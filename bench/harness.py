@@ -168,15 +168,37 @@ def fresh_app(database_url: str, instance: Path, **config):
     """An app over a freshly migrated database (PostgreSQL's public schema dropped and rebuilt; a SQLite file is new),
     with files under `instance` and quiet logs: what a bench seeds its data through."""
     from app import create_app
-    from app.cli import upgrade_database
-    from app.db import database
 
     app = create_app({"DATABASE_URL": database_url, "INSTANCE_DIR": str(instance), "RESUME_DIR": str(instance / "resumes"),
                       "LOG_LEVEL": "WARNING", **config})
+    migrate_clean(app, database_url)
+    return app
+
+
+def fresh_database(database_url: str, instance: Path):
+    """An app on a migrated database (on PostgreSQL a clean schema: earlier runs' rows must not weigh on this one)
+    and a new tenant: (app, tenant id, its API key)."""
+    import uuid
+
+    os.environ.update({"HIREKIT_DATABASE_URL": database_url, "HIREKIT_INSTANCE_DIR": str(instance), "HIREKIT_LOG_LEVEL": "WARNING"})
+    from app.db import database
+    from app.tenancy import create_tenant
+
+    app = fresh_app(database_url, instance)
+    tenant_id = f"bench-{uuid.uuid4().hex[:8]}"
+    with app.app_context(), database.connection_context():
+        _, key = create_tenant(tenant_id)
+    return app, tenant_id, key
+
+
+def migrate_clean(app, database_url: str) -> None:
+    """Migrate the app's database, on PostgreSQL from a clean schema (public dropped and rebuilt)."""
+    from app.cli import upgrade_database
+    from app.db import database
+
     with app.app_context():
         if database_url.startswith("postgres"):
             with database.connection_context():
                 database.execute_sql("DROP SCHEMA IF EXISTS public CASCADE")
                 database.execute_sql("CREATE SCHEMA public")
         upgrade_database()
-    return app

@@ -74,7 +74,8 @@ sys.path.insert(0, str(ROOT))
 
 import orjson  # noqa: E402
 
-from bench.harness import free_port, load_average, percentile, start_gunicorn, status_kib, worker_pids  # noqa: E402
+from bench.harness import (free_port, load_average, migrate_clean, percentile, start_gunicorn, status_kib,  # noqa: E402
+                           worker_pids)
 
 PROFILES, SEED = 10_000, 1  # the sample `make run` loads (plugins/person/demo.py)
 TARGET_P99_RATIO = 5.0
@@ -512,7 +513,6 @@ def seed(database_url: str, instance: Path, index: Path, receiver_urls: list[str
     """A fresh schema (PostgreSQL: public dropped and rebuilt), tenants A and B, B's job, A's webhooks to the slow
     receivers; through the public API where there is one."""
     from app import create_app
-    from app.cli import upgrade_database
     from app.db import database
     from app.tenancy import create_tenant
     from tests.factories import job_body
@@ -520,15 +520,10 @@ def seed(database_url: str, instance: Path, index: Path, receiver_urls: list[str
     app = create_app({"DATABASE_URL": database_url, "INSTANCE_DIR": str(instance), "RESUME_DIR": str(instance / "resumes"),
                       "SEARCH_INDEX": str(index), "RATE_LIMIT_ENABLED": False, "REDIS_URL": "", "WEBHOOK_ALLOW_PRIVATE": True,
                       "LOG_LEVEL": "WARNING"})
-    with app.app_context():
-        if database_url.startswith("postgres"):
-            with database.connection_context():
-                database.execute_sql("DROP SCHEMA IF EXISTS public CASCADE")
-                database.execute_sql("CREATE SCHEMA public")
-        upgrade_database()
-        with database.connection_context():
-            _, key_a = create_tenant("tenant-a")
-            _, key_b = create_tenant("tenant-b", rate_limit=B_RATE_LIMIT)
+    migrate_clean(app, database_url)
+    with app.app_context(), database.connection_context():
+        _, key_a = create_tenant("tenant-a")
+        _, key_b = create_tenant("tenant-b", rate_limit=B_RATE_LIMIT)
     client = app.test_client()
     job = client.post("/v1/jobs", json=job_body(), headers={"Authorization": f"Bearer {key_b}"})
     assert job.status_code == 201, job.get_data()

@@ -14,7 +14,13 @@ runs at the first shape. Beside req/s, each pair's CPU per request is counted (L
 for Hirekit the PostgreSQL backends of its database): on a machine others share, throughput swings with their load, while what a
 request costs in CPU moves much less, and on a saturated quiet machine the req/s ratio is that cost ratio.
 
+Writes have their own floor: bench/write_floor_app.py runs the SQL statements of POST /v1/jobs (the source_id
+look-up, the job number, the INSERT) with nothing around them, on either database. Interleaved POST /v1/jobs pairs
+per shape (--write-pairs, 5 by default) print Hirekit's share of that floor's req/s and both CPU costs per request;
+the target is a share of at least 0.50 in every shape.
+
     python bench/rest_throughput.py [--duration 10] [--shapes 2x32,1x16] [--pairs 9] [--quick] [--target-only]
+                                    [--write-pairs 5] [--writes-only]
 """
 
 from __future__ import annotations
@@ -31,7 +37,6 @@ import sys
 import tempfile
 import threading
 import time
-import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -42,8 +47,8 @@ import secrets
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.harness import (cpu_seconds, free_port, load_average, postgres_backend_pids, start_gunicorn,  # noqa: E402
-                           stop, worker_pids)
+from bench.harness import (cpu_seconds, free_port, fresh_database, load_average, postgres_backend_pids,  # noqa: E402
+                           start_gunicorn, stop, worker_pids)
 
 
 @dataclass
@@ -163,22 +168,9 @@ def drive_counting_cpu(pids, *args) -> tuple[Result, float]:
 
 def seed(database_url: str, instance: Path):
     """Migrate, create a tenant with a key, and the records the scenarios read."""
-    os.environ.update({"HIREKIT_DATABASE_URL": database_url, "HIREKIT_INSTANCE_DIR": str(instance), "HIREKIT_LOG_LEVEL": "WARNING"})
-    from app import create_app
-    from app.cli import upgrade_database
     from app.db import database
-    from app.tenancy import create_tenant
 
-    app = create_app({"DATABASE_URL": database_url, "RESUME_DIR": str(instance / "resumes")})
-    tenant_id = f"bench-{uuid.uuid4().hex[:8]}"
-    with app.app_context():
-        if database_url.startswith("postgres"):  # a clean schema: earlier runs' rows must not weigh on this one
-            with database.connection_context():
-                database.execute_sql("DROP SCHEMA IF EXISTS public CASCADE")
-                database.execute_sql("CREATE SCHEMA public")
-        upgrade_database()
-        with database.connection_context():
-            _, key = create_tenant(tenant_id)
+    app, tenant_id, key = fresh_database(database_url, instance)
     client = app.test_client()
     headers = {"Authorization": f"Bearer {key}"}
     from tests.factories import job_body
@@ -210,14 +202,55 @@ def seed_applications(app, client, headers, tenant_id, candidates=12_000):
     return {"apps_job_source_id": "apps-job", "apps_job_id": job["id"]}
 
 
+def write_pairs(rounds: int, shapes: list[Shape], duration: int, job_template: str, *, floor, app) -> dict:
+    """Interleaved runs of POST /v1/jobs on Hirekit and on bench/write_floor_app.py (its statements alone) per shape:
+    shape -> [(floor Result, floor CPU µs per request, app Result, app CPU µs per request)]. Each run creates jobs
+    with source ids of its own (a repeated one would be a 409)."""
+    (floor_url, floor_pids), (app_url, app_headers, app_pids) = floor, app
+    measured: dict[Shape, list[tuple]] = {shape: [] for shape in shapes}
+    for round_no in range(rounds):
+        for shape in shapes:
+            tag = f"{round_no}-{shape}"
+            runs = {"floor": lambda: drive_counting_cpu(floor_pids, "floor POST", floor_url, "POST", {"Content-Type": "application/json"},
+                                                        job_template.replace("bench-", f"floor-{tag}-"), duration, shape),
+                    "app": lambda: drive_counting_cpu(app_pids, "POST /v1/jobs", app_url, "POST", app_headers,
+                                                      job_template.replace("bench-", f"app-{tag}-"), duration, shape)}
+            done = {side: runs[side]() for side in (("floor", "app") if round_no % 2 == 0 else ("app", "floor"))}
+            measured[shape].append((*done["floor"], *done["app"]))
+    return measured
+
+
+def print_write_pairs(measured: dict, backend: str, tool: str, duration: int) -> None:
+    """Hirekit's share of the write floor's POST /v1/jobs req/s and CPU per request, per shape; the 0.5 target."""
+    if not any(measured.values()):
+        return
+    print(f"\nPOST /v1/jobs vs bench/write_floor_app.py (the same statements alone), {backend}, gunicorn 2 workers, {tool}, "
+          f"{duration} s per run (req/s floor/app = Hirekit's share):")
+    met = True
+    for shape, runs in measured.items():
+        shares = [app.rps / floor.rps for floor, _, app, _ in runs]
+        met &= statistics.median(shares) >= 0.5
+        print(f"  {shape}: " + ", ".join(f"{floor.rps:.0f}/{app.rps:.0f} = {share:.2f}" for (floor, _, app, _), share in zip(runs, shares))
+              + f"; errors floor {sum(f.errors for f, *_ in runs)}, app {sum(a.errors for _, _, a, _ in runs)}")
+        print(f"  {str(shape):>5} median share {statistics.median(shares):.2f} (spread {min(shares):.2f}-{max(shares):.2f}); "
+              f"CPU per request: floor {statistics.median(c for _, c, _, _ in runs):.0f} µs, Hirekit "
+              f"{statistics.median(c for *_, c in runs):.0f} µs{' with PostgreSQL' if backend == 'PostgreSQL' else ''}")
+    print(f"target: POST /v1/jobs >= 0.50 of the write floor in every shape -> {'met' if met else 'NOT met'}")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--duration", type=int, default=10)
     parser.add_argument("--shapes", default="2x32,1x16", help="wrk load shapes, threads x connections, comma-separated")
     parser.add_argument("--quick", action="store_true", help="3 s per scenario")
     parser.add_argument("--pairs", type=int, default=9, help="interleaved bare/app runs per shape for the target ratio (median)")
-    parser.add_argument("--target-only", action="store_true", help="only the interleaved GET /v1/jobs/:id pairs")
+    parser.add_argument("--target-only", action="store_true", help="only the interleaved pairs (GET, and POST below)")
+    parser.add_argument("--write-pairs", type=int, default=5,
+                        help="interleaved POST /v1/jobs / write-floor runs per shape (median)")
+    parser.add_argument("--writes-only", action="store_true", help="only the POST /v1/jobs / write-floor pairs")
     args = parser.parse_args()
+    if args.writes_only:
+        args.target_only, args.pairs = True, 0
     os.environ.setdefault("HIREKIT_SECRET_KEY", secrets.token_urlsafe(48))  # the app and the servers it starts need one
     duration = 3 if args.quick else args.duration
     shapes = [Shape.parse(text) for text in args.shapes.split(",")]
@@ -235,6 +268,8 @@ def main() -> int:
     postgres = database_url.startswith("postgres")
     floor_port = free_port()  # on PostgreSQL, bench/floor_app.py: the same row read with nothing around it
     floor = start_gunicorn("bench.floor_app:app", floor_port, {**env, "BENCH_FLOOR_TENANT": seeded["tenant"]}) if postgres else None
+    write_port = free_port()  # bench/write_floor_app.py: POST /v1/jobs's statements with nothing around them
+    write_floor = start_gunicorn("bench.write_floor_app:app", write_port, {**env, "BENCH_FLOOR_TENANT": seeded["tenant"]})
     bearer = {"Authorization": f"Bearer {key}"}
     json_headers = {**bearer, "Content-Type": "application/json"}
     base = f"http://127.0.0.1:{app_port}"
@@ -287,6 +322,10 @@ def main() -> int:
                     floors[shape].append((measured["floor"][0].rps, measured["floor"][1]))
                 pairs[shape].append((measured["bare"][0].rps, measured["app"][0].rps))
                 costs[shape].append((measured["bare"][1], measured["app"][1]))
+        writes = write_pairs(args.write_pairs, shapes, duration, job_template,
+                             floor=(f"http://127.0.0.1:{write_port}/v1/jobs", lambda: worker_pids(write_floor) + (
+                                 postgres_backend_pids(database_url) if postgres else [])),
+                             app=(f"{base}/v1/jobs", json_headers, app_pids))
         rows = []
         for name, url, method, headers, body, baseline in ([] if args.target_only else scenarios):
             result = drive(name, url, method, headers, body, *load)
@@ -294,6 +333,7 @@ def main() -> int:
     finally:
         stop(bare)
         stop(hirekit)
+        stop(write_floor)
         if floor:
             stop(floor)
 
@@ -309,10 +349,13 @@ def main() -> int:
             print(f"{name:44} {r.rps:9.0f} {r.p50_ms:8.2f} {r.p99_ms:8.2f} {r.errors:8d} {'1.00':>8}")
         for result, baseline in rows:
             print(f"{result.name:44} {result.rps:9.0f} {result.p50_ms:8.2f} {result.p99_ms:8.2f} {result.errors:8d} {result.rps / baseline.rps:8.2f}")
-    print(f"\nGET /v1/jobs/:id vs bare GET, {backend}, gunicorn 2 workers, {tool}, {duration} s per run, "
-          f"{args.pairs} interleaved pairs per shape (req/s bare/app = ratio):")
+    if args.pairs:
+        print(f"\nGET /v1/jobs/:id vs bare GET, {backend}, gunicorn 2 workers, {tool}, {duration} s per run, "
+              f"{args.pairs} interleaved pairs per shape (req/s bare/app = ratio):")
     met = True
     for shape, rates in pairs.items():
+        if not rates:
+            continue
         ratios = [app_rps / bare_rps for bare_rps, app_rps in rates]
         ratio = statistics.median(ratios)
         met &= ratio >= 0.5
@@ -331,7 +374,9 @@ def main() -> int:
                   f"{statistics.median(floor_ratios):.2f} of bare (spread {min(floor_ratios):.2f}-{max(floor_ratios):.2f}), "
                   f"{statistics.median(c for _, c in floors[shape]):.0f} µs CPU per request; Hirekit reaches "
                   f"{statistics.median(a / f for (_, a), (f, _) in zip(rates, floors[shape])):.2f} of the floor's req/s")
-    print(f"target: GET /v1/jobs/:id >= 0.50 of bare Flask in every shape -> {'met' if met else 'NOT met'}")
+    if args.pairs:
+        print(f"target: GET /v1/jobs/:id >= 0.50 of bare Flask in every shape -> {'met' if met else 'NOT met'}")
+    print_write_pairs(writes, backend, tool, duration)
     print(f"load average after the run: {load_average()}")
     shutil.rmtree(instance, ignore_errors=True)
     return 0

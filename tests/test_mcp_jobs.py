@@ -10,7 +10,7 @@ import pytest
 from tests.factories import create_job, job_body
 from tests.test_mcp_protocol import call, tool_result
 
-JOBS_TOOLS = ["list_jobs", "get_job", "create_job", "update_job"]
+JOBS_TOOLS = ["list_jobs", "get_job", "create_job", "update_job", "upsert_jobs"]
 
 
 def listed_tools(client, tenant, path="/mcp") -> dict:
@@ -21,7 +21,7 @@ def listed_tools(client, tenant, path="/mcp") -> dict:
 
 def test_tool_definitions_carry_valid_schemas_and_behaviour_hints(client, tenant_a):
     tools = listed_tools(client, tenant_a)
-    assert list(tools)[:4] == JOBS_TOOLS
+    assert list(tools)[:len(JOBS_TOOLS)] == JOBS_TOOLS
     for tool in tools.values():
         assert 1 <= len(tool["name"]) <= 128 and tool["description"] and tool["title"]
         jsonschema.Draft202012Validator.check_schema(tool["inputSchema"])

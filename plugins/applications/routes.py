@@ -2,6 +2,7 @@
 
 from app.api import Blueprint
 from app.record_routes import add_create_route, add_list_route, add_read_route, add_update_route
+from app.batch_upserts import register_batch_upsert_route
 from app.upserts import register_upsert_route, upsert_schema
 from app.resumes.bodies import json_or_multipart
 from app.resumes.routes import add_download_route
@@ -29,7 +30,7 @@ add_update_route(blp, "/<application_id>", Application, ApplicationSchema,
                  update=services.update_application,
                  summary="Change an application's source status and stage, and optionally its resume")
 add_download_route(blp, "/<application_id>/resume", "ApplicationResume", "application", services.resume_of)
-register_upsert_route(blp, model=Application, record_schema=ApplicationSchema,
+register_upsert_route(blp, services.APPLICATION_UPSERT,
                       body=json_or_multipart(blp, upsert_schema(ApplicationCreateSchema, "ApplicationUpsertSchema"),
-                                             description=RESUME_BODY),
-                      create=services.create_application, replace=services.replace_application)
+                                             description=RESUME_BODY))
+register_batch_upsert_route(blp, services.APPLICATION_UPSERT)

@@ -13,9 +13,10 @@ from app.db import database, parse_uuid
 from app.errors import Conflict, NotFound, ValidationFailed
 from app.records import apply_changes, apply_filters, find_by_source_id, source_id_taken
 from app.resumes import uploads
+from app.upserts import SourceIdUpsert
 from plugins.applications.models import Application
 from plugins.applications.resume_files import remove_unreferenced
-from plugins.applications.schemas import ApplicationSchema
+from plugins.applications.schemas import ApplicationCreateSchema, ApplicationSchema
 from plugins.candidates.models import Candidate
 from plugins.jobs.models import Job
 
@@ -153,3 +154,8 @@ def replace_application(tenant_id: str, application: Application, values: dict) 
 def resume_of(tenant_id: str, application_id):
     """The application's stored resume as a download response (404 for another tenant or none stored)."""
     return uploads.download(get_application(tenant_id, application_id), "application")
+
+
+APPLICATION_UPSERT = SourceIdUpsert(model=Application, record_schema=ApplicationSchema,
+                                    create_schema=ApplicationCreateSchema, create=create_application,
+                                    replace=replace_application)

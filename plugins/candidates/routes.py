@@ -6,6 +6,7 @@ from flask.views import MethodView
 from app.api import Blueprint
 from app.auth import current_tenant_id
 from app.record_routes import add_create_route, add_list_route, add_read_route, add_update_route
+from app.batch_upserts import register_batch_upsert_route
 from app.upserts import register_upsert_route, upsert_schema
 from app.resumes.bodies import json_or_multipart
 from app.resumes.routes import add_download_route
@@ -29,10 +30,10 @@ add_update_route(blp, "/<candidate_id>", Candidate, CandidateSchema, body=blp.ar
                  update=services.update_candidate, errors=(409,),
                  summary="Update a candidate: SPEC's required fields plus any optional ones to change")
 add_download_route(blp, "/<candidate_id>/resume", "CandidateResume", "candidate", services.resume_of)
-register_upsert_route(blp, model=Candidate, record_schema=CandidateSchema,
+register_upsert_route(blp, services.CANDIDATE_UPSERT,
                       body=json_or_multipart(blp, upsert_schema(CandidateCreateSchema, "CandidateUpsertSchema"),
-                                             description="As the create body, without source_id"),
-                      create=services.create_candidate, replace=services.replace_candidate)
+                                             description="As the create body, without source_id"))
+register_batch_upsert_route(blp, services.CANDIDATE_UPSERT)
 
 
 @blp.route("/<candidate_id>/opt-out")

@@ -8,7 +8,9 @@ from app.db import database, utcnow
 from app.errors import NotFound
 from app.resumes import uploads
 from app.records import apply_changes, apply_filters, create_with_source_id, find_by_source_id, get_owned, source_id_taken
+from app.upserts import SourceIdUpsert
 from plugins.candidates.models import Candidate
+from plugins.candidates.schemas import CandidateCreateSchema, CandidateSchema
 
 OPT_OUT_LISTENERS = "hirekit_contact_opt_out_listeners"
 
@@ -115,3 +117,7 @@ def opt_in_phone_number(phone_no: str) -> int:
     for tenant_id, candidate_id in found:
         opt_in(tenant_id, candidate_id)
     return len(found)
+
+
+CANDIDATE_UPSERT = SourceIdUpsert(model=Candidate, record_schema=CandidateSchema, create_schema=CandidateCreateSchema,
+                                  create=create_candidate, replace=replace_candidate)

@@ -2,6 +2,7 @@
 
 from app.api import Blueprint
 from app.record_routes import add_create_route, add_list_route, add_read_route, add_update_route
+from app.batch_upserts import register_batch_upsert_route
 from app.upserts import register_upsert_route, upsert_schema
 from plugins.jobs.models import Job
 from plugins.jobs import services
@@ -16,6 +17,5 @@ add_create_route(blp, Job, JobSchema, body=blp.arguments(JobCreateSchema), creat
 add_read_route(blp, "/<job_id>", Job, JobSchema, summary="Read a job")
 add_update_route(blp, "/<job_id>", Job, JobSchema, body=blp.arguments(JobUpdateSchema), update=services.update_job,
                  summary="Update a job: title is required, other fields change only when sent")
-register_upsert_route(blp, model=Job, record_schema=JobSchema,
-                      body=blp.arguments(upsert_schema(JobCreateSchema, "JobUpsertSchema")),
-                      create=services.create_job, replace=lambda tenant_id, job, values: services.update_job(tenant_id, job.id, values))
+register_upsert_route(blp, services.JOB_UPSERT, body=blp.arguments(upsert_schema(JobCreateSchema, "JobUpsertSchema")))
+register_batch_upsert_route(blp, services.JOB_UPSERT)

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 from app import listing
 from app.errors import ValidationFailed
-from app.records import apply_changes, apply_filters, create_with_source_id, get_owned, next_in_sequence
+from app.records import (apply_changes, apply_filters, create_with_source_id, get_owned, next_in_sequence,
+                         reserve_in_sequence)
+from app.row_upserts import RowUpsert
+from app.upserts import SourceIdUpsert
 from plugins.jobs.models import Job
+from plugins.jobs.schemas import JobCreateSchema, JobSchema
 
 CASE_INSENSITIVE_FILTERS = ("status", "city", "state_name", "country", "employment_type", "workplace_type")
 
@@ -26,7 +30,7 @@ def get_job(tenant_id: str, job_id) -> Job:
 
 
 def create_job(tenant_id: str, values: dict) -> Job:
-    return create_with_source_id(Job, tenant_id, values, number=next_in_sequence(tenant_id, "job_number"))
+    return create_with_source_id(Job, tenant_id, values, number=next_in_sequence(tenant_id, JOB_NUMBERS))
 
 
 def update_job(tenant_id: str, job_id, values: dict) -> Job:
@@ -36,3 +40,15 @@ def update_job(tenant_id: str, job_id, values: dict) -> Job:
     if low is not None and high is not None and low > high:
         raise ValidationFailed({"max_pay_rate": ["Must not be less than min_pay_rate."]})
     return apply_changes(job, values)
+
+
+def new_job_numbers(tenant_id: str, count: int) -> list[dict]:
+    """The numbers of `count` new jobs of a batch, taken at once."""
+    return [{"number": number} for number in reserve_in_sequence(tenant_id, JOB_NUMBERS, count)]
+
+
+JOB_NUMBERS = "job_number"
+JOB_UPSERT = SourceIdUpsert(
+    model=Job, record_schema=JobSchema, create_schema=JobCreateSchema, create=create_job,
+    replace=lambda tenant_id, job, values: update_job(tenant_id, job.id, values),
+    rows=RowUpsert(Job, new_columns=new_job_numbers, kept_columns=("number",)))

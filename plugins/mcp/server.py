@@ -154,6 +154,10 @@ class McpServer:
                 return failure(f"{error} Check the tool's inputSchema and call it again.")
             raise RpcError(INVALID_PARAMS, str(error), {"fields": error.fields}) from None
         except ApiError as error:
+            if error.status == 429:  # a batch tool's items past the rate limit: as a message over it is answered
+                retry_after = int(error.headers.get("Retry-After", "1"))
+                raise RpcError(RATE_LIMITED, f"{error.message} Retry in {retry_after} s.",
+                               {"retry_after": retry_after}) from None
             if error.status >= 500 and error.status != 503:
                 log.warning("tool %s failed with %s: %s", name, error.status, error.message)
             return failure(describe_api_error(error))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import marshmallow as ma
 
+from app.batch_upserts import MAX_BATCH_ITEMS, BatchAnswerSchema, batch_body_schema, run_batch
 from app.fields import StrictSchema
 from plugins.jobs import services
 from plugins.jobs.schemas import JobCreateSchema, JobListArgsSchema, JobSchema, JobUpdateSchema
@@ -19,6 +20,7 @@ class JobIdArgsSchema(StrictSchema):
 
 
 UpdateJobArgsSchema = with_fields(JobUpdateSchema, "UpdateJobArgsSchema", job_id=JOB_ID)
+UpsertJobsArgsSchema = batch_body_schema(JobCreateSchema, "UpsertJobsArgsSchema")
 
 
 def update_job(tenant_id: str, arguments: dict):
@@ -63,6 +65,26 @@ TOOLS = (
         arguments=UpdateJobArgsSchema,
         result=JobSchema,
         run=update_job,
+        plugin="jobs",
+        read_only=False,
+        idempotent=True,
+    ),
+    Tool(
+        name="upsert_jobs",
+        title="Create or replace many jobs",
+        description=(
+            f"Create or replace up to {MAX_BATCH_ITEMS} job postings at once by their source_id (your id for each job): "
+            "items is a list of create_job bodies (same required fields, source_id included). A job whose source_id "
+            "is new is created (status 201); one that exists is replaced by the body (status 200; fields left out "
+            "become empty). Each item is checked on its own: an invalid one is reported in its place (status 422 with "
+            "its error) and the others are still written, unless atomic is true, in which case any invalid item "
+            "fails the whole call and nothing is written. Send each source_id once per call. The result lists every "
+            "item's status, source_id and id (or error) in the order sent, and counts created, replaced and failed. "
+            "Each item counts against your rate limit as one request."
+        ),
+        arguments=UpsertJobsArgsSchema,
+        result=BatchAnswerSchema,
+        run=lambda tenant_id, args: run_batch(services.JOB_UPSERT, tenant_id, args),
         plugin="jobs",
         read_only=False,
         idempotent=True,
