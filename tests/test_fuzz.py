@@ -49,10 +49,17 @@ def server_error_other_than_503(ctx, response, case):
     return None
 
 
+BATCH_UPSERTS = {"/v1/jobs/by-source-id", "/v1/candidates/by-source-id", "/v1/applications/by-source-id"}
+
+
 def negative_data_rejection_for_text_forms(ctx, response, case):
     """negative_data_rejection, except a multipart body whose only mutations made a field a non-string scalar: every
     form field is text on the wire, so a generated boolean or number arrives as a valid string ("false", "-3.4e+16").
-    Seen: a board applicant named "false", and a PATCH of an application's resume file_name, both rightly accepted."""
+    Seen: a board applicant named "false", and a PATCH of an application's resume file_name, both rightly accepted.
+    And except a batch upsert answered 200 or 429: a batch refuses each invalid item in its place in the answer (a 422
+    in `items`) unless it is atomic, and counts its items against the rate limit before writing any."""
+    if case.method == "PUT" and case.path in BATCH_UPSERTS and response.status_code in (200, 429):
+        return None
     mutations = getattr(case.meta.phase.data, "mutations", None) if case.meta else None
     if (case.media_type or "").startswith("multipart/form-data") and mutations and all(
             m.parameter_location == ParameterLocation.BODY
