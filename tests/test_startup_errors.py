@@ -133,6 +133,9 @@ def test_a_worker_started_before_redis_waits_for_it_then_starts(tmp_path):
     port = free_port()
     env = clean_env(tmp_path, HIREKIT_SECRET_KEY=secrets.token_urlsafe(48), HIREKIT_DATABASE_URL=f"sqlite:///{tmp_path / 'w.sqlite3'}",
                     HIREKIT_REDIS_URL=f"redis://127.0.0.1:{port}/0", HIREKIT_LOG_LEVEL="INFO")
+    # a migrated database: once Redis answers, the worker's periodic passes run against it at once
+    migrated = flask(["db", "upgrade"], env)
+    assert migrated.returncode == 0, migrated.stderr
     log = tmp_path / "worker.log"
     with open(log, "w") as out:
         worker = subprocess.Popen([sys.executable, "worker.py"], cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
