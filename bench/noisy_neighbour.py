@@ -27,7 +27,7 @@ each worker's memory on SQLite, as `make run` serves, and in Redis on PostgreSQL
 
 The bounds are read from the app at run time, so the bench follows them as they change: each cap comes from its
 flag when given, else from the constant of the running code that defines it (CAP_SOURCES; MAX_RESUME_BYTES from the
-app's config), else from the flag's fallback, the figure issue 26 reproduced. The request shapes are then fitted in-process against the app
+app's config), else from the flag's fallback (the sizes that were once unbounded). The request shapes are then fitted in-process against the app
 (the same configuration, with a 50-profile index so accepted probes cost little and rate limits off): each dimension
 is lowered by bisection to the largest value the app accepts (a 4xx or a 500 refuses), then the clause count and the
 batch length to what is accepted together, so a shape is never refused for a bound the bench did not know.
@@ -98,7 +98,7 @@ CAP_SOURCES: dict[str, tuple[str, ...]] = {
     "pattern": ("plugins.person.query_budget:MAX_PATTERN_LENGTH",),
     "wildcards": ("plugins.person.query_budget:MAX_PATTERN_WILDCARDS",),
 }
-# When the running code defines no cap: the figures issue 26 reproduced (2,000-call batches, 2 MB match texts), the
+# When the running code defines no cap: the sizes reproduced before the bounds existed (2,000-call batches, 2 MB match texts), the
 # DSL's 1,000 values per list, the words 2 MB holds, and patterns past any automaton the engine would build.
 SHOWN_SETTINGS = ("RATE_LIMIT", "PERSON_RATE_LIMIT", "WEBHOOK_TIMEOUT", "PERSON_SEARCH_TIMEOUT", "MAX_CONTENT_LENGTH")
 CAP_FALLBACKS = {"mcp_batch": 2000, "clauses": 1000, "patterns": 1000, "tokens": 250_000, "chars": 2_000_000, "pattern": 10_000,
