@@ -1,7 +1,7 @@
 """RQ worker entry: `python worker.py [queues...]`, the same command as `flask --app wsgi worker` and the installed
-`hirekit-worker` (app/worker.py holds it, app/console_scripts.py builds the app for it)."""
+`hirekit-worker` (app/background/worker.py holds it, app/server/console_scripts.py builds the app for it)."""
 
-from app.console_scripts import hirekit_worker
+from app.server.console_scripts import hirekit_worker
 
 if __name__ == "__main__":
     hirekit_worker()

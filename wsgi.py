@@ -1,7 +1,7 @@
 """The WSGI entry point: `gunicorn wsgi:app`, `flask --app wsgi ...`."""
 
 from app import create_app
-from app.startup_checks import STARTUP_ERRORS
+from app.server.startup_checks import STARTUP_ERRORS
 
 try:
     app = create_app()

@@ -10,12 +10,16 @@ from flask.sessions import NullSession, SessionInterface
 from werkzeug.exceptions import NotFound
 from werkzeug.routing import Map, RequestRedirect
 
-from app import auth, db, errors, events, fair_share, idempotency, limits, metrics, nul_guard, queue, secret_key
-from app.api import init_api
+from app import errors
+from app.background import queue
 from app.config import load_config
-from app.json import OrjsonProvider
-from app.observability import configure_logging, install_request_context
+from app.data import db, events
+from app.http import idempotency, metrics, nul_guard
+from app.http.api import init_api
+from app.http.json import OrjsonProvider
 from app.plugins import register, resolve
+from app.security import auth, fair_share, limits, secret_key
+from app.server.observability import configure_logging, install_request_context
 
 
 COROUTINE_MEMO = "_hirekit_is_coroutine"  # on a function: (the code it was decided for, whether Flask must wrap it)
@@ -119,16 +123,10 @@ def create_app(config: dict | None = None) -> Flask:
     app.extensions["hirekit_api"] = api
     app.extensions["hirekit_factory"] = create_app  # for commands that build another app (openapi write) without importing app
 
-    from app.health import blp as health_blp
-    from app.tenant_routes import blp as tenant_blp
-    from app.event_feed import blp as events_blp
+    from app.http.health import blp as health_blp
 
     api.register_blueprint(health_blp)
     limits.exempt(app, health_blp)
-    auth.protect(app, tenant_blp.name, tenant_blp.auth)
-    api.register_blueprint(tenant_blp)
-    auth.protect(app, events_blp.name, events_blp.auth)
-    api.register_blueprint(events_blp)
     register(app, api, plugins)
 
     from app.cli import register_commands

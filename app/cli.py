@@ -10,7 +10,7 @@ import click
 from flask import current_app
 from flask.cli import AppGroup
 
-from app.db import database
+from app.data.db import database
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent.parent / "migrations"
 
@@ -24,8 +24,8 @@ class OperatorGroup(AppGroup):
         import peewee
 
         from app.plugins import PluginError
-        from app.startup_checks import database_unusable
-        from app.tenancy import TenantError
+        from app.server.startup_checks import database_unusable
+        from app.data.tenancy import TenantError
 
         try:
             return super().invoke(ctx)
@@ -181,7 +181,7 @@ def chosen_key_options(command):
 
 def report_new_key(plaintext: str, chosen: bool) -> None:
     """Print a generated key once (with its id); a chosen key is not echoed back, only its id and prefix."""
-    from app.tenancy import key_for
+    from app.data.tenancy import key_for
 
     row = key_for(plaintext)
     if chosen:
@@ -200,7 +200,7 @@ def report_new_key(plaintext: str, chosen: bool) -> None:
               help="Erase candidates with no activity for longer than this many days (default: kept until erased).")
 def tenants_create(slug, name, key, rate_limit, candidate_retention_days):
     """Create a tenant and print its first API key (shown once)."""
-    from app.tenancy import create_tenant
+    from app.data.tenancy import create_tenant
 
     with database.connection_context():
         tenant, plaintext = create_tenant(slug, name, key=key, rate_limit=rate_limit,
@@ -220,7 +220,7 @@ def tenants_create(slug, name, key, rate_limit, candidate_retention_days):
 def tenants_update(slug, name, rate_limit, default_rate_limit, candidate_retention_days, keep_candidates):
     """Change an existing tenant's name, rate limit (every worker applies it within HIREKIT_AUTH_CACHE_SECONDS) or
     candidate retention."""
-    from app.tenancy import update_tenant
+    from app.data.tenancy import update_tenant
 
     if (name is None and rate_limit is None and not default_rate_limit and candidate_retention_days is None
             and not keep_candidates):
@@ -239,7 +239,7 @@ def tenants_list():
     """Tenants with their active key count (one query)."""
     import peewee as pw
 
-    from app.tenancy import ApiKey, Tenant
+    from app.data.tenancy import ApiKey, Tenant
 
     active_keys = pw.fn.COUNT(ApiKey.id).alias("active_keys")
     tenants = (Tenant.select(Tenant, active_keys)
@@ -258,7 +258,7 @@ def tenants_list():
 @chosen_key_options
 def keys_create(tenant, key):
     """Issue another key for a tenant (shown once)."""
-    from app.tenancy import create_key
+    from app.data.tenancy import create_key
 
     with database.connection_context():
         plaintext = create_key(tenant, key=key)
@@ -269,7 +269,7 @@ def keys_create(tenant, key):
 @click.argument("tenant")
 def keys_list(tenant):
     """A tenant's keys, revoked ones too: id, prefix, created, last used (to the minute), revoked."""
-    from app.tenancy import tenant_keys
+    from app.data.tenancy import tenant_keys
 
     def moment(value):
         return value.strftime("%Y-%m-%dT%H:%M:%SZ") if value else "never"
@@ -288,7 +288,7 @@ def keys_list(tenant):
 @YES_OPTION
 def keys_revoke(prefix, key_id, yes):
     """Revoke one key: by its visible prefix when no other active key shares it, or by --id. Asks first unless --yes."""
-    from app.tenancy import revoke_key, revoke_key_id
+    from app.data.tenancy import revoke_key, revoke_key_id
 
     if (prefix is None) == (key_id is None):
         raise click.UsageError("give a key's visible prefix or --id ID (one of them)")
@@ -305,7 +305,7 @@ def keys_revoke(prefix, key_id, yes):
 @click.argument("slug")
 def tenants_ensure(slug):
     """Create the tenant if it is missing, then issue and print a fresh key (for demos and scripts)."""
-    from app.tenancy import Tenant, create_key, create_tenant
+    from app.data.tenancy import Tenant, create_key, create_tenant
 
     with database.connection_context():
         if Tenant.get_or_none(Tenant.id == slug) is None:
@@ -317,7 +317,7 @@ def tenants_ensure(slug):
 
 def active_keys_of(tenant: str) -> list:
     """The tenant's keys that are not revoked, oldest first; none when there is no such tenant."""
-    from app.tenancy import Tenant, tenant_keys
+    from app.data.tenancy import Tenant, tenant_keys
 
     with database.connection_context():
         if Tenant.get_or_none(Tenant.id == tenant) is None:
@@ -345,7 +345,7 @@ def demo_setup(tenant):
     """Generate the server secret (once, into the instance directory), migrate the database, run each plugin's demo
     step (e.g. sample datasets), print a key for the demo tenant (only the first time: later runs say where keys
     come from)."""
-    from app.secret_key import demo_secret
+    from app.security.secret_key import demo_secret
 
     click.echo(demo_secret(current_app.config))
     applied = upgrade_database()
@@ -371,7 +371,7 @@ openapi_cli = OperatorGroup("openapi", help="The OpenAPI document kept in the re
 def openapi_write(path):
     """Write the document the code builds to PATH (default docs/openapi.json); refused while a breaking change from the
     document there is not named in CHANGELOG.md."""
-    from app import openapi_contract as contract
+    from app.http import openapi_contract as contract
 
     path = path or contract.SNAPSHOT
     document = contract.built_document(current_app.extensions["hirekit_factory"])
@@ -390,13 +390,13 @@ def add_demo_step(app, step) -> None:
 
 
 def core_models() -> list:
-    from app import events, tenancy
+    from app.data import events, tenancy
 
     return list(tenancy.MODELS) + list(events.MODELS)
 
 
 def register_commands(app) -> None:
-    from app.worker import worker_command
+    from app.background.worker import worker_command
 
     for group in (db_cli, tenants_cli, keys_cli, config_cli, demo_cli, openapi_cli, worker_command):
         app.cli.add_command(group)

@@ -17,7 +17,7 @@ INSTANCE_DIR = Path(os.environ.get("HIREKIT_INSTANCE_DIR", Path(__file__).resolv
 # when a setting has none. A `# --- Name ---` line starts a section of that page.
 DEFAULTS: dict[str, object] = {
     # --- Core ---
-    "PLUGINS": None,  # comma-separated endpoint families to enable (the others answer 404); unset: every family
+    "PLUGINS": None,  # comma-separated endpoint families to enable (the others answer 404); unset: every family. /v1/tenant and /v1/events are always on
     # `sqlite:///relative`, `sqlite:////absolute` or `postgresql://user:pass@host/db`; query parameters reach the driver
     # (`?sslmode=verify-full&sslrootcert=/etc/ssl/rds.pem&connect_timeout=5`). Platform twin: DATABASE_URL
     "DATABASE_URL": f"sqlite:///{INSTANCE_DIR / 'hirekit.sqlite3'}",
@@ -154,7 +154,7 @@ PLATFORM_VARIABLES = {
 }
 
 # Variables read straight from the environment by the processes around the app rather than by load_config: gunicorn's
-# configuration (deploy/gunicorn.conf.py), its worker class (app/gthread_worker.py) and the loader itself.
+# configuration (deploy/gunicorn.conf.py), its worker class (app/server/gthread_worker.py) and the loader itself.
 # Name without HIREKIT_ -> (default, meaning); docs/configuration.md lists them after the settings.
 PROCESS_VARIABLES: dict[str, tuple[str, str]] = {
     "CONFIG": ("", "a Python or JSON file of settings (upper-case names without `HIREKIT_`), read before the environment"),
@@ -165,7 +165,7 @@ PROCESS_VARIABLES: dict[str, tuple[str, str]] = {
     "WEB_SWITCH_INTERVAL": ("0.001", "seconds between GIL switches in a gunicorn worker, so a short request does not wait "
                                      "behind a computing thread"),
     "WEB_MAX_REQUESTS": ("0", "requests after which a gunicorn worker restarts (jitter: a tenth of it); 0: never"),
-    "WORKER_CLASS_WEB": ("app.gthread_worker.HeadDeadlineThreadWorker", "gunicorn's worker class"),
+    "WORKER_CLASS_WEB": ("app.server.gthread_worker.HeadDeadlineThreadWorker", "gunicorn's worker class"),
     "ACCESS_LOG": ("", "gunicorn's access log: `-` for stdout or a file path; empty: off (the app logs every request)"),
     "FORWARDED_ALLOW_IPS": ("127.0.0.1", "addresses gunicorn trusts to send X-Forwarded-* headers"),
     "CONTROL_SOCKET": ("<instance>/gunicorn.ctl", "gunicorn's control socket (mode 0600), or `off` for none"),
@@ -247,7 +247,7 @@ def load_config(overrides: dict | None = None, environ: dict[str, str] | None = 
 def _resolve_secret_key(config: dict) -> None:
     """SECRET_KEY = the signing key, SECRET_KEY_FALLBACKS = the older ones still verifying; from the configuration,
     else from the file the demo setup generated in INSTANCE_DIR; both empty when neither has one."""
-    from app.secret_key import read_instance_secret, split_keys
+    from app.security.secret_key import read_instance_secret, split_keys
 
     keys = split_keys(config.get("SECRET_KEY")) or read_instance_secret(config["INSTANCE_DIR"])
     config["SECRET_KEY"], config["SECRET_KEY_FALLBACKS"] = (keys[0] if keys else ""), keys[1:]

@@ -7,7 +7,13 @@ import importlib.util
 from dataclasses import dataclass, field
 from typing import Callable
 
-ALL_PLUGINS = (
+CORE_PLUGINS = (  # always on, registered first, whatever HIREKIT_PLUGINS selects
+    "tenant",
+    "events",
+)
+
+ALL_PLUGINS = (  # the families HIREKIT_PLUGINS selects from
+
     "jobs",
     "scheduling",
     "candidates",
@@ -25,7 +31,7 @@ ALL_PLUGINS = (
 @dataclass(frozen=True)
 class Tasks:
     """A family's background work, as the worker reads it: the queues its jobs go to, and the periodic passes
-    (app.periodic.PeriodicJob, e.g. reapers) a worker serving their queue starts."""
+    (app.background.periodic.PeriodicJob, e.g. reapers) a worker serving their queue starts."""
 
     queues: tuple = ()
     periodic: tuple = ()
@@ -64,7 +70,7 @@ def available() -> list[str]:
 
 
 def load_plugin(name: str) -> Plugin:
-    if name not in ALL_PLUGINS:
+    if name not in ALL_PLUGINS and name not in CORE_PLUGINS:
         raise PluginError(f"unknown plugin {name!r} in HIREKIT_PLUGINS; available: {', '.join(ALL_PLUGINS)}")
     plugin = importlib.import_module(module_path(name)).PLUGIN
     if plugin.name != name:
@@ -73,9 +79,10 @@ def load_plugin(name: str) -> Plugin:
 
 
 def resolve(names) -> list[Plugin]:
-    """The selected plugins in dependency order; an unknown name or a missing need is a PluginError."""
+    """The core plugins, then the selected ones in dependency order; an unknown name or a missing need is a
+    PluginError."""
     selected = [n.strip() for n in names if n and n.strip()]
-    plugins = {name: load_plugin(name) for name in selected}
+    plugins = {name: load_plugin(name) for name in (*CORE_PLUGINS, *selected)}
     for plugin in plugins.values():
         missing = [need for need in plugin.needs if need not in plugins]
         if missing:
@@ -96,10 +103,11 @@ def resolve(names) -> list[Plugin]:
 
 def all_models() -> list:
     """Every model of every plugin, enabled or not: the schema that migrations describe."""
-    from app import events, idempotency, tenancy, tombstones
+    from app.data import events, tenancy, tombstones
+    from app.http import idempotency
 
     models = list(tenancy.MODELS) + list(events.MODELS) + list(idempotency.MODELS) + list(tombstones.MODELS)
-    for name in available():
+    for name in (*CORE_PLUGINS, *available()):
         plugin = load_plugin(name)
         models.extend(m for m in plugin.models if m not in models)
     return models
@@ -107,7 +115,7 @@ def all_models() -> list:
 
 def register(app, api, plugins: list[Plugin]) -> None:
     """Register each plugin's blueprints with their auth scheme and limits, then its own init hook."""
-    from app import auth, limits
+    from app.security import auth, limits
 
     for plugin in plugins:
         for blueprint in plugin.blueprints:

@@ -181,8 +181,8 @@ def fresh_database(database_url: str, instance: Path):
     import uuid
 
     os.environ.update({"HIREKIT_DATABASE_URL": database_url, "HIREKIT_INSTANCE_DIR": str(instance), "HIREKIT_LOG_LEVEL": "WARNING"})
-    from app.db import database
-    from app.tenancy import create_tenant
+    from app.data.db import database
+    from app.data.tenancy import create_tenant
 
     app = fresh_app(database_url, instance)
     tenant_id = f"bench-{uuid.uuid4().hex[:8]}"
@@ -194,7 +194,7 @@ def fresh_database(database_url: str, instance: Path):
 def migrate_clean(app, database_url: str) -> None:
     """Migrate the app's database, on PostgreSQL from a clean schema (public dropped and rebuilt)."""
     from app.cli import upgrade_database
-    from app.db import database
+    from app.data.db import database
 
     with app.app_context():
         if database_url.startswith("postgres"):

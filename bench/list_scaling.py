@@ -65,8 +65,8 @@ def copy_rows(database, table: str, template_id, count: int, overrides: dict[str
 
 def seed(url: str, rows: int, instance: Path) -> dict:
     """A fresh schema with one tenant holding `rows` jobs, `rows` candidates and `rows` applications."""
-    from app.db import database
-    from app.tenancy import create_tenant
+    from app.data.db import database
+    from app.data.tenancy import create_tenant
     from tests.factories import candidate_body, job_body
 
     app = fresh_app(url, instance, RATE_LIMIT="1000000/minute")

@@ -33,7 +33,7 @@ is lowered by bisection to the largest value the app accepts (a 4xx or a 500 ref
 batch length to what is accepted together, so a shape is never refused for a bound the bench did not know.
 
 Tenant B gets a rate limit of its own (1,000,000/minute): it is the probe, not a tenant at its limits. It keeps within
-its requests-in-progress cap (app.fair_share) as any tenant inside its limits does: two connections by default, so even
+its requests-in-progress cap (app.security.fair_share) as any tenant inside its limits does: two connections by default, so even
 both on one worker never exceed half its threads (four connections could put three in one worker while A's requests
 slowed them, and a third is a 429 by design).
 
@@ -418,8 +418,8 @@ def fit_caps(args, words: list[str], tiny_index: Path, workdir: Path) -> Fitted:
     servers get (rate limits off, a tiny index)."""
     from app import create_app
     from app.cli import upgrade_database
-    from app.db import database
-    from app.tenancy import create_tenant
+    from app.data.db import database
+    from app.data.tenancy import create_tenant
 
     app = create_app({"DATABASE_URL": f"sqlite:///{workdir / 'fit.sqlite3'}", "INSTANCE_DIR": str(workdir),
                       "RESUME_DIR": str(workdir / "resumes"), "SEARCH_INDEX": str(tiny_index), "RATE_LIMIT_ENABLED": False,
@@ -513,8 +513,8 @@ def seed(database_url: str, instance: Path, index: Path, receiver_urls: list[str
     """A fresh schema (PostgreSQL: public dropped and rebuilt), tenants A and B, B's job, A's webhooks to the slow
     receivers; through the public API where there is one."""
     from app import create_app
-    from app.db import database
-    from app.tenancy import create_tenant
+    from app.data.db import database
+    from app.data.tenancy import create_tenant
     from tests.factories import job_body
 
     app = create_app({"DATABASE_URL": database_url, "INSTANCE_DIR": str(instance), "RESUME_DIR": str(instance / "resumes"),

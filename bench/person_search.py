@@ -388,8 +388,8 @@ def main() -> None:
 
     from app import create_app
     from app.cli import upgrade_database
-    from app.db import database
-    from app.tenancy import create_tenant
+    from app.data.db import database
+    from app.data.tenancy import create_tenant
 
     workdir = Path(tempfile.mkdtemp(prefix="hirekit-bench-"))
     database_url = f"sqlite:///{workdir / 'bench.sqlite3'}"

@@ -168,7 +168,7 @@ def drive_counting_cpu(pids, *args) -> tuple[Result, float]:
 
 def seed(database_url: str, instance: Path):
     """Migrate, create a tenant with a key, and the records the scenarios read."""
-    from app.db import database
+    from app.data.db import database
 
     app, tenant_id, key = fresh_database(database_url, instance)
     client = app.test_client()
@@ -187,7 +187,7 @@ def seed(database_url: str, instance: Path):
 
 def seed_applications(app, client, headers, tenant_id, candidates=12_000):
     """Candidates enough for every POST /v1/applications of the run to be a new (candidate, job) pair."""
-    from app.db import database
+    from app.data.db import database
     from plugins.candidates.models import Candidate
 
     job = client.post("/v1/jobs", json=__import__("tests.factories", fromlist=["job_body"]).job_body(source_id="apps-job"), headers=headers).json

@@ -36,8 +36,8 @@ TARGET_RATIO = 1.25  # a cursor page with tombstones: within 25% of the same pag
 
 def seed(url: str, candidates: int, erased: int, instance: Path) -> dict:
     """One tenant with `candidates` candidates, each with an application to one job; the first `erased` erased."""
-    from app.db import database
-    from app.tenancy import create_tenant
+    from app.data.db import database
+    from app.data.tenancy import create_tenant
     from tests.factories import candidate_body, job_body
 
     app = fresh_app(url, instance, RATE_LIMIT="1000000/minute", TENANT_MAX_IN_FLIGHT=-1)

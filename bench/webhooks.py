@@ -105,10 +105,11 @@ def main() -> int:
 
     from redis import Redis
 
-    from app import create_app, events
+    from app import create_app
+    from app.data import events
     from app.cli import upgrade_database
-    from app.db import database
-    from app.tenancy import create_tenant
+    from app.data.db import database
+    from app.data.tenancy import create_tenant
     from plugins.webhooks.services import save_webhook
 
     load_before = load_average()

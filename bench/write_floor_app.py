@@ -2,11 +2,11 @@
 jobs can do. It runs the SQL statements Hirekit runs for the same request, on a connection each thread keeps, and
 nothing else: no authentication, rate limit, validation, model, pool or serialization beyond reading the JSON body.
 
-- PUT /v1/jobs/by-source-id (a batch, as app.row_upserts writes it): one advisory-lock statement for every source id
-  (PostgreSQL), one look-up of the stored ones, the job-number reservation (app.records.reserve_in_sequence's one
+- PUT /v1/jobs/by-source-id (a batch, as app.data.row_upserts writes it): one advisory-lock statement for every source id
+  (PostgreSQL), one look-up of the stored ones, the job-number reservation (app.data.records.reserve_in_sequence's one
   statement), one INSERT ... ON CONFLICT DO UPDATE of every row (one multi-row VALUES list on PostgreSQL, one
   statement run per row on SQLite), in one transaction.
-- POST /v1/jobs (one create, as app.records.create_with_source_id writes it): the source_id look-up, the number
+- POST /v1/jobs (one create, as app.data.records.create_with_source_id writes it): the source_id look-up, the number
   reservation and the INSERT, in one transaction.
 
 The tenant is BENCH_FLOOR_TENANT; the database HIREKIT_DATABASE_URL (postgresql://... or sqlite:///path)."""

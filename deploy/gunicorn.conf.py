@@ -1,6 +1,6 @@
 """gunicorn settings for Hirekit (`gunicorn -c deploy/gunicorn.conf.py wsgi:app`), overridable by HIREKIT_* variables.
 
-Worker class: app.gthread_worker.HeadDeadlineThreadWorker, gunicorn's gthread with slow clients kept off the threads.
+Worker class: app.server.gthread_worker.HeadDeadlineThreadWorker, gunicorn's gthread with slow clients kept off the threads.
 Each worker serves HIREKIT_WEB_THREADS requests at once on threads. Measured by tests/test_slowloris.py (2 workers x 4
 threads, a normal client asking GET /v1/jobs meanwhile):
 - stock gthread (gunicorn 27): a new connection takes a thread for up to 5 s waiting for its first byte, and a started
@@ -19,18 +19,18 @@ import gc
 import multiprocessing
 import os
 
-from app import server_refusals
+from app.server import server_refusals
 from app.config import INSTANCE_DIR, environment_value  # HIREKIT_PORT/HIREKIT_WEB_WORKERS, else PORT/WEB_CONCURRENCY
 
 bind = os.environ.get("HIREKIT_BIND", f"127.0.0.1:{environment_value('PORT', default='8000')}")
 workers = int(environment_value("WEB_WORKERS", default=str(multiprocessing.cpu_count() * 2 + 1)))
-worker_class = os.environ.get("HIREKIT_WORKER_CLASS_WEB", "app.gthread_worker.HeadDeadlineThreadWorker")
-threads = int(os.environ.get("HIREKIT_WEB_THREADS", "4"))  # HIREKIT_WEB_HEADER_TIMEOUT: see app/gthread_worker.py
+worker_class = os.environ.get("HIREKIT_WORKER_CLASS_WEB", "app.server.gthread_worker.HeadDeadlineThreadWorker")
+threads = int(os.environ.get("HIREKIT_WEB_THREADS", "4"))  # HIREKIT_WEB_HEADER_TIMEOUT: see app/server/gthread_worker.py
 timeout = int(os.environ.get("HIREKIT_WEB_TIMEOUT", "30"))  # a request stuck longer than this restarts its worker
 graceful_timeout = 20
 keepalive = 5
 # Request heads past these are refused before the app (414 / 431 in the API's JSON error body, documented on every
-# operation in /openapi.json): app/server_refusals.py holds the values.
+# operation in /openapi.json): app/server/server_refusals.py holds the values.
 limit_request_line = server_refusals.LIMIT_REQUEST_LINE  # 8190 bytes of request line
 limit_request_fields = server_refusals.LIMIT_REQUEST_FIELDS  # 100 header fields
 limit_request_field_size = server_refusals.LIMIT_REQUEST_FIELD_SIZE  # 8190 bytes per header line
@@ -45,7 +45,7 @@ access_log_format = (
     '{"time":"%(t)s","remote":"%(h)s","method":"%(m)s","path":"%(U)s","query":"%(q)s","status":%(s)s,'
     '"bytes":%(B)s,"duration_ms":%(M)s,"request_id":"%({x-request-id}o)s","user_agent":"%(a)s"}'
 )
-logger_class = "app.observability.RedactingGunicornLogger"  # an api_key in a URL is [redacted] in the access log
+logger_class = "app.server.observability.RedactingGunicornLogger"  # an api_key in a URL is [redacted] in the access log
 errorlog = "-"
 loglevel = os.environ.get("HIREKIT_LOG_LEVEL", "info").lower()
 # gunicorn's own messages (boot, worker exits, timeouts) in the app's JSON format with UTC times, on stderr; the access
@@ -55,7 +55,7 @@ logconfig_dict = {
     "disable_existing_loggers": False,
     "root": {"level": "WARNING", "handlers": []},  # the app's `hirekit` logger has its own handler
     "formatters": {
-        "json": {"()": "app.observability.JsonFormatter"},
+        "json": {"()": "app.server.observability.JsonFormatter"},
         "as_is": {"format": "%(message)s"},
     },
     "handlers": {
@@ -82,7 +82,7 @@ control_socket_mode = 0o600
 def on_starting(server):
     """Before any worker forks: a taken port, a missing secret, a misspelt database URL or plugins that cannot run
     together stop the arbiter with one `Error:` line (each worker would otherwise print a traceback of its own)."""
-    from app.startup_checks import before_serving
+    from app.server.startup_checks import before_serving
 
     before_serving(server)
 

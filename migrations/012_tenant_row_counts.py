@@ -25,7 +25,7 @@ SQLITE_TABLE = TABLE.format(id_column="INTEGER PRIMARY KEY", counter_key=",\n   
 
 # PostgreSQL: one delta row per statement and bucket (so concurrent writers of one tenant never wait on a shared
 # counter row, and a bulk INSERT ... SELECT adds one row, not a million); readers sum them and fold them from time to
-# time (app.row_counts). Transition tables allow one event per trigger, hence three triggers per table.
+# time (app.data.row_counts). Transition tables allow one event per trigger, hence three triggers per table.
 POSTGRES_FUNCTION = """
 CREATE OR REPLACE FUNCTION hirekit_count_{table}() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN

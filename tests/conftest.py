@@ -11,8 +11,8 @@ import pytest
 from werkzeug.serving import make_server
 
 from app import create_app
-from app.db import database, database_from_url
-from app.tenancy import create_key, create_tenant
+from app.data.db import database, database_from_url
+from app.data.tenancy import create_key, create_tenant
 
 pytest_plugins = ("tests.skip_summary",)  # each skip reason once in the summary
 

@@ -8,7 +8,7 @@ import itertools
 from dataclasses import dataclass
 from pathlib import Path
 
-from app.db import database, database_from_url, utcnow
+from app.data.db import database, database_from_url, utcnow
 from plugins.calls.models import CallReminder
 from tests.call_factories import JOB_QUESTIONS, create_job_with_questions
 from tests.factories import pdf_bytes

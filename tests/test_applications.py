@@ -4,8 +4,8 @@ import uuid
 
 import pytest
 
-from app.db import database
-from app.events import APPLICATION_ACTIVITY, Event
+from app.data.db import database
+from app.data.events import APPLICATION_ACTIVITY, Event
 from tests.factories import application_body, create_application, create_candidate, create_job
 
 REQUIRED_ON_CREATE = ["candidate_source_id", "job_source_id", "source_application_status", "application_stage"]

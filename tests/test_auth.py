@@ -3,10 +3,10 @@
 import marshmallow as ma
 import pytest
 
-from app.api import Blueprint
-from app.db import database
+from app.http.api import Blueprint
+from app.data.db import database
 from app.plugins import Plugin, register
-from app.tenancy import revoke_key
+from app.data.tenancy import revoke_key
 
 
 @pytest.fixture
@@ -22,7 +22,7 @@ def app_with_api_key_route(make_app):
     @blp.response(200, Out)
     def whoami():
         """Who am I"""
-        from app.auth import current_tenant_id
+        from app.security.auth import current_tenant_id
 
         return {"tenant": current_tenant_id()}
 
@@ -69,7 +69,7 @@ def test_generated_keys_are_long_and_prefixed(tenant_a):
 
 
 def test_keys_are_stored_only_as_hashes(app, tenant_a):
-    from app.tenancy import ApiKey
+    from app.data.tenancy import ApiKey
 
     with app.app_context(), database.connection_context():
         row = ApiKey.get(ApiKey.tenant == tenant_a.id)
@@ -78,7 +78,7 @@ def test_keys_are_stored_only_as_hashes(app, tenant_a):
 
 
 def test_last_used_at_is_recorded(app, client, tenant_a):
-    from app.tenancy import ApiKey
+    from app.data.tenancy import ApiKey
 
     client.get("/v1/jobs?page=1&size=1", headers=tenant_a.headers)
     with app.app_context(), database.connection_context():

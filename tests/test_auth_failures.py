@@ -7,8 +7,8 @@ import logging
 import secrets
 
 from app.config import DEFAULTS
-from app.db import database
-from app.tenancy import resolve_key
+from app.data.db import database
+from app.data.tenancy import resolve_key
 from tests.limit_storage import limit_storage  # noqa: F401 (fixture)
 
 LIST = "/v1/jobs?page=1&size=1"

@@ -11,10 +11,10 @@ import json
 import jsonschema
 import pytest
 
-from app import events
-from app.batch_upserts import MAX_BATCH_ITEMS, BatchAnswerSchema
-from app.db import database
-from app.idempotency import IdempotencyKey
+from app.data import events
+from app.http.batch_upserts import MAX_BATCH_ITEMS, BatchAnswerSchema
+from app.data.db import database
+from app.http.idempotency import IdempotencyKey
 from plugins.applications.models import Application
 from plugins.jobs.models import Job
 from plugins.mcp.protocol import RATE_LIMITED

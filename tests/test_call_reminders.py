@@ -13,8 +13,8 @@ from zoneinfo import ZoneInfo
 import jsonschema
 import pytest
 
-from app.db import database
-from app.notify import SmtpNotifier
+from app.data.db import database
+from app.outbound.notify import SmtpNotifier
 from tests.call_factories import create_application, create_candidate
 from tests.smtp_sink import SmtpSink
 from tests.test_call_scheduling import calls_of, scheduled_job

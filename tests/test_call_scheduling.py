@@ -2,7 +2,7 @@
 
 import pytest
 
-from app.notify import Notifier
+from app.outbound.notify import Notifier
 from tests.call_factories import create_application, create_candidate, create_job_with_questions
 from tests.webhook_helpers import work_until
 

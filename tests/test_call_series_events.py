@@ -1,11 +1,11 @@
 """A scheduled series moves on by reacting to its attempts' call_activity events once each attempt's end has committed
-(app.events' once_committed listeners): a receiver hears an attempt end before the next attempt is queued, and an
+(app.data.events' once_committed listeners): a receiver hears an attempt end before the next attempt is queued, and an
 event whose write rolls back moves nothing."""
 
 import pytest
 
-from app import events
-from app.db import database
+from app.data import events
+from app.data.db import database
 from tests.call_factories import create_application, create_candidate
 from tests.test_call_scheduling import scheduled_job
 from tests.webhook_helpers import create_webhook, verified_payload

@@ -2,7 +2,7 @@
 
 import pytest
 
-from app.db import database
+from app.data.db import database
 from plugins.calls.telephony.simulated import OUTCOME_BY_LAST_DIGIT
 from tests.call_factories import JOB_QUESTIONS, application_for, create_job_with_questions, instant_call
 from tests.webhook_helpers import create_webhook, verified_payload, work_until

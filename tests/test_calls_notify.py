@@ -4,7 +4,7 @@ import smtplib
 
 import pytest
 
-from app.notify import SmtpNotifier, get_notifier
+from app.outbound.notify import SmtpNotifier, get_notifier
 from tests.call_factories import create_application, create_candidate
 from tests.smtp_sink import SmtpSink
 from tests.test_call_scheduling import scheduled_job

@@ -171,7 +171,7 @@ def test_twilio_refusing_the_call_fails_it_with_the_reason(make_app, httpserver,
 def test_a_call_job_run_twice_dials_the_candidate_once(twilio_app, twilio_api, tenant_a):
     """RQ runs a job at least once (a dead worker's job re-queued, a job moved twice by a scheduler): a second run of
     the same call's job, even one that read the call while it was still queued, must not dial again."""
-    from app.db import database
+    from app.data.db import database
     from plugins.calls.models import Call
     from plugins.calls.placing import place_call
 

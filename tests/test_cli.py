@@ -144,8 +144,8 @@ def test_revoking_a_prefix_shared_by_chosen_keys_is_refused_listing_their_ids(ap
 
 
 def test_last_used_is_written_at_most_once_a_minute_per_key(make_app, make_tenant):
-    from app.db import database
-    from app.tenancy import ApiKey
+    from app.data.db import database
+    from app.data.tenancy import ApiKey
 
     app = make_app(AUTH_CACHE_SECONDS=0)
     tenant = make_tenant("acme")

@@ -3,7 +3,7 @@ traceback), and `tenants list` reads everything in one query."""
 
 import pytest
 
-from app.db import database
+from app.data.db import database
 
 sqlite_only = pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)
 

@@ -30,7 +30,7 @@ def test_more_threads_than_connections_wait_for_one_and_all_succeed(base_config,
 def test_a_pool_still_exhausted_after_its_wait_is_a_503(base_config, tenant_a, monkeypatch):
     from playhouse.pool import MaxConnectionsExceeded, PooledDatabase
 
-    from app.db import database
+    from app.data.db import database
 
     app = create_app(base_config)
     monkeypatch.setattr(database.obj, "_wait_timeout", 0.2)  # the pool's 10 s wait, shortened

@@ -7,7 +7,7 @@ import uuid
 
 import pytest
 
-from app.db import database_from_url
+from app.data.db import database_from_url
 
 POSTGRES_URL = os.environ.get("HIREKIT_TEST_DATABASE_URL", "")
 needs_postgres = pytest.mark.skipif(not POSTGRES_URL.startswith("postgres"), reason="HIREKIT_TEST_DATABASE_URL is not set")

@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from app.db import database, utcnow
-from app.events import APPLICATION_ACTIVITY, CALL_ACTIVITY
-from app.tenancy import create_tenant
+from app.data.db import database, utcnow
+from app.data.events import APPLICATION_ACTIVITY, CALL_ACTIVITY
+from app.data.tenancy import create_tenant
 from plugins.webhooks.payloads import record_fields
 from tests.conftest import TenantKeys
 from tests.factories import candidate_body, create_job
@@ -90,9 +90,10 @@ def test_events_older_than_the_retention_are_not_served(make_app):
 
 
 def test_retention_is_days_and_the_worker_purges_older_events_oldest_first(make_app, monkeypatch):
-    from app import events, periodic
+    from app.data import events
+    from app.background import periodic
     from app.config import load_config
-    from app.events import Event
+    from app.data.events import Event
 
     assert load_config(environ={"HIREKIT_EVENT_RETENTION_DAYS": "7"})["EVENT_RETENTION_DAYS"] == 7.0
     app = make_app(EVENT_RETENTION_DAYS=2)

@@ -1,4 +1,4 @@
-"""app.fields.Schema's direct dump path answers exactly what marshmallow's own dump answers."""
+"""app.http.fields.Schema's direct dump path answers exactly what marshmallow's own dump answers."""
 
 import datetime as dt
 import uuid
@@ -7,8 +7,8 @@ from types import SimpleNamespace
 import marshmallow as ma
 import pytest
 
-from app.api import RecordSchema, page_schema
-from app.fields import Schema
+from app.http.api import RecordSchema, page_schema
+from app.http.fields import Schema
 
 
 class Inner(Schema):
@@ -16,7 +16,7 @@ class Inner(Schema):
 
 
 class WholeObject(ma.fields.Field):
-    """A field that reads the whole object, as app.resumes.fields.ResumeField does."""
+    """A field that reads the whole object, as app.files.fields.ResumeField does."""
 
     def get_value(self, obj, attr, accessor=None, default=ma.missing):
         return obj
@@ -88,7 +88,7 @@ def test_many_and_only_and_page_wrappers_match_marshmallow():
 
 
 def test_a_stored_job_dumps_the_same_either_way(app, make_tenant):
-    from app.db import database
+    from app.data.db import database
     from plugins.jobs.models import Job
     from plugins.jobs.schemas import JobSchema
     from tests.factories import job_body

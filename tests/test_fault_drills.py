@@ -85,7 +85,7 @@ def gunicorn_server(db_url, tmp_path):
 
 @pytest.mark.skipif(not POSTGRES_URL, reason="needs HIREKIT_TEST_DATABASE_URL")
 def test_gunicorn_threads_keeping_connections_recover_from_a_postgres_outage(gunicorn_server, tenant_a, db_url):
-    """gunicorn's request threads keep their connections between requests (app.db.KeptConnections): when PostgreSQL
+    """gunicorn's request threads keep their connections between requests (app.data.db.KeptConnections): when PostgreSQL
     goes away, each dead connection answers one 503 at most and is replaced, never kept."""
     if not db_url.startswith("postgres"):
         pytest.skip("this drill cuts PostgreSQL")
@@ -134,7 +134,7 @@ def test_one_gib_upload_is_refused_before_it_is_read(gunicorn_server, tenant_a):
 @pytest.mark.slow
 def test_burst_of_5000_requests_loses_no_writes_and_limits_only_beyond_the_limit(gunicorn_server, make_tenant, app, redis_url):
     """Limits are shared by the workers through Redis, as in production (in-memory storage counts per worker)."""
-    from app.db import database
+    from app.data.db import database
     from plugins.jobs.models import Job
 
     limit = 2000

@@ -110,7 +110,7 @@ def test_a_generated_client_drives_jobs_applications_and_calls(live_url, tenant_
 
 
 def test_a_missing_body_is_answered_like_an_empty_object(client, tenant_a):
-    """The JSON-or-multipart bodies are documented optional (see app.resumes.bodies.json_or_multipart): none is a 422 naming
+    """The JSON-or-multipart bodies are documented optional (see app.files.bodies.json_or_multipart): none is a 422 naming
     the required fields, not a 415."""
     response = client.post("/v1/applications", headers=tenant_a.headers)
     assert response.status_code == 422 and "candidate_source_id" in response.json["error"]["fields"]

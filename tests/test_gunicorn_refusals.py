@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from openapi_spec_validator import validate
 
-from app.server_refusals import LIMIT_REQUEST_FIELD_SIZE, LIMIT_REQUEST_FIELDS, LIMIT_REQUEST_LINE
+from app.server.server_refusals import LIMIT_REQUEST_FIELD_SIZE, LIMIT_REQUEST_FIELDS, LIMIT_REQUEST_LINE
 from tests.gunicorn_process import exchange, gunicorn
 
 ENRICH = "/v2/person/enrich"

@@ -9,8 +9,9 @@ import io
 import pytest
 import requests
 
-from app import events, idempotency
-from app.db import database, utcnow
+from app.data import events
+from app.http import idempotency
+from app.data.db import database, utcnow
 from plugins.calls.models import Call
 from plugins.jobs.models import Job
 from plugins.webhooks.models import WebhookDelivery
@@ -170,7 +171,7 @@ def test_ttl_comes_from_the_configuration(make_app, tenant_a):
 
 
 def test_the_worker_starts_the_purge_pass(app):
-    from app import periodic
+    from app.background import periodic
 
     started = periodic.declared(app)
     assert any(job.func is idempotency.purge_expired_keys and job.queue == "default" for job in started)

@@ -3,8 +3,8 @@ but a retry still runs nothing and gets the original status, the record's id and
 
 from __future__ import annotations
 
-from app import idempotency
-from app.db import database
+from app.http import idempotency
+from app.data.db import database
 from plugins.jobs.models import Job
 from tests.factories import job_body
 

@@ -125,3 +125,11 @@ def test_the_check_sees_relative_imports_inside_functions_and_reports_their_cycl
     assert graph == {"pkg": set(), "pkg.a": {"pkg.b"}, "pkg.b": {"pkg.a"}, "pkg.c": {"pkg.a", "pkg.b"}}
     assert components(graph) == [{"pkg.a", "pkg.b"}]
     assert describe(graph, {"pkg.a", "pkg.b"}).startswith("  pkg.a -> pkg.b -> pkg.a\n")
+
+
+def test_the_core_never_imports_a_family():
+    """app/ stands under plugins/: families are found by the registry (app.plugins), never imported by the core."""
+    graph = import_graph()
+    reaching_up = {module: sorted(name for name in imported if name.split(".")[0] == "plugins")
+                   for module, imported in graph.items() if module.split(".")[0] == "app"}
+    assert not {module: names for module, names in reaching_up.items() if names}

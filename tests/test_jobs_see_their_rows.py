@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from app.db import database
+from app.data.db import database
 from plugins.applications.services import update_application
 from plugins.calls import services
 from plugins.calls.models import Call, CallReminder

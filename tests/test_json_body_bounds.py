@@ -1,4 +1,4 @@
-"""JSON bodies no route can turn into a 500 (app.request_json): nesting past MAX_JSON_DEPTH is 400 naming the bound,
+"""JSON bodies no route can turn into a 500 (app.http.request_json): nesting past MAX_JSON_DEPTH is 400 naming the bound,
 a number too large for a float and text with a lone UTF-16 surrogate are 422 naming the field, and nothing is stored.
 Each route family reads its body a different way (webargs for jobs and person queries, request.get_json for the
 bodies that may carry a resume), and each is covered, on SQLite and PostgreSQL."""
@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from app.request_json import MAX_JSON_DEPTH
+from app.http.request_json import MAX_JSON_DEPTH
 from tests.factories import application_body, candidate_body, create_candidate, create_job, job_body, pdf_bytes
 
 NESTED_1000_OBJECTS = '{"a":' * 1000 + "1" + "}" * 1000
@@ -51,7 +51,7 @@ def test_nesting_is_read_up_to_the_bound_and_refused_one_level_past_it(client, t
 
 
 def test_a_nul_escape_in_a_deep_body_is_refused_by_depth_not_a_recursion(client, tenant_a):
-    """app.nul_guard decodes a body holding \\u0000 before the route does: the bound applies there too."""
+    """app.http.nul_guard decodes a body holding \\u0000 before the route does: the bound applies there too."""
     text = '{"title": ' + "[" * 1000 + '"\\u0000"' + "]" * 1000 + "}"
     response = post_text(client, "/v1/jobs", text, tenant_a.headers)
     assert response.status_code == 400 and str(MAX_JSON_DEPTH) in response.json["error"]["message"]
@@ -114,7 +114,7 @@ def test_a_lone_surrogate_is_named_in_every_body_reader_and_position(client, ten
     ('[{"question_text": "Why?", "source_id": "q1", "position": ' + DIGITS_5000 + "}]", 422, "questions.0.position"),
 ], ids=["nested", "surrogate", "number"])
 def test_json_text_in_a_multipart_field_meets_the_same_bounds(client, tenant_a, questions, status, field):
-    """A multipart body sends its lists as JSON text (app.resumes.bodies): read by the same reader, named by field."""
+    """A multipart body sends its lists as JSON text (app.files.bodies): read by the same reader, named by field."""
     candidate, job = create_candidate(client, tenant_a), create_job(client, tenant_a)
     form = {"candidate_source_id": candidate["source_id"], "job_source_id": job["source_id"],
             "source_application_status": "applied", "application_stage": "ACTIVE", "questions": questions,

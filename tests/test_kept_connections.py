@@ -10,8 +10,8 @@ import time
 import pytest
 
 from app import create_app
-from app.db import database
-from app.server_threads import is_long_lived_request_thread, mark_long_lived_request_thread
+from app.data.db import database
+from app.server.server_threads import is_long_lived_request_thread, mark_long_lived_request_thread
 from tests.factories import job_body
 
 

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from app.db import database, utcnow
+from app.data.db import database, utcnow
 from plugins.jobs.models import Job
 from tests.factories import create_job, job_body
 from tests.tenant_records import ok, seed_records

@@ -1,4 +1,4 @@
-"""app.jsonschema: marshmallow schemas become JSON Schemas that accept and refuse what marshmallow does."""
+"""app.http.jsonschema: marshmallow schemas become JSON Schemas that accept and refuse what marshmallow does."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ import jsonschema
 import marshmallow as ma
 import pytest
 
-from app.api import RecordSchema
-from app.fields import StrictSchema, Text
-from app.jsonschema import DUMP, LOAD, schema_to_json_schema
+from app.http.api import RecordSchema
+from app.http.fields import StrictSchema, Text
+from app.http.jsonschema import DUMP, LOAD, schema_to_json_schema
 
 
 class AddressSchema(ma.Schema):

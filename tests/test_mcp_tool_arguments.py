@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.request_json import MAX_JSON_DEPTH
+from app.http.request_json import MAX_JSON_DEPTH
 from tests.factories import create_job, job_body
 from tests.test_mcp_jobs import listed_tools
 from tests.test_mcp_protocol import call, post_rpc

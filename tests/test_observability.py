@@ -3,7 +3,7 @@
 import json
 import logging
 
-from app.observability import JsonFormatter
+from app.server.observability import JsonFormatter
 from tests.factories import create_job
 
 
@@ -44,7 +44,7 @@ def test_metrics_need_their_token_and_count_requests(make_app, make_tenant):
 
 
 def test_queue_depth_is_reported_per_queue(make_app, redis_url):
-    from app.queue import enqueue
+    from app.background.queue import enqueue
     from tests.test_queue import bump_counter
 
     app = make_app(METRICS_ENABLED=True, METRICS_TOKEN="t", REDIS_URL=redis_url, PLUGINS=["jobs"])

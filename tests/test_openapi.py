@@ -56,7 +56,7 @@ def test_swagger_ui_is_served(client):
 
 
 def test_routes_naming_a_record_document_404_and_upserts_do_not(app, client):
-    """app.api.Blueprint documents 404 for every route with a path variable, so no route can forget it; an upsert
+    """app.http.api.Blueprint documents 404 for every route with a path variable, so no route can forget it; an upsert
     creates what its path names and never answers 404."""
     spec = client.get("/openapi.json").json
     for path, method in documented_routes(app):
@@ -70,7 +70,7 @@ def test_routes_naming_a_record_document_404_and_upserts_do_not(app, client):
 
 
 def test_record_families_routes_have_the_same_operation_names(client):
-    """app.record_routes registers each record family's list, create, read and update under one naming."""
+    """app.http.record_routes registers each record family's list, create, read and update under one naming."""
     spec = client.get("/openapi.json").json
     names = {(path, method): operation.get("operationId") for path, operations in spec["paths"].items()
              for method, operation in operations.items() if method != "parameters"}

@@ -12,7 +12,8 @@ import subprocess
 import pytest
 from flask.cli import ScriptInfo
 
-from app import create_app, openapi_contract as contract
+from app import create_app
+from app.http import openapi_contract as contract
 from app.cli import openapi_cli
 
 

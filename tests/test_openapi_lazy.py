@@ -1,4 +1,4 @@
-"""The OpenAPI document is built on first read of api.spec (app.api.Api), not as blueprints are registered: it must be
+"""The OpenAPI document is built on first read of api.spec (app.http.api.Api), not as blueprints are registered: it must be
 the document flask-smorest builds at registration, and one build however many threads read it first."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import threading
 
 from flask_smorest import Api as SmorestApi
 
-from app import api as api_module
+from app.http import api as api_module
 
 
 def test_document_built_on_first_read_is_the_one_built_at_registration(make_app, monkeypatch):

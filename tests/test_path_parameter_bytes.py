@@ -1,4 +1,4 @@
-"""Path parameters are UTF-8 text without NUL (app.path_params): `%00` or bytes that are not UTF-8 (`%FF%FE`) in a
+"""Path parameters are UTF-8 text without NUL (app.http.path_params): `%00` or bytes that are not UTF-8 (`%FF%FE`) in a
 path parameter answer 422 naming it, on every route, and nothing is stored, on SQLite and PostgreSQL, through the
 test client and through gunicorn (which hands the application the raw request target differently)."""
 

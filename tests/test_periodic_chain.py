@@ -1,4 +1,4 @@
-"""A chain of periodic passes (app/periodic.py: the reapers, the purges) outlives a worker killed in the middle of a
+"""A chain of periodic passes (app/background/periodic.py: the reapers, the purges) outlives a worker killed in the middle of a
 pass: the pass scheduled its successor before it started working. Found by the scale-out drill (tests/drills/), where
 a worker host killed during a webhook reaper pass left no reaper running anywhere until a worker restarted."""
 
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from app import periodic
+from app.background import periodic
 
 ROOT = Path(__file__).resolve().parent.parent
 CHAIN_ID = "test-chain-pass"
@@ -64,7 +64,7 @@ def test_passes_take_turns_between_the_chains_two_ids(make_app, redis_url):
     from rq import SimpleWorker
     from rq.registry import ScheduledJobRegistry
 
-    from app.queue import get_queue
+    from app.background.queue import get_queue
 
     app = make_app(REDIS_URL=redis_url, EVENT_PURGE_INTERVAL=3600.0)
     connection = Redis.from_url(redis_url)

@@ -31,11 +31,23 @@ def test_plugins_from_environment_string(base_config, monkeypatch):
     monkeypatch.setenv("HIREKIT_PLUGINS", "jobs, scheduling")
     config = {k: v for k, v in base_config.items()}
     app = create_app(config)
-    assert sorted(app.extensions["hirekit_plugins"]) == ["jobs", "scheduling"]
+    assert sorted(app.extensions["hirekit_plugins"]) == ["events", "jobs", "scheduling", "tenant"]
 
 
 def test_every_family_is_enabled_by_default(app):
-    from app.plugins import available
+    from app.plugins import CORE_PLUGINS, available
 
-    assert list(app.extensions["hirekit_plugins"]) == available()
+    assert list(app.extensions["hirekit_plugins"]) == [*CORE_PLUGINS, *available()]
     assert {"jobs", "scheduling"} <= set(available())
+
+
+def test_tenant_and_event_feed_answer_whatever_is_selected(make_app, make_tenant):
+    """/v1/tenant and /v1/events are core plugins: on with any selection, even one that names neither."""
+    app = make_app(PLUGINS=["jobs"])
+    tenant = make_tenant("core")
+    client = app.test_client()
+    assert client.get("/v1/tenant", headers=tenant.headers).json["id"] == "core"
+    feed = client.get("/v1/events", headers=tenant.headers)
+    assert feed.status_code == 200 and feed.json["data"] == []
+    assert client.get("/v1/tenant").status_code == 401
+    assert client.get("/v1/events").status_code == 401

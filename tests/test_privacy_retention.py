@@ -8,7 +8,7 @@ import datetime as dt
 
 import pytest
 
-from app.db import database, utcnow
+from app.data.db import database, utcnow
 from plugins.applications.models import Application
 from plugins.candidates.models import Candidate
 from tests.factories import create_application, create_candidate

@@ -5,10 +5,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from app.db import database
-from app.queue import enqueue, enqueue_each, enqueue_in, get_queue, task
-from app.records import next_in_sequence
-from app.tenancy import Counter
+from app.data.db import database
+from app.background.queue import enqueue, enqueue_each, enqueue_in, get_queue, task
+from app.data.records import next_in_sequence
+from app.data.tenancy import Counter
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -5,10 +5,10 @@ import uuid
 import marshmallow as ma
 import pytest
 
-from app import representations
-from app.api import Blueprint
-from app.record_routes import add_read_route
-from app.db import database
+from app.http import representations
+from app.http.api import Blueprint
+from app.http.record_routes import add_read_route
+from app.data.db import database
 from plugins.jobs.models import Job
 from plugins.jobs.schemas import JobSchema
 from tests.factories import create_candidate, create_job
@@ -72,7 +72,7 @@ def test_a_polled_call_shows_each_change_the_worker_writes(app, client, tenant_a
 
 
 def test_a_list_page_answers_what_the_generic_page_dump_answers(app, client, tenant_a):
-    from app.api import page_schema
+    from app.http.api import page_schema
     from plugins.jobs import services
 
     for n in range(7):

@@ -10,7 +10,7 @@ from urllib.parse import unquote
 
 import pytest
 
-from app.resumes.sniffing import DOC, DOCX, PDF, RTF, TEXT, sniff_content_type
+from app.files.sniffing import DOC, DOCX, PDF, RTF, TEXT, sniff_content_type
 from tests.factories import application_body, candidate_body, create_candidate, create_job, docx_bytes, pdf_bytes
 from tests.office_files import doc_bytes, xls_bytes
 

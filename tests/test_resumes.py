@@ -6,7 +6,7 @@ import io
 
 import pytest
 
-from app.resumes.sniffing import DOC, DOCX, PDF, RTF, TEXT, sniff_content_type
+from app.files.sniffing import DOC, DOCX, PDF, RTF, TEXT, sniff_content_type
 from tests.factories import application_body, candidate_body, create_candidate, create_job, docx_bytes, pdf_bytes
 from tests.office_files import crowded_zip, doc_bytes, msg_bytes, ppt_bytes, xls_bytes, xlsx_bytes, zip_bytes
 

@@ -1,4 +1,4 @@
-"""Page mode's exact totals read from the counts the database keeps (app.row_counts, migration 012): after every kind
+"""Page mode's exact totals read from the counts the database keeps (app.data.row_counts, migration 012): after every kind
 of write (create, status change, upsert, refused duplicate, cascading delete, bulk insert, concurrent writers) each
 list's `total` is still the number of rows a full count finds, per tenant and per status."""
 
@@ -10,8 +10,8 @@ import pytest
 import requests
 from peewee import fn
 
-from app import row_counts
-from app.db import database, is_postgres
+from app.data import row_counts
+from app.data.db import database, is_postgres
 from plugins.applications.models import Application
 from plugins.candidates.models import Candidate
 from plugins.jobs.models import Job

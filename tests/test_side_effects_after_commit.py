@@ -9,10 +9,10 @@ import requests
 from pytest_httpserver import HTTPServer
 from werkzeug import Response
 
-from app import events
-from app.db import database
+from app.data import events
+from app.data.db import database
 from app.errors import Conflict
-from app.queue import enqueue, task
+from app.background.queue import enqueue, task
 from tests.factories import create_application, create_candidate, create_job, job_body
 from tests.test_fault_drills import gunicorn_server  # noqa: F401 - the fixture: the app under gunicorn, 2 workers
 from tests.webhook_helpers import create_webhook, work_until

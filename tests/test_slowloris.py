@@ -1,4 +1,4 @@
-"""Slow-loris drill at gunicorn (deploy/gunicorn.conf.py: 2 workers of app.gthread_worker, 4 threads each).
+"""Slow-loris drill at gunicorn (deploy/gunicorn.conf.py: 2 workers of app.server.gthread_worker, 4 threads each).
 
 Slow clients are held open for a few seconds while a normal client keeps asking GET /v1/jobs: silent connections
 (open, nothing sent), dribblers (a header line a second, never finishing the head), and a kept-alive connection

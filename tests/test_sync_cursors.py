@@ -13,7 +13,7 @@ import zlib
 import pytest
 from itsdangerous.timed import TimestampSigner
 
-from app.db import database, utcnow
+from app.data.db import database, utcnow
 from tests.factories import candidate_body, create_job
 from tests.tenant_records import ok
 
@@ -77,9 +77,9 @@ def test_an_event_position_shows_nothing_but_the_tenants_own_feed(client, tenant
 
 
 def test_an_event_position_signed_before_positions_named_their_event_still_walks(app, client, tenant_a):
-    from app import tokens
-    from app.event_feed import CURSOR_KIND
-    from app.events import Event
+    from app.security import tokens
+    from plugins.events.routes import CURSOR_KIND
+    from app.data.events import Event
 
     application_activity(client, tenant_a, count=2)
     feed = ok(events_after(client, tenant_a))["data"]
@@ -90,8 +90,8 @@ def test_an_event_position_signed_before_positions_named_their_event_still_walks
 
 
 def test_an_event_position_whose_event_was_purged_resumes_at_the_oldest_retained(app, client, tenant_a):
-    from app import events
-    from app.events import Event
+    from app.data import events
+    from app.data.events import Event
 
     application_activity(client, tenant_a, count=2)
     feed = ok(events_after(client, tenant_a))["data"]

@@ -11,7 +11,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 import requests
 
-from app.fair_share import InFlightGate, tenant_cap
+from app.security.fair_share import InFlightGate, tenant_cap
 from tests.webhook_helpers import create_webhook
 
 CAP = 2

@@ -14,9 +14,9 @@ import re
 
 import pytest
 
-from app.auth import scheme_for
-from app.db import database
-from app.tenancy import revoke_key
+from app.security.auth import scheme_for
+from app.data.db import database
+from app.data.tenancy import revoke_key
 from tests.factories import candidate_body, create_job, job_body, pdf_bytes
 from tests.tenant_records import seed_records
 

@@ -7,8 +7,8 @@ import concurrent.futures
 import pytest
 import requests
 
-from app import events
-from app.db import database
+from app.data import events
+from app.data.db import database
 from plugins.applications.models import Application
 from plugins.candidates.models import Candidate
 from plugins.jobs.models import Job

@@ -13,7 +13,7 @@ import pytest
 from pytest_httpserver import HTTPServer
 from werkzeug import Response
 
-from app.db import database
+from app.data.db import database
 from plugins.webhooks.models import WebhookDelivery
 from tests.webhook_helpers import create_webhook, emit, verified_payload, work_until
 from tests.ports import free_port

@@ -5,7 +5,7 @@ import time
 
 from werkzeug import Response
 
-from app.db import database
+from app.data.db import database
 from plugins.webhooks.models import WebhookDelivery
 from tests.webhook_helpers import create_webhook, emit, work_until
 

@@ -15,8 +15,8 @@ from pytest_httpserver import HTTPServer
 from standardwebhooks import Webhook
 from werkzeug import Response
 
-from app.db import utcnow
-from app.listing import shown_instant
+from app.data.db import utcnow
+from app.http.listing import shown_instant
 from tests.webhook_helpers import APPLICATION_RECORD, create_webhook, emit, verified_payload, work_until
 from tests.ports import free_port
 

@@ -1,7 +1,7 @@
 """A worker killed and restarted 2 s later gets its scheduler back within seconds, not at RQ's 10-minute maintenance pass.
 
 RQ's scheduler lock (`rq:scheduler-lock:<queue>`, 61 s TTL refreshed every second) outlives a SIGKILLed worker; the
-replacement's StandbyScheduler (app/worker_scheduler.py) takes it over once the dead holder has been silent for
+replacement's StandbyScheduler (app/background/worker_scheduler.py) takes it over once the dead holder has been silent for
 STALE_AFTER_SECONDS. Lock logic on real Redis first, then the drill on real processes (PostgreSQL + Redis).
 """
 
@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 from pytest_httpserver import HTTPServer
 
-from app.db import database
-from app.worker_scheduler import STALE_AFTER_SECONDS, StandbyScheduler
+from app.data.db import database
+from app.background.worker_scheduler import STALE_AFTER_SECONDS, StandbyScheduler
 from plugins.webhooks.models import WebhookDelivery
 from tests.conftest import POSTGRES_URL
 from tests.ports import free_port

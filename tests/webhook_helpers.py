@@ -8,8 +8,8 @@ from urllib.parse import parse_qsl
 
 from standardwebhooks import Webhook
 
-from app import events
-from app.db import database
+from app.data import events
+from app.data.db import database
 
 APPLICATION_RECORD = {"id": "4b0c0d5e-0000-4000-8000-000000000001", "application_stage": "ACTIVE",
                       "source_application_status": "new", "job_id": "4b0c0d5e-0000-4000-8000-0000000000aa"}

@@ -2,7 +2,7 @@
 
 import peewee as pw
 
-from app.records import TenantRecord, tenant_indexes
+from app.data.records import TenantRecord, tenant_indexes
 from plugins.candidates.models import Candidate, ResumeColumns
 from plugins.jobs.models import Job
 

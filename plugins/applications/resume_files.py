@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from app.resumes.storage import storage
+from app.files.storage import storage
 from plugins.applications.models import Application
 from plugins.candidates.models import Candidate
 

@@ -1,11 +1,11 @@
 """/v1/applications: list, create (JSON or multipart with a resume), read, update, and download the resume (SPEC 4.1)."""
 
-from app.api import Blueprint
-from app.record_routes import add_create_route, add_list_route, add_read_route, add_update_route
-from app.batch_upserts import register_batch_upsert_route
-from app.upserts import register_upsert_route, upsert_schema
-from app.resumes.bodies import json_or_multipart
-from app.resumes.routes import add_download_route
+from app.http.api import Blueprint
+from app.http.record_routes import add_create_route, add_list_route, add_read_route, add_update_route
+from app.http.batch_upserts import register_batch_upsert_route
+from app.http.upserts import register_upsert_route, upsert_schema
+from app.files.bodies import json_or_multipart
+from app.files.routes import add_download_route
 from plugins.applications import services
 from plugins.applications.models import Application
 from plugins.applications.schemas import (ApplicationCreateSchema, ApplicationListArgsSchema, ApplicationSchema,

@@ -2,9 +2,9 @@
 
 import marshmallow as ma
 
-from app.api import PageArgsSchema, RecordSchema
-from app.fields import StrictSchema, Text, optional_text
-from app.resumes.fields import ResumeBodyMixin, ResumeField
+from app.http.api import PageArgsSchema, RecordSchema
+from app.http.fields import StrictSchema, Text, optional_text
+from app.files.fields import ResumeBodyMixin, ResumeField
 from plugins.applications.models import STAGES
 from plugins.candidates.schemas import CandidateSchema
 from plugins.jobs.schemas import JobSchema

@@ -8,12 +8,13 @@ from typing import Callable
 
 import peewee as pw
 
-from app import events, listing
-from app.db import database, parse_uuid
+from app.data import events
+from app.http import listing
+from app.data.db import database, parse_uuid
 from app.errors import Conflict, NotFound, ValidationFailed
-from app.records import apply_changes, apply_filters, find_by_source_id, source_id_taken
-from app.resumes import uploads
-from app.upserts import SourceIdUpsert
+from app.data.records import apply_changes, apply_filters, find_by_source_id, source_id_taken
+from app.files import uploads
+from app.http.upserts import SourceIdUpsert
 from plugins.applications.models import Application
 from plugins.applications.resume_files import remove_unreferenced
 from plugins.applications.schemas import ApplicationCreateSchema, ApplicationSchema
@@ -38,7 +39,7 @@ def with_summaries(query, *, full: bool = False):
 
 
 def list_applications(tenant_id: str, **args) -> dict:
-    """A page of the tenant's applications in either list mode (app.listing), filtered by job, candidate, source ids."""
+    """A page of the tenant's applications in either list mode (app.http.listing), filtered by job, candidate, source ids."""
     window, filters = listing.split_window(args)
     matching = Application.owned_by(tenant_id)
     equal = dict(filters)

@@ -3,10 +3,10 @@
 from flask import request
 from flask.views import MethodView
 
-from app.api import Blueprint
-from app.auth import current_tenant_id
+from app.http.api import Blueprint
+from app.security.auth import current_tenant_id
 from app.errors import ApiError
-from app.resumes.uploads import upload_from
+from app.files.uploads import upload_from
 from plugins.board import services
 from plugins.board.schemas import ApplyBodySchema, ApplyResultSchema, BoardJobSchema, BoardPageArgsSchema
 

@@ -3,9 +3,9 @@
 import marshmallow as ma
 from flask_smorest.fields import Upload
 
-from app.api import MAX_PAGE
-from app.fields import BoundedInteger, Text
-from app.resumes.sniffing import ACCEPTED
+from app.http.api import MAX_PAGE
+from app.http.fields import BoundedInteger, Text
+from app.files.sniffing import ACCEPTED
 
 
 class BoardJobSchema(ma.Schema):

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import peewee as pw
 
-from app.resumes.uploads import ResumeUpload
-from app.db import database
+from app.files.uploads import ResumeUpload
+from app.data.db import database
 from app.errors import NotFound
 from plugins.applications import services as applications
 from plugins.applications.models import Application

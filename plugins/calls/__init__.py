@@ -1,7 +1,7 @@
 """The calls family: instant and scheduled screening calls through a telephony provider, analyzed into a summary and assessment."""
 
-from app import events
-from app.periodic import PeriodicJob
+from app.data import events
+from app.background.periodic import PeriodicJob
 from app.plugins import Plugin, Tasks
 from plugins.calls import tasks
 from plugins.calls.cli import calls_cli

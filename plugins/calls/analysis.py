@@ -22,7 +22,7 @@ YEARS = re.compile(r"(\d+)\s*\+?\s*(?:or more\s+)?years?", re.I)
 YES_NO_OPENERS = ("do ", "does ", "are ", "is ", "have ", "has ", "can ", "could ", "will ", "would ", "did ", "were ")
 SUBSTANTIVE_WORDS = 6
 
-# A chat model: messages in, text out (app.llm's client, or anything with that shape)
+# A chat model: messages in, text out (app.outbound.llm's client, or anything with that shape)
 ChatModel = Callable[[list[dict]], str]
 
 
@@ -135,8 +135,8 @@ def analyze(context: CallContext, model: ChatModel | None = None, model_name: st
 
 
 def configured_model(config) -> ChatModel | None:
-    """The OpenAI-compatible chat model of app.llm when HIREKIT_LLM_URL is set; None means rules only."""
-    from app.llm import LlmClient, configured
+    """The OpenAI-compatible chat model of app.outbound.llm when HIREKIT_LLM_URL is set; None means rules only."""
+    from app.outbound.llm import LlmClient, configured
 
     if not configured(config):
         return None

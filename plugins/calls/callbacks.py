@@ -6,9 +6,9 @@ from __future__ import annotations
 from flask import current_app
 from twilio.request_validator import RequestValidator
 
-from app.db import utcnow
+from app.data.db import utcnow
 from app.errors import ApiError
-from app.records import get_or_404
+from app.data.records import get_or_404
 from plugins.calls.lifecycle import advance, questions_for
 from plugins.calls.models import Call
 from plugins.calls.telephony import Progress

@@ -4,7 +4,7 @@ import click
 from flask.cli import AppGroup
 
 from app.cli import run_sweep
-from app.db import database
+from app.data.db import database
 
 calls_cli = AppGroup("calls", help="Screening calls.")
 

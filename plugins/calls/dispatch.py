@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from app.queue import enqueue, enqueue_at, get_queue
+from app.background.queue import enqueue, enqueue_at, get_queue
 
 QUEUE = "calls"
 CALL_JOB_TIMEOUT = 600

@@ -7,8 +7,8 @@ import datetime as dt
 
 from flask import current_app
 
-from app import events
-from app.db import database, utcnow
+from app.data import events
+from app.data.db import database, utcnow
 from app.errors import Conflict, ValidationFailed
 from plugins.applications.models import Application
 from plugins.calls.analysis import CallContext, analyze, configured_model

@@ -2,9 +2,9 @@
 
 import peewee as pw
 
-from app.db import JSONField, TimestampedModel, new_uuid
-from app.records import TenantRecord, tenant_indexes
-from app.tenancy import Tenant
+from app.data.db import JSONField, TimestampedModel, new_uuid
+from app.data.records import TenantRecord, tenant_indexes
+from app.data.tenancy import Tenant
 from plugins.applications.models import Application
 from plugins.candidates.models import Candidate
 from plugins.jobs.models import Job

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 
-from app.db import utcnow
+from app.data.db import utcnow
 from plugins.calls.lifecycle import advance, end_call, questions_for
 from plugins.calls.models import CANCELED, OPTED_OUT, QUEUED, Call
 from plugins.calls.telephony import CallScript, Progress, get_provider

@@ -10,7 +10,7 @@ import logging
 
 from flask import current_app
 
-from app.db import utcnow
+from app.data.db import utcnow
 from plugins.calls.lifecycle import end_call
 from plugins.calls.models import FAILED, IN_PROGRESS, INSTANT, QUEUED, RINGING, SCHEDULED, Call
 

@@ -1,6 +1,6 @@
 """Reminders of scheduled calls, one stored row per (call, channel): planned with the attempt, claimed by one job before
 it is sent (RQ runs a job at least once, and `flask calls run-due` may run beside a worker), so a candidate hears
-once; sent by email (app.notify) or SMS (the telephony provider); retried after a transport error while the call is
+once; sent by email (app.outbound.notify) or SMS (the telephony provider); retried after a transport error while the call is
 still ahead; skipped with the reason when the candidate has no usable address or opted out; canceled with the call.
 
 A row's status: pending (waiting for its time) -> sending (claimed) -> sent | failed | skipped | canceled, or back to
@@ -15,8 +15,8 @@ import smtplib
 import phonenumbers
 from flask import current_app
 
-from app.db import utcnow
-from app.notify import get_notifier
+from app.data.db import utcnow
+from app.outbound.notify import get_notifier
 from plugins.calls import dispatch
 from plugins.calls.models import (
     CANCELED,

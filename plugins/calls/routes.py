@@ -3,9 +3,9 @@
 from flask import Response, request
 from flask.views import MethodView
 
-from app.api import Blueprint
-from app.auth import current_tenant_id
-from app.record_routes import add_list_route, add_read_route
+from app.http.api import Blueprint
+from app.security.auth import current_tenant_id
+from app.http.record_routes import add_list_route, add_read_route
 from plugins.calls import callbacks, services
 from plugins.calls.models import Call
 from plugins.calls.schemas import CallListArgsSchema, CallSchema, CallWithRemindersSchema

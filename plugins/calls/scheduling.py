@@ -13,8 +13,8 @@ import uuid
 
 from flask import current_app
 
-from app import events
-from app.db import database, utcnow
+from app.data import events
+from app.data.db import database, utcnow
 from plugins.applications.models import Application
 from plugins.calls import dispatch, reminders
 from plugins.calls.lifecycle import end_call, new_call

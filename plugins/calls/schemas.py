@@ -2,7 +2,7 @@
 
 import marshmallow as ma
 
-from app.api import PageArgsSchema, RecordSchema, UtcDateTime
+from app.http.api import PageArgsSchema, RecordSchema, UtcDateTime
 from plugins.calls.models import REMINDER_CHANNELS, REMINDER_STATUSES, STATUSES
 
 

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from app import listing
-from app.db import database
+from app.http import listing
+from app.data.db import database
 from app.errors import Conflict
-from app.queue import get_queue
-from app.records import get_owned
+from app.background.queue import get_queue
+from app.data.records import get_owned
 from plugins.applications.models import Application
 from plugins.calls import dispatch
 from plugins.calls.lifecycle import active_call, new_call
@@ -39,7 +39,7 @@ def calls_query(tenant_id: str, **filters):
 
 
 def list_calls(tenant_id: str, **args) -> dict:
-    """A page of the tenant's calls in either list mode (app.listing)."""
+    """A page of the tenant's calls in either list mode (app.http.listing)."""
     window, filters = listing.split_window(args)
     return listing.answer(calls_query(tenant_id, **filters), window, tenant_id=tenant_id, list_name="calls", filters=filters)
 

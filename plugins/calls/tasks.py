@@ -1,11 +1,11 @@
 """Background jobs of the calls family on the `calls` queue: place an instant call, run a scheduled attempt, remind,
 and the reaper of calls whose worker died. Nothing imports this module to enqueue: plugins.calls.dispatch names the
-jobs. A job starts only once the transaction that made its call commits (app.queue), so it reads the call once."""
+jobs. A job starts only once the transaction that made its call commits (app.background.queue), so it reads the call once."""
 
 from __future__ import annotations
 
-from app import periodic
-from app.queue import task
+from app.background import periodic
+from app.background.queue import task
 from plugins.calls import reaper, reminders, scheduling
 from plugins.calls.dispatch import QUEUE
 from plugins.calls.models import QUEUED, Call

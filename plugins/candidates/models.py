@@ -2,11 +2,11 @@
 
 import peewee as pw
 
-from app.records import RecruiterColumns, TenantRecord, tenant_indexes
+from app.data.records import RecruiterColumns, TenantRecord, tenant_indexes
 
 
 class ResumeColumns(pw.Model):
-    """Resume metadata kept on a record; the bytes live in app.resumes' storage, addressed by sha256."""
+    """Resume metadata kept on a record; the bytes live in app.files' storage, addressed by sha256."""
 
     resume_file_name = pw.CharField(max_length=255, null=True)
     resume_content_type = pw.CharField(max_length=128, null=True)

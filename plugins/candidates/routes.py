@@ -3,13 +3,13 @@ opt out of contact (and back in)."""
 
 from flask.views import MethodView
 
-from app.api import Blueprint
-from app.auth import current_tenant_id
-from app.record_routes import add_create_route, add_list_route, add_read_route, add_update_route
-from app.batch_upserts import register_batch_upsert_route
-from app.upserts import register_upsert_route, upsert_schema
-from app.resumes.bodies import json_or_multipart
-from app.resumes.routes import add_download_route
+from app.http.api import Blueprint
+from app.security.auth import current_tenant_id
+from app.http.record_routes import add_create_route, add_list_route, add_read_route, add_update_route
+from app.http.batch_upserts import register_batch_upsert_route
+from app.http.upserts import register_upsert_route, upsert_schema
+from app.files.bodies import json_or_multipart
+from app.files.routes import add_download_route
 from plugins.candidates import services
 from plugins.candidates.models import Candidate
 from plugins.candidates.schemas import (CandidateCreateSchema, CandidateListArgsSchema, CandidateSchema,

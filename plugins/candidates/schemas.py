@@ -3,9 +3,9 @@
 import marshmallow as ma
 import phonenumbers
 
-from app.api import PageArgsSchema, RecordSchema, UtcDateTime
-from app.fields import OnlySentFields, StrictSchema, Text, optional_text
-from app.resumes.fields import ResumeBodyMixin, ResumeField
+from app.http.api import PageArgsSchema, RecordSchema, UtcDateTime
+from app.http.fields import OnlySentFields, StrictSchema, Text, optional_text
+from app.files.fields import ResumeBodyMixin, ResumeField
 
 PHONE_EXAMPLE = "+1 415 555 2671"
 

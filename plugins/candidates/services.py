@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from flask import current_app
 
-from app.db import database, utcnow
+from app.data.db import database, utcnow
 from app.errors import NotFound
-from app.resumes import uploads
-from app.records import apply_changes, apply_filters, create_with_source_id, find_by_source_id, get_owned, source_id_taken
-from app.upserts import SourceIdUpsert
+from app.files import uploads
+from app.data.records import apply_changes, apply_filters, create_with_source_id, find_by_source_id, get_owned, source_id_taken
+from app.http.upserts import SourceIdUpsert
 from plugins.candidates.models import Candidate
 from plugins.candidates.schemas import CandidateCreateSchema, CandidateSchema
 

@@ -2,7 +2,7 @@
 
 import peewee as pw
 
-from app.records import RecruiterColumns, TenantRecord, tenant_indexes
+from app.data.records import RecruiterColumns, TenantRecord, tenant_indexes
 
 
 class Job(TenantRecord, RecruiterColumns):

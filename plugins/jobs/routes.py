@@ -1,9 +1,9 @@
 """/v1/jobs: list, create, read, update and upsert job postings (SPEC 4.1)."""
 
-from app.api import Blueprint
-from app.record_routes import add_create_route, add_list_route, add_read_route, add_update_route
-from app.batch_upserts import register_batch_upsert_route
-from app.upserts import register_upsert_route, upsert_schema
+from app.http.api import Blueprint
+from app.http.record_routes import add_create_route, add_list_route, add_read_route, add_update_route
+from app.http.batch_upserts import register_batch_upsert_route
+from app.http.upserts import register_upsert_route, upsert_schema
 from plugins.jobs.models import Job
 from plugins.jobs import services
 from plugins.jobs.schemas import JobCreateSchema, JobListArgsSchema, JobSchema, JobUpdateSchema

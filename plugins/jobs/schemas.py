@@ -2,8 +2,8 @@
 
 import marshmallow as ma
 
-from app.api import PageArgsSchema, RecordSchema
-from app.fields import IsoDateString, OnlySentFields, StrictSchema, Text, optional_text
+from app.http.api import PageArgsSchema, RecordSchema
+from app.http.fields import IsoDateString, OnlySentFields, StrictSchema, Text, optional_text
 
 MONEY = ma.validate.Range(min=0)
 

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from app import listing
+from app.http import listing
 from app.errors import ValidationFailed
-from app.records import (apply_changes, apply_filters, create_with_source_id, get_owned, next_in_sequence,
+from app.data.records import (apply_changes, apply_filters, create_with_source_id, get_owned, next_in_sequence,
                          reserve_in_sequence)
-from app.row_upserts import RowUpsert
-from app.upserts import SourceIdUpsert
+from app.data.row_upserts import RowUpsert
+from app.http.upserts import SourceIdUpsert
 from plugins.jobs.models import Job
 from plugins.jobs.schemas import JobCreateSchema, JobSchema
 
@@ -20,7 +20,7 @@ def jobs_query(tenant_id: str, **filters):
 
 
 def list_jobs(tenant_id: str, **args) -> dict:
-    """A page of the tenant's jobs in either list mode (app.listing)."""
+    """A page of the tenant's jobs in either list mode (app.http.listing)."""
     window, filters = listing.split_window(args)
     return listing.answer(jobs_query(tenant_id, **filters), window, tenant_id=tenant_id, list_name="jobs", filters=filters)
 

@@ -1,7 +1,7 @@
 """POST /mcp and POST /mcp/sourcing: MCP's Streamable HTTP transport, stateless, answering plain application/json.
 
 HTTP-level checks come in the order MCP clients expect: method (405, by routing), Origin (403), Bearer key (401,
-by app.auth), MCP-Protocol-Version (400), Accept (406), JSON (400); then the JSON-RPC dispatcher answers.
+by app.security.auth), MCP-Protocol-Version (400), Accept (406), JSON (400); then the JSON-RPC dispatcher answers.
 
 The MCP-Protocol-Version header picks the era, as the SDKs route: absent or a handshake revision, the initialize-era
 dispatcher answers exactly as before 2026-07-28; any other value takes the per-request-envelope path, which serves
@@ -14,10 +14,10 @@ import orjson
 from flask import current_app, request
 from flask.views import MethodView
 
-from app.api import Blueprint, ErrorSchema
-from app.auth import BEARER
+from app.http.api import Blueprint, ErrorSchema
+from app.security.auth import BEARER
 from app.errors import ApiError
-from app.request_json import loads_request
+from app.http.request_json import loads_request
 from plugins.mcp import protocol
 from plugins.mcp.schemas import JsonRpcRequestSchema, JsonRpcResponseSchema, one_or_batch
 from plugins.mcp.server import McpServer
@@ -113,7 +113,7 @@ def answer(server: McpServer):
 
 def server_blueprint(server: McpServer, name: str, path: str, description: str) -> Blueprint:
     """A blueprint answering POST `path` for `server`; the Bearer key and the default rate limit apply to it."""
-    # reads_raw_body: every malformed message is answered as a JSON-RPC error, not the REST error body (app.nul_guard)
+    # reads_raw_body: every malformed message is answered as a JSON-RPC error, not the REST error body (app.http.nul_guard)
     blp = Blueprint(name, __name__, url_prefix=path, auth=BEARER, description=description, reads_raw_body=True)
     blp.url_value_preprocessor(reject_foreign_origin)
     blp.after_request(describe_invalid_token)

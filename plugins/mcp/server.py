@@ -11,8 +11,8 @@ import marshmallow as ma
 import peewee as pw
 from flask import current_app
 
-from app import limits
-from app.auth import current_tenant_id
+from app.security import limits
+from app.security.auth import current_tenant_id
 from app.errors import ApiError, ValidationFailed
 from app.plugins import enabled
 from plugins.mcp.protocol import (

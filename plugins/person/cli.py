@@ -158,7 +158,7 @@ def _backend(sandbox: bool):
 def suppress_command(email, person_id, list_all, remove):
     """Keep a person who opted out out of every person answer (search, enrich, bulk, retrieve, identify), on both
     backends and across dataset reloads; --list shows the list, --remove takes one off it."""
-    from app.db import database
+    from app.data.db import database
     from plugins.person import suppression
 
     with database.connection_context():

@@ -131,7 +131,7 @@ def sources(sandbox: bool = False) -> PersonSources:
 def check_ready(app) -> str:
     """Readiness of the production dataset: "ok"; "off" when no backend is configured; empty (nothing loaded) or down
     raise, failing readiness when HIREKIT_PERSON_DATASET_REQUIRED is on, else reported as not required."""
-    from app.health import NotRequired
+    from app.http.health import NotRequired
 
     backend = app.extensions[EXTENSION][False]._backend
     if backend is None:

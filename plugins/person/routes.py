@@ -8,7 +8,7 @@ import orjson
 from flask import Response
 from flask.views import MethodView
 
-from app.api import Blueprint
+from app.http.api import Blueprint
 from plugins.person import services, shaping
 from plugins.person.profile_fields import CONTACT_FIELDS
 from plugins.person.query_budget import BUDGET_DOC

@@ -8,7 +8,7 @@ import marshmallow as ma
 import orjson
 
 from app.errors import ApiError
-from app.fields import BoundedInteger, StrictBoolean, StrictSchema
+from app.http.fields import BoundedInteger, StrictBoolean, StrictSchema
 from plugins.person.backends import MAX_RESULT_WINDOW
 from plugins.person.query_budget import BUDGET_DOC, MAX_SQL_LENGTH, MAX_TEXT_LENGTH
 
@@ -225,7 +225,7 @@ class PersonBulkEnrichSchema(StrictSchema):
 # ---- what PDL's clients send besides the inputs (REST only) ---------------------
 
 class _PdlOptions:
-    """The output options of every PDL person call, and the API key PDL's SDKs send as a parameter (app.auth reads it;
+    """The output options of every PDL person call, and the API key PDL's SDKs send as a parameter (app.security.auth reads it;
     it is dropped here so it is never an unknown field, echoed or stored)."""
 
     data_include = ma.fields.String(metadata={"description": "Comma-separated dotted fields to keep (experience.title.name); "

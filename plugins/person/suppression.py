@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import peewee as pw
 
-from app.db import BaseModel, database, utcnow
+from app.data.db import BaseModel, database, utcnow
 
 EMAIL, ID = "email", "id"
 EMAIL_FIELDS = ("emails.address", "work_email", "personal_emails")  # where a profile carries an email (profile_fields)

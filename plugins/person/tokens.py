@@ -1,4 +1,4 @@
-"""Opaque scroll tokens: a backend's continuation cursor, signed with the server secret (app/tokens.py), expiring after
+"""Opaque scroll tokens: a backend's continuation cursor, signed with the server secret (app/security/tokens.py), expiring after
 SCROLL_TOKEN_TTL seconds, bound to the query and sort it came from and to the published dataset that answered it (its
 generation), and held to the same result window as `from`."""
 
@@ -9,7 +9,7 @@ import hashlib
 import orjson
 from flask import current_app
 
-from app import tokens
+from app.security import tokens
 from app.errors import ApiError
 from plugins.person.backends import MAX_RESULT_WINDOW
 

@@ -1,8 +1,8 @@
 """The privacy family: a candidate's data exported, erased or anonymized on request, erased after the tenant's
 retention, and the erasure log."""
 
-from app import tombstones
-from app.periodic import PeriodicJob
+from app.data import tombstones
+from app.background.periodic import PeriodicJob
 from app.plugins import Plugin, Tasks
 from plugins.privacy.cli import privacy_cli
 from plugins.privacy.models import Erasure

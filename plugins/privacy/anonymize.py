@@ -3,9 +3,9 @@ record kept for reporting; the same values go from their applications, calls, ev
 
 from __future__ import annotations
 
-from app import idempotency
-from app.db import after_commit, database, utcnow
-from app.events import Event
+from app.http import idempotency
+from app.data.db import after_commit, database, utcnow
+from app.data.events import Event
 from plugins.applications.models import Application
 from plugins.applications.resume_files import remove_unreferenced
 from plugins.calls.models import Call, CallReminder

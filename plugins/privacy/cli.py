@@ -4,7 +4,7 @@ Redis (cron), and an erasure asked for outside the API."""
 import click
 
 from app.cli import OperatorGroup
-from app.db import database
+from app.data.db import database
 
 privacy_cli = OperatorGroup("privacy", help="Erasure log, retention and erasure of candidates.")
 

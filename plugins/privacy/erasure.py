@@ -1,6 +1,6 @@
 """Erasure: a candidate and everything that is theirs removed in one transaction, their resume files after it commits.
 
-What stays (DESIGN: Erasure): tombstones of the candidate and their applications for sync walks (app.tombstones), the
+What stays (DESIGN: Erasure): tombstones of the candidate and their applications for sync walks (app.data.tombstones), the
 events about them with their id and type but no payload, a `candidate.deleted` event telling mirrors to delete their
 copy, and the erasure log (plugins.privacy.models.Erasure), none of which holds personal data.
 
@@ -11,8 +11,9 @@ waits and then finds the candidate gone (its foreign key fails, answered 404 by 
 
 from __future__ import annotations
 
-from app import events, idempotency, tombstones
-from app.db import after_commit, database, utcnow
+from app.data import events, tombstones
+from app.http import idempotency
+from app.data.db import after_commit, database, utcnow
 from app.errors import NotFound
 from plugins.applications.models import Application
 from plugins.applications.resume_files import remove_unreferenced

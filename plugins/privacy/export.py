@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Callable
 
-from app.db import utcnow
-from app.event_feed import EventSchema
+from app.data.db import utcnow
+from plugins.events.routes import EventSchema
 from plugins.applications.models import Application
 from plugins.applications.schemas import ApplicationSchema
 from plugins.applications.services import with_summaries

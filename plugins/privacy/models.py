@@ -2,8 +2,8 @@
 
 import peewee as pw
 
-from app.db import JSONField
-from app.records import TenantRecord, tenant_indexes
+from app.data.db import JSONField
+from app.data.records import TenantRecord, tenant_indexes
 
 REQUEST, RETENTION = "request", "retention"  # why a candidate was erased: asked for (REST, CLI), or past the retention
 

@@ -12,10 +12,10 @@ from dataclasses import dataclass
 import peewee as pw
 from flask import current_app
 
-from app import periodic
-from app.db import utcnow
+from app.background import periodic
+from app.data.db import utcnow
 from app.errors import NotFound
-from app.tenancy import Tenant
+from app.data.tenancy import Tenant
 from plugins.applications.models import Application
 from plugins.calls.models import Call
 from plugins.candidates.models import Candidate

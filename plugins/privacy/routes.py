@@ -2,9 +2,9 @@
 
 from flask.views import MethodView
 
-from app.api import Blueprint
-from app.auth import current_caller, current_tenant_id
-from app.record_routes import add_list_route
+from app.http.api import Blueprint
+from app.security.auth import current_caller, current_tenant_id
+from app.http.record_routes import add_list_route
 from plugins.candidates.schemas import CandidateSchema
 from plugins.privacy import services
 from plugins.privacy.anonymize import anonymize_candidate

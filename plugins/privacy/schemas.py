@@ -2,8 +2,8 @@
 
 import marshmallow as ma
 
-from app.api import PageArgsSchema, RecordSchema
-from app.fields import StrictSchema
+from app.http.api import PageArgsSchema, RecordSchema
+from app.http.fields import StrictSchema
 from plugins.privacy.anonymize import CALL_CONTENT, FIELDS, MARKER, RESUME
 
 

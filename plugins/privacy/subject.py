@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from app.events import Event
+from app.data.events import Event
 from plugins.applications.models import Application
 from plugins.calls.models import Call
 from plugins.candidates.models import Candidate

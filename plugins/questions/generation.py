@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from typing import Protocol
 
-from app import llm
+from app.outbound import llm
 
 log = logging.getLogger("hirekit.questions")
 

@@ -2,7 +2,7 @@
 
 import peewee as pw
 
-from app.records import TenantRecord
+from app.data.records import TenantRecord
 from plugins.applications.models import Application
 from plugins.jobs.models import Job
 

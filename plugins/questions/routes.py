@@ -2,9 +2,9 @@
 
 from flask.views import MethodView
 
-from app.api import Blueprint
-from app.auth import current_tenant_id
-from app.resumes.bodies import json_or_multipart
+from app.http.api import Blueprint
+from app.security.auth import current_tenant_id
+from app.files.bodies import json_or_multipart
 from plugins.questions import services
 from plugins.questions.schemas import (ApplicationWithQuestionsCreateSchema, ApplicationWithQuestionsSchema,
                                        QuestionBodySchema, QuestionListArgsSchema, QuestionListSchema, QuestionLocatorSchema,

@@ -2,9 +2,9 @@
 
 import marshmallow as ma
 
-from app.api import RecordSchema, UtcDateTime, WholeListMetaSchema
-from app.fields import StrictSchema, Text
-from app.listing import WholeListArgsSchema
+from app.http.api import RecordSchema, UtcDateTime, WholeListMetaSchema
+from app.http.fields import StrictSchema, Text
+from app.http.listing import WholeListArgsSchema
 from plugins.applications.schemas import ApplicationCreateSchema, ApplicationSchema
 
 

@@ -7,10 +7,10 @@ import re
 import peewee as pw
 from flask import current_app
 
-from app import listing
-from app.db import database, parse_uuid, utcnow
+from app.http import listing
+from app.data.db import database, parse_uuid, utcnow
 from app.errors import NotFound, ValidationFailed
-from app.records import apply_changes, source_id_taken
+from app.data.records import apply_changes, source_id_taken
 from plugins.applications import services as applications
 from plugins.applications.models import Application
 from plugins.jobs import services as jobs
@@ -27,7 +27,7 @@ def ordered(query):
 
 def list_questions(tenant_id: str, job_id, *, application_id=None, include_deleted: bool = False, **window) -> dict:
     """{data}: the job's own questions and, with application_id, that application's too, in position order (tombstones
-    of deleted ones with include_deleted); or cursor pages of them (app.listing)."""
+    of deleted ones with include_deleted); or cursor pages of them (app.http.listing)."""
     job = jobs.get_job(tenant_id, job_id)
     scope = Question.application.is_null()
     if application_id is not None:

@@ -2,7 +2,7 @@
 
 import peewee as pw
 
-from app.db import JSONField, TimestampedModel
+from app.data.db import JSONField, TimestampedModel
 from plugins.jobs.models import Job
 
 DEFAULT_SETTING = {

@@ -2,8 +2,8 @@
 
 from flask.views import MethodView
 
-from app.api import Blueprint
-from app.auth import current_tenant_id
+from app.http.api import Blueprint
+from app.security.auth import current_tenant_id
 from plugins.scheduling import services
 from plugins.scheduling.schemas import (
     ScheduleSettingRecordSchema,

@@ -4,7 +4,7 @@ import re
 
 import marshmallow as ma
 
-from app.fields import MINUTES_MAX, BoundedInteger, StrictBoolean, StrictSchema, Text
+from app.http.fields import MINUTES_MAX, BoundedInteger, StrictBoolean, StrictSchema, Text
 
 TIME_PATTERN = re.compile(r"^([01]\d|2[0-3]):[0-5]\d:[0-5]\d$")
 TOTAL_ATTEMPTS_MAX = 100  # 20 days of the most daily attempts (5): more is not a screening series any more

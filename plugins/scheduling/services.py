@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from flask import current_app
 
-from app.db import database
-from app.records import row_for_update
+from app.data.db import database
+from app.data.records import row_for_update
 from plugins.jobs.services import get_job
 from plugins.scheduling.models import DEFAULT_SETTING, JobSchedule
 

@@ -1,7 +1,7 @@
 """The webhooks family: /v1/tenant-webhook, and delivery of every emitted event to the tenant's subscribed webhooks."""
 
-from app import events
-from app.periodic import PeriodicJob
+from app.data import events
+from app.background.periodic import PeriodicJob
 from app.plugins import Plugin, Tasks
 from plugins.webhooks import services
 from plugins.webhooks.cli import webhooks_cli

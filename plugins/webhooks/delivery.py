@@ -9,8 +9,8 @@ import random
 
 from flask import current_app
 
-from app.db import database, is_postgres, new_uuid, utcnow
-from app.metrics import record_webhook_delivery
+from app.data.db import database, is_postgres, new_uuid, utcnow
+from app.http.metrics import record_webhook_delivery
 from plugins.webhooks import statements
 from plugins.webhooks.egress import UnsafeTarget, pin_target
 from plugins.webhooks.models import (
@@ -91,7 +91,7 @@ def deliver(delivery_id: str, webhook: TenantWebhook | None = None) -> str:
 
 def send_owed(delivery_id: str, webhook: TenantWebhook | None) -> str:
     """Claim, send and record one delivery; `webhook` (already loaded by a drain) saves a query per send. A delivery is
-    named to a sender only once its row has committed (app.queue), so it is read at once, never waited for."""
+    named to a sender only once its row has committed (app.background.queue), so it is read at once, never waited for."""
     now = utcnow()
     delivery = claim_for_send(delivery_id, now)
     if delivery is None:

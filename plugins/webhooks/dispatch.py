@@ -8,8 +8,8 @@ import logging
 
 from flask import current_app
 
-from app.db import utcnow
-from app.queue import enqueue_each, get_queue
+from app.data.db import utcnow
+from app.background.queue import enqueue_each, get_queue
 from plugins.webhooks import wakeups
 from plugins.webhooks.models import DELIVERY_PENDING, WebhookDelivery
 

@@ -12,7 +12,7 @@ import datetime as dt
 import logging
 import time
 
-from app.db import utcnow
+from app.data.db import utcnow
 from plugins.webhooks import wakeups
 from plugins.webhooks.delivery import load_webhook, relaxed_durability, send_owed
 from plugins.webhooks.models import DELIVERY_PENDING, WebhookDelivery

@@ -2,9 +2,9 @@
 
 import peewee as pw
 
-from app.db import BaseModel, JSONField, TimestampedModel, new_uuid, utcnow
-from app.records import TenantRecord
-from app.tenancy import Tenant
+from app.data.db import BaseModel, JSONField, TimestampedModel, new_uuid, utcnow
+from app.data.records import TenantRecord
+from app.data.tenancy import Tenant
 
 DELIVERY_PENDING = "pending"
 DELIVERY_SUCCEEDED = "succeeded"

@@ -11,8 +11,8 @@ import marshmallow as ma
 
 import orjson
 
-from app.events import APPLICATION_ACTIVITY, CALL_ACTIVITY, CANDIDATE_DELETED
-from app.listing import shown_instant
+from app.data.events import APPLICATION_ACTIVITY, CALL_ACTIVITY, CANDIDATE_DELETED
+from app.http.listing import shown_instant
 
 JSON = "application/json"
 FORM = "application/x-www-form-urlencoded"

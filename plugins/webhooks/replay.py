@@ -12,8 +12,8 @@ import datetime as dt
 
 from flask import current_app
 
-from app.db import database, new_uuid, utcnow
-from app.events import Event, retained_since
+from app.data.db import database, new_uuid, utcnow
+from app.data.events import Event, retained_since
 from plugins.webhooks.dispatch import send_soon
 from plugins.webhooks.models import TenantWebhook, WebhookDelivery
 from plugins.webhooks.payloads import select_fields

@@ -3,9 +3,9 @@ and replay deliveries (SPEC 2.8, 3, 4.1)."""
 
 from flask.views import MethodView
 
-from app.api import Blueprint, page_schema
-from app.auth import current_tenant_id
-from app.listing import WholeListArgsSchema
+from app.http.api import Blueprint, page_schema
+from app.security.auth import current_tenant_id
+from app.http.listing import WholeListArgsSchema
 from plugins.webhooks import services
 from plugins.webhooks.schemas import (
     DeliveryListArgsSchema,

@@ -4,9 +4,9 @@ import datetime as dt
 
 import marshmallow as ma
 
-from app.api import PageArgsSchema, RecordSchema, UtcDateTime, WholeListMetaSchema
-from app.events import EVENT_TYPES
-from app.fields import StrictSchema, Text
+from app.http.api import PageArgsSchema, RecordSchema, UtcDateTime, WholeListMetaSchema
+from app.data.events import EVENT_TYPES
+from app.http.fields import StrictSchema, Text
 from plugins.webhooks.payloads import CONTENT_TYPES, record_fields
 from plugins.webhooks.signing import secret_problem
 

@@ -8,13 +8,13 @@ from collections import defaultdict
 
 from flask import current_app
 
-from app import listing
-from app.db import database, utcnow
+from app.http import listing
+from app.data.db import database, utcnow
 from app.errors import ApiError, Conflict, ValidationFailed
-from app.events import Event, retention
-from app.limits import hit_tenant_limit
-from app.queue import enqueue
-from app.records import get_or_404, get_owned
+from app.data.events import Event, retention
+from app.security.limits import hit_tenant_limit
+from app.background.queue import enqueue
+from app.data.records import get_or_404, get_owned
 from plugins.webhooks import delivery as sending
 from plugins.webhooks import replay
 from plugins.webhooks.dispatch import send_soon
@@ -32,7 +32,7 @@ from plugins.webhooks.wakeups import QUEUE
 
 
 def list_webhooks(tenant_id: str, **args) -> dict:
-    """The tenant's webhooks, oldest first, or cursor pages of them (app.listing.WholeListArgsSchema)."""
+    """The tenant's webhooks, oldest first, or cursor pages of them (app.http.listing.WholeListArgsSchema)."""
     return listing.answer_whole(TenantWebhook.owned_by(tenant_id), args, tenant_id=tenant_id, list_name="tenant-webhooks",
                                 filters={}, order_by=(TenantWebhook.created_at, TenantWebhook.id))
 

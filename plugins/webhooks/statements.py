@@ -8,7 +8,7 @@ from __future__ import annotations
 import datetime as dt
 
 
-from app.db import database, is_postgres
+from app.data.db import database, is_postgres
 from plugins.webhooks.models import DELIVERY_PENDING, WebhookAttempt, WebhookDelivery
 
 D, A = WebhookDelivery, WebhookAttempt

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import datetime as dt
 
-from app import periodic
-from app.queue import task
+from app.background import periodic
+from app.background.queue import task
 from plugins.webhooks import delivery, dispatch, drain, replay
 from plugins.webhooks.wakeups import QUEUE
 

@@ -21,7 +21,7 @@ import time
 from flask import current_app
 from redis.exceptions import RedisError
 
-from app.queue import get_queue
+from app.background.queue import get_queue
 
 log = logging.getLogger("hirekit.webhooks")
 

@@ -79,8 +79,8 @@ def person_client(person_app, make_tenant):
     def make(dataset: str | None = "people8", sandbox: str | None = None, **config):
         app = person_app(dataset, sandbox, **config)
         client = app.test_client()
-        from app.db import database
-        from app.tenancy import create_tenant
+        from app.data.db import database
+        from app.data.tenancy import create_tenant
 
         with app.app_context(), database.connection_context():
             _, key = create_tenant(f"person-{os.urandom(3).hex()}")

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 import requests
 
-from app.observability import JsonFormatter, KeyRedactingFilter, redact_keys
-from app.tenancy import generate_key
+from app.server.observability import JsonFormatter, KeyRedactingFilter, redact_keys
+from app.data.tenancy import generate_key
 from tests.gunicorn_process import exchange, gunicorn
 from tests.ports import free_port
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from app import idempotency
-from app.db import database
+from app.http import idempotency
+from app.data.db import database
 from plugins.person.sample import generate
 
 PERSON = next(p for p in generate(400, 21) if p["work_email"])

@@ -42,8 +42,8 @@ def live(person_app, make_tenant):
 
     def start(prefix: str, sandbox: bool):
         app = person_app(DATASETS[False][0], DATASETS[True][0], ENRICH_VENDOR="local", SANDBOX_ENRICH_VENDOR="local")
-        from app.db import database
-        from app.tenancy import create_tenant
+        from app.data.db import database
+        from app.data.tenancy import create_tenant
 
         with app.app_context(), database.connection_context():
             _, key = create_tenant(f"sdk-{len(servers)}-{prefix.replace('/', '')}")

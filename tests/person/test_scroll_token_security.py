@@ -58,7 +58,7 @@ def test_a_token_made_with_the_old_literal_fallback_secret_is_refused(person_cli
 
 
 def _fingerprint_of(client, token: str) -> str:
-    from app import tokens
+    from app.security import tokens
 
     with client.application.app_context():
         return tokens.verify("person-scroll", token, None)[0]
@@ -130,7 +130,7 @@ def test_rotation_keeps_old_tokens_valid_until_the_old_secret_is_dropped(person_
 
 
 def test_a_continuation_past_the_result_window_is_refused(person_client):
-    from app import tokens
+    from app.security import tokens
 
     client, headers = person_client("scroll")
     with client.application.app_context():

@@ -14,13 +14,14 @@ from typing import Callable
 import marshmallow as ma
 import orjson
 
-from app import idempotency, tombstones
-from app.api import page_schema
+from app.http import idempotency
+from app.data import tombstones
+from app.http.api import page_schema
 from app.errors import ApiError, flatten_fields
-from app.fields import load_json
-from app.jsonschema import DUMP, LOAD, schema_to_json_schema
-from app.nul_guard import MESSAGE as NUL_MESSAGE
-from app.nul_guard import paths_with_nul
+from app.http.fields import load_json
+from app.http.jsonschema import DUMP, LOAD, schema_to_json_schema
+from app.http.nul_guard import MESSAGE as NUL_MESSAGE
+from app.http.nul_guard import paths_with_nul
 
 
 class InvalidArguments(Exception):
@@ -81,9 +82,9 @@ class Tool:
     def call(self, tenant_id: str, arguments: dict) -> dict:
         """The tool's structured result; InvalidArguments when they do not fit, ApiError on a domain failure. A write
         tool called with an idempotency_key runs once per key: a retry with the same arguments gets the first result
-        (or the first failure), other arguments with the same key fail (app.idempotency). A read tool ignores one (keys
+        (or the first failure), other arguments with the same key fail (app.http.idempotency). A read tool ignores one (keys
         apply to writes that change state): it runs every time and nothing is stored. NUL characters anywhere in the
-        arguments are invalid (PostgreSQL text cannot hold them), as app.nul_guard refuses them in REST bodies."""
+        arguments are invalid (PostgreSQL text cannot hold them), as app.http.nul_guard refuses them in REST bodies."""
         try:
             with_nul = paths_with_nul(arguments)
         except RecursionError:  # no tool takes arguments nested anywhere near this deep (JSON parsing allows ~1,000)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import marshmallow as ma
 
-from app.fields import StrictSchema
+from app.http.fields import StrictSchema
 from plugins.applications import services
 from plugins.applications.schemas import ApplicationListArgsSchema, ApplicationSchema
 from plugins.mcp.tools import get_tool, list_tool

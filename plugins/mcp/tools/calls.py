@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import marshmallow as ma
 
-from app.fields import StrictSchema
+from app.http.fields import StrictSchema
 from plugins.calls import services
 from plugins.calls.models import STATUSES
 from plugins.calls.schemas import CallListArgsSchema, CallSchema, CallWithRemindersSchema

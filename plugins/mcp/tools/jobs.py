@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import marshmallow as ma
 
-from app.batch_upserts import MAX_BATCH_ITEMS, BatchAnswerSchema, batch_body_schema, run_batch
-from app.fields import StrictSchema
+from app.http.batch_upserts import MAX_BATCH_ITEMS, BatchAnswerSchema, batch_body_schema, run_batch
+from app.http.fields import StrictSchema
 from plugins.jobs import services
 from plugins.jobs.schemas import JobCreateSchema, JobListArgsSchema, JobSchema, JobUpdateSchema
 from plugins.mcp.tools import Tool, get_tool, list_tool, with_fields

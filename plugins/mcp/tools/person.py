@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from app.jsonschema import register_field
+from app.http.jsonschema import register_field
 from plugins.mcp.tools import Tool
 from plugins.person import services
 from plugins.person.schemas import (

@@ -1,0 +1,81 @@
+"""Page mode's exact totals without counting a tenant's rows: the per-tenant counts that migration 012's triggers keep.
+
+The triggers run in the writing transaction, so a count is exactly as committed as the rows it counts. Jobs are counted
+per case-insensitive status, candidates and applications whole: a list filtered by nothing else (and with no updated_at
+window) reads its total here, any other filter counts its matching rows as before.
+
+On PostgreSQL the triggers append one delta row per statement and bucket, so concurrent writers of one tenant never
+queue on a shared counter row and a bulk INSERT ... SELECT adds one row; a reader that finds more than FOLD_AT of them
+folds its list's rows into one per bucket, in one statement, under a transaction-scoped advisory lock that lets one
+reader fold at a time. SQLite has a single writer and keeps one counter row per bucket.
+"""
+
+from __future__ import annotations
+
+import peewee as pw
+
+from app.data.db import BaseModel, database, is_postgres
+
+# the tenant's whole lists whose rows are counted (app.http.listing's list_name, the same as the table): list name -> the
+# filter its buckets answer (None: counted whole). A list named here must be its table's rows of the tenant narrowed
+# only by the filters it passes.
+COUNTED = {"jobs": "status", "candidates": None, "applications": None}
+FOLD_AT = 64
+
+
+class TenantRowCount(BaseModel):
+    """A count (SQLite) or a delta (PostgreSQL) of one tenant's rows of one table in one bucket. Migration 012 owns its
+    table and triggers (they differ by database), so it is not among the models migrations are generated from."""
+
+    tenant_id = pw.CharField(max_length=64)
+    table_name = pw.CharField(max_length=64)
+    bucket = pw.TextField()
+    total = pw.BigIntegerField()
+
+    class Meta:
+        table_name = "tenant_row_counts"
+
+
+def known_total(list_name: str, model, tenant_id: str, filters: dict) -> int | None:
+    """The exact number of the tenant's rows of list `list_name` matching `filters`, when the counts answer it."""
+    table = model._meta.table_name
+    if list_name not in COUNTED or table != list_name:
+        return None
+    active = {name: value for name, value in filters.items() if value is not None}
+    if not active:
+        return tenant_total(tenant_id, table)
+    bucket_filter = COUNTED[table]
+    if bucket_filter is None or set(active) != {bucket_filter} or str(active[bucket_filter]) == "":
+        return None
+    # the filter compares LOWER(column) with the value lower-cased in Python (app.data.records.apply_filters): the same
+    # two sides as the bucket the trigger stored and the one looked up here
+    return tenant_total(tenant_id, table, str(active[bucket_filter]).lower())
+
+
+def tenant_total(tenant_id: str, table: str, bucket: str | None = None) -> int:
+    query = TenantRowCount.select(pw.fn.COALESCE(pw.fn.SUM(TenantRowCount.total), 0), pw.fn.COUNT(TenantRowCount.id)).where(
+        (TenantRowCount.tenant_id == tenant_id) & (TenantRowCount.table_name == table))
+    if bucket is not None:
+        query = query.where(TenantRowCount.bucket == bucket)
+    total, parts = query.tuples().get()
+    if parts > FOLD_AT and is_postgres():
+        fold(tenant_id, table)
+    return int(total)
+
+
+FOLD = """
+WITH folded AS (
+    DELETE FROM tenant_row_counts WHERE tenant_id = %s AND table_name = %s RETURNING bucket, total
+)
+INSERT INTO tenant_row_counts (tenant_id, table_name, bucket, total)
+SELECT %s, %s, bucket, sum(total) FROM folded GROUP BY bucket HAVING sum(total) <> 0"""
+
+
+def fold(tenant_id: str, table: str) -> None:
+    """PostgreSQL: replace the list's delta rows by one per bucket; skipped while another reader folds the same list.
+    Deltas committed meanwhile are either in the DELETE's snapshot (and folded) or not (and left for the next fold)."""
+    with database.atomic():
+        locked = database.execute_sql("SELECT pg_try_advisory_xact_lock(hashtext(%s))",
+                                      (f"tenant_row_counts:{tenant_id}:{table}",)).fetchone()[0]
+        if locked:
+            database.execute_sql(FOLD, (tenant_id, table, tenant_id, table))

@@ -1,0 +1,382 @@
+"""Project-wide flask-smorest pieces: the Api, a Blueprint that knows its auth scheme, shared schemas and page bodies."""
+
+from __future__ import annotations
+
+import http
+import re
+import threading
+
+import marshmallow as ma
+from apispec import BasePlugin
+from apispec.ext.marshmallow import MarshmallowPlugin
+from flask.views import MethodView
+from flask_smorest import Api as SmorestApi
+from flask_smorest import Blueprint as SmorestBlueprint
+
+from app.http import api_docs, idempotency
+from app import errors
+from app.server import server_refusals
+from app.http.path_params import BOUNDS_DESCRIPTION as PATH_BOUNDS
+from app.http.request_json import BOUNDS_DESCRIPTION as JSON_BOUNDS, BoundedJsonParser
+from app.http.fields import BoundedInteger, Schema
+from app.http.listing import SyncArgsSchema, cursor_mode_excludes_page, shown_instant
+from app.security.auth import BEARER, SECURITY_SCHEMES
+
+
+class ErrorDetailSchema(ma.Schema):
+    type = ma.fields.String(required=True, metadata={"example": "validation_error"})
+    message = ma.fields.String(required=True, metadata={"example": "title: Missing data for required field."})
+    fields = ma.fields.Dict(keys=ma.fields.String(), values=ma.fields.List(ma.fields.String()),
+                            metadata={"description": "Per-field messages (422)"})
+    existing_id = ma.fields.String(metadata={"description": "Id of the record that already exists (409)"})
+
+
+class ErrorSchema(ma.Schema):
+    """The one error body of every failure."""
+
+    status = ma.fields.Integer(required=True, metadata={"example": 422})
+    error = ma.fields.Nested(ErrorDetailSchema, required=True)
+
+
+class Api(SmorestApi):
+    """flask-smorest's Api, documenting its blueprints on first use of `spec` (/openapi.json, /docs, code that reads
+    api.spec) rather than as each is registered. Building the paths was ~0.12 s of create_app's ~0.17 s, paid by every
+    app the suite builds (a few thousand) and by each worker at start, while few ever read the document. The routes
+    are registered at once as before; their documentation is added in registration order, under a lock, by the first
+    reader, so the document is the same (tests/test_openapi_lazy.py compares it with one built at registration)."""
+
+    ERROR_SCHEMA = ErrorSchema
+
+    def __init__(self, *args, **kwargs):
+        self._spec = None
+        self._undocumented: list[tuple] = []  # (blueprint, name, parameters) registered, not yet in the document
+        self._documenting = threading.Lock()
+        self._documenting_thread: int | None = None
+        super().__init__(*args, **kwargs)
+
+    @property
+    def spec(self):
+        if self._undocumented and self._documenting_thread != threading.get_ident():  # not from inside the build
+            self._document_registered()
+        return self._spec
+
+    @spec.setter
+    def spec(self, value) -> None:
+        self._spec = value
+
+    def register_blueprint(self, blp, *, parameters=None, **options):
+        """flask-smorest's register_blueprint, leaving the documentation for when the document is first read."""
+        name = options.get("name", blp.name)
+        self._app.extensions["flask-smorest"]["blp_name_to_api"][name] = self
+        self._app.register_blueprint(blp, **options)
+        self._undocumented.append((blp, name, parameters))
+
+    def _document_registered(self) -> None:
+        """What flask-smorest does at registration, for every blueprint registered since the last read, in order."""
+        with self._documenting:
+            self._documenting_thread = threading.get_ident()
+            try:
+                while self._undocumented:
+                    blp, name, parameters = self._undocumented[0]
+                    blp.register_views_in_doc(self, self._app, self._spec, name=name, parameters=parameters)
+                    self._spec.tag({"name": name, "description": blp.description})
+                    del self._undocumented[0]
+            finally:
+                self._documenting_thread = None
+
+    def handle_http_exception(self, error):
+        return errors.handle_http_exception(error)
+
+    def _register_error_handlers(self):
+        """app.errors registers the handlers; keep flask-smorest from installing its own body."""
+
+
+class Blueprint(SmorestBlueprint):
+    """A smorest Blueprint that documents its auth scheme and the errors every protected route can answer.
+
+    `reads_raw_body=True` declares that the blueprint's routes parse their own request body and answer a malformed one
+    in their own protocol (MCP's JSON-RPC errors), so app.http.nul_guard leaves their bodies and query strings alone.
+
+    `read_only=True` declares that its routes change no state, POSTs included (person queries sent as bodies), so
+    app.http.idempotency ignores an Idempotency-Key on them (nothing is stored or replayed) and does not document it."""
+
+    ARGUMENTS_PARSER = BoundedJsonParser()  # JSON bodies read within app.http.request_json's bounds
+
+    def __init__(self, *args, auth: str | None = BEARER, reads_raw_body: bool = False, read_only: bool = False,
+                 **kwargs):
+        super().__init__(*args, **kwargs)
+        self.auth = auth
+        self.reads_raw_body = reads_raw_body
+        self.read_only = read_only
+        self._prepare_doc_cbks.append(self._prepare_auth_doc)
+
+    def _prepare_auth_doc(self, doc, doc_info, **kwargs):
+        responses = doc.setdefault("responses", {})
+        responses.setdefault(429, "TOO_MANY_REQUESTS")
+        server_refusals.document_operation(responses)  # what gunicorn refuses before any route: 400, 414, 431
+        if self.auth:
+            doc["security"] = [{SECURITY_SCHEMES[self.auth][0]: []}]
+            responses.setdefault(401, "UNAUTHORIZED")
+        return doc
+
+    def arguments(self, schema, **kwargs):
+        """flask-smorest's arguments, with a schema class instantiated once: given a class, webargs builds a new
+        instance on every request (about 0.2 ms). marshmallow 4 schemas keep no per-load state, so one serves all."""
+        return super().arguments(schema() if isinstance(schema, type) else schema, **kwargs)
+
+    def route(self, rule, *, creates_missing: bool = False, **options):
+        """flask-smorest's route. A rule with a variable (its own or the blueprint's prefix) names something that may
+        not be there, so its operations document 404 without each one saying so; `creates_missing` is for a route
+        that creates what its path names instead (an upsert)."""
+        names_a_record = "<" in f"{self.url_prefix or ''}{rule}" and not creates_missing
+        register = super().route(rule, **options)
+
+        def decorator(view):
+            register(view)
+            if names_a_record:
+                for method, doc in self._docs[self._endpoints[-1]].items():
+                    if method != "parameters":
+                        responses = doc.setdefault("response", {}).setdefault("responses", {})
+                        responses.setdefault(404, ["NOT_FOUND"])
+            return view
+
+        return decorator
+
+    def add_view(self, rule: str, name: str, *, creates_missing: bool = False, **methods) -> None:
+        """Route a view made here, for the registrars in app/ that build a family's standard routes: `name` is its
+        endpoint (and so its default operationId), `methods` its decorated handlers (get=..., put=...)."""
+        view = type(name, (MethodView,), {**methods, "__module__": self.import_name})
+        self.route(rule, creates_missing=creates_missing)(view)
+
+    def errors(self, *status_codes: int):
+        """Document the error statuses a route can answer besides 401/422/429 (and 404, which route documents)."""
+
+        def decorator(func):
+            for code in status_codes:
+                func = self.alt_response(code, response=http.HTTPStatus(code).name)(func)
+            return func
+
+        return decorator
+
+
+# operationIds the view's name does not say (see operation_id); keyed by (endpoint, method)
+OPERATION_IDS = {
+    ("health.healthz", "get"): "healthz",
+    ("health.readyz", "get"): "readyz",
+    ("tenant.current_tenant", "get"): "get_current_tenant",
+    ("events.list_events", "get"): "list_events",
+    ("questions.GeneratedQuestions", "post"): "generate_job_questions",
+    ("applications-with-questions.ApplicationsWithQuestions", "post"): "create_application_with_questions",
+    ("calls.InstantCall", "post"): "start_instant_call",
+    ("calls_callbacks.TwilioCallback", "post"): "receive_twilio_callback",
+    ("webhooks.Subscribe", "post"): "subscribe_tenant_webhook",
+    ("webhooks.Unsubscribe", "post"): "unsubscribe_tenant_webhook",
+    ("webhooks.Deliveries", "get"): "list_webhook_deliveries",
+    ("webhooks.Redeliver", "post"): "redeliver_webhook_delivery",
+    ("webhooks.TestEvent", "post"): "send_webhook_test_event",
+    ("webhooks.Replay", "post"): "replay_webhook_events",
+    ("board.BoardApply", "post"): "apply_to_board_job",
+    ("mcp.Endpoint", "post"): "mcp_recruiting",
+    ("mcp_sourcing.Endpoint", "post"): "mcp_sourcing",
+}
+ITEM_VERBS = {"get": "get", "patch": "update", "put": "set", "delete": "delete", "post": "create"}
+
+
+def snake_case(name: str) -> str:
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower()
+
+
+def operation_id(endpoint: str, method: str, methods: set[str]) -> str:
+    """A stable operationId a person would write, what a generated client names its functions after: list_jobs and
+    create_job for a collection view (Jobs), get_job and update_job for an item view (JobItem), person_search_v1 and
+    person_search_v1_get (its query-string twin) for a person route."""
+    if (endpoint, method) in OPERATION_IDS:
+        return OPERATION_IDS[(endpoint, method)]
+    blueprint, view = endpoint.rsplit(".", 1)
+    if view.islower():  # a function-named route (person): the blueprint says the version and the dataset
+        prefix, *variant = blueprint.split("_")
+        name = "_".join([prefix, view, *variant])
+        return f"{name}_get" if method == "get" and "post" in methods else name
+    words = snake_case(view)
+    if words.endswith("_item"):
+        return f"{ITEM_VERBS[method]}_{words.removesuffix('_item')}"
+    if method == "get" and words.endswith("s"):
+        return f"list_{words}"
+    if method == "post" and words.endswith("s"):
+        return f"create_{words.removesuffix('s')}"
+    return f"{ITEM_VERBS[method]}_{words}"
+
+
+NULL_ONLY = {"type": "object", "nullable": True, "enum": [None]}  # OpenAPI 3.0.3's schema that null alone satisfies
+
+
+def nullable_ref(converter, field: ma.fields.Field, ret: dict, **kwargs) -> dict:
+    """A nullable nested object as anyOf [$ref, null-only schema]: OpenAPI 3.0.3 applies `nullable` only beside `type`,
+    so strict validators refused null for allOf [$ref] + nullable, and apispec's anyOf [{type: object, nullable},
+    $ref] lets any object through (generators read it as "any object"). apispec binds it to its field converter."""
+    any_of = ret.get("anyOf")
+    if isinstance(field, ma.fields.Nested) and field.allow_none and any_of and len(any_of) == 2:
+        refs = [item for item in any_of if "$ref" in item]
+        if len(refs) == 1:
+            ret["anyOf"] = [*refs, dict(NULL_ONLY)]
+    return {}
+
+
+def json_text_parameter(parameter: dict) -> None:
+    """A query-string parameter holding an object or array of objects (a person search's query, sort) is sent as JSON
+    text: documented as the string it is, not as a form-exploded object a generated client would send."""
+    schema = parameter.get("schema") or {}
+    if schema.get("type") == "object" or (schema.get("type") == "array" and "oneOf" in schema.get("items", {})):
+        parameter["schema"] = {"type": "string"}
+        parameter["description"] = " ".join(filter(None, [parameter.get("description"), "Sent as JSON text."]))
+
+
+class ClientFriendlyDocument(BasePlugin):
+    """What a client generator (openapi-python-client) needs to make typed, usable code: an operationId on every
+    operation, the fields every answer carries listed as `required` in record schemas, nullable nested objects as
+    references."""
+
+    def __init__(self, app):
+        self.app = app  # its blueprints say which operations are read-only
+
+    def init_spec(self, spec):
+        for plugin in spec.plugins:
+            if isinstance(plugin, MarshmallowPlugin):
+                plugin.converter.add_attribute_function(nullable_ref)
+
+    def operation_helper(self, path=None, operations=None, **kwargs):
+        rule = kwargs.get("rule")
+        if rule is None or not operations:
+            return
+        methods = set(operations)
+        for method, operation in operations.items():
+            operation.setdefault("operationId", operation_id(rule.endpoint, method, methods))
+            for parameter in operation.get("parameters", ()):
+                if isinstance(parameter, dict) and parameter.get("in") == "query":
+                    json_text_parameter(parameter)
+            idempotency.document_operation(path, method, operation,
+                                           read_only=idempotency.reads_only(self.app, rule.endpoint.rpartition(".")[0]))
+
+    def schema_helper(self, name, definition, **kwargs):
+        """A full answer's schema lists every dumped field as required but those it names optional."""
+        schema = kwargs.get("schema")
+        schema = schema() if isinstance(schema, type) else schema
+        if not isinstance(schema, FullAnswerSchema):
+            return None
+        optional = set(schema.OPTIONAL_IN_ANSWERS)
+        return {"required": [field.data_key or field_name for field_name, field in schema.fields.items()
+                             if not field.load_only and field_name not in optional]}
+
+
+def init_api(app) -> Api:
+    app.config.setdefault("API_TITLE", "Hirekit")
+    app.config.setdefault("API_VERSION", "1.0.0")
+    app.config.setdefault("OPENAPI_VERSION", "3.0.3")
+    app.config.setdefault("OPENAPI_URL_PREFIX", "/")
+    app.config.setdefault("OPENAPI_JSON_PATH", "openapi.json")
+    app.config.setdefault("API_SPEC_OPTIONS", {
+        "info": {"description": "Recruitment integration, person search and enrichment, and MCP servers for AI agents. "
+                                "Every failure answers {status, error: {type, message, fields?}}. "
+                                f"{JSON_BOUNDS} {PATH_BOUNDS}"},
+    })
+    api = Api(app, spec_kwargs={"extra_plugins": [ClientFriendlyDocument(app)]})
+    api_docs.init_app(app)  # /docs: Swagger UI from the packaged copy, not a CDN
+    for name, scheme in SECURITY_SCHEMES.values():
+        api.spec.components.security_scheme(name, scheme)
+    server_refusals.document(api.spec, ErrorSchema)
+    return api
+
+
+# ---- shared schemas -------------------------------------------------------
+
+class UtcDateTime(ma.fields.DateTime):
+    """ISO 8601 in UTC with milliseconds and a Z (2026-11-26T18:13:09.123Z): how every timestamp is answered, at the
+    precision app.http.listing's updated_after/updated_before compare at."""
+
+    PURE_FUNCTION_OF_ROW = True  # formats its own value only (app.http.representations may reuse bodies that carry it)
+
+    def _serialize(self, value, attr, obj, **kwargs):
+        return None if value is None else shown_instant(value)
+
+
+class FullAnswerSchema(Schema):
+    """An answer that carries each of its dumped fields (null when empty), so OpenAPI lists them as required and a
+    generated client types them as always set; a subclass names those only some answers carry in OPTIONAL_IN_ANSWERS."""
+
+    OPTIONAL_IN_ANSWERS: tuple[str, ...] = ()
+
+
+class RecordSchema(FullAnswerSchema):
+    """Fields every stored /v1 record answers."""
+
+    id = ma.fields.UUID(dump_only=True)
+    created_at = UtcDateTime(dump_only=True)
+    updated_at = UtcDateTime(dump_only=True)
+
+
+class TombstoneSchema(Schema):
+    """An erased record in a cursor walk (app.data.tombstones): its id, when it went, and nothing else."""
+
+    id = ma.fields.UUID(required=True, attribute="record_id")
+    deleted = ma.fields.Boolean(required=True, metadata={"description": "Always true: the record was erased"})
+    deleted_at = UtcDateTime(required=True)
+    updated_at = UtcDateTime(required=True, metadata={"description": "The same as deleted_at"})
+
+
+class ListItem(ma.fields.Nested):
+    """A list's item: a record dumped by its schema, or a tombstone of an erased one (cursor walks of lists whose
+    records can be erased: candidates, applications)."""
+
+    def _serialize(self, nested_obj, attr, obj, **kwargs):
+        if getattr(nested_obj, "deleted", False) is True and hasattr(nested_obj, "record_id"):
+            return _tombstone_schema.dump(nested_obj)
+        return super()._serialize(nested_obj, attr, obj, **kwargs)
+
+
+MAX_PAGE = 1_000_000_000  # far past any real list, and keeps (page - 1) * size inside a 64-bit OFFSET
+
+
+class PageArgsSchema(SyncArgsSchema):
+    """page and size are required on every /v1 list (SPEC 4.1), page unless the list is walked by cursor instead."""
+
+    page = BoundedInteger(1, MAX_PAGE, metadata={"description": f"1-based page (at most {MAX_PAGE:,}); required in page "
+                                                                "mode, refused together with cursor"})
+    size = BoundedInteger(1, 100, required=True, metadata={"description": "1-100"})
+
+    @ma.validates_schema(pass_original=True)
+    def one_mode(self, data, original_data, **kwargs):
+        cursor_mode_excludes_page(data, original_data)
+
+
+class PageMetaSchema(Schema):
+    """Page mode answers page, size, total and total_pages; cursor mode answers size and next_cursor (absent on the
+    last page), never totals."""
+
+    page = ma.fields.Integer(metadata={"description": "Page mode only"})
+    size = ma.fields.Integer(required=True)
+    total = ma.fields.Integer(metadata={"description": "Page mode only: exact"})
+    total_pages = ma.fields.Integer(metadata={"description": "Page mode only"})
+    next_cursor = ma.fields.String(metadata={"description": "Cursor mode only: the cursor of the next page, absent on "
+                                                            "the last one"})
+
+
+class WholeListMetaSchema(Schema):
+    """A list without pages answers data; walked by cursor, also size and next_cursor (absent on the last page)."""
+
+    size = ma.fields.Integer(metadata={"description": "Cursor mode only"})
+    next_cursor = ma.fields.String(metadata={"description": "Cursor mode only: the cursor of the next page, absent on "
+                                                            "the last one"})
+
+
+_page_schemas: dict[type, type] = {}
+
+
+_tombstone_schema = TombstoneSchema()
+
+
+def page_schema(item_schema: type[ma.Schema]) -> type[ma.Schema]:
+    """{"data": [item], page, size, total, total_pages} for an item schema (one class per item, for OpenAPI)."""
+    if item_schema not in _page_schemas:
+        name = item_schema.__name__.removesuffix("Schema") + "PageSchema"
+        _page_schemas[item_schema] = type(name, (PageMetaSchema,), {"data": ma.fields.List(ListItem(item_schema), required=True)})
+    return _page_schemas[item_schema]

@@ -1,0 +1,290 @@
+"""Rate limits per API key (per client address without one) on Flask-Limiter's storage and strategy, Redis-backed when
+configured, with a per-tenant override and per-family shared limits.
+
+Flask-Limiter builds the storage, the strategy and the settings from its `RATELIMIT_*` configuration; the check itself is
+ours. Its request hook re-resolves decorators, exemptions and meta limits on every request (about 170 µs, a third of a
+GET by id), while Hirekit has one shape of limit: one counter per key for a blueprint's scope. So each blueprint's scope
+is fixed once at registration, and a request costs one `hit` and one `get_window_stats` on the Limiter's strategy; with
+the default fixed window, one `incr` (whose count gives the remaining) and one `get_expiry` on its storage (two Redis
+round trips where the strategy API takes three).
+
+Other code counts against the same counters through `count_hit` (one hit of a named limit for the current caller: the
+MCP servers count every message of a batch, and people tools against the person limit) and `peek_limit` (whether the
+caller has any left, counting nothing: authentication refuses an address past its failed attempts before a lookup).
+
+Without Redis (RATELIMIT_STORAGE_URI defaults to REDIS_URL, else this process's memory) each server process counts on
+its own: with gunicorn, a key can make up to (workers x the limit) requests per window on one host, and each host
+counts apart. Set REDIS_URL to share one counter per key across every worker and host.
+
+While the storage is unreachable and RATE_LIMIT_FAIL_OPEN is on, requests are let through uncounted and one JSON
+warning (logger hirekit.limits) says so at most every STORAGE_DOWN_WARNING_SECONDS per process.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import threading
+import time
+from dataclasses import dataclass
+from functools import lru_cache
+
+from flask import current_app, g, request
+from flask_limiter import Limiter
+from flask_limiter.util import get_remote_address
+from limits import RateLimitItem, parse
+from limits.storage import MemoryStorage
+from limits.strategies import FixedWindowRateLimiter
+
+from app.errors import error_response
+
+log = logging.getLogger("hirekit.limits")  # under the app's JSON log handler (app.server.observability.configure_logging)
+
+APP_SCOPE = "app"
+DEFAULT_LIMIT = "RATE_LIMIT"  # the config name of the limit every route without a family limit meets
+STORAGE_DOWN_WARNING_SECONDS = 60.0  # at most one "limits skipped" warning per process in this many seconds
+
+
+class SweepingMemoryStorage(MemoryStorage):
+    """limits' in-memory storage without its timer thread per hit: a fixed window already expires lazily on read,
+    and stale keys are swept inline at most every SWEEP_SECONDS. Used when no Redis is configured."""
+
+    STORAGE_SCHEME = ["hirekit-memory"]
+    SWEEP_SECONDS = 10.0
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._next_sweep = time.monotonic() + self.SWEEP_SECONDS
+
+    def _MemoryStorage__schedule_expiry(self) -> None:  # replaces MemoryStorage's private timer restart
+        now = time.monotonic()
+        if now >= self._next_sweep:
+            self._next_sweep = now + self.SWEEP_SECONDS
+            self._MemoryStorage__expire_events()
+
+
+@dataclass(frozen=True)
+class Scope:
+    """One counter per key for every route in the scope; the limit comes from `config_name` unless the tenant overrides it."""
+
+    name: str
+    config_name: str
+
+
+@dataclass(slots=True)
+class Hit:
+    """What one counted (or peeked) hit found: whether it was within the limit, what remains, when the window resets."""
+
+    allowed: bool
+    limit: RateLimitItem
+    remaining: int
+    reset_at: float
+
+    @property
+    def retry_after(self) -> int:
+        """Whole seconds until the window resets (at least 1): the Retry-After of a refusal."""
+        return max(1, math.ceil(self.reset_at - time.time()))
+
+
+@lru_cache(maxsize=4096)
+def window_key(limit_text: str, identifiers: tuple) -> tuple[RateLimitItem, str]:
+    """The parsed limit and its storage key for these identifiers (what `item.key_for` builds), built once."""
+    item = parse(limit_text)
+    return item, item.key_for(*identifiers)
+
+
+def rate_limit_key() -> str:
+    """Never the raw key: the key's row id, or the client address when unauthenticated."""
+    return caller_key(g.get("caller"))
+
+
+def caller_key(caller) -> str:
+    return f"key:{caller.key_id}" if caller else f"ip:{get_remote_address()}"
+
+
+class KeyLimits:
+    """Checks the request's scope before the view and adds the X-RateLimit-* headers after it."""
+
+    def __init__(self, app):
+        self.scopes: dict[str | None, Scope | None] = {}  # blueprint name -> its scope, None when exempt
+        self.default = Scope(APP_SCOPE, DEFAULT_LIMIT)
+        self.limiter = Limiter(key_func=rate_limit_key)
+        # Flask-Limiter registers its request hooks only for a Limiter not yet listed here; check() replaces them.
+        app.extensions.setdefault("limiter", set()).add(self.limiter)
+        self.limiter.init_app(app)
+        self.enabled = bool(self.limiter.enabled)
+        self.fail_open = bool(app.config["RATELIMIT_SWALLOW_ERRORS"])
+        self.prefix = (app.config["RATELIMIT_KEY_PREFIX"],) if app.config["RATELIMIT_KEY_PREFIX"] else ()
+        self.config = app.config  # the app's own mapping (later changes to it show): no current_app lookup per request
+        self._next_storage_warning = 0.0  # monotonic time before which an unreachable storage is not reported again
+        self._uncounted = 0  # hits let through uncounted since the last warning
+        self._warning_lock = threading.Lock()
+        if self.enabled:
+            app.before_request(self.check)
+            app.after_request(self.add_headers)
+
+    def scope_of(self, config_name: str) -> Scope:
+        """The scope whose limit is the setting `config_name`: the default one, or the family scope apply_limit gives."""
+        return self.default if config_name == DEFAULT_LIMIT else Scope(config_name.lower(), config_name)
+
+    def count(self, scope: Scope, caller, *, peek: bool = False, cost: int = 1) -> Hit | None:
+        """`cost` hits (one by default) of `scope` for `caller` (the client address when None; a tenant's own limit
+        replaces the setting's), or with `peek` only whether any is left (see peek_limit); None when the storage is
+        unreachable and RATE_LIMIT_FAIL_OPEN lets it pass."""
+        limit_text = caller.rate_limit if caller is not None and caller.rate_limit else self.config[scope.config_name]
+        identifiers = (*self.prefix, caller_key(caller), scope.name)
+        item, key = window_key(limit_text, identifiers)
+        strategy = self.limiter.limiter
+        try:
+            if peek:  # one read (a GET on Redis) while some are left; the window's reset only once none is
+                if strategy.test(item, *identifiers):
+                    return Hit(True, item, 1, 0.0)
+                reset_at, _ = strategy.get_window_stats(item, *identifiers)
+                return Hit(False, item, 0, reset_at)
+            if type(strategy) is FixedWindowRateLimiter:  # what FixedWindowRateLimiter.hit does, keeping the count
+                count = strategy.storage.incr(key, item.get_expiry(), amount=cost)
+                allowed, remaining = count <= item.amount, max(0, item.amount - count)
+                reset_at = strategy.storage.get_expiry(key)
+            else:
+                allowed = strategy.hit(item, *identifiers, cost=cost)
+                reset_at, remaining = strategy.get_window_stats(item, *identifiers)
+        except Exception as error:
+            if not self.fail_open:
+                raise  # app.errors answers 503 for an unreachable Redis
+            self.storage_unreachable(error)
+            return None
+        return Hit(allowed, item, remaining, reset_at)
+
+    def storage_unreachable(self, error: Exception) -> None:
+        """Fail-open: say once (per STORAGE_DOWN_WARNING_SECONDS, per process) in one JSON line that limits are
+        skipped, instead of a traceback per request."""
+        now = time.monotonic()
+        with self._warning_lock:
+            self._uncounted += 1
+            if now < self._next_storage_warning:
+                return
+            self._next_storage_warning = now + STORAGE_DOWN_WARNING_SECONDS
+            uncounted, self._uncounted = self._uncounted, 0
+        log.warning("Rate limit storage unreachable: rate limits are skipped and requests let through uncounted "
+                    "(RATE_LIMIT_FAIL_OPEN) until it answers again; repeated at most every %g s",
+                    STORAGE_DOWN_WARNING_SECONDS,
+                    extra={"error": f"{type(error).__name__}: {error}", "uncounted_since_last_warning": uncounted})
+
+    def check(self):
+        req = request._get_current_object()
+        if req.url_rule is None:  # no route: the 404 costs nothing to count
+            return None
+        scope = self.scopes.get(req.blueprint, self.default)
+        if scope is None:
+            return None
+        ctx = g._get_current_object()  # one proxy lookup, not one per use
+        hit = self.count(scope, ctx.get("caller"))
+        if hit is None:
+            return None
+        ctx.rate_limit_window = hit
+        ctx.rate_limit_scope = scope
+        if hit.allowed:
+            return None
+        return error_response(429, f"Rate limit exceeded ({hit.limit}). Higher limits are available on request.",
+                              headers={"Retry-After": str(hit.retry_after)})
+
+    @staticmethod
+    def add_headers(response):
+        window = g.get("rate_limit_window")
+        if window is not None:
+            add = response.headers.add  # new headers: add skips set's search for existing ones
+            add("X-RateLimit-Limit", str(window.limit.amount))
+            add("X-RateLimit-Remaining", str(window.remaining))
+            add("X-RateLimit-Reset", str(int(window.reset_at)))
+        return response
+
+
+def build_limiter(app) -> KeyLimits:
+    """One KeyLimits per app, so test apps and gunicorn workers each own theirs (sharing storage through Redis)."""
+    app.config.setdefault("RATELIMIT_ENABLED", app.config["RATE_LIMIT_ENABLED"])
+    app.config.setdefault("RATELIMIT_SWALLOW_ERRORS", app.config["RATE_LIMIT_FAIL_OPEN"])
+    app.config.setdefault("RATELIMIT_KEY_PREFIX", app.config["RATE_LIMIT_KEY_PREFIX"])
+    app.config.setdefault("RATELIMIT_STORAGE_URI", app.config["REDIS_URL"] or "hirekit-memory://")
+    app.config.setdefault("RATELIMIT_STRATEGY", "fixed-window")
+    limits = KeyLimits(app)
+    app.extensions["hirekit_limits"] = limits
+    return limits
+
+
+def apply_limit(app, blueprint, config_name: str) -> None:
+    """Give a family its own limit: one counter per key shared by all of the family's routes, instead of the app-wide one."""
+    limits: KeyLimits = app.extensions["hirekit_limits"]
+    limits.scopes[blueprint.name] = limits.scope_of(config_name)
+
+
+def count_hit(config_name: str) -> Hit | None:
+    """Count one hit of the limit named by setting `config_name` (DEFAULT_LIMIT, "PERSON_RATE_LIMIT", ...) for the
+    current caller, on the very counter the routes of that scope use (the client address's without a caller). The
+    caller decides what a refusal looks like (hit.allowed False, hit.retry_after); None when limits are off or their
+    storage is unreachable and RATE_LIMIT_FAIL_OPEN lets the hit pass uncounted."""
+    limits: KeyLimits = current_app.extensions["hirekit_limits"]
+    if not limits.enabled:
+        return None
+    ctx = g._get_current_object()
+    scope = limits.scope_of(config_name)
+    hit = limits.count(scope, ctx.get("caller"))
+    if hit is not None and scope == ctx.get("rate_limit_scope"):
+        ctx.rate_limit_window = hit  # X-RateLimit-* describe the request's own limit after every hit it took
+    return hit
+
+
+def count_items_beyond_first(items: int) -> Hit | None:
+    """A request carrying `items` writes (a batch upsert) costs what `items` requests would: the route counted one,
+    this counts the rest on the same counter (the request's own scope). None when nothing was counted (limits off,
+    fail-open, one item)."""
+    if items <= 1:
+        return None
+    limits: KeyLimits = current_app.extensions["hirekit_limits"]
+    ctx = g._get_current_object()
+    scope = ctx.get("rate_limit_scope")
+    if not limits.enabled or scope is None:
+        return None
+    hit = limits.count(scope, ctx.get("caller"), cost=items - 1)
+    if hit is not None:
+        ctx.rate_limit_window = hit
+    return hit
+
+
+def peek_limit(config_name: str) -> Hit | None:
+    """Whether the current caller has any of the limit `config_name` left, counting nothing: hit.allowed (its
+    remaining and reset_at are only read when none is left, for the refusal); None when limits are off or their
+    storage is unreachable (fail-open)."""
+    limits: KeyLimits = current_app.extensions["hirekit_limits"]
+    if not limits.enabled:
+        return None
+    return limits.count(limits.scope_of(config_name), g.get("caller"), peek=True)
+
+
+def exempt(app, blueprint) -> None:
+    """No limit at all (health checks, metrics scrapes)."""
+    app.extensions["hirekit_limits"].scopes[blueprint.name] = None
+
+
+def hit_tenant_limit(tenant_id: str, action: str, config_name: str) -> None:
+    """Count one `action` against a limit every key of the tenant shares (config `config_name`, e.g. "10/hour"), beside
+    the per-key request limits: for costly actions such as a webhook replay. Raises the 429 when the tenant is over it."""
+    from app.errors import ApiError
+
+    limits: KeyLimits = current_app.extensions["hirekit_limits"]
+    if not limits.enabled:
+        return
+    identifiers = (*limits.prefix, f"tenant:{tenant_id}", action)
+    item, _ = window_key(current_app.config[config_name], identifiers)
+    strategy = limits.limiter.limiter
+    try:
+        allowed = strategy.hit(item, *identifiers)
+        reset_at, _ = strategy.get_window_stats(item, *identifiers)
+    except Exception as error:
+        if not limits.fail_open:
+            raise
+        limits.storage_unreachable(error)
+        return
+    if not allowed:
+        retry_after = max(1, math.ceil(reset_at - time.time()))
+        raise ApiError(429, f"Too many {action.replace('_', ' ')}s for your organisation ({item}); retry in "
+                            f"{retry_after} s.", headers={"Retry-After": str(retry_after)})
