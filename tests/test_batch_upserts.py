@@ -278,3 +278,18 @@ def test_upsert_jobs_tool_counts_its_items_against_the_rate_limit(make_app, make
     assert reply.status_code == 429 and int(reply.headers["Retry-After"]) >= 1  # the POST's one message is over it
     assert reply.json["error"]["code"] == RATE_LIMITED and reply.json["error"]["data"]["retry_after"] >= 1
     assert rows(app, Job, tenant) == 0
+
+
+def test_a_batch_moving_stored_jobs_to_another_status_keeps_the_totals_by_status(client, tenant_a):
+    """A replace that changes a job's status moves it between the counted buckets inside the batch's one statement."""
+    first = push(client, tenant_a, "jobs", [job_body(source_id=f"ats-{n}", status="open") for n in range(3)])
+    assert [item["status"] for item in first.json["items"]] == [201, 201, 201]
+    moved = push(client, tenant_a, "jobs", [job_body(source_id="ats-0", status="closed"), job_body(source_id="ats-1", status="closed"),
+                                            job_body(source_id="ats-9", status="closed")])
+    assert moved.status_code == 200
+    assert [item["status"] for item in moved.json["items"]] == [200, 200, 201]
+
+    def total(status: str) -> int:
+        return client.get(f"/v1/jobs?status={status}&page=1&size=1", headers=tenant_a.headers).json["total"]
+
+    assert (total("open"), total("closed")) == (1, 3)
