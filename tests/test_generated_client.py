@@ -176,3 +176,11 @@ def test_a_generated_client_runs_the_sync_loop(live_url, tenant_a, generated_pac
 
     feed = module("api.events.list_events").sync(client=api, size=10)
     assert isinstance(feed.data, list)
+
+    batch = module("api.jobs.upsert_jobs_by_source_id")
+    pushed = batch.sync(client=api, body=models.JobBatchUpsert.from_dict(
+        {"items": [{**body, "source_id": "ats-b1"}, {**body, "source_id": "ats-42", "status": "open"},
+                   {**body, "source_id": "ats-b2", "min_pay_rate": 90, "max_pay_rate": 10}]}))
+    assert [item.status for item in pushed.items] == [201, 200, 422]
+    assert (pushed.created, pushed.replaced, pushed.failed) == (1, 1, 1)
+    assert list_jobs.sync(client=api, page=1, size=2, status="CLOSED").total == 0

@@ -82,6 +82,24 @@ def test_the_sdk_client_lists_reads_and_writes_jobs(live_url, client, tenant_a, 
     assert missing.is_error and "not found" in missing.content[0].text
 
 
+def test_the_sdk_client_pushes_a_batch_of_jobs_with_upsert_jobs(live_url, client, tenant_a):
+    """An agent's initial sync through the SDK: one upsert_jobs call creates, a second replaces by source_id."""
+    items = [job_body(title=f"Nurse {n}", source_id=f"sdk-{n}") for n in range(3)]
+
+    async def steps(mcp):
+        first = await mcp.call_tool("upsert_jobs", {"items": items})
+        again = await mcp.call_tool("upsert_jobs", {"items": [{**items[0], "title": "Charge Nurse"}, {"source_id": "sdk-bad"}]})
+        return first, again
+
+    first, again = run_session(f"{live_url}/mcp", tenant_a.key, "auto", steps)
+    assert not first.is_error and [item["status"] for item in first.structured_content["items"]] == [201, 201, 201]
+    assert first.structured_content["created"] == 3
+    assert [item["status"] for item in again.structured_content["items"]] == [200, 422]
+    replaced = again.structured_content["items"][0]
+    assert replaced["id"] == first.structured_content["items"][0]["id"]
+    assert client.get(f"/v1/jobs/{replaced['id']}", headers=tenant_a.headers).json["title"] == "Charge Nurse"
+
+
 @pytest.mark.parametrize("mode", MODES)
 def test_the_sdk_client_searches_and_enriches_people_on_the_sourcing_server(app, live_url, tenant_a, mode):
     load_people(app)
