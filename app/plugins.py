@@ -13,7 +13,6 @@ CORE_PLUGINS = (  # always on, registered first, whatever HIREKIT_PLUGINS select
 )
 
 ALL_PLUGINS = (  # the families HIREKIT_PLUGINS selects from
-
     "jobs",
     "scheduling",
     "candidates",
