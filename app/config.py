@@ -120,6 +120,8 @@ DEFAULTS: dict[str, object] = {
     "ELASTICSEARCH_TIMEOUT": 10.0,  # seconds per Elasticsearch request
     "PERSON_DATASET_REQUIRED": False,  # /readyz fails (503) while the person dataset is empty or down; off, it reports it
     "PERSON_SEARCH_TIMEOUT": 5.0,  # seconds one person search may run before it is abandoned with 503
+    "PERSON_SEARCH_THREADS": 0,  # threads one embedded search runs on at once (0: one per core, at most 4; 1: one)
+    "PERSON_SEARCH_THREADS_MIN_PROFILES": 500000,  # profiles an embedded index holds before its searches use several threads
     "SCROLL_TOKEN_TTL": 3600,  # seconds a person scroll token stays valid
     "ENRICH_VENDOR": "local",  # `local` (matches over the dataset), `http` (an upstream vendor) or `none` (503)
     "ENRICH_URL": "",  # the upstream vendor's base URL when ENRICH_VENDOR is `http`

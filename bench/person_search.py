@@ -191,10 +191,11 @@ def disk_and_memory(index: Path, count: int, server) -> None:
               f"mapped index and code pages RssFile {mapped / 1024:,.0f} MiB")
 
 
-def time_mix(app, client: KeepAliveClient, repeats: int) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
-    """(engine timings, HTTP timings) per query: each query is timed in-process and then over HTTP straight after, so
-    that the machine's slow and fast spells fall on both sides of its ratio alike (each side in a block of its own,
-    after a warm-up, so neither evicts the other's caches between runs)."""
+def time_mix(app, one_thread_app, client: KeepAliveClient, repeats: int) -> tuple[dict[str, list[float]], ...]:
+    """(engine timings, one-thread engine timings, HTTP timings) per query: each query is timed in-process as served
+    (split across threads on a large index), in-process on one thread, and then over HTTP straight after, so that the
+    machine's slow and fast spells fall on every side of a ratio alike (each side in a block of its own, after a
+    warm-up, so none evicts the others' caches between runs)."""
     from plugins.person import services
 
     def post(params):
@@ -204,16 +205,22 @@ def time_mix(app, client: KeepAliveClient, repeats: int) -> tuple[dict[str, list
         return time_calls(lambda: search(params), repeats, warmup=3)
 
     engine: dict[str, list[float]] = {}
+    one_thread: dict[str, list[float]] = {}
     http: dict[str, list[float]] = {}
-    with app.app_context():
-        for name, body in QUERIES:
-            params = {"size": 10, **body}
+    for name, body in QUERIES:
+        params = {"size": 10, **body}
+        with one_thread_app.app_context():
+            one_thread[name] = timed(services.people_search, params)
+        with app.app_context():
             engine[name] = timed(services.people_search, params)
             http[name] = timed(post, params)
-        for name, body, pages in SCROLLS:
+    for name, body, pages in SCROLLS:
+        with one_thread_app.app_context():
+            one_thread[name] = walk_scroll(services.people_search, body, pages)
+        with app.app_context():
             engine[name] = walk_scroll(services.people_search, body, pages)
             http[name] = walk_scroll(post, body, pages)
-    return engine, http
+    return engine, one_thread, http
 
 
 def time_sql_twins(app, repeats: int) -> list[tuple[str, list[float], list[float], list[float]]]:
@@ -412,7 +419,9 @@ def main() -> None:
         print(f"\n{count:,} profiles, {repeats} runs per query, each query in-process then over HTTP; load average {load_average()}")
         try:
             client = KeepAliveClient(f"http://127.0.0.1:{port}", {"X-API-Key": key})
-            engine, http = time_mix(app, client, repeats)
+            one_thread_app = create_app({"DATABASE_URL": database_url, "SEARCH_INDEX": str(index), "RATE_LIMIT_ENABLED": False,
+                                         "LOG_LEVEL": "WARNING", "PERSON_SEARCH_THREADS": 1})
+            engine, one_thread, http = time_mix(app, one_thread_app, client, repeats)
             sql_rows = time_sql_twins(app, repeats)
             floor = time_floor(client, repeats * 5)
             body = bulk_enrich_body(args.seed)
@@ -428,16 +437,22 @@ def main() -> None:
         finally:
             stop(server)
 
-        print(f"\n{'query':32} {'engine (in-process)':44} {'HTTP (gunicorn -w 2)':44} ratio")
-        all_engine, all_http, ratios = [], [], []
+        print(f"\n{'query':32} {'engine, one thread p50':>22} {'engine (in-process, as served)':44} split/one "
+              f"{'HTTP (gunicorn -w 2)':44} HTTP/engine")
+        all_engine, all_one, all_http, ratios = [], [], [], []
         for name in engine:
             all_engine += engine[name]
+            all_one += one_thread[name]
             all_http += http[name]
             ratio = statistics.median(http[name]) / statistics.median(engine[name])
             ratios.append(ratio)
-            print(f"{name:32} {summary(engine[name]):44} {summary(http[name]):44} {ratio:4.2f}x")
-        print(f"{'ALL QUERIES':32} {summary(all_engine):44} {summary(all_http):44} "
+            split = statistics.median(engine[name]) / statistics.median(one_thread[name])
+            print(f"{name:32} {statistics.median(one_thread[name]):19.2f} ms {summary(engine[name]):44} {split:8.2f}x "
+                  f"{summary(http[name]):44} {ratio:4.2f}x")
+        print(f"{'ALL QUERIES':32} {percentile(all_one, 50):19.2f} ms {summary(all_engine):44} "
+              f"{statistics.median(all_engine) / statistics.median(all_one):8.2f}x {summary(all_http):44} "
               f"{statistics.median(all_http) / statistics.median(all_engine):4.2f}x")
+        print(f"{'  one thread, pooled':32} {'':22} {summary(all_one):44}")
         print(f"{'HTTP floor (GET /v2/person/schema)':32} {'':44} {summary(floor):44}")
         weighted = sum(statistics.median(http[n]) for n in engine) / sum(statistics.median(engine[n]) for n in engine)
         print(f"HTTP vs engine: pooled p50s {statistics.median(all_http) / statistics.median(all_engine):.2f}x (the pooled p50 falls "

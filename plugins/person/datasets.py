@@ -44,7 +44,7 @@ def build_backend(config, sandbox: bool = False) -> SearchBackend | None:
     """The configured search backend, or None when the dataset is switched off (`none`)."""
     settings = settings_for(config, sandbox)
     return _chosen("search backend", settings.backend, {
-        "embedded": lambda: _embedded_backend(settings),
+        "embedded": lambda: _embedded_backend(config, settings),
         "elasticsearch": lambda: _elasticsearch_backend(config, settings),
     })
 
@@ -70,10 +70,11 @@ def _chosen(what: str, setting: str | None, builders: dict[str, Callable[[], obj
 
 
 # The builders import their module when chosen, so a deployment pays only for the backend and vendor it uses.
-def _embedded_backend(settings: DatasetSettings) -> SearchBackend:
+def _embedded_backend(config, settings: DatasetSettings) -> SearchBackend:
     from plugins.person.backends.embedded import EmbeddedBackend
 
-    return EmbeddedBackend(settings.index_dir)
+    return EmbeddedBackend(settings.index_dir, search_threads=int(config["PERSON_SEARCH_THREADS"]),
+                           fanout_min_docs=int(config["PERSON_SEARCH_THREADS_MIN_PROFILES"]))
 
 
 def _elasticsearch_backend(config, settings: DatasetSettings) -> SearchBackend | None:

@@ -17,6 +17,7 @@ from plugins.person import profile_fields
 from plugins.person.backends import DatasetEmpty, DatasetUnavailable, DatasetWriter, SearchBackend, SearchDeadline, SearchResult
 from plugins.person.backends.embedded.bounded import BoundedSearcher
 from plugins.person.backends.embedded.build import parallel_load
+from plugins.person.backends.embedded.fanout import FANOUT_MIN_DOCS, Part, default_parts, open_parts
 from plugins.person.backends.embedded.layout import SCHEMA, SCHEMA_VERSION, prepare_document, source
 from plugins.person.backends.embedded.query import QueryBuilder, count_hits, is_constant_score, requires_value, sort_parts
 from plugins.person.backends.embedded.ranking import by_index_order, by_key, by_score
@@ -30,12 +31,14 @@ META_FILE = "dataset.json"
 @dataclass(frozen=True)
 class Snapshot:
     """One published commit: its searcher, the generation scroll tokens are bound to, and the dataset.json record of it
-    (None when nothing was published yet); `stamps` tell whether the files on disk have changed since."""
+    (None when nothing was published yet); `stamps` tell whether the files on disk have changed since, and `parts`
+    are searchers over runs of its segments that a search runs on at once (none on a small index: fanout.py)."""
 
     searcher: tantivy.Searcher
     generation: str
     info: dict | None
     stamps: tuple
+    parts: tuple[Part, ...] = ()
 
 
 def _stamp(path: Path) -> tuple | None:
@@ -61,8 +64,12 @@ class EmbeddedBackend(SearchBackend):
     name = "embedded"
     preparer = staticmethod(prepare_document)
 
-    def __init__(self, directory: str):
+    def __init__(self, directory: str, search_threads: int = 0, fanout_min_docs: int = FANOUT_MIN_DOCS):
+        """search_threads: parts one search is split into (0: one per core, at most 4; 1: never split), on an index of
+        at least `fanout_min_docs` profiles."""
         self.directory = Path(directory)
+        self.search_parts = search_threads or default_parts()
+        self.fanout_min_docs = fanout_min_docs
         self.engine_dir = self.directory / ENGINE_DIR
         self._index: tantivy.Index | None = None
         self._lock = threading.Lock()
@@ -105,8 +112,19 @@ class EmbeddedBackend(SearchBackend):
                 return current  # committed again while reloading: the next request looks again
             info = {"dataset_version": published.get("dataset_version"), "count": published.get("count", 0)}
             generation = str(published.get("publish_id") or committed)
-            self._snapshot = Snapshot(searcher, generation, info if published else None, stamps)
+            self._snapshot = Snapshot(searcher, generation, info if published else None, stamps,
+                                      self._parts(committed) if searcher.num_docs >= self.fanout_min_docs else ())
             return self._snapshot
+
+    def _parts(self, committed: int) -> tuple[Part, ...]:
+        """The commit `committed`'s segments shared out into search_parts searchers; () when meta.json has moved on."""
+        try:
+            meta = (self.engine_dir / "meta.json").read_bytes()
+        except FileNotFoundError:
+            return ()
+        if orjson.loads(meta).get("opstamp") != committed:
+            return ()
+        return open_parts(self.engine_dir, meta, self.search_parts)
 
     def searcher(self) -> tantivy.Searcher:
         return self.snapshot().searcher
@@ -126,7 +144,8 @@ class EmbeddedBackend(SearchBackend):
 
     # reading
     def count(self, query: dict) -> int:
-        searcher = BoundedSearcher(self.searcher(), None)
+        snapshot = self.snapshot()
+        searcher = BoundedSearcher(snapshot.searcher, None, snapshot.parts)
         return count_hits(searcher, QueryBuilder(searcher).prepare(query).build(query, scoring=False))
 
     def get_by_ids(self, ids: Iterable[str]) -> dict[str, dict]:
@@ -147,7 +166,7 @@ class EmbeddedBackend(SearchBackend):
         """The deadline is checked between engine calls and in the loops around them (bounded.py): a page needing several
         calls stops at the first check past it; one engine call runs to its end."""
         snapshot = self.snapshot()
-        builder = QueryBuilder(BoundedSearcher(snapshot.searcher, deadline)).prepare(query)
+        builder = QueryBuilder(BoundedSearcher(snapshot.searcher, deadline, snapshot.parts)).prepare(query)
         searcher = builder.searcher
         if len(sort) > 1:
             result = by_keys(searcher, builder.build(query, scoring=any(p == SCORE for p, _ in sort)), list(sort),

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import orjson
 import tantivy
 from tantivy import FieldType, Query
 
@@ -112,7 +111,7 @@ class MultiKeySorter:
         scores = []
         for step, address in enumerate(addresses):
             self.searcher.check(step)
-            scores.append(float(orjson.loads(self.scored_query.explain(self.searcher.engine, address).to_json())["value"]))
+            scores.append(self.searcher.score(self.scored_query, address))
         return scores
 
     def _restrict(self, query, path: str, order: str, value):
