@@ -17,7 +17,7 @@ from plugins.person import profile_fields
 from plugins.person.backends import DatasetEmpty, DatasetUnavailable, DatasetWriter, SearchBackend, SearchDeadline, SearchResult
 from plugins.person.backends.embedded.bounded import BoundedSearcher
 from plugins.person.backends.embedded.build import parallel_load
-from plugins.person.backends.embedded.fanout import FANOUT_MIN_DOCS, Part, default_parts, open_parts
+from plugins.person.backends.embedded.fanout import FANOUT_MIN_DOCS, PARTS_PER_THREAD, Part, default_threads, open_parts
 from plugins.person.backends.embedded.layout import SCHEMA, SCHEMA_VERSION, prepare_document, source
 from plugins.person.backends.embedded.query import QueryBuilder, count_hits, is_constant_score, requires_value, sort_parts
 from plugins.person.backends.embedded.ranking import by_index_order, by_key, by_score
@@ -65,10 +65,10 @@ class EmbeddedBackend(SearchBackend):
     preparer = staticmethod(prepare_document)
 
     def __init__(self, directory: str, search_threads: int = 0, fanout_min_docs: int = FANOUT_MIN_DOCS):
-        """search_threads: parts one search is split into (0: one per core, at most 4; 1: never split), on an index of
-        at least `fanout_min_docs` profiles."""
+        """search_threads: threads one search runs on (0: one per core, at most 4; 1: one), on an index of at least
+        `fanout_min_docs` profiles."""
         self.directory = Path(directory)
-        self.search_parts = search_threads or default_parts()
+        self.search_threads = search_threads or default_threads()
         self.fanout_min_docs = fanout_min_docs
         self.engine_dir = self.directory / ENGINE_DIR
         self._index: tantivy.Index | None = None
@@ -117,14 +117,15 @@ class EmbeddedBackend(SearchBackend):
             return self._snapshot
 
     def _parts(self, committed: int) -> tuple[Part, ...]:
-        """The commit `committed`'s segments shared out into search_parts searchers; () when meta.json has moved on."""
+        """The commit `committed`'s segments shared out into PARTS_PER_THREAD searchers a thread; () when meta.json has
+        moved on, or when one thread searches."""
         try:
             meta = (self.engine_dir / "meta.json").read_bytes()
         except FileNotFoundError:
             return ()
-        if orjson.loads(meta).get("opstamp") != committed:
+        if orjson.loads(meta).get("opstamp") != committed or self.search_threads < 2:
             return ()
-        return open_parts(self.engine_dir, meta, self.search_parts)
+        return open_parts(self.engine_dir, meta, self.search_threads * PARTS_PER_THREAD)
 
     def searcher(self) -> tantivy.Searcher:
         return self.snapshot().searcher
@@ -145,7 +146,7 @@ class EmbeddedBackend(SearchBackend):
     # reading
     def count(self, query: dict) -> int:
         snapshot = self.snapshot()
-        searcher = BoundedSearcher(snapshot.searcher, None, snapshot.parts)
+        searcher = BoundedSearcher(snapshot.searcher, None, snapshot.parts, self.search_threads)
         return count_hits(searcher, QueryBuilder(searcher).prepare(query).build(query, scoring=False))
 
     def get_by_ids(self, ids: Iterable[str]) -> dict[str, dict]:
@@ -166,7 +167,7 @@ class EmbeddedBackend(SearchBackend):
         """The deadline is checked between engine calls and in the loops around them (bounded.py): a page needing several
         calls stops at the first check past it; one engine call runs to its end."""
         snapshot = self.snapshot()
-        builder = QueryBuilder(BoundedSearcher(snapshot.searcher, deadline, snapshot.parts)).prepare(query)
+        builder = QueryBuilder(BoundedSearcher(snapshot.searcher, deadline, snapshot.parts, self.search_threads)).prepare(query)
         searcher = builder.searcher
         if len(sort) > 1:
             result = by_keys(searcher, builder.build(query, scoring=any(p == SCORE for p, _ in sort)), list(sort),

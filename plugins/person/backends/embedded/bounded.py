@@ -14,18 +14,20 @@ CHECK_EVERY = 256  # steps of a Python loop (terms enumerated, hits read or expl
 
 
 class BoundedSearcher:
-    """A tantivy Searcher whose `search` checks the deadline before and after each engine call (and runs on every part
-    at once when `parts` are given: fanout.py), and whose `check` the loops call every
+    """A tantivy Searcher whose `search` checks the deadline before and after each engine call (and runs on every part,
+    `threads` at once, when `parts` are given: fanout.py), and whose `check` the loops call every
     CHECK_EVERY steps; everything else is the engine's searcher (`engine`, for calls that need it)."""
 
-    def __init__(self, engine: tantivy.Searcher, deadline: SearchDeadline | None, parts: tuple[Part, ...] = ()):
+    def __init__(self, engine: tantivy.Searcher, deadline: SearchDeadline | None, parts: tuple[Part, ...] = (),
+                 threads: int = 1):
         self.engine = engine
         self.deadline = deadline
         self.parts = parts
+        self.threads = threads
 
     def search(self, *args, **kwargs):
         self.check()
-        result = fanned_search(self.parts, *args, **kwargs) if self.parts else self.engine.search(*args, **kwargs)
+        result = fanned_search(self.parts, self.threads, *args, **kwargs) if self.parts else self.engine.search(*args, **kwargs)
         self.check()
         return result
 

@@ -9,9 +9,6 @@ import tempfile
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from heapq import merge
-from itertools import islice
-from operator import itemgetter
 from pathlib import Path
 
 import orjson
@@ -19,10 +16,11 @@ import tantivy
 from tantivy import DocAddress, Order, Query
 
 FANOUT_MIN_DOCS = 500_000  # below this a search takes a few milliseconds: handing it to threads would cost more than it saves
+PARTS_PER_THREAD = 2  # runs of segments per thread: more runs than threads even out segments of unequal size
 
 
-def default_parts() -> int:
-    """Parts a search is split into: one per core the process may run on, at most 4."""
+def default_threads() -> int:
+    """Threads one search runs on: one per core the process may run on, at most 4."""
     try:
         cores = len(os.sched_getaffinity(0))
     except AttributeError:  # not Linux
@@ -32,29 +30,37 @@ def default_parts() -> int:
 
 @dataclass(frozen=True)
 class Part:
-    """A searcher over segments [first, first + len) of the full searcher, whose segment ordinals it shifts by `first`."""
+    """A searcher over `docs` live documents in segments [first, first + len) of the full searcher, whose segment
+    ordinals it shifts by `first`."""
 
     searcher: tantivy.Searcher
     first: int
+    docs: int
 
 
 def group_segments(sizes: list[int], parts: int) -> list[tuple[int, int]]:
-    """[(first, end)] runs of segments, in order, whose live documents are as even as the segment sizes allow."""
-    total = sum(sizes)
-    runs, start, held = [], 0, 0
-    for k, size in enumerate(sizes):
-        held += size
-        wanted = total * (len(runs) + 1) / parts
-        if len(runs) < parts - 1 and held >= wanted and k + 1 < len(sizes):
-            over, under = held - wanted, wanted - (held - size)
-            if over <= under or k == start:
-                runs.append((start, k + 1))
-                start = k + 1
-            else:
-                runs.append((start, k))
-                start = k
-    runs.append((start, len(sizes)))
-    return [run for run in runs if run[1] > run[0]]
+    """[(first, end)]: `parts` runs of segments (fewer if there are fewer segments), in order, as even as the segment
+    sizes allow: the runs whose sizes have the smallest sum of squares (an index has tens of segments at most)."""
+    n = len(sizes)
+    parts = max(1, min(parts, n))
+    before = [0]
+    for size in sizes:
+        before.append(before[-1] + size)
+    # cost[k][j]: the least sum of squares of k runs holding the first j segments; cut[k][j]: where its last run starts
+    cost = [[float("inf")] * (n + 1) for _ in range(parts + 1)]
+    cut = [[0] * (n + 1) for _ in range(parts + 1)]
+    cost[0][0] = 0
+    for k in range(1, parts + 1):
+        for j in range(k, n + 1):
+            for i in range(k - 1, j):
+                total = cost[k - 1][i] + (before[j] - before[i]) ** 2
+                if total < cost[k][j]:
+                    cost[k][j], cut[k][j] = total, i
+    runs, end = [], n
+    for k in range(parts, 0, -1):
+        runs.append((cut[k][end], end))
+        end = cut[k][end]
+    return runs[::-1]
 
 
 def open_parts(engine_dir: Path, meta: bytes, parts: int) -> tuple[Part, ...]:
@@ -82,7 +88,7 @@ def open_parts(engine_dir: Path, meta: bytes, parts: int) -> tuple[Part, ...]:
             (directory / "meta.json").write_bytes(orjson.dumps({**record, "segments": segments[first:end]}))
             index = tantivy.Index.open(str(directory))
             index.config_reader("manual")
-            opened.append(Part(index.searcher(), first))
+            opened.append(Part(index.searcher(), first, sum(sizes[first:end])))
         return tuple(opened)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
@@ -126,15 +132,15 @@ class _Pool:
 _POOL = _Pool()
 
 
-def fanned_search(parts: tuple[Part, ...], query: Query, limit: int = 10, count: bool = True,
+def fanned_search(parts: tuple[Part, ...], threads: int, query: Query, limit: int = 10, count: bool = True,
                   order_by_field: str | None = None, offset: int = 0, order: Order = Order.Desc) -> MergedResult:
-    """The full searcher's `search`, run on every part at once.
+    """The full searcher's `search`, run on every part, `threads` parts at once.
 
-    Each part returns its own first offset + limit hits in the engine's order (score or key, equal ones by address);
-    parts hold runs of segments in order, so merging their lists in that order, equal keys by part, ranks the union as
-    one searcher would, and [offset, offset + limit) of it is the answer. The calling thread searches the first part
-    itself, then every part no pool thread has begun, so a pool busy with other requests' parts costs a search its
-    parallelism, never a wait.
+    Each part returns its own first offset + limit hits in the engine's order (score or key, equal ones by address).
+    Parts hold runs of segments in address order, so their lists laid end to end and sorted stably by key alone rank
+    the union as one searcher would, equal keys by address; [offset, offset + limit) of it is the answer. The largest
+    parts go first; the calling thread searches one itself, then every part no pool thread has begun, so a pool busy
+    with other requests' parts costs a search its parallelism, never a wait.
     Relevance statistics (a term's document frequency) are each part's own, as they are each shard's in Elasticsearch."""
     window = offset + limit
     kwargs = {"count": count, "order_by_field": order_by_field, "order": order} if order_by_field else {"count": count}
@@ -143,17 +149,22 @@ def fanned_search(parts: tuple[Part, ...], query: Query, limit: int = 10, count:
         result = part.searcher.search(query, window, **kwargs)
         return result.hits, result.count
 
-    futures: list[Future] = [_POOL.executor(len(parts) - 1).submit(run, part) for part in parts[1:]]
-    answers = [run(parts[0])]
-    for part, future in zip(parts[1:], futures):  # a part no pool thread has taken yet is searched here
-        answers.append(run(part) if future.cancel() else future.result())
-    ranked = merge(*(_tagged(hits, part.first) for part, (hits, _) in zip(parts, answers)), key=itemgetter(0),
-                   reverse=order_by_field is None or order == Order.Desc)
-    hits = [(key, DocAddress(first + address.segment_ord, address.doc)) for key, address, first in islice(ranked, offset, window)]
-    return MergedResult(hits, sum(n for _, n in answers) if count else None)
-
-
-def _tagged(hits: list, first: int):
-    """A part's hits with the ordinal of its first segment, made one at a time as the merge takes them."""
-    for key, address in hits:
-        yield key, address, first
+    largest_first = sorted(range(len(parts)), key=lambda k: -parts[k].docs)
+    pool = _POOL.executor(max(1, threads - 1))
+    futures: dict[int, Future] = {k: pool.submit(run, parts[k]) for k in largest_first[1:]}
+    answers = {largest_first[0]: run(parts[largest_first[0]])}
+    for k in largest_first[1:]:  # the parts no pool thread has begun are searched here, then the others awaited
+        if futures[k].cancel():
+            answers[k] = run(parts[k])
+    for k in largest_first[1:]:
+        if k not in answers:
+            answers[k] = futures[k].result()
+    hits, owners = [], []
+    for k, part in enumerate(parts):
+        part_hits = answers[k][0]
+        hits += part_hits
+        owners += [part.first] * len(part_hits)
+    keys = [key for key, _ in hits]
+    ranked = sorted(range(len(hits)), key=keys.__getitem__, reverse=order_by_field is None or order == Order.Desc)
+    page = [(hits[i][0], DocAddress(owners[i] + hits[i][1].segment_ord, hits[i][1].doc)) for i in ranked[offset:window]]
+    return MergedResult(page, sum(answers[k][1] for k in answers) if count else None)
