@@ -19,7 +19,8 @@ from plugins.person.backends.embedded.bounded import BoundedSearcher
 from plugins.person.backends.embedded.build import parallel_load
 from plugins.person.backends.embedded.fanout import FANOUT_MIN_DOCS, PARTS_PER_THREAD, Part, default_threads, open_parts
 from plugins.person.backends.embedded.layout import SCHEMA, SCHEMA_VERSION, prepare_document, source
-from plugins.person.backends.embedded.query import QueryBuilder, count_hits, is_constant_score, requires_value, sort_parts
+from plugins.person.backends.embedded.query import (QueryBuilder, count_hits, is_constant_score, known_total, requires_value,
+                                                    sort_parts)
 from plugins.person.backends.embedded.ranking import by_index_order, by_key, by_score
 from plugins.person.backends.embedded.sort import by_keys
 from plugins.person.dsl import SCORE
@@ -147,6 +148,9 @@ class EmbeddedBackend(SearchBackend):
     def count(self, query: dict) -> int:
         snapshot = self.snapshot()
         searcher = BoundedSearcher(snapshot.searcher, None, snapshot.parts, self.search_threads)
+        known = known_total(searcher, query)
+        if known is not None:
+            return known
         return count_hits(searcher, QueryBuilder(searcher).prepare(query).build(query, scoring=False))
 
     def get_by_ids(self, ids: Iterable[str]) -> dict[str, dict]:
@@ -177,9 +181,10 @@ class EmbeddedBackend(SearchBackend):
         if sort:
             path, order = sort[0]
             parts = sort_parts(builder.build(query, scoring=False), path, requires_value(query, path))
-            ranked = by_key(searcher, parts, path, order, size, offset, cursor)
+            ranked = by_key(searcher, parts, path, order, size, offset, cursor, known_total(searcher, query))
         elif is_constant_score(query):
-            ranked = by_index_order(searcher, builder.build(query, scoring=False), size, offset, cursor)
+            ranked = by_index_order(searcher, builder.build(query, scoring=False), size, offset, cursor,
+                                    known_total(searcher, query))
         else:
             ranked = by_score(searcher, builder.build(query), size, offset, cursor)
         addresses, total, next_cursor = ranked

@@ -13,7 +13,7 @@ from plugins.person.analysis import analyze
 from plugins.person.backends.embedded.layout import SCHEMA, keyword
 from plugins.person.backends.embedded.lexical import lexical_range
 from plugins.person.dsl import resolve_minimum_should_match
-from plugins.person.profile_fields import DATE, FLOAT, INTEGER, KEYWORD, TEXT
+from plugins.person.profile_fields import BOOLEAN, DATE, FLOAT, INTEGER, KEYWORD, TEXT
 from plugins.person.query_budget import ENGINE_AUTOMATON_STATES
 
 # tantivy keeps Lucene's older (k1 + 1) BM25 factor: its scores are 2.2 times Elasticsearch's.
@@ -283,6 +283,36 @@ def sort_parts(query: Query, path: str, implied: bool) -> tuple[Query, Query | N
         return query, None
     has_value = Query.term_query(SCHEMA, "_field_names", path)
     return narrowed(query, has_value), narrowed(query, excluded=has_value)
+
+
+def known_total(searcher: tantivy.Searcher, node: dict) -> int | None:
+    """How many documents the canonical `node` matches, when the index statistics tell without a search (None when
+    they do not): every document for match_all; on an index without deleted documents (whose term frequencies still
+    count them), a keyword term's or an exists's document frequency, or the documents left by a bool of one such
+    must_not clause alone."""
+    (kind, body), = node.items()
+    if kind == "match_all":
+        return searcher.num_docs
+    if searcher.doc_freq("_field_names", "id") != searcher.num_docs:  # every document has an id: some are deleted
+        return None
+    if kind == "bool":
+        if body.get("must") or body.get("filter") or body.get("should") or len(body.get("must_not", [])) != 1:
+            return None
+        excluded = _frequency(searcher, body["must_not"][0])
+        return None if excluded is None else searcher.num_docs - excluded
+    return _frequency(searcher, node)
+
+
+def _frequency(searcher: tantivy.Searcher, node: dict) -> int | None:
+    """The document frequency of a keyword term or an exists (None for other clauses)."""
+    (kind, body), = node.items()
+    if kind == "exists":
+        return searcher.doc_freq("_field_names", body["field"])
+    if kind == "term":
+        (path, value), = body.items()
+        if profile_fields.FIELDS[path].kind in (KEYWORD, BOOLEAN):
+            return searcher.doc_freq(path, keyword(value))
+    return None
 
 
 def count_hits(searcher: tantivy.Searcher, query: Query) -> int:

@@ -16,14 +16,20 @@ from plugins.person.profile_fields import DATE, INTEGER
 # continues after them (None on the last page).
 
 
-def by_index_order(searcher: tantivy.Searcher, query: Query, size: int, offset: int, cursor):
+WINDOWED_FIRST_PAGE_HITS = 100_000  # fewer hits are ranked faster in one search than found by windows of sequences
+
+
+def by_index_order(searcher: tantivy.Searcher, query: Query, size: int, offset: int, cursor, total: int | None = None):
     """Hits in ingest order; a continuation looks within SEQ_WINDOWS of the last sequence and reuses the first
-    page's total, instead of ranking and counting every hit left."""
+    page's total, instead of ranking and counting every hit left. A first page of a query with many hits whose
+    `total` is known (from the index statistics: query.known_total) is found the same way, from the first sequence."""
     seen, counted = 0, None
     if cursor:
         _, seen, last_seq, *counted = cursor
     if counted:
         hits, total = _after_seq_window(searcher, query, last_seq, size), counted[0]
+    elif total is not None and total >= WINDOWED_FIRST_PAGE_HITS and not cursor:
+        hits = _after_seq_window(searcher, query, -1, offset + size)[offset:]
     else:
         ranked = narrowed(query, _after_seq(last_seq)) if cursor else query
         result = searcher.search(ranked, size, count=True, order_by_field="_seq", offset=offset, order=Order.Asc)
@@ -44,13 +50,17 @@ def by_score(searcher: tantivy.Searcher, query: Query, size: int, offset: int, c
     return addresses, total, (["offset", offset + len(addresses)] if more and addresses else None)
 
 
-def by_key(searcher: tantivy.Searcher, parts, path: str, order: str, size: int, offset: int, cursor):
-    """Hits sorted by the one field `path` (by_number or by_keyword, by its kind); `parts` from query.sort_parts."""
+def by_key(searcher: tantivy.Searcher, parts, path: str, order: str, size: int, offset: int, cursor,
+           total: int | None = None):
+    """Hits sorted by the one field `path` (by_number or by_keyword, by its kind); `parts` from query.sort_parts, and
+    `total` the query's hits when known without a search (query.known_total), which spares counting those without a
+    value."""
     strategy = by_number if profile_fields.FIELDS[path].kind in (INTEGER, DATE) else by_keyword
-    return strategy(searcher, parts, path, order, size, offset, cursor)
+    return strategy(searcher, parts, path, order, size, offset, cursor, total)
 
 
-def by_number(searcher: tantivy.Searcher, parts, path: str, order: str, size: int, offset: int, cursor):
+def by_number(searcher: tantivy.Searcher, parts, path: str, order: str, size: int, offset: int, cursor,
+              total: int | None = None):
     """Valued documents by the folded (value, sequence) key, then documents without a value in index order.
 
     The first page counts both parts and its cursor carries the counts; a continuation searches only the keys just
@@ -77,7 +87,8 @@ def by_number(searcher: tantivy.Searcher, parts, path: str, order: str, size: in
         result = searcher.search(valued, size, count=True, order_by_field=key, offset=offset,
                                  order=Order.Asc if order == "asc" else Order.Desc)
         hits = result.hits
-        n_valued, n_missing = seen + result.count, count_hits(searcher, missing) if missing else 0
+        n_valued = seen + result.count
+        n_missing = (total - n_valued if total is not None else count_hits(searcher, missing)) if missing else 0
     addresses = [a for _, a in hits]
     next_key = ["value", hits[-1][0]] if hits else None
     total = n_valued + n_missing
@@ -93,7 +104,8 @@ def by_number(searcher: tantivy.Searcher, parts, path: str, order: str, size: in
     return addresses, total, [next_key[0], consumed, next_key[1], n_valued, n_missing]
 
 
-def by_keyword(searcher: tantivy.Searcher, parts, path: str, order: str, size: int, offset: int, cursor):
+def by_keyword(searcher: tantivy.Searcher, parts, path: str, order: str, size: int, offset: int, cursor,
+               total: int | None = None):
     """Valued documents by the keyword (ties in index order), then documents without a value; continues by offset."""
     if cursor:
         _, offset = cursor
@@ -119,7 +131,7 @@ def by_keyword(searcher: tantivy.Searcher, parts, path: str, order: str, size: i
     else:
         ordered = []
     addresses = ordered[offset:window]
-    missing_count = count_hits(searcher, missing) if missing else 0
+    missing_count = (total - n_valued if total is not None else count_hits(searcher, missing)) if missing else 0
     total = n_valued + missing_count
     if len(addresses) < size and missing_count:
         skip = max(0, offset - n_valued)
@@ -188,10 +200,12 @@ def _number_window(key: str, last: int, value: int, width: int, order: str) -> Q
 SEQ_WINDOWS = (4, 32, 256, 2048)  # sequences past the last hit an index-order continuation looks within, per hit wanted
 
 
+SEQ_TERMS_MAX = 4096  # a window of at most this many sequences is looked up term by term, not by scanning the column
+
+
 def _after_seq_window(searcher, query: Query, last_seq: int, size: int) -> list:
     """The next `size` hits after sequence `last_seq` in index order: within a widening window of sequences first."""
-    windows = (Query.range_query(SCHEMA, "_seq", FieldType.Integer, last_seq, last_seq + factor * size, False, True)
-               for factor in SEQ_WINDOWS)
+    windows = (_seq_between(last_seq, last_seq + factor * size) for factor in SEQ_WINDOWS)
     return _next_page(searcher, query, windows, _after_seq(last_seq), size, "_seq", Order.Asc)
 
 
@@ -203,6 +217,14 @@ def _next_page(searcher, query: Query, windows: Iterable[Query], past: Query, si
         if len(hits) == size:
             return hits
     return searcher.search(narrowed(query, past), size, count=False, order_by_field=key, order=order).hits
+
+
+def _seq_between(low: int, high: int) -> Query:
+    """Sequences in (low, high]: a narrow window as its terms (a few postings read), a wide one as a range (which reads
+    the sequence of every document)."""
+    if high - low <= SEQ_TERMS_MAX:
+        return Query.term_set_query(SCHEMA, "_seq", list(range(low + 1, high + 1)))
+    return Query.range_query(SCHEMA, "_seq", FieldType.Integer, low, high, False, True)
 
 
 def _after_seq(seq: int) -> Query:
