@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import tantivy
@@ -115,8 +116,11 @@ class QueryBuilder:
         leaves = [self._exact(f, token, scoring) for token in tokens]
         if options.get("operator") == "and":
             return Query.boolean_query([(Occur.Must, q) for q in leaves])
-        wanted = resolve_minimum_should_match(options.get("minimum_should_match", 1), len(leaves))
-        return Query.boolean_query([(Occur.Should, q) for q in leaves], max(1, wanted))
+        wanted = max(1, resolve_minimum_should_match(options.get("minimum_should_match", 1), len(leaves)))
+        frequencies = [self.searcher.doc_freq(f.path, token) for token in tokens]
+        if cheaper_as_conjunctions(frequencies, wanted):
+            return at_least(leaves, [self._exact(f, token, False) for token in tokens], wanted)
+        return Query.boolean_query([(Occur.Should, q) for q in leaves], wanted)
 
     def _match_phrase(self, body, scoring):
         return self._analyzed(body, scoring, self._phrase_tokens)
@@ -203,6 +207,31 @@ class QueryBuilder:
         if not required and wanted == 0:
             subs.append((Occur.Must, constant(Query.all_query(), 0.0)))  # Lucene matches nothing for a purely negative bool
         return Query.boolean_query(subs, wanted) if wanted else Query.boolean_query(subs)
+
+
+MAX_COMBINATIONS = 20  # minimum_should_match rewritten as conjunctions (at_least) up to this many of them
+
+
+def at_least(scored: list[Query], unscored: list[Query], wanted: int) -> Query:
+    """Documents matching at least `wanted` of the clauses, scored by the sum of those they match, as the union of
+    every `wanted` clauses' conjunction filtering the clauses' plain disjunction (see cheaper_as_conjunctions)."""
+    return Query.boolean_query([(Occur.Must, constant(combinations_of(unscored, wanted), 0.0))] +
+                               [(Occur.Should, q) for q in scored])
+
+
+def cheaper_as_conjunctions(frequencies: list[int], wanted: int) -> bool:
+    """True when at least `wanted` of terms with these document frequencies is better searched by at_least than by the
+    engine's minimum_should_match, which reads every posting of every term: each conjunction skips along its rarest
+    term, so the union reads about the sum of each group's smallest frequency."""
+    if not 2 <= wanted < len(frequencies) or math.comb(len(frequencies), wanted) > MAX_COMBINATIONS:
+        return False
+    return sum(min(group) for group in itertools.combinations(frequencies, wanted)) < sum(frequencies)
+
+
+def combinations_of(clauses: list[Query], wanted: int) -> Query:
+    """Documents matching at least `wanted` of `clauses`: the union of every `wanted` of them together."""
+    return Query.boolean_query([(Occur.Should, Query.boolean_query([(Occur.Must, q) for q in group]))
+                                for group in itertools.combinations(clauses, wanted)])
 
 
 def leaves(node: dict):
