@@ -223,6 +223,35 @@ def time_mix(app, one_thread_app, client: KeepAliveClient, repeats: int) -> tupl
     return engine, one_thread, http
 
 
+def time_concurrent_mix(base: str, headers: dict, clients: int, rounds: int) -> tuple[list[float], float]:
+    """(milliseconds of every search, searches a second) of `clients` keep-alive connections sending the query mix at
+    once over HTTP, `rounds` times each, every client in its own order (so they do not move in step)."""
+    import random
+
+    timings: list[float] = []
+    lock = threading.Lock()
+
+    def client_loop(seed: int) -> None:
+        client = KeepAliveClient(base, headers)
+        order = [body for _, body in QUERIES] * rounds
+        random.Random(seed).shuffle(order)
+        mine = []
+        for body in order:
+            started = time.perf_counter()
+            client.call("POST", "/v2/person/search", {"size": 10, **body})
+            mine.append((time.perf_counter() - started) * 1000)
+        with lock:
+            timings.extend(mine)
+
+    threads = [threading.Thread(target=client_loop, args=(seed,)) for seed in range(clients)]
+    started = time.perf_counter()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return timings, len(timings) / (time.perf_counter() - started)
+
+
 def time_sql_twins(app, repeats: int) -> list[tuple[str, list[float], list[float], list[float]]]:
     """(name, DSL ms, SQL ms, SQL translation ms uncached) per twin: each SQL search is timed right after its DSL twin,
     run after run, so both see the same machine; the translation alone is timed with sqlglot's parse uncached."""
@@ -314,6 +343,9 @@ def delta_files(count: int, seed: int, workdir: Path) -> tuple[Path, Path, str]:
     return delta, ids, f"{changed:,} changed, {new:,} new, {removed:,} removed"
 
 
+BEFORE_ROUNDS = 16  # rounds of the mix before a delta: enough that its p95 is not decided by one query's few runs
+
+
 def time_delta(index: Path, count: int, seed: int, workdir: Path, env: dict, niceness: int) -> None:
     """Apply the delta with `person load --upsert --delete-ids` (its own process, as an operator runs it: with
     `nice -n NICENESS` and one indexing thread, unless niceness is 0) to a hard-linked copy of the index while this
@@ -339,7 +371,7 @@ def time_delta(index: Path, count: int, seed: int, workdir: Path, env: dict, nic
             seen.add((backend.count({"match_all": {}}), backend.dataset_info()["dataset_version"]))
 
         before, seen_before = [], set()
-        for _ in range(4):
+        for _ in range(BEFORE_ROUNDS):
             mix_round(before, seen_before)
         command = [sys.executable, "-m", "flask", "--app", "wsgi", "person", "load", str(delta), "--upsert",
                    "--delete-ids", str(ids), "--dataset-version", "delta-1"]
@@ -382,6 +414,8 @@ def main() -> None:
     parser.add_argument("--reload", action="store_true", help="rebuild the index even when cached")
     parser.add_argument("--processes", type=int, default=None, help="loader slice processes (default CPU count)")
     parser.add_argument("--repeats", type=int, default=None)
+    parser.add_argument("--clients", type=lambda text: [int(n) for n in text.split(",")], default=[2, 4],
+                        help="connections sending the mix at once over HTTP, a shape each (default 2,4)")
     parser.add_argument("--no-delta", action="store_true", help="skip applying the 1 %% delta")
     parser.add_argument("--delta-only", action="store_true", help="only apply the 1 %% delta (and the searches around it)")
     parser.add_argument("--delta-nice", type=int, default=0, help="niceness of the delta's process (0: as the searches), "
@@ -422,6 +456,8 @@ def main() -> None:
             one_thread_app = create_app({"DATABASE_URL": database_url, "SEARCH_INDEX": str(index), "RATE_LIMIT_ENABLED": False,
                                          "LOG_LEVEL": "WARNING", "PERSON_SEARCH_THREADS": 1})
             engine, one_thread, http = time_mix(app, one_thread_app, client, repeats)
+            concurrent = {n: time_concurrent_mix(f"http://127.0.0.1:{port}", {"X-API-Key": key}, n, max(2, repeats // 6))
+                          for n in args.clients}
             sql_rows = time_sql_twins(app, repeats)
             floor = time_floor(client, repeats * 5)
             body = bulk_enrich_body(args.seed)
@@ -458,6 +494,8 @@ def main() -> None:
         print(f"HTTP vs engine: pooled p50s {statistics.median(all_http) / statistics.median(all_engine):.2f}x (the pooled p50 falls "
               f"between clusters of queries, so it swings); per query p50s: median {statistics.median(ratios):.2f}x, worst "
               f"{max(ratios):.2f}x; time-weighted (sum of per-query p50s) {weighted:.2f}x")
+        for n, (timings, rate) in concurrent.items():
+            print(f"{f'HTTP, {n} clients at once':32} {'':22} {summary(timings):44} {rate:,.1f} searches/s")
         print(f"\n{'SQL twin of':32} {'DSL':44} {'SQL':44} SQL - DSL p50; translation (uncached) p50")
         for name, dsl_times, sql_times, translate_times in sql_rows:
             difference = statistics.median(sql_times) - statistics.median(dsl_times)
