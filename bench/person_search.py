@@ -346,9 +346,9 @@ def delta_files(count: int, seed: int, workdir: Path) -> tuple[Path, Path, str]:
 BEFORE_ROUNDS = 16  # rounds of the mix before a delta: enough that its p95 is not decided by one query's few runs
 
 
-def time_delta(index: Path, count: int, seed: int, workdir: Path, env: dict, niceness: int) -> None:
-    """Apply the delta with `person load --upsert --delete-ids` (its own process, as an operator runs it: with
-    `nice -n NICENESS` and one indexing thread, unless niceness is 0) to a hard-linked copy of the index while this
+def time_delta(index: Path, count: int, seed: int, workdir: Path, env: dict, foreground: bool) -> None:
+    """Apply the delta with `person load --upsert --delete-ids` (its own process, as an operator runs it: in the
+    background, at nice 10 with one indexing thread, unless `foreground`) to a hard-linked copy of the index while this
     process searches the copy with the query mix; the same mix before it is the baseline. Every search must see the
     dataset whole before or whole after (the match_all count of each round says which)."""
     from app import create_app
@@ -375,8 +375,8 @@ def time_delta(index: Path, count: int, seed: int, workdir: Path, env: dict, nic
             mix_round(before, seen_before)
         command = [sys.executable, "-m", "flask", "--app", "wsgi", "person", "load", str(delta), "--upsert",
                    "--delete-ids", str(ids), "--dataset-version", "delta-1"]
-        if niceness:
-            command = ["nice", "-n", str(niceness), *command, "--threads", "1"]
+        if foreground:
+            command.append("--foreground")
         started = time.perf_counter()
         update = subprocess.Popen(command, cwd=ROOT, env={**env, "HIREKIT_SEARCH_INDEX": str(copy)},
                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
@@ -392,8 +392,8 @@ def time_delta(index: Path, count: int, seed: int, workdir: Path, env: dict, nic
         mix_round([], after)
     shutil.rmtree(copy, ignore_errors=True)
     print(f"\ndelta of {described} ({delta.stat().st_size / 2**20:,.0f} MiB JSONL): applied in {took:.1f}s "
-          f"(exit {update.returncode}) by `{' '.join(command[:3] if niceness else command[:1])} ... person load --upsert "
-          f"--delete-ids{' --threads 1' if niceness else ''}`; load average {load_average()}")
+          f"(exit {update.returncode}) by `person load --upsert --delete-ids{' --foreground' if foreground else ''}`"
+          f"{'' if foreground else ' (in the background: nice 10, one indexing thread)'}; load average {load_average()}")
     print("  " + output[0].decode(errors="replace").strip().splitlines()[-1] if output and output[0] else "  (no output)")
     ratio50 = percentile(during, 50) / percentile(before, 50) if during else float("nan")
     ratio95 = percentile(during, 95) / percentile(before, 95) if during else float("nan")
@@ -418,8 +418,8 @@ def main() -> None:
                         help="connections sending the mix at once over HTTP, a shape each (default 2,4)")
     parser.add_argument("--no-delta", action="store_true", help="skip applying the 1 %% delta")
     parser.add_argument("--delta-only", action="store_true", help="only apply the 1 %% delta (and the searches around it)")
-    parser.add_argument("--delta-nice", type=int, default=0, help="niceness of the delta's process (0: as the searches), "
-                                                                  "which runs with one indexing thread unless 0")
+    parser.add_argument("--delta-foreground", action="store_true",
+                        help="apply the delta at full speed (--foreground) instead of in the background, as by default")
     args = parser.parse_args()
     os.environ.setdefault("HIREKIT_SECRET_KEY", secrets.token_urlsafe(48))  # the app and the servers it starts need one
     count = args.count or (50_000 if args.quick else 1_000_000)
@@ -506,7 +506,7 @@ def main() -> None:
         print("targets: engine p50 <= 10 ms and p95 <= 50 ms at 1 M (<= 20 / 100 ms at 10 M); HTTP <= 1.3x engine; load >= 0.9x "
               "the engine-alone ceiling; bulk enrich of 100 <= 150 ms; a SQL search within 1 ms of its DSL twin")
     if not args.no_delta:
-        time_delta(index, count, args.seed, workdir, env, args.delta_nice)
+        time_delta(index, count, args.seed, workdir, env, args.delta_foreground)
     shutil.rmtree(workdir, ignore_errors=True)
 
 

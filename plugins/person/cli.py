@@ -60,6 +60,9 @@ def sample_command(count, seed, out, dataset_version, processes):
     click.echo(f"wrote {count} profiles to {out} in {elapsed:.1f}s ({count / elapsed:,.0f} profiles/s)")
 
 
+BACKGROUND_NICENESS = 10  # a delta applied while the machine serves searches yields the cores to them
+
+
 @person_cli.command("load")
 @click.argument("path", required=False, type=click.Path(exists=True, dir_okay=False))
 @SANDBOX_OPTION
@@ -71,8 +74,11 @@ def sample_command(count, seed, out, dataset_version, processes):
 @click.option("--dataset-version", default=None, help="Default: the records' dataset_version, else today's date.")
 @click.option("--processes", default=None, type=click.IntRange(min=1), help="Parser processes (default: CPU count).")
 @click.option("--threads", default=0, type=click.IntRange(min=0), help="Engine indexing threads (0: automatic).")
+@click.option("--background/--foreground", default=None,
+              help="--background (a delta's default): run at low CPU priority (nice 10) with one indexing thread, so "
+                   "searches served from this machine keep its cores; --foreground (a whole load's default): full speed.")
 @YES_OPTION
-def load_command(path, sandbox, replace, upsert, delete_ids, dataset_version, processes, threads, yes):
+def load_command(path, sandbox, replace, upsert, delete_ids, dataset_version, processes, threads, background, yes):
     """Stream a JSONL file into the search backend, upserting by id; malformed lines are reported and skipped.
     --replace asks first unless --yes. --upsert and --delete-ids apply a dataset delta: searches answer from the previous
     version until the whole delta is published, and the dataset_version advances only then."""
@@ -90,6 +96,9 @@ def load_command(path, sandbox, replace, upsert, delete_ids, dataset_version, pr
     side = "sandbox" if sandbox else "production"
     if replace:
         confirm_or_abort(yes, f"Replace every profile of the {side} dataset with {path}?")
+    if background if background is not None else bool(upsert or delete_ids):
+        os.nice(BACKGROUND_NICENESS)  # the loader processes it starts inherit it
+        threads = threads or 1
     total_bytes = os.path.getsize(path) if path else 0
     with click.progressbar(length=max(1, total_bytes), label=f"loading {os.path.basename(path or delete_ids)}") as bar:
         per_line = max(1, total_bytes // max(1, _estimate_lines(path))) if path else 0

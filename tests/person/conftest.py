@@ -27,6 +27,12 @@ def build_embedded(directory: Path, jsonl: str) -> str:
     return str(directory)
 
 
+@pytest.fixture(autouse=True)
+def keep_test_priority(monkeypatch):
+    """`person load` of a delta lowers its own CPU priority (os.nice); run in-process, it would lower the test run's."""
+    monkeypatch.setattr(os, "nice", lambda increment: 0)
+
+
 @pytest.fixture(scope="session")
 def sample_file(tmp_path_factory):
     """Generated profiles written once: make(count, seed) -> path."""

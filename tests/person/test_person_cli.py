@@ -98,3 +98,31 @@ def test_load_refuses_a_list_where_the_schema_wants_one_value(tmp_path):
     report = load_file(backend, str(path), replace=True, processes=1)
     assert report.skipped == [(1, "job_company_name: expected one value, not a list")]
     assert backend.search({"term": {"skills": "python"}}, size=5).hits == [{"id": "b", "skills": "python"}]
+
+
+def test_a_delta_runs_in_the_background_and_a_whole_load_in_the_foreground(person_app, tmp_path, monkeypatch):
+    """A delta is applied while the machine serves searches: at nice 10 with one indexing thread unless --foreground."""
+    import os
+
+    from plugins.person import cli
+
+    niced, threads = [], []
+    monkeypatch.setattr(os, "nice", lambda increment: niced.append(increment))  # the test process keeps its priority
+    real_load = cli.load_file
+    monkeypatch.setattr(cli, "load_file", lambda *args, **kwargs: threads.append(kwargs["writer_threads"]) or real_load(*args, **kwargs))
+    people = tmp_path / "people.jsonl"
+    people.write_bytes(b"".join(orjson.dumps(p) + b"\n" for p in generate(30, 5)))
+    removed = tmp_path / "removed.txt"
+    removed.write_text(next(generate(1, 5))["id"] + "\n")
+    runner = person_app(SEARCH_INDEX=str(tmp_path / "index")).test_cli_runner()
+    runs = [(["--replace", "--yes"], [], 0), (["--upsert"], [10], 1), (["--upsert", "--foreground"], [], 0),
+            (["--upsert", "--threads", "2"], [10], 2), ([], [], 0), (["--background"], [10], 1)]
+    for options, nice, writer_threads in runs:
+        niced.clear()
+        threads.clear()
+        result = runner.invoke(args=["person", "load", str(people), *options])
+        assert result.exit_code == 0, (options, result.output)
+        assert (niced, threads) == (nice, [writer_threads]), options
+    niced.clear()
+    assert runner.invoke(args=["person", "load", "--delete-ids", str(removed)]).exit_code == 0
+    assert niced == [10]
