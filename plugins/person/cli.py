@@ -96,7 +96,9 @@ def load_command(path, sandbox, replace, upsert, delete_ids, dataset_version, pr
     side = "sandbox" if sandbox else "production"
     if replace:
         confirm_or_abort(yes, f"Replace every profile of the {side} dataset with {path}?")
-    if background if background is not None else bool(upsert or delete_ids):
+    if background is None:
+        background = bool(upsert or delete_ids)
+    if background:
         os.nice(BACKGROUND_NICENESS)  # the loader processes it starts inherit it
         threads = threads or 1
     total_bytes = os.path.getsize(path) if path else 0

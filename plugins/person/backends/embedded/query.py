@@ -117,8 +117,7 @@ class QueryBuilder:
         if options.get("operator") == "and":
             return Query.boolean_query([(Occur.Must, q) for q in leaves])
         wanted = max(1, resolve_minimum_should_match(options.get("minimum_should_match", 1), len(leaves)))
-        frequencies = [self.searcher.doc_freq(f.path, token) for token in tokens]
-        if cheaper_as_conjunctions(frequencies, wanted):
+        if wanted > 1 and cheaper_as_conjunctions([self.searcher.doc_freq(f.path, token) for token in tokens], wanted):
             return at_least(leaves, [self._exact(f, token, False) for token in tokens], wanted)
         return Query.boolean_query([(Occur.Should, q) for q in leaves], wanted)
 
