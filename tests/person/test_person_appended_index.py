@@ -9,8 +9,8 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from plugins.person.backends.embedded import EmbeddedBackend
 from plugins.person.loader import load_file
+from tests.person.indexes import load_in_appends
 from tests.person.paging import walk_pages, walk_scroll
 
 MATCH = {"match": {"job_title": "software engineer"}}
@@ -31,11 +31,7 @@ def _profile(n: int) -> dict:
 def appended_index(tmp_path_factory):
     """480 profiles loaded in 12 appends of 40, then 11 of them loaded again with other values."""
     root = tmp_path_factory.mktemp("appended")
-    backend = EmbeddedBackend(str(root / "index"))
-    for load in range(12):
-        path = root / f"load-{load}.jsonl"
-        path.write_bytes(b"".join(orjson.dumps(_profile(n)) + b"\n" for n in range(load * 40 + 1, load * 40 + 41)))
-        load_file(backend, str(path), replace=load == 0, processes=1, writer_threads=1)
+    backend = load_in_appends(root, [[_profile(n) for n in range(load * 40 + 1, load * 40 + 41)] for load in range(12)])
     again = root / "again.jsonl"
     again.write_bytes(b"".join(orjson.dumps({"id": f"p{n:05d}", "job_title": "software engineer",
                                              "location_country": "spain", "birth_year": 1981}) + b"\n"

@@ -11,9 +11,9 @@ from pathlib import Path
 import orjson
 import pytest
 
-from plugins.person.backends.embedded import EmbeddedBackend
 from plugins.person.backends.embedded.fanout import group_segments
 from plugins.person.loader import load_file
+from tests.person.indexes import load_in_appends
 from tests.person.paging import walk_pages, walk_scroll
 
 COUNTRIES = ("france", "spain", "italy", "germany")
@@ -35,11 +35,7 @@ def _profile(n: int) -> dict:
 def segmented_index(tmp_path_factory):
     """600 profiles in 4 appended loads (several segments), then 20 of them loaded again and 15 removed."""
     root = tmp_path_factory.mktemp("segmented")
-    backend = EmbeddedBackend(str(root / "index"))
-    for load in range(4):
-        path = root / f"load-{load}.jsonl"
-        path.write_bytes(b"".join(orjson.dumps(_profile(n)) + b"\n" for n in range(load * 150, load * 150 + 150)))
-        load_file(backend, str(path), replace=load == 0, processes=1, writer_threads=1)
+    backend = load_in_appends(root, [[_profile(n) for n in range(load * 150, load * 150 + 150)] for load in range(4)])
     again = root / "again.jsonl"
     again.write_bytes(b"".join(orjson.dumps({**_profile(n), "location_country": "spain"}) + b"\n" for n in range(3, 600, 30)))
     removed = root / "removed.txt"
@@ -112,12 +108,8 @@ def test_split_relevance_walks_every_hit_once_best_first(clients, query, sort):
 
 
 def test_split_search_sees_a_delta_and_leaves_no_scratch_files(make_app, tmp_path, make_tenant):
-    directory = str(tmp_path / "index")
-    backend = EmbeddedBackend(directory)
-    for load in range(3):
-        path = tmp_path / f"load-{load}.jsonl"
-        path.write_bytes(b"".join(orjson.dumps(_profile(n)) + b"\n" for n in range(load * 50, load * 50 + 50)))
-        load_file(backend, str(path), replace=load == 0, processes=1, writer_threads=1)
+    backend = load_in_appends(tmp_path, [[_profile(n) for n in range(load * 50, load * 50 + 50)] for load in range(3)])
+    directory = str(backend.directory)
     app = make_app(SEARCH_INDEX=directory, PERSON_SEARCH_THREADS=2, PERSON_SEARCH_THREADS_MIN_PROFILES=0)
     client, headers = app.test_client(), {"X-API-Key": make_tenant("delta-threads").key}
     before = set(os.listdir(os.environ.get("TMPDIR", "/tmp")))
