@@ -118,6 +118,9 @@ DEFAULTS: dict[str, object] = {
     "ELASTICSEARCH_PASSWORD": "",  # Elasticsearch basic-auth password
     "ELASTICSEARCH_CA_CERTS": "",  # CA bundle that verifies the cluster's certificate
     "ELASTICSEARCH_TIMEOUT": 10.0,  # seconds per Elasticsearch request
+    # how long Elasticsearch keeps a scroll's point in time between two of its pages (an Elasticsearch time: `5m`, `90s`);
+    # a next page after longer, or after a replacing load, is 400 and the client starts the scroll again
+    "ELASTICSEARCH_SCROLL_KEEP_ALIVE": "5m",
     "PERSON_DATASET_REQUIRED": False,  # /readyz fails (503) while the person dataset is empty or down; off, it reports it
     "PERSON_SEARCH_TIMEOUT": 5.0,  # seconds one person search may run before it is abandoned with 503
     "PERSON_SEARCH_THREADS": 0,  # threads one embedded search runs on at once (0: one per core, at most 4; 1: one)

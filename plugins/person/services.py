@@ -40,7 +40,7 @@ def _scroll_search(params: dict, sandbox: bool):
     if offset + size > MAX_RESULT_WINDOW:
         raise ApiError(400, f"from + size must not exceed {MAX_RESULT_WINDOW}; page deeper with scroll_token.",
                        fields={"from": [f"from + size > {MAX_RESULT_WINDOW}."]})
-    return _run_search(params, size=size, offset=offset, sandbox=sandbox)
+    return _run_search(params, size=size, offset=offset, sandbox=sandbox, scroll=True)
 
 
 def people_search_page(params: dict, *, sandbox: bool = False, as_json: bool = False, spliced: bool = False):
@@ -55,7 +55,7 @@ def _page_search(params: dict, sandbox: bool):
         raise ApiError(400, f"page * size must not exceed {MAX_RESULT_WINDOW}; use /v2/person/search with scroll_token to go deeper.",
                        fields={"page": [f"page * size > {MAX_RESULT_WINDOW}."]})
     _, result = _run_search({k: v for k, v in params.items() if k != "page"}, size=size, offset=(page - 1) * size,
-                            sandbox=sandbox)
+                            sandbox=sandbox, scroll=False)
     return {"total": result.total, "page": page, "size": size, "total_pages": math.ceil(result.total / size)}, result
 
 
@@ -87,9 +87,10 @@ def overlay(hit: dict, enriched: dict) -> dict:
     return merged
 
 
-def _run_search(params: dict, *, size: int, offset: int, sandbox: bool):
+def _run_search(params: dict, *, size: int, offset: int, sandbox: bool, scroll: bool):
     """({status, total, scroll_token?}, the backend's SearchResult). The query budget is checked first (search_query);
-    the search then runs under the time budget, PERSON_SEARCH_TIMEOUT seconds from here (0: none)."""
+    the search then runs under the time budget, PERSON_SEARCH_TIMEOUT seconds from here (0: none). `scroll`: the answer
+    hands out a scroll_token while hits remain (the page form's does not)."""
     timeout = float(current_app.config["PERSON_SEARCH_TIMEOUT"])
     deadline = SearchDeadline(timeout) if timeout > 0 else None
     backend = sources(sandbox).backend()
@@ -98,7 +99,7 @@ def _run_search(params: dict, *, size: int, offset: int, sandbox: bool):
     fingerprint = tokens.query_fingerprint(query, sort, f"{'sandbox' if sandbox else 'production'}:{backend.name}")
     cursor, generation = tokens.decode(params["scroll_token"], fingerprint, size) if params.get("scroll_token") else (None, None)
     query, anyone_suppressed = suppression.excluding(query)
-    result = backend.search(query, size=size, offset=offset, sort=sort, cursor=cursor, deadline=deadline)
+    result = backend.search(query, size=size, offset=offset, sort=sort, cursor=cursor, deadline=deadline, scroll=scroll)
     tokens.check_generation(generation, result.generation)
     if anyone_suppressed:  # the query matched emails as listed (lower case): a record spelling one otherwise goes here
         kept = suppression.unsuppressed(result.hits)
@@ -106,7 +107,7 @@ def _run_search(params: dict, *, size: int, offset: int, sandbox: bool):
             result = SearchResult(result.total - (len(result.hits) - len(kept)), hits=kept, cursor=result.cursor,
                                   generation=result.generation)
     head = {"status": 200, "total": result.total}
-    if result.cursor:
+    if scroll and result.cursor:
         head["scroll_token"] = tokens.encode(result.cursor, fingerprint, result.generation)
     return head, result
 

@@ -1,6 +1,6 @@
 """Opaque scroll tokens: a backend's continuation cursor, signed with the server secret (app/security/tokens.py), expiring after
 SCROLL_TOKEN_TTL seconds, bound to the query and sort it came from and to the published dataset that answered it (its
-generation), and held to the same result window as `from`."""
+generation; on Elasticsearch, the point in time the cursor carries), and held to the same result window as `from`."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from flask import current_app
 
 from app.security import tokens
 from app.errors import ApiError
-from plugins.person.backends import MAX_RESULT_WINDOW
+from plugins.person.backends import MAX_RESULT_WINDOW, SEARCH_AFTER_CURSOR
 
 KIND = "person-scroll"
 OFFSET_CURSOR = "offset"  # a cursor that re-ranks from the top: the backend ranks offset + size hits, as `from` does
@@ -43,7 +43,7 @@ def decode(token: str, fingerprint: str, size: int) -> tuple[list, str | None]:
                        fields={"scroll_token": ["Issued for another query."]})
     generation = generation[0] if generation else None  # tokens signed before generations were bound carry none
     if not (isinstance(cursor, list) and len(cursor) >= 2 and isinstance(cursor[0], str) and _is_count(cursor[1])) \
-            or not isinstance(generation, (str, type(None))):
+            or not isinstance(generation, (str, type(None))) or not _search_after_well_formed(cursor):
         raise _invalid()
     if cursor[0] == OFFSET_CURSOR and cursor[1] + size > MAX_RESULT_WINDOW:
         raise ApiError(400, f"This scroll has reached the {MAX_RESULT_WINDOW:,}-hit window for its sort (relevance or "
@@ -60,6 +60,14 @@ def check_generation(issued_by: str | None, answered_by: str | None) -> None:
         raise ApiError(400, "The person dataset was updated since this scroll began, so its next page would mix two "
                             "versions of the dataset: start the scroll again without scroll_token.",
                        fields={"scroll_token": ["The dataset was updated since this scroll began."]})
+
+
+def _search_after_well_formed(cursor: list) -> bool:
+    """An Elasticsearch cursor holds sort values, then the id of the point in time its walk searches in, if any; the
+    backend would send anything else to the cluster as is."""
+    if cursor[0] != SEARCH_AFTER_CURSOR:
+        return True
+    return len(cursor) in (3, 4) and isinstance(cursor[2], list) and all(isinstance(pit, str) and pit for pit in cursor[3:])
 
 
 def _is_count(value) -> bool:

@@ -12,62 +12,156 @@ from tests.person.conftest import PEOPLE8
 
 ES_HEADERS = {"X-Elastic-Product": "Elasticsearch", "Content-Type": "application/json"}
 INDEX = "people"
+PIT_ID = "pit-1"  # what the cluster of pit_cluster names each PIT it opens
+OPEN_PIT = ("POST", f"/{INDEX}/_pit?keep_alive=5m", None)
 
 
 def es_json(body, status=200):
     return Response(json.dumps(body), status=status, headers=ES_HEADERS)
 
 
-def hits_answer(ids, total, sort_base=0):
-    return {"took": 1, "timed_out": False, "hits": {"total": {"value": total, "relation": "eq"}, "max_score": None, "hits": [
-        {"_index": INDEX, "_id": pid, "_score": None, "_source": {"id": pid, "full_name": f"person {pid}"},
-         "sort": [sort_base + n, pid]} for n, pid in enumerate(ids)]}}
+def hits_answer(ids, total, sort_base=0, pit_id=None):
+    return {"took": 1, "timed_out": False, **({"pit_id": pit_id} if pit_id else {}),
+            "hits": {"total": {"value": total, "relation": "eq"}, "max_score": None, "hits": [
+                {"_index": INDEX, "_id": pid, "_score": None, "_source": {"id": pid, "full_name": f"person {pid}"},
+                 "sort": [sort_base + n, pid]} for n, pid in enumerate(ids)]}}
 
 
 @pytest.fixture
-def es_client(person_client, httpserver):
+def es_client(person_client, httpserver, request):
+    """A client on the cluster `httpserver` plays; settings of its own come as the fixture's parameter (indirect)."""
     client, headers = person_client(None, SEARCH_BACKEND="elasticsearch", ELASTICSEARCH_URL=httpserver.url_for("/").rstrip("/"),
-                                    ELASTICSEARCH_INDEX=INDEX)
+                                    ELASTICSEARCH_INDEX=INDEX, **getattr(request, "param", {}))
     return client, headers, httpserver
 
 
-def recorder(answers):
-    """A handler that records each request's JSON body and answers the next prepared response."""
-    seen = []
+def pit_cluster(server, searches):
+    """A cluster whose point-in-time API opens PIT_ID and frees what it is asked to close, and which answers each search
+    with the next of `searches`; returns every request as (method, path with its query string, JSON body)."""
+    requests = []
 
     def handle(request):
-        seen.append(json.loads(request.data or b"null"))
-        return answers.pop(0)
+        requests.append((request.method, request.full_path.rstrip("?"), json.loads(request.data or b"null")))
+        if request.path.endswith("/_pit"):
+            return es_json({"id": PIT_ID} if request.method == "POST" else {"succeeded": True, "num_freed": 1})
+        return searches.pop(0)
 
-    return seen, handle
+    server.expect_request(re.compile(".*")).respond_with_handler(handle)
+    return requests
 
 
-def test_search_sends_the_dsl_as_is_and_pages_with_search_after(es_client):
+SORTED = {"query": {"bool": {"filter": [{"term": {"location_country": "canada"}}], "must": [{"match": {"job_title": "data scientist"}}]}},
+          "size": 2, "sort": [{"inferred_years_experience": "desc"}]}
+
+
+def test_a_scroll_walks_one_point_in_time_with_search_after_and_closes_it_on_its_last_page(es_client):
     client, headers, server = es_client
-    seen, handle = recorder([es_json(hits_answer(["a", "b"], 3)), es_json(hits_answer(["c"], 3, sort_base=2))])
-    server.expect_request(f"/{INDEX}/_search", method="POST").respond_with_handler(handle)
-    query = {"bool": {"filter": [{"term": {"location_country": "canada"}}], "must": [{"match": {"job_title": "data scientist"}}]}}
-    first = client.post("/v2/person/search", json={"query": query, "size": 2, "sort": [{"inferred_years_experience": "desc"}]},
-                        headers=headers)
+    requests = pit_cluster(server, [es_json(hits_answer(["a", "b"], 3, pit_id="pit-2")),
+                                    es_json(hits_answer(["c"], 3, sort_base=2, pit_id="pit-3"))])
+    first = client.post("/v2/person/search", json=SORTED, headers=headers)
     assert first.status_code == 200
     assert first.json["total"] == 3 and [h["id"] for h in first.json["data"]] == ["a", "b"]
-    assert seen[0]["query"] == {"bool": {"filter": [{"term": {"location_country": "canada"}}],
-                                         "must": [{"match": {"job_title": {"query": "data scientist", "operator": "or"}}}]}}
-    assert seen[0]["size"] == 2 and seen[0]["track_total_hits"] is True and "from" not in seen[0]
-    assert seen[0]["sort"] == [{"inferred_years_experience": {"order": "desc", "missing": "_last"}}, {"id": {"order": "asc"}}]
-    second = client.post("/v2/person/search", json={"query": query, "size": 2, "sort": [{"inferred_years_experience": "desc"}],
-                                                     "scroll_token": first.json["scroll_token"]}, headers=headers)
-    assert seen[1]["search_after"] == [1, "b"] and "from" not in seen[1]
+    assert len(requests) == 2 and requests[0] == OPEN_PIT  # the PIT is opened on the alias ...
+    assert requests[1][:2] == ("POST", "/_search")  # ... and the search in it names no index
+    body = requests[1][2]
+    assert body["pit"] == {"id": PIT_ID, "keep_alive": "5m"}
+    assert body["query"] == {"bool": {"filter": [{"term": {"location_country": "canada"}}],
+                                      "must": [{"match": {"job_title": {"query": "data scientist", "operator": "or"}}}]}}
+    assert body["size"] == 2 and body["track_total_hits"] is True and "from" not in body
+    assert body["sort"] == [{"inferred_years_experience": {"order": "desc", "missing": "_last"}}, {"id": {"order": "asc"}}]
+    assert body["timeout"].endswith("ms")  # the time budget holds in a PIT too
+    second = client.post("/v2/person/search", json={**SORTED, "scroll_token": first.json["scroll_token"]}, headers=headers)
     assert [h["id"] for h in second.json["data"]] == ["c"] and "scroll_token" not in second.json
+    method, path, body = requests[2]
+    assert (method, path) == ("POST", "/_search") and "from" not in body
+    assert body["pit"] == {"id": "pit-2", "keep_alive": "5m"} and body["search_after"] == [1, "b"]  # the id the last answer gave
+    assert requests[3:] == [("DELETE", "/_pit", {"id": "pit-3"})]  # the walk is done: its PIT is freed
 
 
 def test_relevance_sort_and_from_are_sent(es_client):
     client, headers, server = es_client
-    seen, handle = recorder([es_json(hits_answer([], 0))])
-    server.expect_request(f"/{INDEX}/_search", method="POST").respond_with_handler(handle)
+    requests = pit_cluster(server, [es_json(hits_answer([], 0))])
     response = client.post("/v1/person/search", json={"query": {"match_all": {}}, "from": 20, "size": 5}, headers=headers)
     assert response.json == {"status": 200, "total": 0, "data": []}
-    assert seen[0]["from"] == 20 and seen[0]["sort"] == [{"_score": {"order": "desc"}}, {"id": {"order": "asc"}}]
+    body = requests[1][2]
+    assert body["from"] == 20 and body["sort"] == [{"_score": {"order": "desc"}}, {"id": {"order": "asc"}}]
+    # a scroll-form page with from runs in a PIT too, as its token would go on in it; no hits remain, so it is freed
+    assert body["pit"]["id"] == PIT_ID and requests[2] == ("DELETE", "/_pit", {"id": PIT_ID})
+
+
+def test_searches_that_hand_out_no_scroll_token_open_no_point_in_time(es_client):
+    client, headers, server = es_client
+    requests = pit_cluster(server, [es_json(hits_answer(["a", "b"], 30)), es_json(hits_answer(["e", "f"], 30)),
+                                    es_json(hits_answer(["c"], 30))])
+    for page in (1, 3):
+        answer = client.post("/v2/person/search/page", json={"query": {"match_all": {}}, "size": 2, "page": page}, headers=headers)
+        assert answer.status_code == 200 and answer.json["total_pages"] == 15
+    with client.application.app_context():  # the enrich matcher's own searches
+        hits = client.application.extensions["hirekit_person"][False].backend().search({"match_all": {}}, size=1).hits
+    assert [hit["id"] for hit in hits] == ["c"]
+    assert [(method, path) for method, path, _ in requests] == [("POST", f"/{INDEX}/_search")] * 3
+    assert not any("pit" in body for _, _, body in requests)
+    assert "from" not in requests[0][2] and requests[1][2]["from"] == 4
+
+
+CONTEXT_MISSING = {"error": {"root_cause": [{"type": "search_context_missing_exception", "reason": "No search context found for id [7]"}],
+                             "type": "search_phase_execution_exception", "reason": "all shards failed", "phase": "query",
+                             "grouped": True, "failed_shards": [{"shard": -1, "index": None, "reason": {
+                                 "type": "search_context_missing_exception", "reason": "No search context found for id [7]"}}]},
+                   "status": 404}
+
+
+@pytest.mark.parametrize("es_client", [{"ELASTICSEARCH_SCROLL_KEEP_ALIVE": "90s"}], indirect=True)
+def test_a_scroll_whose_point_in_time_is_gone_is_told_to_start_again(es_client):
+    """Its keep_alive passed, or a replacing load deleted the index it was open on: a 400 on the token, not a 503."""
+    client, headers, server = es_client
+    requests = pit_cluster(server, [es_json(hits_answer(["a", "b"], 3)), es_json(CONTEXT_MISSING, 404)])
+    first = client.post("/v2/person/search", json=SORTED, headers=headers)
+    response = client.post("/v2/person/search", json={**SORTED, "scroll_token": first.json["scroll_token"]}, headers=headers)
+    assert response.status_code == 400 and "Retry-After" not in response.headers
+    error = response.json["error"]
+    assert error["type"] == "invalid_request_error" and error["fields"] == {"scroll_token": ["The scroll expired or the dataset was reloaded."]}
+    assert "more than 90s apart" in error["message"] and "Start the scroll again without scroll_token" in error["message"]
+    assert requests[0] == ("POST", f"/{INDEX}/_pit?keep_alive=90s", None)
+    assert requests[2][2]["pit"] == {"id": PIT_ID, "keep_alive": "90s"}
+
+
+def resigned(client, token: str, cursor_of) -> str:
+    """`token` with its cursor changed by `cursor_of`, signed as only the server can."""
+    from app.security import tokens
+
+    with client.application.app_context():
+        fingerprint, cursor, generation = tokens.verify("person-scroll", token, None)
+        return tokens.sign("person-scroll", [fingerprint, cursor_of(cursor), generation])
+
+
+def test_a_token_issued_without_a_point_in_time_continues_on_the_alias(es_client):
+    client, headers, server = es_client
+    requests = pit_cluster(server, [es_json(hits_answer(["a", "b"], 3)), es_json(hits_answer(["c"], 3, sort_base=2))])
+    first = client.post("/v2/person/search", json=SORTED, headers=headers)
+    older = resigned(client, first.json["scroll_token"], lambda cursor: cursor[:3])
+    second = client.post("/v2/person/search", json={**SORTED, "scroll_token": older}, headers=headers)
+    assert second.status_code == 200 and [h["id"] for h in second.json["data"]] == ["c"]
+    method, path, body = requests[2]
+    assert (method, path) == ("POST", f"/{INDEX}/_search") and "pit" not in body and body["search_after"] == [1, "b"]
+    assert len(requests) == 3  # no PIT to close
+
+
+@pytest.mark.parametrize("cursor_of", [
+    lambda cursor: [*cursor[:3], 42],
+    lambda cursor: [*cursor[:3], ""],
+    lambda cursor: [*cursor, "pit-2"],
+    lambda cursor: [*cursor[:2], "after", cursor[3]],
+], ids=["number", "empty", "two ids", "sort values not a list"])
+def test_a_token_with_a_malformed_point_in_time_part_is_refused(es_client, cursor_of):
+    client, headers, server = es_client
+    requests = pit_cluster(server, [es_json(hits_answer(["a", "b"], 3))])
+    first = client.post("/v2/person/search", json=SORTED, headers=headers)
+    forged = resigned(client, first.json["scroll_token"], cursor_of)
+    response = client.post("/v2/person/search", json={**SORTED, "scroll_token": forged}, headers=headers)
+    assert response.status_code == 400 and response.json["error"]["fields"] == {"scroll_token": ["Invalid token."]}
+    assert "not a token this service issued" in response.json["error"]["message"]
+    assert len(requests) == 2  # nothing sent
 
 
 @pytest.mark.parametrize("status, body, expected, says", [
@@ -78,11 +172,15 @@ def test_relevance_sort_and_from_are_sent(es_client):
 ])
 def test_cluster_errors_map_to_our_statuses(es_client, status, body, expected, says):
     client, headers, server = es_client
-    server.expect_request(f"/{INDEX}/_search").respond_with_response(es_json(body, status))
+    if status == 404:  # a missing index shows when the PIT is opened on it
+        server.expect_request(f"/{INDEX}/_pit", method="POST").respond_with_response(es_json(body, status))
+    requests = pit_cluster(server, [es_json(body, status)])
     response = client.post("/v2/person/search", json={"query": {"match_all": {}}}, headers=headers)
     assert response.status_code == expected and says in response.json["error"]["message"]
     if expected == 503:
         assert response.headers["Retry-After"]
+    if status != 404:  # a first page that fails frees the PIT it opened: no token names it
+        assert requests == [OPEN_PIT, ("POST", "/_search", requests[1][2]), ("DELETE", "/_pit", {"id": PIT_ID})]
 
 
 def test_unreachable_cluster_is_503(person_client):
@@ -268,7 +366,9 @@ def test_load_bulk_indexes_by_id_and_records_the_dataset_version(es_client):
 
 def test_search_enrich_on_elasticsearch_fetches_hits_by_id(es_client):
     client, headers, server = es_client
-    server.expect_request(f"/{INDEX}/_search").respond_with_response(es_json(hits_answer(["a"], 1)))
+    server.expect_request(f"/{INDEX}/_pit", method="POST").respond_with_response(es_json({"id": PIT_ID}))
+    server.expect_request("/_search").respond_with_response(es_json(hits_answer(["a"], 1)))
+    server.expect_request("/_pit", method="DELETE").respond_with_response(es_json({"succeeded": True, "num_freed": 1}))
     server.expect_request(f"/{INDEX}/_mget").respond_with_response(es_json({"docs": [
         {"_index": INDEX, "_id": "a", "found": True, "_source": {"id": "a", "full_name": "person a", "work_email": "a@x.io"}}]}))
     server.expect_request(f"/{INDEX}/_mapping", method="GET").respond_with_response(es_json(

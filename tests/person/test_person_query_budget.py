@@ -11,7 +11,7 @@ import pytest
 from plugins.person.query_budget import (ENGINE_AUTOMATON_STATES, MAX_CLAUSES, MAX_PATTERN_LENGTH, MAX_PATTERN_WILDCARDS,
                                          MAX_PATTERNS, MAX_SQL_LENGTH, MAX_TERMS, MAX_TEXT_LENGTH, MAX_TOKENS,
                                          MAX_WILDCARD_TAIL)
-from tests.person.test_person_elasticsearch_contract import INDEX, es_json, hits_answer, recorder
+from tests.person.test_person_elasticsearch_contract import INDEX, es_json, hits_answer, pit_cluster
 
 SEARCH_ROUTES = ["/v1/person/search", "/v2/person/search", "/v2/person/search/page", "/v1/person/search-enrich",
                  "/v2/person/search-enrich", "/v1/sandbox/person/search", "/v2/sandbox/person/search",
@@ -151,20 +151,19 @@ def es_client(person_client, httpserver):
 
 def test_elasticsearch_gets_no_over_budget_query_and_gets_the_time_budget(es_client):
     client, headers, server = es_client
-    seen, handle = recorder([es_json(hits_answer(["a"], 1))])
-    server.expect_request(f"/{INDEX}/_search", method="POST").respond_with_handler(handle)
+    requests = pit_cluster(server, [es_json(hits_answer(["a"], 1))])
     for query in (q.values[0] for q in OVER_BUDGET):
         refusal(client.post("/v2/person/search", json={"query": query}, headers=headers))
-    assert seen == []  # refused before sending
+    assert requests == []  # refused before sending
     answered = client.post("/v2/person/search", json={"query": {"match": {"job_title": "engineer"}}}, headers=headers)
-    assert answered.status_code == 200 and len(seen) == 1
-    assert seen[0]["timeout"].endswith("ms") and 0 < int(seen[0]["timeout"][:-2]) <= 3000
+    searches = [body for _, path, body in requests if path == "/_search"]
+    assert answered.status_code == 200 and len(searches) == 1
+    assert searches[0]["timeout"].endswith("ms") and 0 < int(searches[0]["timeout"][:-2]) <= 3000
 
 
 def test_elasticsearch_timed_out_answer_is_503_not_a_partial_page(es_client):
     client, headers, server = es_client
-    partial = {**hits_answer(["a"], 50), "timed_out": True}
-    server.expect_request(f"/{INDEX}/_search", method="POST").respond_with_json(partial, headers={"X-Elastic-Product": "Elasticsearch"})
+    pit_cluster(server, [es_json({**hits_answer(["a"], 50), "timed_out": True})])
     response = client.post("/v1/person/search", json={"query": {"match_all": {}}}, headers=headers)
     assert response.status_code == 503 and response.headers["Retry-After"] == "3"
     assert "time budget of 3 s" in response.json["error"]["message"]

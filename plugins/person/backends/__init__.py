@@ -13,6 +13,8 @@ import orjson
 from app.errors import ApiError
 
 MAX_RESULT_WINDOW = 10_000
+# Elasticsearch's cursor: [it, hits seen, the last hit's sort values] and, on a walk in a point in time, that PIT's id
+SEARCH_AFTER_CURSOR = "after"
 SETUP_HINT = ("Load a dataset with `flask --app wsgi person load FILE.jsonl` (add --sandbox for the sandbox; embedded index at HIREKIT_SEARCH_INDEX), "
               "or set HIREKIT_SEARCH_BACKEND=elasticsearch with HIREKIT_ELASTICSEARCH_URL.")
 
@@ -35,6 +37,17 @@ class SearchTimedOut(ApiError):
         super().__init__(503, f"The search ran past its time budget of {seconds:g} s (PERSON_SEARCH_TIMEOUT) and was "
                               "abandoned: narrow the query or its sort (a deep page sorted by several keys costs most), or "
                               "retry later.", headers={"Retry-After": str(max(1, math.ceil(seconds)))})
+
+
+class ScrollExpired(ApiError):
+    """400: the backend no longer holds the version of the dataset a scroll began on (its pages were further apart than
+    `keep_alive`, or a reload replaced that version), so the client starts again rather than get a walk mixing two."""
+
+    def __init__(self, keep_alive: str):
+        super().__init__(400, f"This scroll can no longer continue on the version of the person dataset it began on: its "
+                              f"pages were more than {keep_alive} apart, or the dataset was reloaded since. Start the scroll "
+                              "again without scroll_token.",
+                         fields={"scroll_token": ["The scroll expired or the dataset was reloaded."]})
 
 
 class SearchDeadline:
@@ -60,7 +73,8 @@ class SearchResult:
     routes splice those bytes into their answer, and `hits` parses them only when someone asks.
 
     `generation` names the published dataset that answered (None: the backend cannot tell): a scroll token carries it,
-    and a continuation answered by another generation is refused rather than mixing two datasets in one walk."""
+    and a continuation answered by another generation is refused rather than mixing two datasets in one walk.
+    Elasticsearch answers None: its cursor carries the point in time that keeps a walk on one version."""
 
     def __init__(self, total: int, hits: list[dict] | None = None, cursor: list | None = None, raw: list[bytes] | None = None,
                  generation: str | None = None):
@@ -120,9 +134,11 @@ class SearchBackend(ABC):
 
     @abstractmethod
     def search(self, query: dict, *, size: int, offset: int = 0, sort: list[tuple[str, str]] = (),
-               cursor: list | None = None, deadline: SearchDeadline | None = None) -> SearchResult:
+               cursor: list | None = None, deadline: SearchDeadline | None = None, scroll: bool = False) -> SearchResult:
         """Hits ranked by `sort` (empty: relevance), starting at `offset`, or after `cursor` from a previous page;
-        SearchTimedOut once `deadline` has passed (None: no time budget, as the enrich matcher's own searches)."""
+        SearchTimedOut once `deadline` has passed (None: no time budget, as the enrich matcher's own searches).
+        `scroll`: the caller hands the next cursor out as a scroll token, so a backend that must hold the dataset's
+        version for a walk (Elasticsearch's point in time) does so from this first page."""
 
     @abstractmethod
     def get_by_ids(self, ids: Iterable[str]) -> dict[str, dict]:

@@ -8,11 +8,18 @@ older release under the plain name keeps working, and the first replacing load t
 A delta (`person load --upsert`, `--delete-ids`) is bulk-indexed and bulk-deleted into the alias's current index with
 its refresh switched off, then published by one refresh (searches see none of it before, all of it after), after which
 the dataset version is recorded and the refresh interval restored.
+
+A search whose answer carries a scroll token runs in a point in time (PIT): its first page opens one on the alias
+(kept ELASTICSEARCH_SCROLL_KEEP_ALIVE between pages), the cursor carries the PIT's id, and every next page searches in
+that PIT with `search_after`, so a walk reads the version of the dataset it began on even across a delta. A replacing
+load deletes the old index and with it the PITs open on it: their next page is a 400 telling the client to start
+again. The PIT is closed when the walk ends. Cursors issued without a PIT id continue on the alias.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import logging
 import time
 from typing import Iterable
 
@@ -21,14 +28,17 @@ from elasticsearch import ConnectionTimeout, Elasticsearch, NotFoundError, Trans
 
 from app.errors import ApiError
 from plugins.person import profile_fields
-from plugins.person.backends import (DatasetEmpty, DatasetUnavailable, DatasetWriter, SearchBackend, SearchDeadline, SearchResult,
-                                      SearchTimedOut)
+from plugins.person.backends import (SEARCH_AFTER_CURSOR, DatasetEmpty, DatasetUnavailable, DatasetWriter, ScrollExpired,
+                                      SearchBackend, SearchDeadline, SearchResult, SearchTimedOut)
 from plugins.person.flatten import flatten
 
 TIEBREAKER = "id"
 INFO_CACHE_SECONDS = 30.0
 BULK_CHUNK = 1000
 DEADLINE_GRACE = 1.0  # seconds the HTTP request may outlast a search's deadline, so the cluster can answer timed_out itself
+CLOSE_TIMEOUT = 1.0  # seconds closing a finished walk's point in time may take (unclosed, it expires at its keep_alive)
+
+log = logging.getLogger("hirekit.person.elasticsearch")
 
 
 def prepare_action(record: dict, raw: bytes, seq: int) -> dict:
@@ -44,9 +54,10 @@ class ElasticsearchBackend(SearchBackend):
     name = "elasticsearch"
     preparer = staticmethod(prepare_action)
 
-    def __init__(self, client: Elasticsearch, index: str):
+    def __init__(self, client: Elasticsearch, index: str, keep_alive: str):
         self.client = client
         self.index = index
+        self.keep_alive = keep_alive
         self._info: tuple[float, dict] | None = None
 
     @classmethod
@@ -58,9 +69,10 @@ class ElasticsearchBackend(SearchBackend):
             options["basic_auth"] = (config["ELASTICSEARCH_USERNAME"], config.get("ELASTICSEARCH_PASSWORD", ""))
         if config.get("ELASTICSEARCH_CA_CERTS"):
             options["ca_certs"] = config["ELASTICSEARCH_CA_CERTS"]
-        return cls(Elasticsearch(url, **options), index)
+        return cls(Elasticsearch(url, **options), index, config["ELASTICSEARCH_SCROLL_KEEP_ALIVE"])
 
-    def _call(self, operation, *, deadline: SearchDeadline | None = None, **kwargs):
+    def _call(self, operation, *, deadline: SearchDeadline | None = None, missing: ApiError | None = None, **kwargs):
+        """`missing`: what a 404 means instead of a missing index (a search in a PIT names no index)."""
         try:
             return operation(**kwargs)
         except ConnectionTimeout:
@@ -68,6 +80,8 @@ class ElasticsearchBackend(SearchBackend):
                 raise SearchTimedOut(deadline.seconds) from None
             raise DatasetUnavailable("Elasticsearch did not answer in time (ConnectionTimeout).") from None
         except NotFoundError:
+            if missing is not None:
+                raise missing from None
             raise DatasetEmpty(f"the Elasticsearch index {self.index!r} does not exist; run `flask --app wsgi person "
                                      "create-index` and load a dataset.") from None
         except EsApiError as error:
@@ -81,35 +95,74 @@ class ElasticsearchBackend(SearchBackend):
 
     # reading
     def search(self, query: dict, *, size: int, offset: int = 0, sort=(), cursor: list | None = None,
-               deadline: SearchDeadline | None = None) -> SearchResult:
-        """With a deadline the cluster gets what is left of it as the search's `timeout` (an answer marked timed_out is
-        SearchTimedOut, never a partial page) and the HTTP request that plus DEADLINE_GRACE, not retried on timeout."""
+               deadline: SearchDeadline | None = None, scroll: bool = False) -> SearchResult:
+        """With `scroll` a first page opens a PIT that the cursor carries, and a walk's last page closes it. With a
+        deadline the cluster gets what is left of it as the search's `timeout` (an answer marked timed_out is
+        SearchTimedOut, never a partial page) and each HTTP request that plus DEADLINE_GRACE, not retried on timeout."""
         sort_clause = [{path: {"order": order}} if path == "_score" else {path: {"order": order, "missing": "_last"}}
                        for path, order in sort] or [{"_score": {"order": "desc"}}]
         sort_clause.append({TIEBREAKER: {"order": "asc"}})
         body = {"query": query, "size": size, "sort": sort_clause, "track_total_hits": True}
-        seen = 0
+        seen, pit_id = 0, None
         if cursor:
-            _, seen, after = cursor
+            _, seen, after, *pit = cursor
             body["search_after"] = after
+            pit_id = pit[0] if pit else None
         elif offset:
             body["from"] = offset
-        client = self.client
+        opened = scroll and not cursor
+        if opened:
+            pit_id = self._open_pit(deadline)
+        try:
+            answer = self._page(body, pit_id, deadline)
+        except Exception:
+            if opened:  # no token will name this PIT
+                self._close_pit(pit_id)
+            raise
+        pit_id = answer.get("pit_id", pit_id)
+        hits = answer["hits"]["hits"]
+        total = answer["hits"]["total"]["value"]
+        consumed = seen + offset + len(hits)
+        next_cursor = None
+        if hits and consumed < total:
+            next_cursor = [SEARCH_AFTER_CURSOR, consumed, hits[-1]["sort"], *([pit_id] if pit_id else [])]
+        elif pit_id:
+            self._close_pit(pit_id)
+        return SearchResult(total=total, hits=[hit["_source"] for hit in hits], cursor=next_cursor)
+
+    def _client(self, deadline: SearchDeadline | None) -> Elasticsearch:
+        """The client for one request of a search: bounded by what is left of its deadline, if any."""
+        if deadline is None:
+            return self.client
+        deadline.check()
+        return self.client.options(request_timeout=deadline.remaining() + DEADLINE_GRACE, retry_on_timeout=False)
+
+    def _open_pit(self, deadline: SearchDeadline | None) -> str:
+        """A PIT on the alias's current index: the version of the dataset a new walk reads to its end."""
+        return self._call(self._client(deadline).open_point_in_time, deadline=deadline, index=self.index,
+                          keep_alive=self.keep_alive)["id"]
+
+    def _page(self, body: dict, pit_id: str | None, deadline: SearchDeadline | None) -> dict:
+        """One search request: in the PIT when there is one (it names the index itself; a 404 means it is gone: ScrollExpired)."""
+        client = self._client(deadline)
         if deadline is not None:
-            deadline.check()
-            remaining = deadline.remaining()
-            body["timeout"] = f"{max(1, int(remaining * 1000))}ms"
-            client = client.options(request_timeout=remaining + DEADLINE_GRACE, retry_on_timeout=False)
-        answer = self._call(client.search, deadline=deadline, index=self.index, **body)
+            body["timeout"] = f"{max(1, int(deadline.remaining() * 1000))}ms"
+        where = {"pit": {"id": pit_id, "keep_alive": self.keep_alive}} if pit_id else {"index": self.index}
+        answer = self._call(client.search, deadline=deadline, missing=ScrollExpired(self.keep_alive) if pit_id else None,
+                            **where, **body)
         if answer.get("timed_out"):  # partial hits: never answered as if they were the page
             if deadline is not None:
                 raise SearchTimedOut(deadline.seconds)
             raise DatasetUnavailable("Elasticsearch timed the search out (the cluster's default search timeout).")
-        hits = answer["hits"]["hits"]
-        total = answer["hits"]["total"]["value"]
-        consumed = seen + offset + len(hits)
-        next_cursor = ["after", consumed, hits[-1]["sort"]] if hits and consumed < total else None
-        return SearchResult(total=total, hits=[hit["_source"] for hit in hits], cursor=next_cursor)
+        return answer
+
+    def _close_pit(self, pit_id: str) -> None:
+        """Free a finished walk's PIT now rather than at its keep_alive: a failure only costs the cluster that wait,
+        so it is logged, never answered, and it may hold the answer up CLOSE_TIMEOUT at most."""
+        try:
+            self._call(self.client.options(request_timeout=CLOSE_TIMEOUT, max_retries=0).close_point_in_time, id=pit_id)
+        except ApiError as error:
+            log.warning("could not close an Elasticsearch point in time: %s", error.message)
 
     def get_by_ids(self, ids: Iterable[str]) -> dict[str, dict]:
         ids = [i for i in dict.fromkeys(ids) if isinstance(i, str) and i]

@@ -167,9 +167,10 @@ class EmbeddedBackend(SearchBackend):
         return found
 
     def search(self, query: dict, *, size: int, offset: int = 0, sort=(), cursor: list | None = None,
-               deadline: SearchDeadline | None = None) -> SearchResult:
+               deadline: SearchDeadline | None = None, scroll: bool = False) -> SearchResult:
         """The deadline is checked between engine calls and in the loops around them (bounded.py): a page needing several
-        calls stops at the first check past it; one engine call runs to its end."""
+        calls stops at the first check past it; one engine call runs to its end. `scroll` changes nothing here: the
+        result's generation is what binds a walk to one version of the dataset."""
         snapshot = self.snapshot()
         builder = QueryBuilder(BoundedSearcher(snapshot.searcher, deadline, snapshot.parts, self.search_threads)).prepare(query)
         searcher = builder.searcher
