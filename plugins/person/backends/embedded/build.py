@@ -19,9 +19,7 @@ from plugins.person.backends import LoadReport
 from plugins.person.backends.embedded.layout import SCHEMA, prepare_document
 from plugins.person.backends.embedded.query import narrowed
 
-THREAD_HEAP_MAX = 3_900_000_000  # tantivy refuses an indexing thread a budget of 4 GiB or more
-THREAD_HEAP_MIN = 200_000_000
-MEMORY_SHARE = 0.5  # of the memory available when a load starts, split between its loader processes
+WORKER_HEAP = 1_000_000_000
 PROGRESS_EVERY = 2000
 WRITER_LOCK = ".tantivy-writer.lock"
 MANAGED = ".managed.json"
@@ -59,36 +57,12 @@ def _count_lines(handle, start: int, end: int) -> int:
 
 
 _PROGRESS = None
-_HEAP = THREAD_HEAP_MIN
 
 
-def worker_heap(processes: int, available: int | None = None) -> int:
-    """Each loader's indexing budget: an equal share of half the memory available, within tantivy's bounds. A loader
-    writes a segment each time its budget fills (about 2.2 KB a profile) and tantivy merges eight similar segments
-    into one, rewriting them all, so the bigger the budget the fewer merges a load pays for (none up to ~14 M
-    profiles a loader at the cap). tantivy takes the budget as it fills it, not up front."""
-    if available is None:
-        available = _memory_available()
-    return max(THREAD_HEAP_MIN, min(THREAD_HEAP_MAX, int(available * MEMORY_SHARE) // max(1, processes)))
-
-
-def _memory_available() -> int:
-    """MemAvailable from /proc/meminfo in bytes (the minimum budget where it cannot be read)."""
-    try:
-        with open("/proc/meminfo", "rb") as meminfo:
-            for line in meminfo:
-                if line.startswith(b"MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return 0
-
-
-def _share_counter(counter, heap: int) -> None:
-    """Pool initializer: the lines-read counter the parent polls for its progress bar, and the indexing budget."""
-    global _PROGRESS, _HEAP
+def _share_counter(counter) -> None:
+    """Pool initializer: the lines-read counter the parent polls for its progress bar."""
+    global _PROGRESS
     _PROGRESS = counter
-    _HEAP = heap
 
 
 def index_slice(args) -> dict:
@@ -113,7 +87,7 @@ def index_lines(directory: str, numbered: Iterable[tuple[int, bytes]], base_seq:
     sequences, the bad lines, the first dataset_version seen and the last line number."""
     counter = _PROGRESS
     os.makedirs(directory, exist_ok=True)
-    writer = tantivy.Index(SCHEMA, path=directory).writer(heap_size=_HEAP, num_threads=1)
+    writer = tantivy.Index(SCHEMA, path=directory).writer(heap_size=WORKER_HEAP, num_threads=1)
     ids, seqs, bad, version, pending, line_no = [], [], [], None, 0, 0
     for line_no, raw in numbered:
         pending += 1
@@ -179,8 +153,7 @@ def load_parts(backend, worker: Callable[[tuple], dict], plan: Callable[[Path, i
     jobs = plan(staging, base_seq)
     report = LoadReport()
     try:
-        with multiprocessing.get_context("fork").Pool(len(jobs) or 1, initializer=_share_counter,
-                                                             initargs=(counter, worker_heap(len(jobs)))) as pool:
+        with multiprocessing.get_context("fork").Pool(len(jobs) or 1, initializer=_share_counter, initargs=(counter,)) as pool:
             pending = pool.map_async(worker, jobs, chunksize=1)
             reported = 0
             while not pending.ready():
