@@ -37,11 +37,16 @@ def es_client(person_client, httpserver, request):
 
 def pit_cluster(server, searches):
     """A cluster whose point-in-time API opens PIT_ID and frees what it is asked to close, and which answers each search
-    with the next of `searches`; returns every request as (method, path with its query string, JSON body)."""
+    with the next of `searches`; returns every request as (method, path with its query string, JSON body), after
+    checking that each search refuses partial results."""
     requests = []
 
     def handle(request):
-        requests.append((request.method, request.full_path.rstrip("?"), json.loads(request.data or b"null")))
+        query = request.args.to_dict()
+        if request.path.endswith("/_search"):  # every search refuses partial results: a failed shard fails the page
+            assert query.pop("allow_partial_search_results") == "false"
+        path = request.path + ("?" + "&".join(f"{k}={v}" for k, v in query.items()) if query else "")
+        requests.append((request.method, path, json.loads(request.data or b"null")))
         if request.path.endswith("/_pit"):
             return es_json({"id": PIT_ID} if request.method == "POST" else {"succeeded": True, "num_freed": 1})
         return searches.pop(0)
@@ -124,6 +129,23 @@ def test_a_scroll_whose_point_in_time_is_gone_is_told_to_start_again(es_client):
     assert "more than 90s apart" in error["message"] and "Start the scroll again without scroll_token" in error["message"]
     assert requests[0] == ("POST", f"/{INDEX}/_pit?keep_alive=90s", None)
     assert requests[2][2]["pit"] == {"id": PIT_ID, "keep_alive": "90s"}
+
+
+def test_a_new_scroll_whose_point_in_time_vanishes_before_its_first_search_opens_another(es_client):
+    """A replacing load deleted the index between the PIT's opening and its search: the client, which sent no token,
+    gets its first page from a PIT on the new index rather than a 400 about a token."""
+    client, headers, server = es_client
+    requests = pit_cluster(server, [es_json(CONTEXT_MISSING, 404), es_json(hits_answer(["a", "b"], 3))])
+    first = client.post("/v2/person/search", json=SORTED, headers=headers)
+    assert first.status_code == 200 and [h["id"] for h in first.json["data"]] == ["a", "b"] and first.json["scroll_token"]
+    assert [(method, path) for method, path, _ in requests] == [OPEN_PIT[:2], ("POST", "/_search")] * 2
+
+
+def test_a_new_scroll_that_loses_its_point_in_time_twice_is_503(es_client):
+    client, headers, server = es_client
+    pit_cluster(server, [es_json(CONTEXT_MISSING, 404), es_json(CONTEXT_MISSING, 404)])
+    response = client.post("/v2/person/search", json=SORTED, headers=headers)
+    assert response.status_code == 503 and "being replaced" in response.json["error"]["message"]
 
 
 def resigned(client, token: str, cursor_of) -> str:

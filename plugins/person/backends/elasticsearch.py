@@ -110,15 +110,10 @@ class ElasticsearchBackend(SearchBackend):
             pit_id = pit[0] if pit else None
         elif offset:
             body["from"] = offset
-        opened = scroll and not cursor
-        if opened:
-            pit_id = self._open_pit(deadline)
-        try:
+        if scroll and not cursor:
+            answer, pit_id = self._first_page_in_pit(body, deadline)
+        else:
             answer = self._page(body, pit_id, deadline)
-        except Exception:
-            if opened:  # no token will name this PIT
-                self._close_pit(pit_id)
-            raise
         pit_id = answer.get("pit_id", pit_id)
         hits = answer["hits"]["hits"]
         total = answer["hits"]["total"]["value"]
@@ -142,14 +137,30 @@ class ElasticsearchBackend(SearchBackend):
         return self._call(self._client(deadline).open_point_in_time, deadline=deadline, index=self.index,
                           keep_alive=self.keep_alive)["id"]
 
+    def _first_page_in_pit(self, body: dict, deadline: SearchDeadline | None) -> tuple[dict, str]:
+        """(answer, PIT id) of a new walk's first page, in a PIT of its own. A PIT gone before its first search (a
+        replacing load deleted its index in between) is opened once more, on the index the alias now names; a PIT
+        whose search failed otherwise is closed, as no token will name it."""
+        for _ in range(2):
+            pit_id = self._open_pit(deadline)
+            try:
+                return self._page(body, pit_id, deadline), pit_id
+            except ScrollExpired:
+                continue
+            except Exception:
+                self._close_pit(pit_id)
+                raise
+        raise DatasetUnavailable("Elasticsearch lost two new points in time in a row: the index is being replaced.")
+
     def _page(self, body: dict, pit_id: str | None, deadline: SearchDeadline | None) -> dict:
-        """One search request: in the PIT when there is one (it names the index itself; a 404 means it is gone: ScrollExpired)."""
+        """One search request: in the PIT when there is one (it names the index itself; a 404 means it is gone:
+        ScrollExpired). A shard that fails (or lost its part of the PIT) fails the page rather than leave hits out."""
         client = self._client(deadline)
         if deadline is not None:
             body["timeout"] = f"{max(1, int(deadline.remaining() * 1000))}ms"
         where = {"pit": {"id": pit_id, "keep_alive": self.keep_alive}} if pit_id else {"index": self.index}
         answer = self._call(client.search, deadline=deadline, missing=ScrollExpired(self.keep_alive) if pit_id else None,
-                            **where, **body)
+                            allow_partial_search_results=False, **where, **body)
         if answer.get("timed_out"):  # partial hits: never answered as if they were the page
             if deadline is not None:
                 raise SearchTimedOut(deadline.seconds)
