@@ -105,6 +105,9 @@ def _object_walker(prefix: str, children: dict) -> Callable:
     for head, grandchildren in nested.items():
         steps[head] = _object_walker(f"{prefix}{head}.", grandchildren)
     label = prefix.rstrip(".")
+    # the common leaves, appended without a call: keyword and text strings as they are, dates already in _DATE_CACHE
+    strings = {head: f"{prefix}{head}" for head, kind in children.items() if "." not in head and kind in (KEYWORD, TEXT)}
+    dates = {head: f"{prefix}{head}" for head, kind in children.items() if "." not in head and kind == DATE}
 
     def walk(out: dict, value) -> None:
         if type(value) is list:
@@ -114,17 +117,26 @@ def _object_walker(prefix: str, children: dict) -> Callable:
             return
         if type(value) is not dict:
             raise ValueError(f"{label}: expected an object, got {value!r}")
-        _walk_known_keys(out, value, steps)
-    return walk
-
-
-def _walk_known_keys(out: dict, value: dict, steps: dict[str, Callable]) -> None:
-    """Hand each non-null value of an object whose key has a step to that step; other keys are skipped."""
-    for key, item in value.items():
-        if item is not None:
+        for key, item in value.items():
+            if item is None or item == []:
+                continue
+            if type(item) is str:
+                path = strings.get(key)
+                if path is None:
+                    path = dates.get(key)
+                    item = _DATE_CACHE.get(item) if path is not None else None
+                if item is not None:
+                    bucket = out.get(path)
+                    if bucket is None:
+                        out[path] = [item]
+                    else:
+                        bucket.append(item)
+                    continue
+                item = value[key]
             step = steps.get(key)
             if step is not None:
                 step(out, item)
+    return walk
 
 
 def _leaf_appender(path: str, kind: str) -> Callable:
@@ -156,12 +168,22 @@ def _compile() -> dict[str, Callable]:
 
 
 _WALKERS = _compile()
+_SINGLE_STRINGS = frozenset(f.path for f in profile_fields.FIELDS.values()
+                            if f.kind in (KEYWORD, TEXT) and not f.multi and not f.in_object_array)
 
 
 def flatten(record: dict) -> dict:
     """{path: typed value or [typed values]} for every non-null known leaf of `record`; ValueError names a bad path."""
     out: dict = {}
-    _walk_known_keys(out, record, _WALKERS)
+    for key, item in record.items():
+        if item is None:
+            continue
+        if type(item) is str and key in _SINGLE_STRINGS:  # the common top-level value, stored without a call
+            out[key] = item
+            continue
+        step = _WALKERS.get(key)
+        if step is not None:
+            step(out, item)
     return out
 
 
@@ -177,11 +199,21 @@ def _ancestors() -> dict[str, tuple[str, ...]]:
 ANCESTORS = _ancestors()
 
 
+_NAMES_CACHE: dict[tuple, list[str]] = {}
+_NAMES_CACHE_LIMIT = 10_000
+
+
 def present_names(flat: dict) -> list[str]:
-    """Every path with a value plus its parent objects, once each."""
-    if all("." not in path for path in flat):
-        return list(flat)
-    names: set[str] = set()
-    for path in flat:
-        names.update(ANCESTORS[path])
-    return list(names)
+    """Every path with a value plus its parent objects, once each (records of a dataset share a few shapes, so the
+    answer is kept per shape)."""
+    shape = tuple(flat)
+    names = _NAMES_CACHE.get(shape)
+    if names is None:
+        found: set[str] = set()
+        for path in shape:
+            found.update(ANCESTORS[path])
+        names = list(found)
+        if len(_NAMES_CACHE) >= _NAMES_CACHE_LIMIT:  # start over: the shapes seen lately are the likeliest next
+            _NAMES_CACHE.clear()
+        _NAMES_CACHE[shape] = names
+    return names
