@@ -110,7 +110,7 @@ def index_generated(args) -> dict:
 
 def ensure_index(count: int, seed: int, reload: bool, processes: int | None) -> Path:
     from plugins.person.backends.embedded import EmbeddedBackend
-    from plugins.person.backends.embedded.build import load_parts
+    from plugins.person.backends.embedded.build import load_parts, worker_heap
     from plugins.person.backends.embedded.layout import SCHEMA_VERSION
 
     directory = CACHE / f"index-{count}-{seed}"
@@ -121,15 +121,18 @@ def ensure_index(count: int, seed: int, reload: bool, processes: int | None) -> 
     shutil.rmtree(directory, ignore_errors=True)
     processes = processes or os.cpu_count() or 1
     step = -(-count // processes)
-    generate_us = generation_cost(seed)
+    generate_us, line_bytes = generation_cost(seed)
     cpu = time.process_time()
     report = load_parts(EmbeddedBackend(str(directory)), index_generated, lambda staging, base_seq: [
         (str(staging / f"part-{k}"), min(step, count - k * step), seed, k * step, base_seq)
-        for k in range(processes) if k * step < count], replace=True, dataset_version=None, progress=None)
+        for k in range(processes) if k * step < count], replace=True, dataset_version=None, progress=None,
+        part_bytes=int(step * line_bytes))
     wall = report.seconds
     without_generation = wall - count * generate_us / 1e6 / processes
     rate = report.loaded / without_generation
-    print(f"loaded {report.loaded:,} generated profiles in {wall:.1f}s with {processes} processes, generating included "
+    heap = worker_heap(int(step * line_bytes), processes)
+    print(f"loaded {report.loaded:,} generated profiles in {wall:.1f}s with {processes} processes ({heap / 1e9:.1f} GB "
+          f"indexing budget each), generating included "
           f"({report.loaded / wall:,.0f}/s); generating alone costs {generate_us:.0f} µs CPU a profile, so the load itself "
           f"took about {without_generation:.1f}s: {rate:,.0f} profiles/s; skipped {len(report.skipped)}; "
           f"parent CPU {time.process_time() - cpu:.1f}s; load average {load_average()}")
@@ -137,12 +140,12 @@ def ensure_index(count: int, seed: int, reload: bool, processes: int | None) -> 
     return directory
 
 
-def generation_cost(seed: int, count: int = 20_000) -> float:
-    """CPU µs to generate and serialize one profile (the bench's own cost inside the streamed load)."""
-    started = time.process_time()
-    for _ in generated_lines(count, seed, start=10_000_000 * seed):
-        pass
-    return (time.process_time() - started) / count * 1e6
+def generation_cost(seed: int, count: int = 20_000) -> tuple[float, float]:
+    """(CPU µs to generate and serialize one profile: the bench's own cost inside the streamed load, bytes a line)."""
+    started, size = time.process_time(), 0
+    for _, line in generated_lines(count, seed, start=10_000_000 * seed):
+        size += len(line) + 1
+    return (time.process_time() - started) / count * 1e6, size / count
 
 
 def engine_ceiling(seed: int, load_rate: float, count: int = 100_000) -> None:

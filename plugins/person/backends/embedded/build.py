@@ -19,7 +19,10 @@ from plugins.person.backends import LoadReport
 from plugins.person.backends.embedded.layout import SCHEMA, prepare_document
 from plugins.person.backends.embedded.query import narrowed
 
-WORKER_HEAP = 1_000_000_000
+WORKER_HEAP = 1_000_000_000  # a loader's indexing budget, unless a big load needs a larger one (worker_heap)
+WORKER_HEAP_MAX = 3_900_000_000  # tantivy refuses an indexing thread a budget of 4 GiB or more
+HEAP_PER_INPUT_BYTE = 0.88  # a budget fills with ~0.85-0.87 of the JSON it indexed (449,000 profiles fill 1 GB)
+MERGED_AT = 8  # tantivy's merge policy rewrites segments of about one size once there are this many
 PROGRESS_EVERY = 2000
 WRITER_LOCK = ".tantivy-writer.lock"
 MANAGED = ".managed.json"
@@ -57,12 +60,44 @@ def _count_lines(handle, start: int, end: int) -> int:
 
 
 _PROGRESS = None
+_HEAP = WORKER_HEAP
 
 
-def _share_counter(counter) -> None:
-    """Pool initializer: the lines-read counter the parent polls for its progress bar."""
-    global _PROGRESS
+def worker_heap(part_bytes: int, parts: int, available: int | None = None) -> int:
+    """The indexing budget of each of `parts` loaders given at most `part_bytes` of JSON lines each.
+
+    A loader writes a segment each time its budget fills, and tantivy merges eight segments of about one size, within
+    a loader and again across all of them when the load publishes (then on one core). 1 GB indexes a profile fastest
+    of the budgets that write few segments; a big load takes as much as tantivy and half the available memory allow
+    when that keeps all its segments under eight, and merges nothing. Past that, merges cannot be avoided: 1 GB."""
+    parts = max(1, parts)
+    most = max(1, (MERGED_AT - 1) // parts)  # segments each loader may write
+    needed = part_bytes * HEAP_PER_INPUT_BYTE / most
+    if needed <= WORKER_HEAP:
+        return WORKER_HEAP
+    if available is None:
+        available = _memory_available()
+    roomy = min(WORKER_HEAP_MAX, available // 2 // parts)
+    return roomy if needed <= roomy else WORKER_HEAP
+
+
+def _memory_available() -> int:
+    """MemAvailable from /proc/meminfo in bytes; 0 where it cannot be read (then loaders keep 1 GB)."""
+    try:
+        with open("/proc/meminfo", "rb") as meminfo:
+            for line in meminfo:
+                if line.startswith(b"MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
+
+
+def _share_counter(counter, heap: int) -> None:
+    """Pool initializer: the lines-read counter the parent polls for its progress bar, and each loader's budget."""
+    global _PROGRESS, _HEAP
     _PROGRESS = counter
+    _HEAP = heap
 
 
 def index_slice(args) -> dict:
@@ -87,7 +122,7 @@ def index_lines(directory: str, numbered: Iterable[tuple[int, bytes]], base_seq:
     sequences, the bad lines, the first dataset_version seen and the last line number."""
     counter = _PROGRESS
     os.makedirs(directory, exist_ok=True)
-    writer = tantivy.Index(SCHEMA, path=directory).writer(heap_size=WORKER_HEAP, num_threads=1)
+    writer = tantivy.Index(SCHEMA, path=directory).writer(heap_size=_HEAP, num_threads=1)
     ids, seqs, bad, version, pending, line_no = [], [], [], None, 0, 0
     for line_no, raw in numbered:
         pending += 1
@@ -128,16 +163,19 @@ def index_lines(directory: str, numbered: Iterable[tuple[int, bytes]], base_seq:
 def parallel_load(backend, path: str, *, replace: bool, processes: int, dataset_version: str | None,
                   progress: Callable[[int], None] | None) -> LoadReport:
     """Load `path` into the embedded `backend` with `processes` slice workers (load_parts)."""
+    slices = plan_slices(path, processes)
     return load_parts(backend, index_slice, lambda staging, base_seq: [
         (str(staging / f"part-{k}"), path, start, end, first, base_seq)
-        for k, (start, end, first) in enumerate(plan_slices(path, processes))], replace=replace,
-        dataset_version=dataset_version, progress=progress)
+        for k, (start, end, first) in enumerate(slices)], replace=replace,
+        dataset_version=dataset_version, progress=progress,
+        part_bytes=max((end - start for start, end, _ in slices), default=0))
 
 
 def load_parts(backend, worker: Callable[[tuple], dict], plan: Callable[[Path, int], list[tuple]], *, replace: bool,
-               dataset_version: str | None, progress: Callable[[int], None] | None) -> LoadReport:
+               dataset_version: str | None, progress: Callable[[int], None] | None, part_bytes: int) -> LoadReport:
     """Run `worker` (index_slice, or any index_lines caller) on each job `plan(staging directory, first sequence)`
-    gives, one process per job, then publish their parts into the embedded `backend`.
+    gives, one process per job, then publish their parts into the embedded `backend`. `part_bytes`: the most JSON
+    any one job reads, which sizes the loaders' indexing budget (worker_heap).
 
     Each worker indexes its own part into a tantivy directory of its own (parsing, flattening and indexing all in that
     process), then the parts' segments are grafted into the live index under its writer lock, and older copies of
@@ -153,7 +191,9 @@ def load_parts(backend, worker: Callable[[tuple], dict], plan: Callable[[Path, i
     jobs = plan(staging, base_seq)
     report = LoadReport()
     try:
-        with multiprocessing.get_context("fork").Pool(len(jobs) or 1, initializer=_share_counter, initargs=(counter,)) as pool:
+        heap = worker_heap(part_bytes, len(jobs))
+        with multiprocessing.get_context("fork").Pool(len(jobs) or 1, initializer=_share_counter,
+                                                      initargs=(counter, heap)) as pool:
             pending = pool.map_async(worker, jobs, chunksize=1)
             reported = 0
             while not pending.ready():
