@@ -122,15 +122,16 @@ def ensure_index(count: int, seed: int, reload: bool, processes: int | None) -> 
     processes = processes or os.cpu_count() or 1
     step = -(-count // processes)
     generate_us, line_bytes = generation_cost(seed)
+    part_bytes = int(step * line_bytes)
+    heap = worker_heap(part_bytes, processes)  # what load_parts gives each loader, read before the load takes memory
     cpu = time.process_time()
     report = load_parts(EmbeddedBackend(str(directory)), index_generated, lambda staging, base_seq: [
         (str(staging / f"part-{k}"), min(step, count - k * step), seed, k * step, base_seq)
         for k in range(processes) if k * step < count], replace=True, dataset_version=None, progress=None,
-        part_bytes=int(step * line_bytes))
+        part_bytes=part_bytes)
     wall = report.seconds
     without_generation = wall - count * generate_us / 1e6 / processes
     rate = report.loaded / without_generation
-    heap = worker_heap(int(step * line_bytes), processes)
     print(f"loaded {report.loaded:,} generated profiles in {wall:.1f}s with {processes} processes ({heap / 1e9:.1f} GB "
           f"indexing budget each), generating included "
           f"({report.loaded / wall:,.0f}/s); generating alone costs {generate_us:.0f} µs CPU a profile, so the load itself "

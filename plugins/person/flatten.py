@@ -121,18 +121,17 @@ def _object_walker(prefix: str, children: dict) -> Callable:
             if item is None or item == []:
                 continue
             if type(item) is str:
-                path = strings.get(key)
+                path, typed = strings.get(key), item
                 if path is None:
                     path = dates.get(key)
-                    item = _DATE_CACHE.get(item) if path is not None else None
-                if item is not None:
+                    typed = _DATE_CACHE.get(item) if path is not None else None
+                if typed is not None:
                     bucket = out.get(path)
                     if bucket is None:
-                        out[path] = [item]
+                        out[path] = [typed]
                     else:
-                        bucket.append(item)
+                        bucket.append(typed)
                     continue
-                item = value[key]
             step = steps.get(key)
             if step is not None:
                 step(out, item)
