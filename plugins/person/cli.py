@@ -14,6 +14,7 @@ from flask.cli import AppGroup
 from app.cli import YES_OPTION, confirm_or_abort
 from plugins.person import datasets, sample
 from plugins.person.loader import BadIdsFile, load_file, read_ids
+from plugins.person.priority import run_in_background
 
 person_cli = AppGroup("person", help="Person datasets: generate a sample, load JSONL into the search backend, inspect it.")
 
@@ -60,9 +61,6 @@ def sample_command(count, seed, out, dataset_version, processes):
     click.echo(f"wrote {count} profiles to {out} in {elapsed:.1f}s ({count / elapsed:,.0f} profiles/s)")
 
 
-BACKGROUND_NICENESS = 10  # a delta applied while the machine serves searches yields the cores to them
-
-
 @person_cli.command("load")
 @click.argument("path", required=False, type=click.Path(exists=True, dir_okay=False))
 @SANDBOX_OPTION
@@ -75,8 +73,9 @@ BACKGROUND_NICENESS = 10  # a delta applied while the machine serves searches yi
 @click.option("--processes", default=None, type=click.IntRange(min=1), help="Parser processes (default: CPU count).")
 @click.option("--threads", default=0, type=click.IntRange(min=0), help="Engine indexing threads (0: automatic).")
 @click.option("--background/--foreground", default=None,
-              help="--background (a delta's default): run at low CPU priority (nice 10) with one indexing thread, so "
-                   "searches served from this machine keep its cores; --foreground (a whole load's default): full speed.")
+              help="--background (a delta's default): run at idle CPU priority (SCHED_IDLE, else nice 10) with one "
+                   "indexing thread, so searches served from this machine keep its cores; --foreground (a whole load's "
+                   "default): full speed.")
 @YES_OPTION
 def load_command(path, sandbox, replace, upsert, delete_ids, dataset_version, processes, threads, background, yes):
     """Stream a JSONL file into the search backend, upserting by id; malformed lines are reported and skipped.
@@ -99,7 +98,7 @@ def load_command(path, sandbox, replace, upsert, delete_ids, dataset_version, pr
     if background is None:
         background = bool(upsert or delete_ids)
     if background:
-        os.nice(BACKGROUND_NICENESS)  # the loader processes it starts inherit it
+        click.echo(f"loading in the background: {run_in_background()}, one indexing thread unless --threads", err=True)
         threads = threads or 1
     total_bytes = os.path.getsize(path) if path else 0
     with click.progressbar(length=max(1, total_bytes), label=f"loading {os.path.basename(path or delete_ids)}") as bar:

@@ -101,13 +101,11 @@ def test_load_refuses_a_list_where_the_schema_wants_one_value(tmp_path):
 
 
 def test_a_delta_runs_in_the_background_and_a_whole_load_in_the_foreground(person_app, tmp_path, monkeypatch):
-    """A delta is applied while the machine serves searches: at nice 10 with one indexing thread unless --foreground."""
-    import os
-
+    """A delta is applied while the machine serves searches: at idle priority with one indexing thread unless --foreground."""
     from plugins.person import cli
 
     niced, threads = [], []
-    monkeypatch.setattr(os, "nice", lambda increment: niced.append(increment))  # the test process keeps its priority
+    monkeypatch.setattr(cli, "run_in_background", lambda: niced.append(10) or "recorded")  # the test run keeps its priority
     real_load = cli.load_file
     monkeypatch.setattr(cli, "load_file", lambda *args, **kwargs: threads.append(kwargs["writer_threads"]) or real_load(*args, **kwargs))
     people = tmp_path / "people.jsonl"

@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import orjson
@@ -216,6 +217,7 @@ def test_searches_during_a_delta_in_another_process_see_it_whole_or_not_at_all(m
                                "--dataset-version", "v2"], cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     while update.poll() is None:
         look()
+        time.sleep(0.002)  # the load runs at idle priority: on one core, a loop that never sleeps would starve it
     output = update.stdout.read().decode()
     assert update.returncode == 0, output
     look()
