@@ -347,13 +347,14 @@ def delta_files(count: int, seed: int, workdir: Path) -> tuple[Path, Path, str]:
     return delta, ids, f"{changed:,} changed, {new:,} new, {removed:,} removed"
 
 
+WARMUP_ROUNDS = 2
 BEFORE_ROUNDS = 16  # rounds of the mix before a delta: enough that its p95 is not decided by one query's few runs
 
 
-def time_delta(index: Path, count: int, seed: int, workdir: Path, env: dict, foreground: bool) -> None:
+def time_delta(index: Path, count: int, seed: int, workdir: Path, env: dict, foreground: bool, searchers: int) -> None:
     """Apply the delta with `person load --upsert --delete-ids` (its own process, as an operator runs it: in the
-    background, at nice 10 with one indexing thread, unless `foreground`) to a hard-linked copy of the index while this
-    process searches the copy with the query mix; the same mix before it is the baseline. Every search must see the
+    background, at idle CPU priority with one indexing thread, unless `foreground`) to a hard-linked copy of the index while this
+    process searches the copy with the query mix from `searchers` threads at once; the same before it is the baseline. Every search must see the
     dataset whole before or whole after (the match_all count of each round says which)."""
     from app import create_app
     from plugins.person import services
@@ -367,16 +368,33 @@ def time_delta(index: Path, count: int, seed: int, workdir: Path, env: dict, for
     with app.app_context():
         backend = sources().backend()
 
-        def mix_round(timings: list[float], seen: set) -> None:
-            for _, body in QUERIES:
+        def mix_round(timings: list[float], seen: set, by_query: dict | None = None) -> None:
+            for name, body in QUERIES:
                 started = time.perf_counter()
                 services.people_search({"size": 10, **body})
                 timings.append((time.perf_counter() - started) * 1000)
+                if by_query is not None:
+                    by_query.setdefault(name, []).append(timings[-1])
             seen.add((backend.count({"match_all": {}}), backend.dataset_info()["dataset_version"]))
 
-        before, seen_before = [], set()
-        for _ in range(BEFORE_ROUNDS):
-            mix_round(before, seen_before)
+        def at_once(rounds_left, timings: list[float], seen: set, by_query: dict) -> None:
+            """`searchers` threads each running rounds of the mix while rounds_left() says so."""
+            def search() -> None:
+                with app.app_context():
+                    while rounds_left():
+                        mix_round(timings, seen, by_query)
+
+            threads = [threading.Thread(target=search) for _ in range(searchers)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+
+        for _ in range(WARMUP_ROUNDS):  # a new process's first searches open the segments: not a serving worker's speed
+            mix_round([], set())
+        before, seen_before, before_by_query = [], set(), {}
+        rounds = iter(range(BEFORE_ROUNDS * searchers))
+        at_once(lambda: next(rounds, None) is not None, before, seen_before, before_by_query)
         command = [sys.executable, "-m", "flask", "--app", "wsgi", "person", "load", str(delta), "--upsert",
                    "--delete-ids", str(ids), "--dataset-version", "delta-1"]
         if foreground:
@@ -387,9 +405,8 @@ def time_delta(index: Path, count: int, seed: int, workdir: Path, env: dict, for
         output = []
         reader = threading.Thread(target=lambda: output.append(update.stdout.read()), daemon=True)
         reader.start()
-        during, seen_during = [], set()
-        while update.poll() is None:
-            mix_round(during, seen_during)
+        during, seen_during, during_by_query = [], set(), {}
+        at_once(lambda: update.poll() is None, during, seen_during, during_by_query)
         took = time.perf_counter() - started
         reader.join()
         after = set()
@@ -397,13 +414,18 @@ def time_delta(index: Path, count: int, seed: int, workdir: Path, env: dict, for
     shutil.rmtree(copy, ignore_errors=True)
     print(f"\ndelta of {described} ({delta.stat().st_size / 2**20:,.0f} MiB JSONL): applied in {took:.1f}s "
           f"(exit {update.returncode}) by `person load --upsert --delete-ids{' --foreground' if foreground else ''}`"
-          f"{'' if foreground else ' (in the background: nice 10, one indexing thread)'}; load average {load_average()}")
+          f"{'' if foreground else ' (in the background: idle CPU priority, one indexing thread)'}, {searchers} searching "
+          f"thread(s); load average {load_average()}")
     print("  " + output[0].decode(errors="replace").strip().splitlines()[-1] if output and output[0] else "  (no output)")
     ratio50 = percentile(during, 50) / percentile(before, 50) if during else float("nan")
     ratio95 = percentile(during, 95) / percentile(before, 95) if during else float("nan")
     print(f"  searches before: {summary(before)} ({len(before)} searches)")
     print(f"  searches during: {summary(during)} ({len(during)} searches); during / before p50 {ratio50:.2f}x, "
           f"p95 {ratio95:.2f}x (target <= 1.5x)")
+    slowed = sorted(((statistics.median(during_by_query[name]) / statistics.median(before_by_query[name]), name)
+                     for name in during_by_query), reverse=True)[:4]
+    print("  most slowed, p50 during / before: " + "; ".join(
+        f"{name} {ratio:.2f}x ({statistics.median(before_by_query[name]):.1f} ms before)" for ratio, name in slowed))
     print(f"  (profiles, dataset_version) seen: before {sorted(seen_before)}, during {sorted(seen_during)}, after {sorted(after)}")
     expected = {*seen_before, *after}
     if not seen_during <= expected or len(after) != 1 or after == seen_before:
@@ -424,6 +446,8 @@ def main() -> None:
     parser.add_argument("--delta-only", action="store_true", help="only apply the 1 %% delta (and the searches around it)")
     parser.add_argument("--delta-foreground", action="store_true",
                         help="apply the delta at full speed (--foreground) instead of in the background, as by default")
+    parser.add_argument("--delta-searchers", type=int, default=1,
+                        help="threads searching at once before and during the delta (default 1; 2 keeps both cores busy)")
     args = parser.parse_args()
     os.environ.setdefault("HIREKIT_SECRET_KEY", secrets.token_urlsafe(48))  # the app and the servers it starts need one
     count = args.count or (50_000 if args.quick else 1_000_000)
@@ -510,7 +534,7 @@ def main() -> None:
         print("targets: engine p50 <= 10 ms and p95 <= 50 ms at 1 M (<= 20 / 100 ms at 10 M); HTTP <= 1.3x engine; load >= 0.9x "
               "the engine-alone ceiling; bulk enrich of 100 <= 150 ms; a SQL search within 1 ms of its DSL twin")
     if not args.no_delta:
-        time_delta(index, count, args.seed, workdir, env, args.delta_foreground)
+        time_delta(index, count, args.seed, workdir, env, args.delta_foreground, args.delta_searchers)
     shutil.rmtree(workdir, ignore_errors=True)
 
 
