@@ -61,6 +61,9 @@ def sample_command(count, seed, out, dataset_version, processes):
     click.echo(f"wrote {count} profiles to {out} in {elapsed:.1f}s ({count / elapsed:,.0f} profiles/s)")
 
 
+BACKGROUND_PACE = 0.1  # on a machine its searches keep busy, each share of a core a load takes shows in their latency
+
+
 @person_cli.command("load")
 @click.argument("path", required=False, type=click.Path(exists=True, dir_okay=False))
 @SANDBOX_OPTION
@@ -76,8 +79,11 @@ def sample_command(count, seed, out, dataset_version, processes):
               help="--background (a delta's default): run at idle CPU priority (SCHED_IDLE, else nice 10) with one "
                    "indexing thread, so searches served from this machine keep its cores; --foreground (a whole load's "
                    "default): full speed.")
+@click.option("--pace", default=None, type=click.FloatRange(min=0, max=1, min_open=True),
+              help="The most of one core the load uses, resting after each batch (default: "
+                   f"{BACKGROUND_PACE:g} in the background, 1 in the foreground).")
 @YES_OPTION
-def load_command(path, sandbox, replace, upsert, delete_ids, dataset_version, processes, threads, background, yes):
+def load_command(path, sandbox, replace, upsert, delete_ids, dataset_version, processes, threads, background, pace, yes):
     """Stream a JSONL file into the search backend, upserting by id; malformed lines are reported and skipped.
     --replace asks first unless --yes. --upsert and --delete-ids apply a dataset delta: searches answer from the previous
     version until the whole delta is published, and the dataset_version advances only then."""
@@ -98,13 +104,16 @@ def load_command(path, sandbox, replace, upsert, delete_ids, dataset_version, pr
     if background is None:
         background = bool(upsert or delete_ids)
     if background:
-        click.echo(f"loading in the background: {run_in_background()}, one indexing thread unless --threads", err=True)
+        pace = pace or BACKGROUND_PACE
+        click.echo(f"loading in the background: {run_in_background()}, one indexing thread unless --threads, using at "
+                   f"most {pace:.0%} of a core (--pace)", err=True)
         threads = threads or 1
     total_bytes = os.path.getsize(path) if path else 0
     with click.progressbar(length=max(1, total_bytes), label=f"loading {os.path.basename(path or delete_ids)}") as bar:
         per_line = max(1, total_bytes // max(1, _estimate_lines(path))) if path else 0
         report = load_file(backend, path, replace=replace, upsert=upsert, delete_ids=removed, dataset_version=dataset_version,
-                           processes=processes, writer_threads=threads, progress=lambda lines: bar.update(lines * per_line))
+                           processes=processes, writer_threads=threads, progress=lambda lines: bar.update(lines * per_line),
+                           pace=pace or 1.0)
     for line_no, reason in report.skipped[:50]:
         click.echo(f"line {line_no}: {'rejected' if not report.published else 'skipped'}: {reason}", err=True)
     if len(report.skipped) > 50:

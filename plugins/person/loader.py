@@ -93,8 +93,12 @@ def read_ids(path: str) -> list[str]:
 
 def load_file(backend: SearchBackend, path: str | None, *, replace: bool = False, upsert: bool = False,
               delete_ids: list[str] = (), dataset_version: str | None = None, processes: int | None = None,
-              writer_threads: int = 0, progress: Callable[[int], None] | None = None) -> LoadReport:
+              writer_threads: int = 0, progress: Callable[[int], None] | None = None, pace: float = 1.0) -> LoadReport:
     """Load every good line of `path` (upsert by id; --replace empties the dataset first); report the bad ones.
+
+    `pace` below 1 makes the loader rest after each batch until the CPU time it used (its engine threads' included)
+    is at most that share of one core (a background load leaving the cores, their caches and the memory bus to the
+    searches served meanwhile); a paced load parses in its own process, so all its CPU time is counted.
 
     A delta (`upsert`, or `delete_ids` given, with or without a `path`) is all or nothing: its records and removals are
     published in one commit with the dataset version, after the last removal; a malformed line publishes none of it."""
@@ -109,7 +113,7 @@ def load_file(backend: SearchBackend, path: str | None, *, replace: bool = False
     report = LoadReport()
     if processes is None:  # the engine's add loop holds one core; parse in the others
         processes = max(1, (os.cpu_count() or 1) - 1)
-    if size < PARALLEL_THRESHOLD * max(processes, 1):
+    if size < PARALLEL_THRESHOLD * max(processes, 1) or pace < 1:
         processes = 1
     writer = backend.writer(replace=replace, threads=writer_threads, delta=delta)
     base_seq = writer.max_seq + 1 if hasattr(writer, "max_seq") else 0
@@ -122,6 +126,7 @@ def load_file(backend: SearchBackend, path: str | None, *, replace: bool = False
     try:
         if delta and not writer.rolls_back:  # a backend that cannot take back what it was sent: check the whole delta first
             report.skipped = [line for _, bad, _ in prepared() for line in bad]
+        batch_started, batch_cpu = time.perf_counter(), time.process_time()
         for documents, bad, version in prepared() if not (delta and report.skipped) else ():
             report.skipped.extend(bad)
             if not (delta and report.skipped):  # a delta with a bad line is read to its end only to name every bad line
@@ -130,6 +135,9 @@ def load_file(backend: SearchBackend, path: str | None, *, replace: bool = False
             dataset_version = dataset_version or version
             if progress:
                 progress(len(documents) + len(bad))
+            if pace < 1:  # the engine indexes a batch after add() returns: its CPU lands in the next batch's
+                time.sleep(max(0.0, (time.process_time() - batch_cpu) / pace - (time.perf_counter() - batch_started)))
+                batch_started, batch_cpu = time.perf_counter(), time.process_time()
         if delta and report.skipped:
             writer.abort()
             report.loaded, report.published = 0, False

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import orjson
 
 from plugins.person.sample import generate
@@ -101,26 +103,54 @@ def test_load_refuses_a_list_where_the_schema_wants_one_value(tmp_path):
 
 
 def test_a_delta_runs_in_the_background_and_a_whole_load_in_the_foreground(person_app, tmp_path, monkeypatch):
-    """A delta is applied while the machine serves searches: at idle priority with one indexing thread unless --foreground."""
+    """A delta is applied while the machine serves searches: at idle priority, with one indexing thread, using at most a
+    tenth of a core, unless --foreground."""
     from plugins.person import cli
 
-    niced, threads = [], []
-    monkeypatch.setattr(cli, "run_in_background", lambda: niced.append(10) or "recorded")  # the test run keeps its priority
+    lowered, calls = [], []
+    monkeypatch.setattr(cli, "run_in_background", lambda: lowered.append(True) or "recorded")  # the test run keeps its priority
     real_load = cli.load_file
-    monkeypatch.setattr(cli, "load_file", lambda *args, **kwargs: threads.append(kwargs["writer_threads"]) or real_load(*args, **kwargs))
+    monkeypatch.setattr(cli, "load_file", lambda *args, **kwargs: calls.append((kwargs["writer_threads"], kwargs["pace"]))
+                        or real_load(*args, **kwargs))
     people = tmp_path / "people.jsonl"
     people.write_bytes(b"".join(orjson.dumps(p) + b"\n" for p in generate(30, 5)))
     removed = tmp_path / "removed.txt"
     removed.write_text(next(generate(1, 5))["id"] + "\n")
     runner = person_app(SEARCH_INDEX=str(tmp_path / "index")).test_cli_runner()
-    runs = [(["--replace", "--yes"], [], 0), (["--upsert"], [10], 1), (["--upsert", "--foreground"], [], 0),
-            (["--upsert", "--threads", "2"], [10], 2), ([], [], 0), (["--background"], [10], 1)]
-    for options, nice, writer_threads in runs:
-        niced.clear()
-        threads.clear()
+    runs = [(["--replace", "--yes"], False, (0, 1.0)), (["--upsert"], True, (1, 0.1)), (["--upsert", "--foreground"], False, (0, 1.0)),
+            (["--upsert", "--threads", "2"], True, (2, 0.1)), ([], False, (0, 1.0)), (["--background"], True, (1, 0.1)),
+            (["--upsert", "--pace", "0.2"], True, (1, 0.2)), (["--upsert", "--foreground", "--pace", "0.3"], False, (0, 0.3))]
+    for options, background, call in runs:
+        lowered.clear()
+        calls.clear()
         result = runner.invoke(args=["person", "load", str(people), *options])
         assert result.exit_code == 0, (options, result.output)
-        assert (niced, threads) == (nice, [writer_threads]), options
-    niced.clear()
+        assert (lowered == [True], calls) == (background, [call]), options
+    lowered.clear()
     assert runner.invoke(args=["person", "load", "--delete-ids", str(removed)]).exit_code == 0
-    assert niced == [10]
+    assert lowered == [True]
+    for pace in ("0", "1.5", "-1", "half"):
+        result = runner.invoke(args=["person", "load", str(people), "--upsert", "--pace", pace])
+        assert result.exit_code == 2 and "--pace" in result.output, pace
+
+
+def test_a_paced_load_rests_after_each_batch_in_proportion_to_its_work(tmp_path, monkeypatch):
+    """--pace 0.25 uses a quarter of a core: after each batch it rests until its CPU time is a quarter of the time gone."""
+    from plugins.person import loader
+    from plugins.person.backends.embedded import EmbeddedBackend
+
+    people = tmp_path / "people.jsonl"
+    people.write_bytes(b"".join(orjson.dumps(p) + b"\n" for p in generate(2 * loader.BATCH_LINES + 10, 6)))
+    rests = []
+    monkeypatch.setattr(loader.time, "sleep", rests.append)
+    backend = EmbeddedBackend(str(tmp_path / "index"))
+    cpu = time.process_time()
+    report = loader.load_file(backend, str(people), upsert=True, processes=2, writer_threads=1, pace=0.25)
+    cpu = time.process_time() - cpu
+    assert report.loaded == 2 * loader.BATCH_LINES + 10 and backend.count({"match_all": {}}) == report.loaded
+    assert len(rests) == 3 and all(rest > 0 for rest in rests)
+    assert sum(rests) <= cpu / 0.25  # it rests for the CPU it used (parsing included: in this process), not more
+    assert sum(rests) + report.seconds >= 0.5 * cpu / 0.25  # the batches are most of the load's CPU
+    rests.clear()
+    loader.load_file(backend, str(people), upsert=True, processes=1, writer_threads=1)
+    assert rests == []
