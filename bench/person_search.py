@@ -351,11 +351,13 @@ WARMUP_ROUNDS = 2
 BEFORE_ROUNDS = 16  # rounds of the mix before a delta: enough that its p95 is not decided by one query's few runs
 
 
-def time_delta(index: Path, count: int, seed: int, workdir: Path, env: dict, foreground: bool, searchers: int) -> None:
+def time_delta(index: Path, count: int, seed: int, workdir: Path, env: dict, foreground: bool, searchers: int,
+               http_key: str | None, pace: float | None) -> None:
     """Apply the delta with `person load --upsert --delete-ids` (its own process, as an operator runs it: in the
-    background, at idle CPU priority with one indexing thread, unless `foreground`) to a hard-linked copy of the index while this
-    process searches the copy with the query mix from `searchers` threads at once; the same before it is the baseline. Every search must see the
-    dataset whole before or whole after (the match_all count of each round says which)."""
+    background, at idle CPU priority with one indexing thread, unless `foreground`) to a hard-linked copy of the index
+    while `searchers` threads search the copy with the query mix, in this process or, given `http_key`, over HTTP
+    through gunicorn serving the copy; the same before it is the baseline. Every search must see the dataset whole
+    before or whole after (the match_all count of each round says which)."""
     from app import create_app
     from plugins.person import services
     from plugins.person.datasets import sources
@@ -363,33 +365,52 @@ def time_delta(index: Path, count: int, seed: int, workdir: Path, env: dict, for
     copy = workdir / "delta-index"
     shutil.copytree(index, copy, copy_function=os.link)  # the engine never rewrites a file: links are a safe copy
     delta, ids, described = delta_files(count, seed, workdir)
+    copy_env = {**env, "HIREKIT_SEARCH_INDEX": str(copy)}
     app = create_app({"DATABASE_URL": env["HIREKIT_DATABASE_URL"], "SEARCH_INDEX": str(copy), "RATE_LIMIT_ENABLED": False,
                       "LOG_LEVEL": "WARNING"})
-    with app.app_context():
+    server = port = None
+    if http_key:
+        port = free_port()
+        server = start_gunicorn("wsgi:app", port, copy_env, settle_seconds=3)
+    local = threading.local()
+
+    def search(body: dict) -> dict:
+        if not http_key:
+            return services.people_search(body)
+        if not hasattr(local, "client"):
+            local.client = KeepAliveClient(f"http://127.0.0.1:{port}", {"X-API-Key": http_key})
+        return local.client.call("POST", "/v2/person/search", body)
+
+    def state() -> tuple:
+        """(profiles, dataset_version) a search sees now; over HTTP the version is not in the answer."""
+        if http_key:
+            return search({"size": 1, "query": {"match_all": {}}})["total"], None
         backend = sources().backend()
+        return backend.count({"match_all": {}}), backend.dataset_info()["dataset_version"]
 
-        def mix_round(timings: list[float], seen: set, by_query: dict | None = None) -> None:
-            for name, body in QUERIES:
-                started = time.perf_counter()
-                services.people_search({"size": 10, **body})
-                timings.append((time.perf_counter() - started) * 1000)
-                if by_query is not None:
-                    by_query.setdefault(name, []).append(timings[-1])
-            seen.add((backend.count({"match_all": {}}), backend.dataset_info()["dataset_version"]))
+    def mix_round(timings: list[float], seen: set, by_query: dict | None = None) -> None:
+        for name, body in QUERIES:
+            started = time.perf_counter()
+            search({"size": 10, **body})
+            timings.append((time.perf_counter() - started) * 1000)
+            if by_query is not None:
+                by_query.setdefault(name, []).append(timings[-1])
+        seen.add(state())
 
-        def at_once(rounds_left, timings: list[float], seen: set, by_query: dict) -> None:
-            """`searchers` threads each running rounds of the mix while rounds_left() says so."""
-            def search() -> None:
-                with app.app_context():
-                    while rounds_left():
-                        mix_round(timings, seen, by_query)
+    def at_once(rounds_left, timings: list[float], seen: set, by_query: dict) -> None:
+        """`searchers` threads each running rounds of the mix while rounds_left() says so."""
+        def run() -> None:
+            with app.app_context():
+                while rounds_left():
+                    mix_round(timings, seen, by_query)
 
-            threads = [threading.Thread(target=search) for _ in range(searchers)]
-            for thread in threads:
-                thread.start()
-            for thread in threads:
-                thread.join()
+        threads = [threading.Thread(target=run) for _ in range(searchers)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
 
+    with app.app_context():
         for _ in range(WARMUP_ROUNDS):  # a new process's first searches open the segments: not a serving worker's speed
             mix_round([], set())
         before, seen_before, before_by_query = [], set(), {}
@@ -399,9 +420,10 @@ def time_delta(index: Path, count: int, seed: int, workdir: Path, env: dict, for
                    "--delete-ids", str(ids), "--dataset-version", "delta-1"]
         if foreground:
             command.append("--foreground")
+        if pace:
+            command += ["--pace", str(pace)]
         started = time.perf_counter()
-        update = subprocess.Popen(command, cwd=ROOT, env={**env, "HIREKIT_SEARCH_INDEX": str(copy)},
-                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        update = subprocess.Popen(command, cwd=ROOT, env=copy_env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         output = []
         reader = threading.Thread(target=lambda: output.append(update.stdout.read()), daemon=True)
         reader.start()
@@ -411,12 +433,16 @@ def time_delta(index: Path, count: int, seed: int, workdir: Path, env: dict, for
         reader.join()
         after = set()
         mix_round([], after)
+    if server:
+        stop(server)
     shutil.rmtree(copy, ignore_errors=True)
     print(f"\ndelta of {described} ({delta.stat().st_size / 2**20:,.0f} MiB JSONL): applied in {took:.1f}s "
-          f"(exit {update.returncode}) by `person load --upsert --delete-ids{' --foreground' if foreground else ''}`"
-          f"{'' if foreground else ' (in the background: idle CPU priority, one indexing thread)'}, {searchers} searching "
-          f"thread(s); load average {load_average()}")
-    print("  " + output[0].decode(errors="replace").strip().splitlines()[-1] if output and output[0] else "  (no output)")
+          f"(exit {update.returncode}) by `person load --upsert --delete-ids{' --foreground' if foreground else ''}{f' --pace {pace}' if pace else ''}`"
+          f"{'' if foreground else ' (in the background)'}, {searchers} searching "
+          f"thread(s) {'over HTTP (gunicorn -w 2)' if http_key else 'in-process'}; load average {load_average()}")
+    lines = output[0].decode(errors="replace").strip().splitlines() if output and output[0] else ["(no output)"]
+    for line in [line for line in lines if line.startswith("loading in the background")] + lines[-1:]:
+        print("  " + line)
     ratio50 = percentile(during, 50) / percentile(before, 50) if during else float("nan")
     ratio95 = percentile(during, 95) / percentile(before, 95) if during else float("nan")
     print(f"  searches before: {summary(before)} ({len(before)} searches)")
@@ -446,6 +472,9 @@ def main() -> None:
     parser.add_argument("--delta-only", action="store_true", help="only apply the 1 %% delta (and the searches around it)")
     parser.add_argument("--delta-foreground", action="store_true",
                         help="apply the delta at full speed (--foreground) instead of in the background, as by default")
+    parser.add_argument("--delta-over-http", action="store_true",
+                        help="search over HTTP through gunicorn during the delta instead of in-process")
+    parser.add_argument("--delta-pace", type=float, default=None, help="pass --pace to the delta's `person load`")
     parser.add_argument("--delta-searchers", type=int, default=1,
                         help="threads searching at once before and during the delta (default 1; 2 keeps both cores busy)")
     args = parser.parse_args()
@@ -534,7 +563,8 @@ def main() -> None:
         print("targets: engine p50 <= 10 ms and p95 <= 50 ms at 1 M (<= 20 / 100 ms at 10 M); HTTP <= 1.3x engine; load >= 0.9x "
               "the engine-alone ceiling; bulk enrich of 100 <= 150 ms; a SQL search within 1 ms of its DSL twin")
     if not args.no_delta:
-        time_delta(index, count, args.seed, workdir, env, args.delta_foreground, args.delta_searchers)
+        time_delta(index, count, args.seed, workdir, env, args.delta_foreground, args.delta_searchers,
+                   key if args.delta_over_http else None, args.delta_pace)
     shutil.rmtree(workdir, ignore_errors=True)
 
 
