@@ -98,7 +98,7 @@ def load_file(backend: SearchBackend, path: str | None, *, replace: bool = False
 
     `pace` below 1 makes the loader rest after each batch until the CPU time it used (its engine threads' included)
     is at most that share of one core (a background load leaving the cores, their caches and the memory bus to the
-    searches served meanwhile); a paced load parses in its own process, so all its CPU time is counted.
+    searches served meanwhile); a paced load parses in its own process and one writer, so all its CPU time is counted.
 
     A delta (`upsert`, or `delete_ids` given, with or without a `path`) is all or nothing: its records and removals are
     published in one commit with the dataset version, after the last removal; a malformed line publishes none of it."""
@@ -106,7 +106,7 @@ def load_file(backend: SearchBackend, path: str | None, *, replace: bool = False
     delta = upsert or bool(delete_ids) or path is None
     size = os.path.getsize(path) if path else 0
     parallel_load = getattr(backend, "parallel_load", None)
-    if not delta and parallel_load and (processes or 0) != 1 and (processes or size >= SLICE_THRESHOLD):
+    if not delta and parallel_load and pace >= 1 and (processes or 0) != 1 and (processes or size >= SLICE_THRESHOLD):
         # the embedded engine: each process parses and indexes its own slice of the file
         return parallel_load(path, replace=replace, processes=processes or os.cpu_count() or 1,
                              dataset_version=dataset_version, progress=progress)

@@ -154,3 +154,5 @@ def test_a_paced_load_rests_after_each_batch_in_proportion_to_its_work(tmp_path,
     rests.clear()
     loader.load_file(backend, str(people), upsert=True, processes=1, writer_threads=1)
     assert rests == []
+    report = loader.load_file(backend, str(people), replace=True, processes=2, pace=0.25)  # a whole load: not in slices
+    assert len(rests) == 3 and report.loaded == backend.count({"match_all": {}}) == 2 * loader.BATCH_LINES + 10
