@@ -354,7 +354,7 @@ BEFORE_ROUNDS = 16  # rounds of the mix before a delta: enough that its p95 is n
 def time_delta(index: Path, count: int, seed: int, workdir: Path, env: dict, foreground: bool, searchers: int,
                http_key: str | None, pace: float | None) -> None:
     """Apply the delta with `person load --upsert --delete-ids` (its own process, as an operator runs it: in the
-    background, at idle CPU priority with one indexing thread, unless `foreground`) to a hard-linked copy of the index
+    background, at idle CPU priority, paced, with one indexing thread, unless `foreground`) to a hard-linked copy of the index
     while `searchers` threads search the copy with the query mix, in this process or, given `http_key`, over HTTP
     through gunicorn serving the copy; the same before it is the baseline. Every search must see the dataset whole
     before or whole after (the match_all count of each round says which)."""
