@@ -103,8 +103,8 @@ def load_command(path, sandbox, replace, upsert, delete_ids, dataset_version, pr
         confirm_or_abort(yes, f"Replace every profile of the {side} dataset with {path}?")
     if background is None:
         background = bool(upsert or delete_ids)
+    pace = pace or (BACKGROUND_PACE if background else 1.0)
     if background:
-        pace = pace or BACKGROUND_PACE
         click.echo(f"loading in the background: {run_in_background()}, one indexing thread unless --threads, using at "
                    f"most {pace:.0%} of a core (--pace)", err=True)
         threads = threads or 1
@@ -113,7 +113,7 @@ def load_command(path, sandbox, replace, upsert, delete_ids, dataset_version, pr
         per_line = max(1, total_bytes // max(1, _estimate_lines(path))) if path else 0
         report = load_file(backend, path, replace=replace, upsert=upsert, delete_ids=removed, dataset_version=dataset_version,
                            processes=processes, writer_threads=threads, progress=lambda lines: bar.update(lines * per_line),
-                           pace=pace or 1.0)
+                           pace=pace)
     for line_no, reason in report.skipped[:50]:
         click.echo(f"line {line_no}: {'rejected' if not report.published else 'skipped'}: {reason}", err=True)
     if len(report.skipped) > 50:

@@ -3,8 +3,11 @@
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
 
 CHILD = r"""
 import multiprocessing, os, threading
@@ -23,8 +26,7 @@ print(before[0], before[1], os.sched_getscheduler(0), os.getpriority(os.PRIO_PRO
 
 @pytest.mark.skipif(not hasattr(os, "SCHED_IDLE"), reason="SCHED_IDLE is Linux's")
 def test_a_background_load_and_what_it_starts_run_at_idle_priority():
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    out = subprocess.run([sys.executable, "-c", CHILD], cwd=root, capture_output=True, text=True, timeout=60, check=True).stdout
+    out = subprocess.run([sys.executable, "-c", CHILD], cwd=ROOT, capture_output=True, text=True, timeout=60, check=True).stdout
     policy_before, nice_before, policy, nice, thread_policy, child_policy, said = out.strip().split("|")
     assert int(policy_before) == os.SCHED_OTHER
     assert (int(policy), int(thread_policy), int(child_policy)) == (os.SCHED_IDLE,) * 3
