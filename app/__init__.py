@@ -17,6 +17,7 @@ from app.data import db, events
 from app.http import idempotency, metrics, nul_guard
 from app.http.api import init_api
 from app.http.json import OrjsonProvider
+from app.http.url_rules import SharedBuilderRule
 from app.plugins import register, resolve
 from app.security import auth, fair_share, limits, secret_key
 from app.server.observability import configure_logging, install_request_context
@@ -62,6 +63,7 @@ class HirekitFlask(Flask):
     a function and 215-410 ns for a bound method."""
 
     url_map_class = ExactPathMap
+    url_rule_class = SharedBuilderRule
     session_interface = NoSessionInterface()
 
     def raise_routing_exception(self, request):
