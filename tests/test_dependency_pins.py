@@ -9,7 +9,7 @@ from packaging.requirements import Requirement
 from packaging.version import Version
 
 ROOT = Path(__file__).resolve().parent.parent
-PRIVATE_PARTS_USED = ("gunicorn", "flask-limiter", "limits", "marshmallow", "peewee")
+PRIVATE_PARTS_USED = ("gunicorn", "flask-limiter", "limits", "marshmallow", "peewee", "werkzeug")
 
 
 def install_requires() -> dict[str, Requirement]:
