@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import time
 
@@ -14,6 +13,7 @@ from flask.cli import AppGroup
 from app.cli import YES_OPTION, confirm_or_abort
 from plugins.person import datasets, sample
 from plugins.person.loader import BadIdsFile, load_file, read_ids
+from plugins.person.pools import fork_pool
 from plugins.person.priority import run_in_background
 
 person_cli = AppGroup("person", help="Person datasets: generate a sample, load JSONL into the search backend, inspect it.")
@@ -35,7 +35,7 @@ def write_sample(path: str, count: int, seed: int, *, dataset_version: str | Non
     temporary = f"{path}.partial"
     with open(temporary, "wb") as out:
         if processes > 1 and len(jobs) > 1:
-            with multiprocessing.get_context("fork").Pool(processes) as pool:
+            with fork_pool(processes) as pool:
                 for blob, job in zip(pool.imap(_chunk_lines, jobs), jobs):
                     out.write(blob)
                     progress and progress(job[2])

@@ -4,7 +4,6 @@ upserted in batches), or applies a delta (upserts and removed ids, published at 
 from __future__ import annotations
 
 import itertools
-import multiprocessing
 import os
 import time
 from typing import Callable, Iterator
@@ -12,6 +11,7 @@ from typing import Callable, Iterator
 import orjson
 
 from plugins.person.backends import LoadReport, SearchBackend
+from plugins.person.pools import fork_pool
 
 BATCH_LINES = 2000
 PARALLEL_THRESHOLD = 20_000  # below this many bytes-per-worker the process pool costs more than it saves
@@ -117,7 +117,7 @@ def load_file(backend: SearchBackend, path: str | None, *, replace: bool = False
         processes = 1
     writer = backend.writer(replace=replace, threads=writer_threads, delta=delta)
     base_seq = writer.max_seq + 1 if hasattr(writer, "max_seq") else 0
-    pool = multiprocessing.get_context("fork").Pool(processes) if processes > 1 else None
+    pool = fork_pool(processes) if processes > 1 else None
 
     def prepared():
         jobs = ((backend.preparer, base_seq, batch) for batch in (_batches(path, BATCH_LINES) if path else ()))

@@ -18,6 +18,7 @@ from tantivy import FieldType, Query
 from plugins.person.backends import LoadReport
 from plugins.person.backends.embedded.layout import SCHEMA, prepare_document
 from plugins.person.backends.embedded.query import narrowed
+from plugins.person.pools import fork_pool
 
 WORKER_HEAP = 1_000_000_000  # a loader's indexing budget, unless a big load needs a larger one (worker_heap)
 WORKER_HEAP_MAX = 3_900_000_000  # tantivy refuses an indexing thread a budget of 4 GiB or more
@@ -192,8 +193,7 @@ def load_parts(backend, worker: Callable[[tuple], dict], plan: Callable[[Path, i
     report = LoadReport()
     try:
         heap = worker_heap(part_bytes, len(jobs))
-        with multiprocessing.get_context("fork").Pool(len(jobs) or 1, initializer=_share_counter,
-                                                      initargs=(counter, heap)) as pool:
+        with fork_pool(len(jobs) or 1, initializer=_share_counter, initargs=(counter, heap)) as pool:
             pending = pool.map_async(worker, jobs, chunksize=1)
             reported = 0
             while not pending.ready():
