@@ -5,6 +5,9 @@ BIN := $(VENV)/bin
 # a platform's PORT when HIREKIT_PORT is unset
 HIREKIT_PORT ?= $(or $(PORT),8000)
 export HIREKIT_PORT
+# pytest processes `make test` runs (pytest-xdist; each file's tests stay in one, and each gets its own PostgreSQL
+# database and Redis database, see tests/conftest.py); TEST_WORKERS=0 runs the suite in this process
+TEST_WORKERS ?= 2
 
 .PHONY: run test lint requirements fuzz bench install install-dev clean
 
@@ -32,9 +35,9 @@ run: install
 	$(BIN)/gunicorn -c deploy/gunicorn.conf.py --bind 127.0.0.1:$(HIREKIT_PORT) wsgi:app
 
 ## make test: ruff (pyproject.toml's rules) on the files git tracks, then the whole suite (PostgreSQL/Redis tests run when
-## HIREKIT_TEST_DATABASE_URL / HIREKIT_TEST_REDIS_URL are set)
+## HIREKIT_TEST_DATABASE_URL / HIREKIT_TEST_REDIS_URL are set), in TEST_WORKERS processes
 test: install-dev lint
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
 # the files git tracks (a scratch file or a generated client in the tree is not the project's), every file outside git
 lint: install-dev

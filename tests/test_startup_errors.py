@@ -88,7 +88,7 @@ def test_a_configuration_no_worker_could_run_stops_the_arbiter_once_before_any_w
 @pytest.mark.parametrize("url, expected", [
     (f"postgresql://hirekit:s3cret@127.0.0.1:{closed_port()}/hirekit", "Connection refused"),
     ("postgress://127.0.0.1/hirekit", "HIREKIT_DATABASE_URL has the scheme 'postgress'"),
-])
+], ids=["refused", "misspelt-scheme"])  # not the URL: its closed port differs between pytest-xdist workers' collections
 def test_db_upgrade_on_a_database_that_refuses_or_a_misspelt_scheme_is_one_line(tmp_path, url, expected):
     done = flask(["db", "upgrade"], clean_env(tmp_path, HIREKIT_DATABASE_URL=url))
     assert done.returncode == 1
