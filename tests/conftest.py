@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import threading
 from dataclasses import dataclass, field
-from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 
@@ -14,52 +13,11 @@ from werkzeug.serving import make_server
 from app import create_app
 from app.data.db import database, database_from_url
 from app.data.tenancy import create_key, create_tenant
+from tests.worker_databases import use_worker_databases
 
 pytest_plugins = ("tests.skip_summary",)  # each skip reason once in the summary
 
-XDIST_WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")  # gw0, gw1, ... when the suite runs under pytest -n
-
-
-def worker_database_url(url: str, worker: str) -> str:
-    """Under pytest-xdist each worker tests in a PostgreSQL database of its own: the one named for gw0, one beside
-    it for the others (test -> test_gw1), created on first use, so no worker's schema reset reaches another's."""
-    if not url or worker in ("", "gw0"):
-        return url
-    import psycopg2
-
-    parts = urlsplit(url)
-    name = f"{parts.path.lstrip('/') or 'postgres'}_{worker}"
-    connection = psycopg2.connect(url)
-    try:
-        connection.autocommit = True
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,))
-            if cursor.fetchone() is None:
-                try:
-                    cursor.execute(f'CREATE DATABASE "{name}"')
-                except psycopg2.errors.DuplicateDatabase:
-                    pass
-    finally:
-        connection.close()
-    return urlunsplit(parts._replace(path=f"/{name}"))
-
-
-def worker_redis_url(url: str, worker: str) -> str:
-    """Under pytest-xdist each worker counts, queues and flushes in a Redis database of its own: the one named for
-    gw0, the one below it for gw1, and so on (redis://127.0.0.1:6379/15 -> /14 for gw1)."""
-    if not url or not worker:
-        return url
-    parts = urlsplit(url)
-    number = int(parts.path.lstrip("/") or 0) - int(worker.removeprefix("gw"))
-    if number < 0:
-        raise pytest.UsageError(f"{url} leaves no Redis database for xdist worker {worker}: name a higher one or run fewer workers")
-    return urlunsplit(parts._replace(path=f"/{number}"))
-
-
-# the per-worker URLs replace the named ones in the environment, so test modules and the servers tests spawn see them
-for _variable, _per_worker in (("HIREKIT_TEST_DATABASE_URL", worker_database_url), ("HIREKIT_TEST_REDIS_URL", worker_redis_url)):
-    if os.environ.get(_variable) and XDIST_WORKER:
-        os.environ[_variable] = _per_worker(os.environ[_variable], XDIST_WORKER)
+use_worker_databases()  # before the URLs are read: under pytest -n, each worker's own
 POSTGRES_URL = os.environ.get("HIREKIT_TEST_DATABASE_URL", "")
 REDIS_URL = os.environ.get("HIREKIT_TEST_REDIS_URL", "")
 ELASTICSEARCH_URL = os.environ.get("HIREKIT_TEST_ELASTICSEARCH_URL", "")

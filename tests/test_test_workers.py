@@ -1,11 +1,12 @@
 """`make test` runs the suite in several pytest-xdist workers: each tests in a PostgreSQL database and a Redis database
-of its own (tests/conftest.py), so no worker's resets reach another's."""
+of its own (tests/worker_databases.py), so no worker's resets reach another's."""
 
 from __future__ import annotations
 
 import pytest
 
-from tests.conftest import POSTGRES_URL, worker_database_url, worker_redis_url
+from tests.conftest import POSTGRES_URL
+from tests.worker_databases import worker_database_url, worker_redis_url
 
 
 def test_each_worker_takes_the_redis_database_below_the_previous_ones():
