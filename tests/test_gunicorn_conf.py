@@ -3,13 +3,13 @@
 import gc
 import runpy
 import socket
-import time
 from pathlib import Path
 
 import pytest
 
 from app.config import INSTANCE_DIR
 from tests.gunicorn_process import gunicorn
+from tests.waiting import wait_until
 
 CONF = Path(__file__).resolve().parent.parent / "deploy" / "gunicorn.conf.py"
 
@@ -47,17 +47,6 @@ def answers(path: Path) -> bool:
             return False
 
 
-def answers_soon(path: Path, within: float = 15) -> bool:
-    """gunicorn's master opens its control socket in a thread it starts after spawning the workers, so a worker can
-    answer HTTP a moment before the socket listens: wait for it, up to `within` seconds."""
-    deadline = time.monotonic() + within
-    while not answers(path):
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.05)
-    return True
-
-
 @pytest.mark.slow
 def test_a_second_instance_neither_takes_over_nor_deletes_the_first_ones_control_socket(tmp_path):
     home = tmp_path / "home"  # where gunicorn's default would put the socket
@@ -69,7 +58,9 @@ def test_a_second_instance_neither_takes_over_nor_deletes_the_first_ones_control
 
     with gunicorn(environment(first)):
         with gunicorn(environment(second)):
-            assert answers_soon(first / "gunicorn.ctl") and answers_soon(second / "gunicorn.ctl")
+            # the master opens its control socket in a thread started after the workers, which may answer HTTP first
+            for instance in (first, second):
+                wait_until(lambda: answers(instance / "gunicorn.ctl"), 15, f"{instance.name}'s control socket")
         assert not (second / "gunicorn.ctl").exists()  # the second instance cleaned up its own
         assert answers(first / "gunicorn.ctl")  # and left the first one's alone
     assert not (home / ".gunicorn").exists()

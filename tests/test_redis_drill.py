@@ -12,7 +12,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
@@ -21,6 +20,7 @@ import pytest
 from app import create_app
 from tests.call_factories import create_application, create_candidate, create_job_with_questions
 from tests.tcp_proxy import TcpProxy
+from tests.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -50,15 +50,6 @@ def worker_process(db_url, redis_url, tmp_path):
         process.wait(timeout=20)
     except subprocess.TimeoutExpired:
         os.killpg(process.pid, signal.SIGKILL)
-
-
-def wait_until(predicate, timeout: float, what: str):
-    deadline = time.monotonic() + timeout
-    while not (result := predicate()):
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.2)
-    return result
 
 
 def test_without_redis_reads_work_calls_are_refused_whole_and_events_are_delivered_later(

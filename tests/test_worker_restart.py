@@ -24,6 +24,7 @@ from app.background.worker_scheduler import STALE_AFTER_SECONDS, StandbySchedule
 from plugins.webhooks.models import WebhookDelivery
 from tests.conftest import POSTGRES_URL
 from tests.ports import free_port
+from tests.waiting import wait_until
 from tests.test_webhooks_delivery import stop_worker
 from tests.webhook_helpers import create_webhook, emit, verified_payload
 
@@ -98,16 +99,6 @@ def start_worker(db_url: str, redis_url: str, log_path: Path) -> subprocess.Pope
     with open(log_path, "ab") as log:
         return subprocess.Popen([sys.executable, "worker.py", "webhooks"], cwd=ROOT, env=env, start_new_session=True,
                                 stdout=log, stderr=subprocess.STDOUT)
-
-
-def wait_until(predicate, timeout: float, what: str, log_path: Path | None = None):
-    deadline = time.monotonic() + timeout
-    while not (result := predicate()):
-        if time.monotonic() > deadline:
-            tail = log_path.read_text()[-3000:] if log_path and log_path.exists() else ""
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}\n--- worker log ---\n{tail}")
-        time.sleep(0.2)
-    return result
 
 
 @pytest.mark.slow
