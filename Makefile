@@ -16,7 +16,7 @@ $(BIN)/python:
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
 # runtime dependencies (pinned) + the package itself
-$(VENV)/.installed: requirements.txt setup.cfg pyproject.toml | $(BIN)/python
+$(VENV)/.installed: requirements.txt setup.cfg setup.py pyproject.toml plugins/person/backends/embedded/_fastdoc.c | $(BIN)/python
 	$(BIN)/pip install --quiet -r requirements.txt
 	$(BIN)/pip install --quiet --no-deps -e .
 	touch $@

@@ -16,7 +16,8 @@ import tantivy
 from tantivy import FieldType, Query
 
 from plugins.person.backends import LoadReport
-from plugins.person.backends.embedded.layout import SCHEMA, prepare_document
+from plugins.person.backends.embedded.layout import SCHEMA
+from plugins.person.backends.embedded.lines import prepare_line
 from plugins.person.backends.embedded.query import narrowed
 from plugins.person.pools import fork_pool
 
@@ -135,10 +136,7 @@ def index_lines(directory: str, numbered: Iterable[tuple[int, bytes]], base_seq:
         if not raw:
             continue
         try:
-            record = orjson.loads(raw)
-            if not isinstance(record, dict):
-                raise TypeError
-            record_id, seq, document = prepare_document(record, raw, base_seq + line_no)
+            record_id, seq, document, record_version = prepare_line(raw, base_seq + line_no)
         except orjson.JSONDecodeError as exc:
             bad.append((line_no, f"invalid JSON ({exc})"))
             continue
@@ -148,11 +146,11 @@ def index_lines(directory: str, numbered: Iterable[tuple[int, bytes]], base_seq:
         except ValueError as exc:
             bad.append((line_no, str(exc)))
             continue
-        writer.add_json(document.decode())
+        writer.add_json(document)
         ids.append(record_id)
         seqs.append(seq)
-        if version is None and isinstance(record.get("dataset_version"), str):
-            version = record["dataset_version"]
+        if version is None:
+            version = record_version
     if counter is not None:
         with counter.get_lock():
             counter.value += pending
