@@ -15,6 +15,8 @@ for HTTP, the first page for deep scroll pages, the searches before the delta fo
 from __future__ import annotations
 
 import argparse
+import itertools
+import multiprocessing
 import os
 import secrets
 import shutil
@@ -100,12 +102,33 @@ def generated_lines(count: int, seed: int, start: int = 0):
         yield n, orjson.dumps(person)
 
 
+LOADER_STATS = None  # a queue the load workers report their CPU on (set before they are forked)
+
+
 def index_generated(args) -> dict:
-    """Load worker: generate its range of profiles and index them as they come (no file in between)."""
+    """Load worker: generate its range of profiles and index them as they come (no file in between). Reports on
+    LOADER_STATS the CPU its main thread spent generating (timed in chunks of 1,000 profiles), its main thread's CPU in
+    all (generating, building documents, handing them to tantivy) and its whole process's (tantivy's thread included)."""
     from plugins.person.backends.embedded.build import index_lines
 
     directory, count, seed, start, base_seq = args
-    return index_lines(directory, generated_lines(count, seed, start), base_seq)
+    generating = 0.0
+
+    def timed_lines():
+        nonlocal generating
+        lines = generated_lines(count, seed, start)
+        while True:
+            started = time.thread_time()
+            chunk = list(itertools.islice(lines, 1000))
+            generating += time.thread_time() - started
+            if not chunk:
+                return
+            yield from chunk
+
+    main, process = time.thread_time(), time.process_time()
+    result = index_lines(directory, timed_lines(), base_seq)
+    LOADER_STATS.put((generating, time.thread_time() - main, time.process_time() - process))
+    return result
 
 
 def ensure_index(count: int, seed: int, reload: bool, processes: int | None) -> Path:
@@ -124,22 +147,39 @@ def ensure_index(count: int, seed: int, reload: bool, processes: int | None) -> 
     generate_us, line_bytes = generation_cost(seed)
     part_bytes = int(step * line_bytes)
     heap = worker_heap(part_bytes, processes)  # what load_parts gives each loader, read before the load takes memory
+    global LOADER_STATS
+    LOADER_STATS = multiprocessing.get_context("fork").SimpleQueue()
     cpu = time.process_time()
     report = load_parts(EmbeddedBackend(str(directory)), index_generated, lambda staging, base_seq: [
         (str(staging / f"part-{k}"), min(step, count - k * step), seed, k * step, base_seq)
         for k in range(processes) if k * step < count], replace=True, dataset_version=None, progress=None,
         part_bytes=part_bytes)
-    wall = report.seconds
-    without_generation = wall - count * generate_us / 1e6 / processes
+    wall, parent_cpu = report.seconds, time.process_time() - cpu
+    stats = [LOADER_STATS.get() for _ in range(min(processes, -(-count // step)))]
+    generating, main, process = (sum(column) for column in zip(*stats))
+    without_generation = wall - generating / processes
     rate = report.loaded / without_generation
+    per = 1e6 / report.loaded
     print(f"loaded {report.loaded:,} generated profiles in {wall:.1f}s with {processes} processes ({heap / 1e9:.1f} GB "
-          f"indexing budget each), generating included "
-          f"({report.loaded / wall:,.0f}/s); generating alone costs {generate_us:.0f} µs CPU a profile, so the load itself "
-          f"took about {without_generation:.1f}s: {rate:,.0f} profiles/s; skipped {len(report.skipped)}; "
-          f"parent CPU {time.process_time() - cpu:.1f}s; load average {load_average()}")
+          f"indexing budget each), generating included ({report.loaded / wall:,.0f}/s); generating took "
+          f"{generating * per:.0f} µs CPU a profile in the loaders (measured there; {generate_us:.0f} µs alone), so the load "
+          f"itself took about {without_generation:.1f}s: {rate:,.0f} profiles/s; skipped {len(report.skipped)}; "
+          f"load average {load_average()}")
+    print(f"  CPU a profile: loaders' main threads {(main - generating) * per:.1f} µs besides generating (building documents, "
+          f"handing them to tantivy), tantivy's threads {(process - main) * per:.0f} µs, the publishing parent "
+          f"{parent_cpu * per:.1f} µs; the loaders used {process / wall / processes:.0%} of their {processes} cores")
     small_batch_ceiling(seed, rate)
     engine_ceiling(count, seed, rate, processes, heap, line_bytes)
     return directory
+
+
+def loader_against_engine(count: int, seed: int, processes: int | None) -> None:
+    """engine_ceiling alone, with the configuration a load of `count` generated profiles would have."""
+    from plugins.person.backends.embedded.build import worker_heap
+
+    processes = processes or os.cpu_count() or 1
+    _, line_bytes = generation_cost(seed)
+    engine_ceiling(count, seed, None, processes, worker_heap(int(-(-count // processes) * line_bytes), processes), line_bytes)
 
 
 def generation_cost(seed: int, count: int = 20_000) -> tuple[float, float]:
@@ -194,14 +234,17 @@ def small_batch_ceiling(seed: int, load_rate: float, count: int = 100_000) -> No
 
 
 def prebuilt_documents(args) -> int:
-    """Ceiling helper: write the engine documents of profiles start .. start+count-1 to `path`, one a line."""
+    """Ceiling helper: write profiles start .. start+count-1 as JSON lines to `lines_path` and their engine documents,
+    one a line, to `documents_path`."""
     from plugins.person.backends.embedded.lines import prepare_line
 
-    path, count, seed, start = args
-    with open(path, "w", encoding="utf-8") as handle:
+    documents_path, lines_path, count, seed, start = args
+    with open(documents_path, "w", encoding="utf-8") as documents, open(lines_path, "wb") as lines:
         for n, line in generated_lines(count, seed, start):
-            handle.write(prepare_line(line, n)[2])
-            handle.write("\n")
+            documents.write(prepare_line(line, n)[2])
+            documents.write("\n")
+            lines.write(line)
+            lines.write(b"\n")
     return count
 
 
@@ -231,39 +274,62 @@ def index_prebuilt(args) -> tuple[float, float, float]:
     return time.perf_counter() - started, time.process_time() - cpu, reading
 
 
-def engine_ceiling(count: int, seed: int, load_rate: float, processes: int, heap: int, line_bytes: float) -> None:
+def engine_ceiling(count: int, seed: int, load_rate: float | None, processes: int, heap: int, line_bytes: float) -> None:
     """The target's baseline: tantivy alone on documents built beforehand (untimed, read back from files), in the load's
     own configuration: as many writers as loaders, one indexing thread and the load's budget each. Each writer indexes
     its share of the load, or, for a load bigger than one budget a loader, one full budget's worth (a big load writes
-    segments of that size and merges none, see worker_heap), so the engine does per profile what it does in the load."""
+    segments of that size and merges none, see worker_heap), so the engine does per profile what it does in the load.
+
+    Then the loader like for like: the same profiles as one JSONL file, loaded as `person load FILE --replace` loads it
+    (slices in as many processes, the budget worker_heap gives them), with nothing else running in its processes."""
     import multiprocessing
 
-    from plugins.person.backends.embedded.build import HEAP_PER_INPUT_BYTE
+    from plugins.person.backends.embedded import EmbeddedBackend
+    from plugins.person.backends.embedded.build import HEAP_PER_INPUT_BYTE, worker_heap
+    from plugins.person.loader import load_file
     from plugins.person.pools import fork_pool
 
     share = min(-(-count // processes), int(heap / HEAP_PER_INPUT_BYTE / line_bytes))
     workdir = Path(tempfile.mkdtemp(prefix="ceiling-", dir=CACHE))
     try:
-        files = [str(workdir / f"documents-{k}.jsonl") for k in range(processes)]
+        files = [(str(workdir / f"documents-{k}.jsonl"), str(workdir / f"lines-{k}.jsonl")) for k in range(processes)]
         with fork_pool(processes) as pool:
-            pool.map(prebuilt_documents, [(files[k], share, seed, k * share) for k in range(processes)], chunksize=1)
-        size = sum(os.path.getsize(f) for f in files)
+            pool.map(prebuilt_documents, [(*files[k], share, seed, k * share) for k in range(processes)], chunksize=1)
+        size = sum(os.path.getsize(documents) for documents, _ in files)
         context = multiprocessing.get_context("fork")
         barrier = context.Manager().Barrier(processes)
         with fork_pool(processes) as pool:
-            timings = pool.map(index_prebuilt, [(files[k], str(workdir / f"index-{k}"), heap, barrier) for k in range(processes)],
+            timings = pool.map(index_prebuilt, [(files[k][0], str(workdir / f"index-{k}"), heap, barrier) for k in range(processes)],
                                chunksize=1)
+        for documents, _ in files:
+            os.unlink(documents)
+        shutil.rmtree(workdir / "index-0", ignore_errors=True)
+        shutil.rmtree(workdir / "index-1", ignore_errors=True)
+        wall = max(seconds for seconds, _, _ in timings)
+        cpu = sum(cpu for _, cpu, _ in timings)
+        reading_us = sum(reading for _, _, reading in timings) / share / processes * 1e6
+        ceiling = share * processes / wall
+        print(f"engine alone in the load's configuration ({processes} writers, 1 indexing thread and {heap / 1e9:.1f} GB each), "
+              f"{share * processes:,} documents built beforehand ({size / share / processes:,.0f} bytes each, read back from "
+              f"files): {ceiling:,.0f} profiles/s ({cpu / share / processes * 1e6:.0f} µs CPU each, of which reading the file "
+              f"back {reading_us:.1f} µs), {wall:.1f}s")
+        if load_rate is not None:
+            print(f"load rate / engine-alone ceiling {load_rate / ceiling:.2f}x (target >= 0.9x; the streamed load's loaders "
+                  f"also run the generator, whose Python slows tantivy's threads beside it)")
+        source = workdir / "people.jsonl"
+        with open(source, "wb") as joined:
+            for _, lines in files:
+                with open(lines, "rb") as part:
+                    shutil.copyfileobj(part, joined, 1 << 24)
+                os.unlink(lines)
+        load_heap = worker_heap(-(-os.path.getsize(source) // processes), processes)
+        report = load_file(EmbeddedBackend(str(workdir / "loaded")), str(source), replace=True, processes=processes)
+        rate = report.loaded / report.seconds
+        print(f"the loader like for like: `person load` of those {report.loaded:,} profiles from a JSONL file, {processes} slices "
+              f"({load_heap / 1e9:.1f} GB budget each): {rate:,.0f} profiles/s, {report.seconds:.1f}s")
+        print(f"loader / engine alone, like for like {rate / ceiling:.2f}x (target >= 0.9x)")
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
-    wall = max(seconds for seconds, _, _ in timings)
-    cpu = sum(cpu for _, cpu, _ in timings)
-    reading_us = sum(reading for _, _, reading in timings) / share / processes * 1e6
-    ceiling = share * processes / wall
-    print(f"engine alone in the load's configuration ({processes} writers, 1 indexing thread and {heap / 1e9:.1f} GB each), "
-          f"{share * processes:,} documents built beforehand ({size / share / processes:,.0f} bytes each, read back from files): "
-          f"{ceiling:,.0f} profiles/s ({cpu / share / processes * 1e6:.0f} µs CPU each, of which reading the file back "
-          f"{reading_us:.1f} µs), {wall:.1f}s")
-    print(f"load rate / engine-alone ceiling {load_rate / ceiling:.2f}x (target >= 0.9x)")
 
 
 def disk_and_memory(index: Path, count: int, server) -> None:
@@ -551,6 +617,10 @@ def main() -> None:
     parser.add_argument("--clients", type=lambda text: [int(n) for n in text.split(",")], default=[2, 4],
                         help="connections sending the mix at once over HTTP, a shape each (default 2,4)")
     parser.add_argument("--load-only", action="store_true", help="only (re)build the index and print the load figures")
+    parser.add_argument("--loader-against-engine", action="store_true",
+                        help="only time the loader against tantivy alone on the same profiles (no index is built or read)")
+    parser.add_argument("--python-documents", action="store_true",
+                        help="build engine documents on the Python path only, as a package installed without a C compiler does")
     parser.add_argument("--no-delta", action="store_true", help="skip applying the 1 %% delta")
     parser.add_argument("--delta-only", action="store_true", help="only apply the 1 %% delta (and the searches around it)")
     parser.add_argument("--delta-foreground", action="store_true",
@@ -565,6 +635,13 @@ def main() -> None:
     count = args.count or (50_000 if args.quick else 1_000_000)
     repeats = args.repeats or (10 if args.quick else 30)
 
+    if args.python_documents:
+        from plugins.person.backends.embedded import lines
+
+        lines.use_python_path()
+    if args.loader_against_engine:
+        loader_against_engine(count, args.seed, args.processes)
+        return
     index = ensure_index(count, args.seed, args.reload or args.load_only, args.processes)
     if args.load_only:
         return

@@ -195,3 +195,42 @@ def test_damaged_lines_are_never_indexed_differently(noise, at):
     raw = orjson.dumps({"id": "a", "full_name": "ann", "skills": ["x", "y"], "birth_year": 1990,
                         "experience": [{"company": {"name": "c"}, "start_date": "2020-01"}]})
     check_line((raw[:at] + noise + raw[at:]).strip())
+
+
+def test_a_load_answers_every_search_the_same_on_either_path(tmp_path, monkeypatch):
+    """A bulk load (slices in parallel processes) through the fast path and one through the Python path answer the same
+    counts for every value each profile holds, every `exists`, and the same order for the sorts on twin keys."""
+    from plugins.person.backends.embedded import EmbeddedBackend
+    from plugins.person.dsl import validate_query
+    from plugins.person.flatten import flatten
+    from plugins.person.loader import load_file
+
+    people = list(sample.generate(200, seed=9, dataset_version="2026-11"))
+    path = tmp_path / "people.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(person) + b"\n" for person in people) + PEOPLE.read_bytes())
+    fast = EmbeddedBackend(str(tmp_path / "fast"))
+    load_file(fast, str(path), replace=True, processes=2)
+    monkeypatch.setattr(lines, "_prepare_fast", lines._no_fast_path)
+    assert not lines.fast_path_built()
+    python = EmbeddedBackend(str(tmp_path / "python"))
+    load_file(python, str(path), replace=True, processes=2)
+
+    queries = [{"exists": {"field": name}} for name in sorted({n for path in profile_fields.FIELDS for n in path.split(".")[:1]})]
+    queries += [{"exists": {"field": path}} for path in profile_fields.FIELDS]
+    for person in people[:60]:
+        for field_path, value in flatten(person).items():
+            kind = profile_fields.FIELDS[field_path].kind
+            for one in (value if isinstance(value, list) else [value])[:2]:
+                if kind == profile_fields.TEXT:
+                    queries.append({"match": {field_path: one}})
+                elif kind == profile_fields.DATE:
+                    queries.append({"range": {field_path: {"gte": person.get(field_path, "1900"), "lte": "2100"}}}
+                                   if not profile_fields.FIELDS[field_path].in_object_array else {"exists": {"field": field_path}})
+                else:
+                    queries.append({"term": {field_path: one}})
+    assert fast.count({"match_all": {}}) == python.count({"match_all": {}}) == len(people) + 8
+    for query in map(validate_query, queries):
+        assert fast.count(query) == python.count(query), query
+    for sort in ([("birth_year", "asc")], [("skills", "asc")], [("skills", "desc")], [("job_start_date", "desc")]):
+        ids = [[hit["id"] for hit in backend.search({"match_all": {}}, size=300, sort=sort).hits] for backend in (fast, python)]
+        assert ids[0] == ids[1], sort

@@ -202,19 +202,23 @@ def load_parts(backend, worker: Callable[[tuple], dict], plan: Callable[[Path, i
             parts = pending.get()
         if progress and counter.value > reported:
             progress(counter.value - reported)
-        latest: dict[str, int] = {}
-        repeated: set[str] = set()
+        latest: dict[str, int] = {}  # id -> its last sequence (parts come in file order, each in line order)
         max_seq = base_seq - 1
         for part in parts:
             report.skipped.extend(part["bad"])
             report.loaded += len(part["ids"])
             dataset_version = dataset_version or part["version"]
-            for record_id, seq in zip(part["ids"], part["seqs"]):
-                if record_id in latest:
-                    repeated.add(record_id)
-                latest[record_id] = seq
+            latest.update(zip(part["ids"], part["seqs"]))
             if part["seqs"]:
                 max_seq = max(max_seq, part["seqs"][-1])
+        repeated: set[str] = set()
+        if len(latest) < report.loaded:  # some id was loaded twice: which (the common load has none, and skips this)
+            seen: set[str] = set()
+            for part in parts:
+                for record_id in part["ids"]:
+                    if record_id in seen:
+                        repeated.add(record_id)
+                    seen.add(record_id)
         if not replace:
             repeated |= _already_indexed(backend, list(latest))
         _graft(backend.engine_dir, [Path(part["directory"]) for part in parts], replace)

@@ -51,16 +51,26 @@ def fast_path_schema() -> tuple[list, list, list]:
     return leaves, nodes, names
 
 
+def _no_fast_path(raw: bytes, seq: int) -> None:
+    return None
+
+
 if _fastdoc is not None:
     _fastdoc.configure(*fast_path_schema())
     _prepare_fast = _fastdoc.prepare
 else:
-    def _prepare_fast(raw: bytes, seq: int) -> None:
-        return None
+    _prepare_fast = _no_fast_path
 
 
 def fast_path_built() -> bool:
-    return _fastdoc is not None
+    return _fastdoc is not None and _prepare_fast is _fastdoc.prepare
+
+
+def use_python_path() -> None:
+    """Build every document on the Python path from now on in this process and the loaders it forks (a benchmark's
+    comparison: what a package installed without a C compiler does)."""
+    global _prepare_fast
+    _prepare_fast = _no_fast_path
 
 
 def prepare_line(raw: bytes, seq: int) -> tuple[str, int, str, str | None]:
