@@ -225,7 +225,7 @@ def small_batch_ceiling(seed: int, load_rate: float, count: int = 100_000) -> No
     finally:
         gc.enable()
     ceiling = len(documents) / wall
-    path = "the C fast path" if engine_lines.fast_path_built() else "the Python path (the C fast path is not built)"
+    path = "the C fast path" if engine_lines.fast_path_built() else "the Python path"
     print(f"engine alone, {len(documents):,} documents built beforehand, {os.cpu_count()} indexing threads: {ceiling:,.0f} profiles/s "
           f"({cpu / len(documents) * 1e6:.0f} µs CPU each); the loader builds a document in {loader_us:.1f} µs CPU on {path} "
           f"(the Python path alone: {python_us:.1f} µs)")

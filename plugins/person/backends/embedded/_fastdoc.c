@@ -808,14 +808,19 @@ static PyObject *configure(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "O!O!O!", &PyList_Type, &leaf_specs, &PyList_Type, &node_specs, &PyList_Type, &name_specs))
         return NULL;
     name_count = (int)PyList_GET_SIZE(name_specs);
-    names = calloc((size_t)name_count, sizeof *names);
-    name_lens = calloc((size_t)name_count, sizeof *name_lens);
+    names = calloc((size_t)name_count + 1, sizeof *names);
+    name_lens = calloc((size_t)name_count + 1, sizeof *name_lens);
     name_present = calloc((size_t)name_count + 1, 1);
+    leaf_count = (int)PyList_GET_SIZE(leaf_specs);
+    leaves = calloc((size_t)leaf_count + 1, sizeof *leaves);
+    Node *built = calloc((size_t)PyList_GET_SIZE(node_specs) + 1, sizeof *built);
+    if (!names || !name_lens || !name_present || !leaves || !built) {
+        PyErr_NoMemory();
+        return NULL;
+    }
     for (int k = 0; k < name_count; k++)
         if (!(names[k] = copy_utf8(PyList_GET_ITEM(name_specs, k), &name_lens[k])))
             return NULL;
-    leaf_count = (int)PyList_GET_SIZE(leaf_specs);
-    leaves = calloc((size_t)leaf_count, sizeof *leaves);
     for (int i = 0; i < leaf_count; i++) {
         PyObject *path, *ancestors;
         Leaf *leaf = &leaves[i];
@@ -829,14 +834,19 @@ static PyObject *configure(PyObject *self, PyObject *args) {
             PyErr_SetString(PyExc_ValueError, "too many ancestors");
             return NULL;
         }
-        for (int k = 0; k < leaf->ancestor_count; k++)
-            leaf->ancestors[k] = (int)PyLong_AsLong(PyList_GET_ITEM(ancestors, k));
+        for (int k = 0; k < leaf->ancestor_count; k++) {
+            long name = PyLong_AsLong(PyList_GET_ITEM(ancestors, k));
+            if (name < 0 || name >= name_count) {
+                PyErr_SetString(PyExc_ValueError, "an ancestor index out of range");
+                return NULL;
+            }
+            leaf->ancestors[k] = (int)name;
+        }
         if (!strcmp(leaf->path, "id"))
             id_slot = i;
         if (!strcmp(leaf->path, "dataset_version"))
             version_slot = i;
     }
-    Node *built = calloc((size_t)PyList_GET_SIZE(node_specs), sizeof *built);
     for (Py_ssize_t n = 0; n < PyList_GET_SIZE(node_specs); n++) {
         PyObject *children = PyList_GET_ITEM(node_specs, n);
         built[n].count = (int)PyList_GET_SIZE(children);
@@ -844,13 +854,21 @@ static PyObject *configure(PyObject *self, PyObject *args) {
             PyErr_SetString(PyExc_ValueError, "an object of more than 64 known keys");
             return NULL;
         }
-        built[n].children = calloc((size_t)built[n].count, sizeof(Child));
+        built[n].children = calloc((size_t)built[n].count + 1, sizeof(Child));
+        if (!built[n].children) {
+            PyErr_NoMemory();
+            return NULL;
+        }
         for (int k = 0; k < built[n].count; k++) {
             PyObject *key;
             Child *child = &built[n].children[k];
             if (!PyArg_ParseTuple(PyList_GET_ITEM(children, k), "Upi", &key, &child->is_object, &child->index) ||
                 !(child->key = copy_utf8(key, &child->len)))
                 return NULL;
+            if (child->index < 0 || child->index >= (child->is_object ? (int)PyList_GET_SIZE(node_specs) : leaf_count)) {
+                PyErr_SetString(PyExc_ValueError, "a child index out of range");
+                return NULL;
+            }
         }
     }
     if (id_slot < 0 || version_slot < 0) {
