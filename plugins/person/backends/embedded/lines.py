@@ -10,7 +10,7 @@ from plugins.person.backends.embedded import layout
 from plugins.person.flatten import ANCESTORS
 
 try:
-    from plugins.person.backends.embedded import _fastdoc
+    import plugins.person.backends.embedded._fastdoc as _fastdoc
 except ImportError:  # built by `pip install -e .` where a C compiler is found
     _fastdoc = None
 
