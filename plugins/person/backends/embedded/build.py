@@ -1,4 +1,4 @@
-"""Bulk loads on every core: one process tops out at one core of Python document building, so slices load in parallel."""
+"""Bulk loads on every core: one process tops out at one core of document building and indexing, so slices load in parallel."""
 
 from __future__ import annotations
 
