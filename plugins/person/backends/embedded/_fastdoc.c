@@ -260,21 +260,27 @@ static int scan_number_token(Cursor *c, const unsigned char **start, const unsig
     return 0;
 }
 
+/* A number token's value as a double; -1 past 63 characters or past a double's range (which orjson refuses). */
+static int token_double(const unsigned char *s, const unsigned char *e, double *value) {
+    char text[64];
+    size_t len = (size_t)(e - s);
+    if (len >= sizeof text)
+        return -1;
+    memcpy(text, s, len);
+    text[len] = 0;
+    *value = strtod(text, NULL);
+    return *value - *value == 0 ? 0 : -1; /* finite */
+}
+
 /* A number token: [start, end), *integral when it has no fraction or exponent. JSON's grammar, and within a double's
  * range, as orjson reads it (integers past 18 digits and numbers past 63 characters are left to the Python path). */
 static int scan_number(Cursor *c, const unsigned char **start, const unsigned char **end, int *integral) {
     if (scan_number_token(c, start, end, integral))
         return -1;
-    size_t len = (size_t)(*end - *start);
     if (*integral)
-        return len > 18 ? -1 : 0;
-    char text[64];
-    if (len >= sizeof text)
-        return -1;
-    memcpy(text, *start, len);
-    text[len] = 0;
-    double value = strtod(text, NULL);
-    return value - value == 0 ? 0 : -1; /* finite */
+        return *end - *start > 18 ? -1 : 0;
+    double value;
+    return token_double(*start, *end, &value);
 }
 
 static int scan_literal(Cursor *c, const char *word, size_t len) {
@@ -284,10 +290,51 @@ static int scan_literal(Cursor *c, const char *word, size_t len) {
     return 0;
 }
 
+/* At an opening bracket: 1 when an item follows (the cursor on it), 0 when the container is empty (its closing bracket
+ * passed). Each container walk is: more = open_items(); while (more > 0) { the item; more = next_item(); } return more. */
+static int open_items(Cursor *c, unsigned char close) {
+    c->p++;
+    skip_ws(c);
+    if (c->p < c->end && *c->p == close) {
+        c->p++;
+        return 0;
+    }
+    return 1;
+}
+
+/* After an item: 1 when another follows (its comma passed, the cursor on it), 0 at the closing bracket (passed), -1
+ * for anything else. */
+static int next_item(Cursor *c, unsigned char close) {
+    skip_ws(c);
+    if (c->p < c->end && *c->p == ',') {
+        c->p++;
+        skip_ws(c);
+        return 1;
+    }
+    if (c->p < c->end && *c->p == close) {
+        c->p++;
+        return 0;
+    }
+    return -1;
+}
+
+/* An object member's key and colon: [start, end) is the key, *escaped when it holds a backslash; the cursor ends on the
+ * value. */
+static int member_key(Cursor *c, const unsigned char **start, const unsigned char **end, int *escaped) {
+    if (c->p >= c->end || *c->p != '"' || scan_string(c, start, end, escaped))
+        return -1;
+    skip_ws(c);
+    if (c->p >= c->end || *c->p != ':')
+        return -1;
+    c->p++;
+    skip_ws(c);
+    return 0;
+}
+
 /* Any JSON value, checked and passed over (a key the schema does not know). */
 static int skip_value(Cursor *c, int depth) {
     const unsigned char *s, *t;
-    int flag;
+    int flag, more;
     if (depth > MAX_DEPTH || c->p >= c->end)
         return -1;
     switch (*c->p) {
@@ -300,60 +347,21 @@ static int skip_value(Cursor *c, int depth) {
     case 'n':
         return scan_literal(c, "null", 4);
     case '[':
-        c->p++;
-        skip_ws(c);
-        if (c->p < c->end && *c->p == ']') {
-            c->p++;
-            return 0;
-        }
-        for (;;) {
-            skip_ws(c);
+        more = open_items(c, ']');
+        while (more > 0) {
             if (skip_value(c, depth + 1))
                 return -1;
-            skip_ws(c);
-            if (c->p >= c->end)
-                return -1;
-            if (*c->p == ',') {
-                c->p++;
-                continue;
-            }
-            if (*c->p == ']') {
-                c->p++;
-                return 0;
-            }
-            return -1;
+            more = next_item(c, ']');
         }
+        return more;
     case '{':
-        c->p++;
-        skip_ws(c);
-        if (c->p < c->end && *c->p == '}') {
-            c->p++;
-            return 0;
+        more = open_items(c, '}');
+        while (more > 0) {
+            if (member_key(c, &s, &t, &flag) || skip_value(c, depth + 1))
+                return -1;
+            more = next_item(c, '}');
         }
-        for (;;) {
-            skip_ws(c);
-            if (c->p >= c->end || *c->p != '"' || scan_string(c, &s, &t, &flag))
-                return -1;
-            skip_ws(c);
-            if (c->p >= c->end || *c->p != ':')
-                return -1;
-            c->p++;
-            skip_ws(c);
-            if (skip_value(c, depth + 1))
-                return -1;
-            skip_ws(c);
-            if (c->p >= c->end)
-                return -1;
-            if (*c->p == ',') {
-                c->p++;
-                continue;
-            }
-            if (*c->p == '}') {
-                c->p++;
-                return 0;
-            }
-            return -1;
-        }
+        return more;
     default:
         return scan_number(c, &s, &t, &flag);
     }
@@ -475,17 +483,10 @@ static int leaf_scalar(Cursor *c, Leaf *leaf) {
     case FLOAT: {
         if (ch != '-' && (ch < '0' || ch > '9'))
             return -1;
-        if (scan_number(c, &s, &t, &flag))
+        double value;
+        if (scan_number_token(c, &s, &t, &flag) || (flag && t - s > 18) || token_double(s, t, &value))
             return -1;
-        char text[64];
-        size_t len = (size_t)(t - s);
-        if (len >= sizeof text)
-            return -1;
-        memcpy(text, s, len);
-        text[len] = 0;
-        double value = strtod(text, NULL);
-        if (value != value || value > 1.7976931348623157e308 || value < -1.7976931348623157e308)
-            return -1;
+        char text[32];
         int n = snprintf(text, sizeof text, "%.17g", value);
         if (buf_put(&leaf->values, text, (size_t)n))
             return -1;
@@ -513,31 +514,13 @@ static int leaf_value(Cursor *c, Leaf *leaf) {
     if (c->p < c->end && *c->p == '[') {
         if (leaf->single)
             return -1;
-        c->p++;
-        skip_ws(c);
-        if (c->p < c->end && *c->p == ']') {
-            c->p++;
-            return 0;
+        int more = open_items(c, ']');
+        while (more > 0) {
+            if ((c->p < c->end && *c->p == '[') || leaf_scalar(c, leaf) < 0)
+                return -1;
+            more = next_item(c, ']');
         }
-        for (;;) {
-            skip_ws(c);
-            if (c->p < c->end && *c->p == '[')
-                return -1;
-            if (leaf_scalar(c, leaf) < 0)
-                return -1;
-            skip_ws(c);
-            if (c->p >= c->end)
-                return -1;
-            if (*c->p == ',') {
-                c->p++;
-                continue;
-            }
-            if (*c->p == ']') {
-                c->p++;
-                return 0;
-            }
-            return -1;
-        }
+        return more;
     }
     if (c->p < c->end && *c->p == '{')
         return -1;
@@ -551,21 +534,10 @@ static int object_members(Cursor *c, const Node *node, int depth) {
     const unsigned char *s, *t;
     int escaped;
     uint64_t seen = 0;
-    c->p++;
-    skip_ws(c);
-    if (c->p < c->end && *c->p == '}') {
-        c->p++;
-        return 0;
-    }
-    for (;;) {
-        skip_ws(c);
-        if (c->p >= c->end || *c->p != '"' || scan_string(c, &s, &t, &escaped) || escaped)
+    int more = open_items(c, '}');
+    while (more > 0) {
+        if (member_key(c, &s, &t, &escaped) || escaped)
             return -1;
-        skip_ws(c);
-        if (c->p >= c->end || *c->p != ':')
-            return -1;
-        c->p++;
-        skip_ws(c);
         size_t len = (size_t)(t - s);
         const Child *child = NULL;
         int k;
@@ -593,19 +565,9 @@ static int object_members(Cursor *c, const Node *node, int depth) {
                     return -1;
             }
         }
-        skip_ws(c);
-        if (c->p >= c->end)
-            return -1;
-        if (*c->p == ',') {
-            c->p++;
-            continue;
-        }
-        if (*c->p == '}') {
-            c->p++;
-            return 0;
-        }
-        return -1;
+        more = next_item(c, '}');
     }
+    return more;
 }
 
 /* An object array's value: an object, null, or a list of those (lists inside lists walked through, as flatten does). */
@@ -618,29 +580,13 @@ static int object_value(Cursor *c, const Node *node, int depth) {
         return scan_literal(c, "null", 4);
     if (*c->p != '[')
         return -1;
-    c->p++;
-    skip_ws(c);
-    if (c->p < c->end && *c->p == ']') {
-        c->p++;
-        return 0;
-    }
-    for (;;) {
-        skip_ws(c);
+    int more = open_items(c, ']');
+    while (more > 0) {
         if (object_value(c, node, depth + 1))
             return -1;
-        skip_ws(c);
-        if (c->p >= c->end)
-            return -1;
-        if (*c->p == ',') {
-            c->p++;
-            continue;
-        }
-        if (*c->p == ']') {
-            c->p++;
-            return 0;
-        }
-        return -1;
+        more = next_item(c, ']');
     }
+    return more;
 }
 
 static const char BASE64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
