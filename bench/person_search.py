@@ -296,15 +296,13 @@ def engine_ceiling(count: int, seed: int, load_rate: float | None, processes: in
         with fork_pool(processes) as pool:
             pool.map(prebuilt_documents, [(*files[k], share, seed, k * share) for k in range(processes)], chunksize=1)
         size = sum(os.path.getsize(documents) for documents, _ in files)
-        context = multiprocessing.get_context("fork")
-        barrier = context.Manager().Barrier(processes)
-        with fork_pool(processes) as pool:
-            timings = pool.map(index_prebuilt, [(files[k][0], str(workdir / f"index-{k}"), heap, barrier) for k in range(processes)],
-                               chunksize=1)
-        for documents, _ in files:
+        indexes = [str(workdir / f"index-{k}") for k in range(processes)]
+        with multiprocessing.get_context("fork").Manager() as manager, fork_pool(processes) as pool:
+            barrier = manager.Barrier(processes)
+            timings = pool.map(index_prebuilt, [(files[k][0], indexes[k], heap, barrier) for k in range(processes)], chunksize=1)
+        for (documents, _), index in zip(files, indexes):  # room on disk for the like for like load
             os.unlink(documents)
-        shutil.rmtree(workdir / "index-0", ignore_errors=True)
-        shutil.rmtree(workdir / "index-1", ignore_errors=True)
+            shutil.rmtree(index)
         wall = max(seconds for seconds, _, _ in timings)
         cpu = sum(cpu for _, cpu, _ in timings)
         reading_us = sum(reading for _, _, reading in timings) / share / processes * 1e6
