@@ -14,6 +14,7 @@ try:
 except ImportError:  # built by `pip install -e .` where a C compiler is found
     _fastdoc = None
 
+# in the order of _fastdoc.c's kind enum (KEYWORD, TEXT, INTEGER, FLOAT, DATE, BOOLEAN)
 _KIND_CODES = {kind: code for code, kind in enumerate((profile_fields.KEYWORD, profile_fields.TEXT, profile_fields.INTEGER,
                                                        profile_fields.FLOAT, profile_fields.DATE, profile_fields.BOOLEAN))}
 
