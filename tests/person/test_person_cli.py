@@ -69,12 +69,14 @@ def test_parallel_slices_load_name_bad_lines_and_keep_the_last_copy_of_each_id(t
     people = list(generate(40, 12))
     renamed = {**people[3], "job_company_name": "second copy co"}
     lines = [orjson.dumps(p).decode() for p in people[:20]] + ["{broken"] + [orjson.dumps(p).decode() for p in people[20:]]
+    lines.append("[1, 2]")  # a bad line in the second slice: numbered in the whole file, as the first slice's are
     lines.append(orjson.dumps(renamed).decode())  # a repeat in another slice: the later line wins
     path = tmp_path / "people.jsonl"
     path.write_text("\n".join(lines) + "\n")
     backend = EmbeddedBackend(str(tmp_path / "index"))
     report = load_file(backend, str(path), replace=True, processes=2)
-    assert report.skipped == [(21, report.skipped[0][1])] and "invalid JSON" in report.skipped[0][1]
+    assert [line for line, _ in report.skipped] == [21, 42]
+    assert "invalid JSON" in report.skipped[0][1] and "not a JSON object" in report.skipped[1][1]
     assert backend.count({"match_all": {}}) == 40
     assert backend.get_by_ids([people[3]["id"]])[people[3]["id"]]["job_company_name"] == "second copy co"
 

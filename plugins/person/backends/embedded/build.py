@@ -30,8 +30,9 @@ WRITER_LOCK = ".tantivy-writer.lock"
 MANAGED = ".managed.json"
 
 
-def plan_slices(path: str, parts: int) -> list[tuple[int, int, int]]:
-    """[(start byte, end byte, number of the slice's first line)]: `parts` slices cut at line ends."""
+def plan_slices(path: str, parts: int) -> list[tuple[int, int]]:
+    """[(start byte, end byte)]: `parts` slices cut at line ends. Nothing is read but a line at each cut: each slice's
+    worker counts the lines before it (index_slice), so no pass over the whole file delays the load's start."""
     size = os.path.getsize(path)
     cuts = [0]
     with open(path, "rb") as handle:
@@ -39,13 +40,8 @@ def plan_slices(path: str, parts: int) -> list[tuple[int, int, int]]:
             handle.seek(max(cuts[-1], size * k // parts))
             handle.readline()
             cuts.append(min(size, handle.tell()))
-        cuts.append(size)
-        slices, line = [], 1
-        for start, end in zip(cuts, cuts[1:]):
-            if end > start:
-                slices.append((start, end, line))
-                line += _count_lines(handle, start, end)
-    return slices
+    cuts.append(size)
+    return [(start, end) for start, end in zip(cuts, cuts[1:]) if end > start]
 
 
 def _count_lines(handle, start: int, end: int) -> int:
@@ -103,11 +99,13 @@ def _share_counter(counter, heap: int) -> None:
 
 
 def index_slice(args) -> dict:
-    """Worker: index lines [start, end) of `path` into `directory` (index_lines)."""
-    directory, path, start, end, first_line, base_seq = args
+    """Worker: index lines [start, end) of `path` into `directory` (index_lines). The slice's first line number (which
+    its sequences and its bad lines' numbers follow from) is counted here, while the slices before it already index."""
+    directory, path, start, end, base_seq = args
 
     def numbered():
         with open(path, "rb") as handle:
+            first_line = 1 + _count_lines(handle, 0, start)
             handle.seek(start)
             position = start
             for line_no, raw in enumerate(handle, start=first_line):
@@ -164,10 +162,10 @@ def parallel_load(backend, path: str, *, replace: bool, processes: int, dataset_
     """Load `path` into the embedded `backend` with `processes` slice workers (load_parts)."""
     slices = plan_slices(path, processes)
     return load_parts(backend, index_slice, lambda staging, base_seq: [
-        (str(staging / f"part-{k}"), path, start, end, first, base_seq)
-        for k, (start, end, first) in enumerate(slices)], replace=replace,
+        (str(staging / f"part-{k}"), path, start, end, base_seq)
+        for k, (start, end) in enumerate(slices)], replace=replace,
         dataset_version=dataset_version, progress=progress,
-        part_bytes=max((end - start for start, end, _ in slices), default=0))
+        part_bytes=max((end - start for start, end in slices), default=0))
 
 
 def load_parts(backend, worker: Callable[[tuple], dict], plan: Callable[[Path, int], list[tuple]], *, replace: bool,
