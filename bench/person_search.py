@@ -131,7 +131,7 @@ def index_generated(args) -> dict:
     return result
 
 
-def ensure_index(count: int, seed: int, reload: bool, processes: int | None) -> Path:
+def ensure_index(count: int, seed: int, reload: bool, processes: int | None, from_file: bool = False) -> Path:
     from plugins.person.backends.embedded import EmbeddedBackend
     from plugins.person.backends.embedded.build import load_parts, worker_heap
     from plugins.person.backends.embedded.layout import SCHEMA_VERSION
@@ -143,6 +143,9 @@ def ensure_index(count: int, seed: int, reload: bool, processes: int | None) -> 
         return directory
     shutil.rmtree(directory, ignore_errors=True)
     processes = processes or os.cpu_count() or 1
+    if from_file:
+        load_whole_file(directory, count, seed, processes)
+        return directory
     step = -(-count // processes)
     generate_us, line_bytes = generation_cost(seed)
     part_bytes = int(step * line_bytes)
@@ -171,6 +174,66 @@ def ensure_index(count: int, seed: int, reload: bool, processes: int | None) -> 
     small_batch_ceiling(seed, rate)
     engine_ceiling(count, seed, rate, processes, heap, line_bytes)
     return directory
+
+
+def load_whole_file(directory: Path, count: int, seed: int, processes: int) -> None:
+    """The operator's path: the whole dataset written as one JSONL file (untimed), then `person load FILE --replace`
+    (timed, with the CPU of its processes), against tantivy alone on prebuilt documents in the same run."""
+    import resource
+
+    from plugins.person.backends.embedded import EmbeddedBackend
+    from plugins.person.backends.embedded.build import plan_slices, worker_heap
+    from plugins.person.loader import load_file
+
+    started = time.perf_counter()
+    source = written_dataset(count, seed, processes)
+    size = source.stat().st_size
+    print(f"wrote {count:,} generated profiles as one JSONL file of {size / 1e9:.1f} GB in {time.perf_counter() - started:.0f}s "
+          f"(untimed); load average {load_average()}")
+    try:
+        heap = worker_heap(max(end - start for start, end in plan_slices(str(source), processes)), processes)
+        children = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = time.process_time()
+        report = load_file(EmbeddedBackend(str(directory)), str(source), replace=True, processes=processes)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = time.process_time() - cpu + (after.ru_utime - children.ru_utime) + (after.ru_stime - children.ru_stime)
+    finally:
+        source.unlink()
+    rate = report.loaded / report.seconds
+    print(f"loaded {report.loaded:,} profiles from that file (`person load FILE --replace`, {processes} slices, {heap / 1e9:.1f} GB "
+          f"indexing budget each) in {report.seconds:.1f}s: {rate:,.0f} profiles/s, {cpu / report.loaded * 1e6:.0f} µs CPU a "
+          f"profile in all its processes; skipped {len(report.skipped)}; load average {load_average()}")
+    engine_ceiling(count, seed, rate, processes, heap, size / count, like_for_like=False)
+
+
+def written_dataset(count: int, seed: int, processes: int) -> Path:
+    """Profiles 0 .. count-1 of the sample named by `seed` as one JSONL file in the cache: parts generated in parallel,
+    then appended to the first (the caller deletes it)."""
+    from plugins.person.pools import fork_pool
+
+    path = CACHE / f"people-{count}-{seed}.jsonl"
+    step = -(-count // processes)
+    parts = [(f"{path}.part-{k}", min(step, count - k * step), seed, k * step) for k in range(processes) if k * step < count]
+    CACHE.mkdir(parents=True, exist_ok=True)
+    with fork_pool(len(parts)) as pool:
+        pool.map(write_lines, parts, chunksize=1)
+    os.replace(parts[0][0], path)
+    with open(path, "ab") as joined:
+        for part, *_ in parts[1:]:
+            with open(part, "rb") as source:
+                shutil.copyfileobj(source, joined, 1 << 24)
+            os.unlink(part)
+    return path
+
+
+def write_lines(args) -> int:
+    """Dataset writer: profiles start .. start+count-1 as JSON lines to `path`."""
+    path, count, seed, start = args
+    with open(path, "wb") as lines:
+        for _, line in generated_lines(count, seed, start):
+            lines.write(line)
+            lines.write(b"\n")
+    return count
 
 
 def loader_against_engine(count: int, seed: int, processes: int | None) -> None:
@@ -234,17 +297,18 @@ def small_batch_ceiling(seed: int, load_rate: float, count: int = 100_000) -> No
 
 
 def prebuilt_documents(args) -> int:
-    """Ceiling helper: write profiles start .. start+count-1 as JSON lines to `lines_path` and their engine documents,
-    one a line, to `documents_path`."""
+    """Ceiling helper: write profiles start .. start+count-1 as their engine documents, one a line, to `documents_path`,
+    and (unless `lines_path` is None) as JSON lines to `lines_path`."""
     from plugins.person.backends.embedded.lines import prepare_line
 
     documents_path, lines_path, count, seed, start = args
-    with open(documents_path, "w", encoding="utf-8") as documents, open(lines_path, "wb") as lines:
+    with open(documents_path, "w", encoding="utf-8") as documents, open(lines_path or os.devnull, "wb") as lines:
         for n, line in generated_lines(count, seed, start):
             documents.write(prepare_line(line, n)[2])
             documents.write("\n")
-            lines.write(line)
-            lines.write(b"\n")
+            if lines_path:
+                lines.write(line)
+                lines.write(b"\n")
     return count
 
 
@@ -274,14 +338,16 @@ def index_prebuilt(args) -> tuple[float, float, float]:
     return time.perf_counter() - started, time.process_time() - cpu, reading
 
 
-def engine_ceiling(count: int, seed: int, load_rate: float | None, processes: int, heap: int, line_bytes: float) -> None:
+def engine_ceiling(count: int, seed: int, load_rate: float | None, processes: int, heap: int, line_bytes: float,
+                   like_for_like: bool = True) -> None:
     """The target's baseline: tantivy alone on documents built beforehand (untimed, read back from files), in the load's
     own configuration: as many writers as loaders, one indexing thread and the load's budget each. Each writer indexes
     its share of the load, or, for a load bigger than one budget a loader, one full budget's worth (a big load writes
     segments of that size and merges none, see worker_heap), so the engine does per profile what it does in the load.
 
-    Then the loader like for like: the same profiles as one JSONL file, loaded as `person load FILE --replace` loads it
-    (slices in as many processes, the budget worker_heap gives them), with nothing else running in its processes."""
+    Then (unless `like_for_like` is off, when the load timed was already one from a file) the loader like for like: the
+    same profiles as one JSONL file, loaded as `person load FILE --replace` loads it (slices in as many processes, the
+    budget worker_heap gives them), with nothing else running in its processes."""
     import multiprocessing
 
     from plugins.person.backends.embedded import EmbeddedBackend
@@ -292,7 +358,8 @@ def engine_ceiling(count: int, seed: int, load_rate: float | None, processes: in
     share = min(-(-count // processes), int(heap / HEAP_PER_INPUT_BYTE / line_bytes))
     workdir = Path(tempfile.mkdtemp(prefix="ceiling-", dir=CACHE))
     try:
-        files = [(str(workdir / f"documents-{k}.jsonl"), str(workdir / f"lines-{k}.jsonl")) for k in range(processes)]
+        files = [(str(workdir / f"documents-{k}.jsonl"), str(workdir / f"lines-{k}.jsonl") if like_for_like else None)
+                 for k in range(processes)]
         with fork_pool(processes) as pool:
             pool.map(prebuilt_documents, [(*files[k], share, seed, k * share) for k in range(processes)], chunksize=1)
         size = sum(os.path.getsize(documents) for documents, _ in files)
@@ -311,9 +378,12 @@ def engine_ceiling(count: int, seed: int, load_rate: float | None, processes: in
               f"{share * processes:,} documents built beforehand ({size / share / processes:,.0f} bytes each, read back from "
               f"files): {ceiling:,.0f} profiles/s ({cpu / share / processes * 1e6:.0f} µs CPU each, of which reading the file "
               f"back {reading_us:.1f} µs), {wall:.1f}s")
-        if load_rate is not None:
+        if load_rate is not None and like_for_like:
             print(f"load rate / engine-alone ceiling {load_rate / ceiling:.2f}x (target >= 0.9x; the streamed load's loaders "
                   f"also run the generator, whose Python slows tantivy's threads beside it)")
+        elif load_rate is not None:
+            print(f"whole-dataset load from a file / engine-alone ceiling {load_rate / ceiling:.2f}x (target >= 0.9x)")
+            return
         source = workdir / "people.jsonl"
         with open(source, "wb") as joined:
             for _, lines in files:
@@ -615,6 +685,9 @@ def main() -> None:
     parser.add_argument("--clients", type=lambda text: [int(n) for n in text.split(",")], default=[2, 4],
                         help="connections sending the mix at once over HTTP, a shape each (default 2,4)")
     parser.add_argument("--load-only", action="store_true", help="only (re)build the index and print the load figures")
+    parser.add_argument("--from-file", action="store_true",
+                        help="with --reload or --load-only: build the index as an operator does, from the whole dataset written "
+                             "as one JSONL file first (untimed; as big as the dataset, deleted after), instead of streamed")
     parser.add_argument("--loader-against-engine", action="store_true",
                         help="only time the loader against tantivy alone on the same profiles (no index is built or read)")
     parser.add_argument("--python-documents", action="store_true",
@@ -640,7 +713,7 @@ def main() -> None:
     if args.loader_against_engine:
         loader_against_engine(count, args.seed, args.processes)
         return
-    index = ensure_index(count, args.seed, args.reload or args.load_only, args.processes)
+    index = ensure_index(count, args.seed, args.reload or args.load_only, args.processes, args.from_file)
     if args.load_only:
         return
 
