@@ -223,6 +223,7 @@ def written_dataset(count: int, seed: int, processes: int) -> Path:
             with open(part, "rb") as source:
                 shutil.copyfileobj(source, joined, 1 << 24)
             os.unlink(part)
+    os.sync()  # the file's pages on disk now, not written back during the timed load
     return path
 
 
@@ -362,6 +363,7 @@ def engine_ceiling(count: int, seed: int, load_rate: float | None, processes: in
                  for k in range(processes)]
         with fork_pool(processes) as pool:
             pool.map(prebuilt_documents, [(*files[k], share, seed, k * share) for k in range(processes)], chunksize=1)
+        os.sync()  # written back before the timed indexing, as the load's file was
         size = sum(os.path.getsize(documents) for documents, _ in files)
         indexes = [str(workdir / f"index-{k}") for k in range(processes)]
         with multiprocessing.get_context("fork").Manager() as manager, fork_pool(processes) as pool:
