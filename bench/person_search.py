@@ -392,6 +392,7 @@ def engine_ceiling(count: int, seed: int, load_rate: float | None, processes: in
                 with open(lines, "rb") as part:
                     shutil.copyfileobj(part, joined, 1 << 24)
                 os.unlink(lines)
+        os.sync()
         load_heap = worker_heap(-(-os.path.getsize(source) // processes), processes)
         report = load_file(EmbeddedBackend(str(workdir / "loaded")), str(source), replace=True, processes=processes)
         rate = report.loaded / report.seconds
