@@ -217,14 +217,20 @@ def written_dataset(count: int, seed: int, processes: int) -> Path:
     CACHE.mkdir(parents=True, exist_ok=True)
     with fork_pool(len(parts)) as pool:
         pool.map(write_lines, parts, chunksize=1)
-    os.replace(parts[0][0], path)
+    concatenate([part for part, *_ in parts], path)
+    return path
+
+
+def concatenate(parts: list[str], path: Path) -> None:
+    """Join the files `parts` into `path` (the first renamed, the others appended and removed), synced to disk so that
+    no write-back of them runs during the timed load that reads it."""
+    os.replace(parts[0], path)
     with open(path, "ab") as joined:
-        for part, *_ in parts[1:]:
+        for part in parts[1:]:
             with open(part, "rb") as source:
                 shutil.copyfileobj(source, joined, 1 << 24)
             os.unlink(part)
-    os.sync()  # the file's pages on disk now, not written back during the timed load
-    return path
+    os.sync()
 
 
 def write_lines(args) -> int:
@@ -387,12 +393,7 @@ def engine_ceiling(count: int, seed: int, load_rate: float | None, processes: in
             print(f"whole-dataset load from a file / engine-alone ceiling {load_rate / ceiling:.2f}x (target >= 0.9x)")
             return
         source = workdir / "people.jsonl"
-        with open(source, "wb") as joined:
-            for _, lines in files:
-                with open(lines, "rb") as part:
-                    shutil.copyfileobj(part, joined, 1 << 24)
-                os.unlink(lines)
-        os.sync()
+        concatenate([lines for _, lines in files], source)
         load_heap = worker_heap(-(-os.path.getsize(source) // processes), processes)
         report = load_file(EmbeddedBackend(str(workdir / "loaded")), str(source), replace=True, processes=processes)
         rate = report.loaded / report.seconds
