@@ -9,7 +9,7 @@ export HIREKIT_PORT
 # database and Redis database, see tests/conftest.py); TEST_WORKERS=0 runs the suite in this process
 TEST_WORKERS ?= 2
 
-.PHONY: run test lint requirements fuzz bench install install-dev clean
+.PHONY: run test services lint requirements fuzz bench install install-dev clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -38,6 +38,11 @@ run: install
 ## HIREKIT_TEST_DATABASE_URL / HIREKIT_TEST_REDIS_URL are set), in TEST_WORKERS processes
 test: install-dev lint
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
+
+## make services: install (as root, from Debian's packages, when absent) and start PostgreSQL on 127.0.0.1:5432 (trust
+## on loopback, user postgres, database test) and Redis on 127.0.0.1:6379, for the full suite (.ci/run does the same)
+services:
+	bash deploy/services.sh
 
 # the files git tracks (a scratch file or a generated client in the tree is not the project's), every file outside git
 lint: install-dev
