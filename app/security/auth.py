@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import threading
+import time
+
 from flask import current_app, g, request
 
 from app.security import limits
 from app.errors import ApiError
-from app.data.tenancy import Caller, resolve_key
+from app.data.tenancy import Caller, hash_key, live_key_hashes, resolve_key
 
 FAILURE_LIMIT = "AUTH_FAILURE_LIMIT"  # the setting limiting requests with unknown keys per client address
 
@@ -16,8 +19,8 @@ SCHEMES = (BEARER, API_KEY)
 
 # OpenAPI security scheme names, shared with app.http.api
 FAILURE_LIMIT_DOC = (f"Requests with an unknown or revoked key are limited per client address ({FAILURE_LIMIT}, "
-                     "default 30/minute): past it they answer 429 with Retry-After, before the key is looked up, "
-                     "whatever key they carry.")
+                     "default 30/minute): past it they answer 429 with Retry-After, before the key is looked up. "
+                     "A key that works is never refused for the failures of others from the same address.")
 SECURITY_SCHEMES = {
     BEARER: ("bearerAuth", {"type": "http", "scheme": "bearer",
                             "description": f"Authorization: Bearer <API key>. {FAILURE_LIMIT_DOC}"}),
@@ -85,7 +88,8 @@ def authenticate() -> None:
     if key is None:
         where = "the Authorization: Bearer <key> header" if scheme == BEARER else "the X-API-Key header or the api_key parameter"
         raise ApiError(401, f"Missing API key: send it in {where}.")
-    caller = resolve_key(key, cache_seconds=app.config["AUTH_CACHE_SECONDS"], before_lookup=refuse_failing_address)
+    caller = resolve_key(key, cache_seconds=app.config["AUTH_CACHE_SECONDS"],
+                         before_lookup=lambda: refuse_failing_address(app, key))
     if caller is None:
         failures = limits.count_hit(FAILURE_LIMIT)
         if failures is not None and not failures.allowed:
@@ -94,12 +98,60 @@ def authenticate() -> None:
     ctx.caller = caller
 
 
-def refuse_failing_address() -> None:
-    """Before a key is looked up in the database: 429 when the client address has used up its failed attempts, so
-    a flood of guessed keys costs no lookups (a key still in the cache of known keys is answered without this)."""
+def refuse_failing_address(app, key: str) -> None:
+    """Before a key is looked up in the database: 429 when the client address has used up its failed attempts and
+    the key is not one that can authenticate, so a flood of guessed keys costs no lookup each, while a working key
+    (of any tenant, seen before or not) behind the same address is looked up and answers as usual."""
     left = limits.peek_limit(FAILURE_LIMIT)
-    if left is not None and not left.allowed:
+    if left is not None and not left.allowed and not known_keys(app).may_authenticate(hash_key(key)):
         raise too_many_failures(left)
+
+
+class KnownKeys:
+    """This process's memory of the keys that can authenticate (not revoked), by the first 16 hex digits of their
+    hash: consulted only for a request from an address past its failed attempts, to tell a working key (looked up
+    as usual) from an unknown or revoked one (429 with no lookup).
+
+    It is loaded whole on first use and again at most every FULL_RELOAD_SECONDS (revoked keys leave it); in between,
+    a key it does not hold reads only the keys added since the last read (`id` above the highest seen, at most once
+    every NEW_KEYS_SECONDS), so a flood of unknown keys costs at most one small query a second per process, and a
+    key created a moment ago works after at most NEW_KEYS_SECONDS."""
+
+    FULL_RELOAD_SECONDS = 60.0
+    NEW_KEYS_SECONDS = 1.0
+    PREFIX_DIGITS = 16
+
+    def __init__(self):
+        self.prefixes: frozenset[str] = frozenset()
+        self.highest_id = 0
+        self.loaded_at = self.checked_at = float("-inf")
+        self.lock = threading.Lock()
+
+    def may_authenticate(self, key_hash: str) -> bool:
+        prefix = key_hash[:self.PREFIX_DIGITS]
+        if prefix in self.prefixes:
+            return True
+        with self.lock:  # one reader at a time; the others then see what it read
+            now = time.monotonic()
+            if now - self.loaded_at >= self.FULL_RELOAD_SECONDS:
+                self.load(live_key_hashes(), whole=True)
+                self.loaded_at = self.checked_at = now
+            elif now - self.checked_at >= self.NEW_KEYS_SECONDS:
+                self.load(live_key_hashes(after_id=self.highest_id), whole=False)
+                self.checked_at = now
+            return prefix in self.prefixes
+
+    def load(self, rows: list[tuple[int, str]], *, whole: bool) -> None:
+        added = {key_hash[:self.PREFIX_DIGITS] for _, key_hash in rows}
+        self.prefixes = frozenset(added) if whole else self.prefixes | added
+        if rows:
+            self.highest_id = max(self.highest_id if not whole else 0, rows[-1][0])
+        elif whole:
+            self.highest_id = 0
+
+
+def known_keys(app) -> KnownKeys:
+    return app.extensions["hirekit_known_keys"]
 
 
 def too_many_failures(hit: limits.Hit) -> ApiError:
@@ -119,4 +171,5 @@ def current_tenant_id() -> str:
 
 
 def init_app(app) -> None:
+    app.extensions["hirekit_known_keys"] = KnownKeys()
     app.before_request(authenticate)
