@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
+from dataclasses import dataclass
 
 from flask import current_app, g, request
 
@@ -12,6 +13,10 @@ from app.errors import ApiError
 from app.data.tenancy import Caller, hash_key, live_key_hashes, resolve_key
 
 FAILURE_LIMIT = "AUTH_FAILURE_LIMIT"  # the setting limiting requests with unknown keys per client address
+
+# The largest JSON body searched for an `api_key` parameter: larger bodies must carry the key in a header, so a request
+# that has not authenticated never costs more than parsing this much (a search body with its key is far smaller).
+API_KEY_BODY_MAX_BYTES = 64 * 1024
 
 BEARER = "bearer"
 API_KEY = "api_key"
@@ -66,12 +71,47 @@ def presented_key(scheme: str, headers) -> str | None:
 
 
 def parameter_key(req) -> str | None:
-    """The key PDL's SDKs send as the `api_key` parameter: in the query string (GET) or the JSON body (POST)."""
+    """The key PDL's SDKs send as the `api_key` parameter: in the query string (GET) or the JSON body (POST), the
+    body only when it has a length of at most API_KEY_BODY_MAX_BYTES (a chunked or larger body is not read before
+    a key is known)."""
     value = req.args.get("api_key")
-    if value is None and req.is_json and req.content_length:  # a chunked body is left to app.http.nul_guard's bounded read
+    if value is None and req.is_json and 0 < (req.content_length or 0) <= API_KEY_BODY_MAX_BYTES:
         body = req.get_json(silent=True)
         value = body.get("api_key") if isinstance(body, dict) else None
     return value.strip() or None if isinstance(value, str) else None
+
+
+@dataclass(frozen=True)
+class SignedForm:
+    """A blueprint whose callers are a provider authenticating each form it posts with a signature over it (Twilio's
+    callbacks): what such a request may cost before the signature can be checked. Refused before any byte is read:
+    404 while the setting `configured_by` is empty (the provider is not set up), 413 for a Content-Length above
+    `max_bytes` or a url-encoded body of more than `max_fields` fields (counted in the bounded bytes, not parsed). A
+    chunked body is read only up to `max_bytes`, and a multipart one parses at most `max_fields` parts."""
+
+    max_bytes: int
+    max_fields: int
+    configured_by: str
+    not_configured: str
+
+
+def accept_signed_forms(app, blueprint_name: str, form: SignedForm) -> None:
+    """Declare that the (unauthenticated) blueprint takes provider-signed forms within `form`'s bounds."""
+    app.extensions.setdefault("hirekit_signed_forms", {})[blueprint_name] = form
+
+
+def admit_signed_form(req, app, form: SignedForm) -> None:
+    if not app.config[form.configured_by]:
+        raise ApiError(404, form.not_configured)
+    req.max_content_length = req.max_form_memory_size = form.max_bytes  # chunked bodies: app.http.nul_guard's read
+    req.max_form_parts = form.max_fields
+    length = req.content_length
+    if length is not None and length > form.max_bytes:
+        raise ApiError(413, f"The form is larger than the {form.max_bytes} bytes a signed callback may send.")
+    if length and req.mimetype == "application/x-www-form-urlencoded":
+        fields = req.get_data(cache=True).count(b"&") + 1
+        if fields > form.max_fields:
+            raise ApiError(413, f"The form has more than the {form.max_fields} fields a signed callback may send.")
 
 
 def authenticate() -> None:
@@ -81,12 +121,17 @@ def authenticate() -> None:
     scheme = scheme_for(req.blueprint, app)
     ctx.auth_scheme = scheme
     if scheme is None or req.method == "OPTIONS":
+        signed_form = app.extensions.get("hirekit_signed_forms", {}).get(req.blueprint) if scheme is None else None
+        if signed_form is not None:
+            admit_signed_form(req, app, signed_form)
         return
     key = presented_key(scheme, req.headers)
     if key is None and scheme == API_KEY:
         key = parameter_key(req)
     if key is None:
-        where = "the Authorization: Bearer <key> header" if scheme == BEARER else "the X-API-Key header or the api_key parameter"
+        where = ("the Authorization: Bearer <key> header" if scheme == BEARER else
+                 f"the X-API-Key header or the api_key parameter (in a JSON body of at most {API_KEY_BODY_MAX_BYTES} "
+                 "bytes)")
         raise ApiError(401, f"Missing API key: send it in {where}.")
     caller = resolve_key(key, cache_seconds=app.config["AUTH_CACHE_SECONDS"],
                          before_lookup=lambda: refuse_failing_address(app, key))

@@ -8,6 +8,7 @@ from twilio.request_validator import RequestValidator
 
 from app.data.db import utcnow
 from app.errors import ApiError
+from app.security.auth import SignedForm
 from app.data.records import get_or_404
 from plugins.calls.lifecycle import advance, questions_for
 from plugins.calls.models import Call
@@ -19,6 +20,13 @@ EMPTY_TWIML = '<?xml version="1.0" encoding="UTF-8"?><Response />'
 # Twilio's default opt-out and opt-in keywords: a message that is one of them, whatever its case and spacing
 OPT_OUT_KEYWORDS = frozenset({"STOP", "STOPALL", "STOP ALL", "UNSUBSCRIBE", "CANCEL", "END", "QUIT", "OPTOUT", "REVOKE"})
 OPT_IN_KEYWORDS = frozenset({"START", "YES", "UNSTOP"})
+NOT_CONFIGURED = "Twilio callbacks are not configured (HIREKIT_TWILIO_AUTH_TOKEN)."
+# What Twilio posts, with room to spare: about 40 fields, the longest an SMS body of 1,600 characters (under 15 KB
+# percent-encoded at worst); anything larger is refused before it is read, let alone parsed or its signature checked.
+TWILIO_FORM_MAX_BYTES = 32 * 1024
+TWILIO_FORM_MAX_FIELDS = 100
+TWILIO_FORM = SignedForm(max_bytes=TWILIO_FORM_MAX_BYTES, max_fields=TWILIO_FORM_MAX_FIELDS,
+                         configured_by="TWILIO_AUTH_TOKEN", not_configured=NOT_CONFIGURED)
 
 
 def public_url(path_with_query: str, request_url: str) -> str:
@@ -30,7 +38,7 @@ def public_url(path_with_query: str, request_url: str) -> str:
 def verify_signature(url: str, form: dict, signature: str | None) -> None:
     token = current_app.config["TWILIO_AUTH_TOKEN"]
     if not token:
-        raise ApiError(404, "Twilio callbacks are not configured (HIREKIT_TWILIO_AUTH_TOKEN).")
+        raise ApiError(404, NOT_CONFIGURED)
     if not signature or not RequestValidator(token).validate(url, form, signature):
         raise ApiError(403, "The X-Twilio-Signature header does not match this request.")
 
