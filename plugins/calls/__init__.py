@@ -3,7 +3,9 @@
 from app.data import events
 from app.background.periodic import PeriodicJob
 from app.plugins import Plugin, Tasks
+from app.security.auth import accept_signed_forms
 from plugins.calls import tasks
+from plugins.calls.callbacks import TWILIO_FORM
 from plugins.calls.cli import calls_cli
 from plugins.calls.models import Call, CallPlan, CallReminder
 from plugins.calls.routes import blp, callbacks_blp
@@ -12,6 +14,7 @@ from plugins.candidates.services import add_opt_out_listener
 
 
 def init_app(app) -> None:
+    accept_signed_forms(app, callbacks_blp.name, TWILIO_FORM)
     events.add_listener(app, on_application_activity)
     events.add_listener(app, on_call_activity, once_committed=True)
     add_opt_out_listener(app, on_contact_opt_out)

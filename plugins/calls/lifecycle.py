@@ -9,12 +9,13 @@ from flask import current_app
 
 from app.data import events
 from app.data.db import database, utcnow
-from app.errors import Conflict, ValidationFailed
+from app.errors import Conflict, NotFound, ValidationFailed
 from plugins.applications.models import Application
 from plugins.calls.analysis import CallContext, analyze, configured_model
 from plugins.calls.models import ACTIVE_STATUSES, COMPLETED, FINAL_STATUSES, IN_PROGRESS, QUEUED, RINGING, Call
 from plugins.calls.schemas import CallSchema
 from plugins.calls.telephony import Progress
+from plugins.candidates.services import held_candidate
 from plugins.questions.models import Question
 
 _call_schema = CallSchema()
@@ -27,6 +28,16 @@ def call_record(call: Call) -> dict:
 def emit_activity(call: Call) -> None:
     """Every status change is a call_activity event (and so a webhook delivery)."""
     events.emit(call.tenant_id, events.CALL_ACTIVITY, call_record(call))
+
+
+def candidate_held(call: Call) -> bool:
+    """Inside a transaction that changes the call: its candidate's row held first (the order an erasure locks in),
+    so a change either commits before an erasure reads what to erase or finds the candidate gone (False)."""
+    try:
+        held_candidate(call.tenant_id, call.candidate_id)
+    except NotFound:
+        return False
+    return True
 
 
 def active_call(application_id) -> Call | None:
@@ -84,8 +95,10 @@ def advance(call_id, progress: Progress) -> Call | None:
                                       current_app.config.get("LLM_MODEL", ""))
     now = utcnow()
     with database.atomic():
-        call = Call.get(Call.id == call_id)
-        if call.status in FINAL_STATUSES:
+        if not candidate_held(call):
+            return None
+        call = Call.get_or_none(Call.id == call_id)
+        if call is None or call.status in FINAL_STATUSES:
             return call
         call.status = progress.status
         call.transcript = transcript
@@ -112,6 +125,8 @@ def end_call(call: Call, status: str, reason: str, *, as_read: bool = False, now
     if as_read:
         condition &= Call.updated_at == call.updated_at
     with database.atomic():
+        if not candidate_held(call):
+            return False
         ended = Call.update(status=status, error=reason, ended_at=now, updated_at=now).where(condition).execute()
         if ended:
             emit_activity(Call.get(Call.id == call.id))

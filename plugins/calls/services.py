@@ -11,6 +11,7 @@ from plugins.applications.models import Application
 from plugins.calls import dispatch
 from plugins.calls.lifecycle import active_call, new_call
 from plugins.calls.models import INSTANT, Call, CallReminder
+from plugins.candidates.services import held_candidate
 
 FILTER_COLUMNS = {"job_id": Call.job, "candidate_id": Call.candidate, "application_id": Call.application,
                   "application_source_id": Call.application_source_id, "job_source_id": Call.job_source_id,
@@ -52,6 +53,7 @@ def start_instant_call(tenant_id: str, application_id) -> Call:
     """
     application = get_owned(Application, tenant_id, application_id)
     with database.atomic():
+        held_candidate(tenant_id, application.candidate_id)  # first: 404 once erased, and an erasure waits for this
         existing = active_call(application.id)
         if existing is not None:
             raise Conflict(f"application {application.id} already has a call {existing.status}", existing_id=existing.id)
