@@ -135,7 +135,7 @@ class ModelBrain:
         prompt."""
         conv = self.conversation
         out = conv.say(SAFE_LINE, at_ms)
-        out[0]["last"] = False
+        out[0].update(token=SAFE_LINE + " ", last=False)  # one utterance with the rules' turn
         if acted:
             rest = conv.next_question(at_ms) if conv.stage == "question" else conv._prompt(
                 conv.state.get("prompt") or "Is there anything else you'd like to know?", at_ms)
@@ -195,7 +195,7 @@ class ModelBrain:
                 raise LlmError(f"model answered HTTP {response.status_code}")
             calls: dict[int, dict] = {}
             try:
-                for line in response.iter_lines(decode_unicode=True):
+                for line in _lines(response.raw):
                     if time.monotonic() > deadline:
                         raise LlmError("model took longer than LLM_TIMEOUT")
                     if not line or not line.startswith("data:"):
@@ -300,7 +300,7 @@ class ModelBrain:
             elif name == "answer_candidate_question":
                 reply = conv.answer_candidate(args["question"], args["fact"])
                 out += conv.say(reply, at_ms, question_index=conv.index)
-                out[-1]["last"] = False
+                out[-1].update(token=reply + " ", last=False)  # the model goes on in the same utterance
                 results.append(f"the candidate was told: {reply} Now continue.")
             elif name == "book_callback":
                 out += conv.book(args["when"], at_ms)
@@ -320,6 +320,22 @@ class ModelBrain:
 SAFE_LINE = "Sorry, let me get that right."
 SAFE_GOODBYE = "Thank you for your time. The recruiter will be in touch about next steps. Goodbye."
 WRONG_PERSON = "I'm sorry for the trouble. I'll make sure we update our records. Goodbye."
+
+
+def _lines(raw) -> Iterator[str]:
+    """The stream's lines as soon as each is complete (read1 returns what has arrived, where a sized read would
+    wait for the size to fill)."""
+    pending = b""
+    while True:
+        data = raw.read1(8192)
+        if not data:
+            break
+        pending += data
+        while b"\n" in pending:
+            line, pending = pending.split(b"\n", 1)
+            yield line.decode("utf-8", "replace").rstrip("\r")
+    if pending:
+        yield pending.decode("utf-8", "replace")
 
 
 def _delta(data: str) -> dict:
