@@ -4,9 +4,12 @@ rubric scoring, and the record GET /v1/calls/{id} returns."""
 
 from __future__ import annotations
 
+import datetime as dt
+from zoneinfo import ZoneInfo
+
 import pytest
 
-from app.data.db import database
+from app.data.db import database, utcnow
 from plugins.calls.conversation.contract import ConversationRefused, open_conversation
 from plugins.calls.models import Call
 from tests.call_factories import create_job_with_questions
@@ -117,6 +120,11 @@ def test_dont_call_me_again_opts_the_candidate_out(app, client, tenant_a):
     assert candidate["contact_opt_out"] is True
     again = client.post(f"/v1/applications/{application['id']}/instant-call", headers=tenant_a.headers)
     assert again.status_code == 409
+    events = client.get("/v1/events?size=100", headers=tenant_a.headers)
+    assert events.status_code == 200, events.json
+    consent = [event for event in events.json["data"]
+               if event["type"] == "candidate.consent"]
+    assert consent and {change["source"] for change in consent[-1]["payload"]["changes"]} == {"candidate_call"}
 
 
 @pytest.mark.parametrize("reply, reason", [("Sorry, wrong number.", "wrong_person"),
@@ -266,3 +274,72 @@ def test_faq_and_rubric_sub_resources_validate_and_404(client, tenant_a, tenant_
     assert client.get(rubric_url, headers=tenant_b.headers).status_code == 404
     missing = f"/v1/jobs/{job['id']}/questions/00000000-0000-4000-8000-000000000000/rubric"
     assert client.get(missing, headers=tenant_a.headers).status_code == 404
+
+
+def open_every_day(client, tenant, job: dict) -> None:
+    """A window of 08:00-20:00 on every day, so a callback tomorrow is allowed whatever today is."""
+    setting = client.put(f"/v1/jobs/{job['id']}/schedule-setting", headers=tenant.headers, json={
+        "window_start_time": "08:00:00", "window_end_time": "20:00:00", "days_of_week": [1, 2, 3, 4, 5, 6, 7]})
+    assert setting.status_code == 200, setting.json
+
+
+def queued_callbacks(client, tenant, application: dict) -> list[dict]:
+    calls = client.get("/v1/calls", headers=tenant.headers, query_string={
+        "page": 1, "size": 20, "application_id": application["id"], "status": "queued"})
+    assert calls.status_code == 200, calls.json
+    return calls.json["data"]
+
+
+def local(iso_utc: str, zone: str = "America/Los_Angeles") -> dt.datetime:
+    return dt.datetime.fromisoformat(iso_utc.replace("Z", "+00:00")).astimezone(ZoneInfo(zone))
+
+
+@pytest.mark.parametrize("script, hour", [
+    (["Yes.", "Can you call me back tomorrow at 10?"], 10),
+    (["Yes, but it's not a good time, I'm driving.", "Tomorrow at 10 works."], 10),
+    (["Yes.", "No, not really.", "After 5 tomorrow."], 17),
+], ids=["tomorrow-at-10", "not-now-then-a-time", "after-5"])
+def test_a_callback_is_booked_as_the_next_attempt_and_confirmed_aloud(app, client, tenant_a, script, hour):
+    job = create_job_with_questions(client, tenant_a)
+    open_every_day(client, tenant_a, job)
+    application = application_for_call(client, tenant_a, job=job)  # +1415...: Los Angeles
+    call_id = placed_call(app, application)
+    talk = converse(app, call_id, script)
+    call = read_call(client, tenant_a, call_id)
+    assert call["end_reason"] == "callback_booked" and call["status"] == "completed" and call["assessment"] is None
+    booked, = queued_callbacks(client, tenant_a, application)
+    when = local(booked["scheduled_for"])
+    tomorrow = dt.datetime.now(ZoneInfo("America/Los_Angeles")).date() + dt.timedelta(days=1)
+    assert (when.date(), when.hour, when.minute) == (tomorrow, hour, 0)
+    assert booked["trigger"] == "callback"
+    spoken = f"{when.strftime('%A, %B')} {when.day} at {when.strftime('%I:%M %p').lstrip('0')}"
+    assert f"I've booked a call back for {spoken}" in talk.lines[-1]
+    assert talk.messages[-1]["type"] == "end"
+
+
+def test_a_callback_outside_the_window_is_offered_the_next_allowed_time(app, client, tenant_a):
+    job = create_job_with_questions(client, tenant_a)
+    open_every_day(client, tenant_a, job)
+    application = application_for_call(client, tenant_a, job=job)
+    call_id = placed_call(app, application)
+    talk = converse(app, call_id, ["Yes.", "Call me back tomorrow at 11 pm.", "Yes, that works."])
+    offer = talk.lines[-2]
+    assert "The earliest I can call you back is" in offer and "8:00 AM" in offer
+    booked, = queued_callbacks(client, tenant_a, application)
+    when = local(booked["scheduled_for"])
+    assert (when.hour, when.minute) == (8, 0)
+    assert read_call(client, tenant_a, call_id)["end_reason"] == "callback_booked"
+
+
+def test_a_candidate_who_asks_for_a_callback_mid_screening_is_resumed_on_it(app, client, tenant_a):
+    job = create_job_with_questions(client, tenant_a)
+    open_every_day(client, tenant_a, job)
+    application = application_for_call(client, tenant_a, job=job)
+    first = placed_call(app, application)
+    converse(app, first, ["Yes.", "Yes.", "Seven years.", "Actually, can you call me back tomorrow at 10?"])
+    booked, = queued_callbacks(client, tenant_a, application)
+    with app.app_context(), database.connection_context():
+        Call.update(status="ringing", dialled_at=utcnow()).where(Call.id == booked["id"]).execute()
+    talk = converse(app, booked["id"], ["Yes.", "Yes."])
+    assert talk.lines[2].endswith("Do you hold a current BLS certification?")
+    assert read_call(client, tenant_a, booked["id"])["answers"][0]["value"] == 7

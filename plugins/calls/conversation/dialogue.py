@@ -471,9 +471,10 @@ class CallConversation:
         return reply
 
     def opt_out(self, at_ms: int) -> list[Outgoing]:
+        from plugins.candidates.consent import CANDIDATE_CALL
         from plugins.candidates.services import opt_out
 
-        opt_out(self.tenant_id, self.candidate.id)
+        opt_out(self.tenant_id, self.candidate.id, source=CANDIDATE_CALL)
         return self.end("opted_out", OPTED_OUT_LINE, at_ms)
 
     def end(self, reason: str, line: str, at_ms: int, *, declined: bool = False) -> list[Outgoing]:
