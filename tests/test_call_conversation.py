@@ -343,3 +343,19 @@ def test_a_candidate_who_asks_for_a_callback_mid_screening_is_resumed_on_it(app,
     talk = converse(app, booked["id"], ["Yes.", "Yes."])
     assert talk.lines[2].endswith("Do you hold a current BLS certification?")
     assert read_call(client, tenant_a, booked["id"])["answers"][0]["value"] == 7
+
+
+def test_a_conversation_record_matches_the_openapi_document(app, client, tenant_a):
+    from tests.test_openapi_answers import assert_answer_matches_the_document, strict_document
+
+    job = create_job_with_questions(client, tenant_a, min_pay_rate=30, pay_frequency="Hourly")
+    call_id = placed_call(app, application_for_call(client, tenant_a, job=job))
+    converse(app, call_id, ["Yes.", "Yes.", "Six years.", barge("Thank you. Do you"), "What's the pay?",
+                            "No.", "A patient crashed on a night shift and I kept the team calm.",
+                            "Is there a gym?", "No, that's all."])
+    response = client.get(f"/v1/calls/{call_id}", headers=tenant_a.headers)
+    record = response.json
+    assert record["assessment"]["answers"][1]["value"] is False and record["candidate_questions"]
+    assert_answer_matches_the_document(strict_document(client), response, "GET /v1/calls/{id}")
+    listed = client.get("/v1/calls", headers=tenant_a.headers, query_string={"page": 1, "size": 5})
+    assert_answer_matches_the_document(strict_document(client), listed, "GET /v1/calls")

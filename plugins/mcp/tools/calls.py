@@ -40,7 +40,11 @@ class CancelToolArgsSchema(CallIdArgsSchema):
 
 
 CALL_FIELDS = ("The call has status ({statuses}), summary, assessment (score 0-100, recommendation advance/hold/reject, "
-               "per-question answers), transcript, started_at, ended_at and attempt.").format(statuses=", ".join(STATUSES))
+               "per-question answers, knockouts_failed), transcript (turns with speaker, text, at_ms, question_index, "
+               "interrupted), answers (per question: answer, typed value, score 0-5, meets_requirement, evidence, "
+               "follow_ups, status), candidate_questions (the candidate's questions and the answers given, or passed "
+               "to the recruiter), end_reason, duration_seconds, language, analyzer, started_at, ended_at and "
+               "attempt.").format(statuses=", ".join(STATUSES))
 
 TOOLS = (
     Tool(
