@@ -29,7 +29,8 @@ def init_app(app) -> None:
         add_toggle_listener(app, on_scheduling_toggled)
 
 
-PLUGIN = Plugin(name="calls", blueprints=(blp, callbacks_blp), models=(Call, CallPlan, CallReminder, JobFaq, QuestionRubric),
+PLUGIN = Plugin(name="calls", blueprints=(blp, callbacks_blp),
+                models=(Call, CallPlan, CallReminder, JobFaq, QuestionRubric),
                 needs=("jobs", "candidates", "applications", "questions", "scheduling"),
                 tasks=Tasks(queues=(tasks.QUEUE,), periodic=(
                     PeriodicJob("plugins.calls.tasks.reap_stalled_calls", tasks.QUEUE, "CALL_REAPER_INTERVAL"),)),

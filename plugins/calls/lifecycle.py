@@ -19,8 +19,8 @@ from plugins.calls.telephony import Progress
 from plugins.questions.models import Question
 
 _call_schema = CallSchema()
-ANSWER_KEYS = ("question", "answer", "meets_requirement", "note", "answer_type", "value", "score", "evidence",
-               "follow_ups", "knockout", "weight")
+ANSWER_KEYS = ("question", "answer", "meets_requirement", "note", "answer_type", "value", "score",
+               "evidence", "follow_ups", "knockout", "weight")
 
 
 def call_record(call: Call) -> dict:
@@ -60,10 +60,11 @@ def new_call(application: Application, *, trigger: str, attempt: int = 1, series
 
 def question_rows_for(call: Call) -> list[Question]:
     """The job's questions, then the application's own, in their order."""
+    own = Question.application.is_null() | (Question.application == call.application_id)
     return list(Question.select()
-                .where((Question.job == call.job_id) & Question.deleted_at.is_null()
-                       & (Question.application.is_null() | (Question.application == call.application_id)))
-                .order_by(Question.application.is_null(False), Question.position, Question.created_at))
+                .where((Question.job == call.job_id) & Question.deleted_at.is_null() & own)
+                .order_by(Question.application.is_null(False), Question.position,
+                          Question.created_at))
 
 
 def questions_for(call: Call) -> list[str]:
@@ -114,11 +115,13 @@ def advance(call_id, progress: Progress) -> Call | None:
 
 
 def conversation_outcome(call: Call, summary: str, assessment: dict) -> tuple[str, dict | None]:
-    """A conversation's typed, rubric-scored answers make its assessment (the analyzer's summary stays); a
-    conversation that ended before screening (wrong person, opt-out, callback) has none."""
+    """A conversation's typed, rubric-scored answers make its assessment (the analyzer's
+    summary stays); a conversation that ended before screening (wrong person, opt-out, callback)
+    has none."""
     if not call.answers:
         return summary, assessment
-    if call.end_reason not in (None, "completed", "hung_up") or (call.dialogue or {}).get("declined"):
+    declined = (call.dialogue or {}).get("declined")
+    if call.end_reason not in (None, "completed", "hung_up") or declined:
         reasons = {"wrong_person": "the person who answered was not the candidate",
                    "opted_out": "the candidate asked not to be called again",
                    "callback_booked": "the candidate asked to be called back"}
@@ -132,12 +135,13 @@ def conversation_outcome(call: Call, summary: str, assessment: dict) -> tuple[st
 
 
 def conversation_summary(call: Call, outcome: dict) -> str:
-    """The rules' summary of a conversation: each question's answer, what the candidate asked, the outcome."""
+    """The rules' summary of a conversation: each answer, what the candidate asked, the outcome."""
     candidate = call.candidate
     name = " ".join(part for part in (candidate.first_name, candidate.last_name) if part)
     parts = [f"{name} was screened by phone for the {call.job.title} position."]
     for entry in call.answers:
-        said = f'said "{entry["evidence"].rstrip(".")}"' if entry.get("evidence") else "gave no answer"
+        evidence = entry.get("evidence")
+        said = f'said "{evidence.rstrip(".")}"' if evidence else "gave no answer"
         parts.append(f'Asked "{entry["question"]}", they {said}.')
     passed = [q["question"] for q in call.candidate_questions or [] if q.get("passed_to_recruiter")]
     if call.candidate_questions:

@@ -48,8 +48,9 @@ class Call(TenantRecord):
     dialled_at = pw.DateTimeField(null=True)  # set once, by the one job that claims the call to dial it
     started_at = pw.DateTimeField(null=True)
     ended_at = pw.DateTimeField(null=True)
-    # What the conversation kept (plugins.calls.conversation): per-question results, the candidate's own questions,
-    # why it ended, how long it lasted, its language, who led it (rules or llm:<model>), and where it stands
+    # What the conversation kept (plugins.calls.conversation): per-question results, the
+    # candidate's own questions, why it ended, how long it lasted, its language, who led it
+    # (rules or llm:<model>), and where it stands
     answers = JSONField(default=list)
     candidate_questions = JSONField(default=list)
     end_reason = pw.CharField(max_length=16, null=True)
@@ -131,11 +132,13 @@ ANSWER_TYPES = ("yes_no", "number", "choice", "text")
 
 
 class QuestionRubric(TimestampedModel):
-    """How one screening question's answer is judged: its type, what meets it, whether failing it rejects, its weight."""
+    """How one screening question's answer is judged: its type, what meets it, whether failing it
+    rejects, its weight."""
 
-    question = pw.ForeignKeyField(Question, primary_key=True, on_delete="CASCADE", column_name="question_id")
+    question = pw.ForeignKeyField(Question, primary_key=True, on_delete="CASCADE",
+                                  column_name="question_id")
     tenant = pw.ForeignKeyField(Tenant, on_delete="CASCADE", column_name="tenant_id")
-    answer_type = pw.CharField(max_length=8, null=True)  # None: inferred from the question's wording
+    answer_type = pw.CharField(max_length=8, null=True)  # None: inferred from the wording
     expected = pw.CharField(max_length=3, null=True)  # yes_no: "yes" or "no"
     minimum = pw.DoubleField(null=True)  # number: the least that meets it
     choices = JSONField(default=list)  # choice: the options

@@ -82,7 +82,7 @@ class CallCancel(MethodView):
 class JobFaq(MethodView):
     @blp.response(200, FaqSchema)
     def get(self, job_id):
-        """The job's FAQ: answers a screening call may give to candidates' questions (empty until one is PUT)"""
+        """The job's FAQ: what a call may answer to candidates' questions (empty until PUT)"""
         return screening.get_faq(current_tenant_id(), job_id)
 
     @blp.arguments(FaqBodySchema)
@@ -102,7 +102,7 @@ class QuestionRubric(MethodView):
     @blp.arguments(RubricBodySchema)
     @blp.response(200, RubricSchema)
     def put(self, values, job_id, question_id):
-        """Replace the question's rubric: answer type, expected answer or minimum, choices, knockout, weight"""
+        """Replace the question's rubric: answer type, expected or minimum, knockout, weight"""
         return screening.replace_rubric(current_tenant_id(), job_id, question_id, values)
 
 

@@ -1,5 +1,6 @@
-"""Callbacks a candidate asks for on a call: the candidate's zone, booking the time as the application's next
-attempt (plugins.calls.rescheduling, which checks the window, days and calling hours), and saying a time aloud."""
+"""Callbacks a candidate asks for on a call: the candidate's zone, booking the time as the
+application's next attempt (plugins.calls.rescheduling, which checks the window, days and calling
+hours), and saying a time aloud."""
 
 from __future__ import annotations
 
@@ -19,7 +20,8 @@ log = logging.getLogger("hirekit.calls")
 
 @dataclass(frozen=True)
 class Outcome:
-    """A booked callback's time (aware UTC), or the next time that would be allowed (None: none is)."""
+    """A booked callback's time (aware UTC), or the next time that would be allowed (None: none is).
+    """
 
     booked_for: dt.datetime | None
     next_allowed: dt.datetime | None
@@ -32,9 +34,9 @@ def candidate_zone(call_id) -> str:
 
 
 def book(call_id, when: dt.datetime) -> Outcome:
-    """Book `when` as the application's next attempt; a time the job's window and days or the candidate's calling
-    hours do not allow comes back with the next allowed one, and a candidate who may not be called (consent, the
-    do-not-call list) gets no booking."""
+    """Book `when` as the application's next attempt; a time the job's window and days or the
+    candidate's calling hours do not allow comes back with the next allowed one, and a candidate who
+    may not be called (consent, the do-not-call list) gets no booking."""
     call = Call.get(Call.id == call_id)
     try:
         booked = book_callback(call, _naive_utc(when), source=CANDIDATE_CALL)
