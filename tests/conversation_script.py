@@ -4,7 +4,9 @@ silence or barge-in)."""
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass, field
+from zoneinfo import ZoneInfo
 
 from app.data.db import database, utcnow
 from plugins.applications.models import Application
@@ -118,3 +120,36 @@ GOOD = [
     "arrived.",
     "No, that's all, thank you.",
 ]
+
+
+def open_every_day(client, tenant, job: dict) -> None:
+    """A window of 08:00-20:00 on every day, so a callback tomorrow is allowed whatever today is."""
+    setting = client.put(
+        f"/v1/jobs/{job['id']}/schedule-setting",
+        headers=tenant.headers,
+        json={
+            "window_start_time": "08:00:00",
+            "window_end_time": "20:00:00",
+            "days_of_week": [1, 2, 3, 4, 5, 6, 7],
+        },
+    )
+    assert setting.status_code == 200, setting.json
+
+
+def queued_callbacks(client, tenant, application: dict) -> list[dict]:
+    calls = client.get(
+        "/v1/calls",
+        headers=tenant.headers,
+        query_string={
+            "page": 1,
+            "size": 20,
+            "application_id": application["id"],
+            "status": "queued",
+        },
+    )
+    assert calls.status_code == 200, calls.json
+    return calls.json["data"]
+
+
+def local(iso_utc: str, zone: str = "America/Los_Angeles") -> dt.datetime:
+    return dt.datetime.fromisoformat(iso_utc.replace("Z", "+00:00")).astimezone(ZoneInfo(zone))

@@ -20,7 +20,10 @@ from tests.conversation_script import (
     barge,
     converse,
     key,
+    local,
+    open_every_day,
     placed_call,
+    queued_callbacks,
     read_call,
 )
 
@@ -399,39 +402,6 @@ def test_faq_and_rubric_sub_resources_validate_and_404(client, tenant_a, tenant_
     assert client.get(missing, headers=tenant_a.headers).status_code == 404
 
 
-def open_every_day(client, tenant, job: dict) -> None:
-    """A window of 08:00-20:00 on every day, so a callback tomorrow is allowed whatever today is."""
-    setting = client.put(
-        f"/v1/jobs/{job['id']}/schedule-setting",
-        headers=tenant.headers,
-        json={
-            "window_start_time": "08:00:00",
-            "window_end_time": "20:00:00",
-            "days_of_week": [1, 2, 3, 4, 5, 6, 7],
-        },
-    )
-    assert setting.status_code == 200, setting.json
-
-
-def queued_callbacks(client, tenant, application: dict) -> list[dict]:
-    calls = client.get(
-        "/v1/calls",
-        headers=tenant.headers,
-        query_string={
-            "page": 1,
-            "size": 20,
-            "application_id": application["id"],
-            "status": "queued",
-        },
-    )
-    assert calls.status_code == 200, calls.json
-    return calls.json["data"]
-
-
-def local(iso_utc: str, zone: str = "America/Los_Angeles") -> dt.datetime:
-    return dt.datetime.fromisoformat(iso_utc.replace("Z", "+00:00")).astimezone(ZoneInfo(zone))
-
-
 @pytest.mark.parametrize(
     "script, hour",
     [
@@ -523,3 +493,11 @@ def test_a_conversation_record_matches_the_openapi_document(app, client, tenant_
     assert_answer_matches_the_document(strict_document(client), response, "GET /v1/calls/{id}")
     listed = client.get("/v1/calls", headers=tenant_a.headers, query_string={"page": 1, "size": 5})
     assert_answer_matches_the_document(strict_document(client), listed, "GET /v1/calls")
+
+
+def test_an_overlong_utterance_is_kept_bounded(app, client, tenant_a):
+    call_id = placed_call(app, application_for_call(client, tenant_a))
+    converse(app, call_id, ["Yes.", "Yes.", "seven " * 2000])
+    call = read_call(client, tenant_a, call_id)
+    said = [turn["text"] for turn in call["transcript"] if turn["speaker"] == "candidate"]
+    assert len(said[-1]) == 2000 and call["answers"][0]["value"] == 7

@@ -5,16 +5,27 @@ nothing unvalidated recorded."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import threading
 from collections import deque
+from zoneinfo import ZoneInfo
 
 import pytest
 from werkzeug import Response
 
 from app.data.db import database
 from plugins.calls.conversation.contract import open_conversation
-from tests.conversation_script import application_for_call, converse, placed_call, read_call
+from tests.call_factories import create_job_with_questions
+from tests.conversation_script import (
+    application_for_call,
+    converse,
+    local,
+    open_every_day,
+    placed_call,
+    queued_callbacks,
+    read_call,
+)
 
 SAFE_LINE = "Sorry, let me get that right."
 OPENING = [
@@ -286,3 +297,55 @@ def test_candidate_questions_are_answered_from_the_record_never_by_the_model(
         ("Is there a dental plan?", None, True),
         ("Is there a dental plan?", None, True),
     ]
+
+
+def test_the_model_ends_a_finished_screening_and_the_record_is_scored(model_app, model, tenant_a):
+    client = model_app.test_client()
+    call_id = placed_call(model_app, application_for_call(client, tenant_a))
+    story = "A patient crashed on a night shift and I kept the whole team calm."
+    model.replies.extend([
+        tool_call("record_answer", {"question_index": 0, "value": 6, "evidence": "six years"}),
+        words("Do you hold BLS?"),
+        tool_call("record_answer", {"question_index": 1, "value": True, "evidence": "Yes"}),
+        words("Tell me about a hard shift."),
+        tool_call("record_answer", {"question_index": 2, "value": story, "evidence": story}),
+        words("Any questions for me?"),
+        tool_call("end_call", {"reason": "completed"}),
+    ])
+    talk = converse(model_app, call_id, OPENING + ["Six years.", "Yes.", story, "No, thanks."])
+    assert talk.finished and talk.messages[-1]["type"] == "end"
+    call = read_call(client, tenant_a, call_id)
+    assert call["status"] == "completed" and call["end_reason"] == "completed"
+    assert call["summary"] == "Model summary of the call."  # the model's summary of the transcript
+    assessment = call["assessment"]  # the scorecard of the validated answers, not the model's score
+    assert assessment["analyzer"] == "llm:test-model" and assessment["recommendation"] == "advance"
+    assert [a["value"] for a in assessment["answers"]] == [6, True, story]
+
+
+def test_the_model_opts_the_candidate_out_through_the_dialogue(model_app, model, tenant_a):
+    client = model_app.test_client()
+    application = application_for_call(client, tenant_a)
+    call_id = placed_call(model_app, application)
+    model.replies.append(tool_call("opt_out", {}))
+    talk = converse(model_app, call_id, OPENING + ["Take me off your list, never call again."])
+    assert "won't call you again" in talk.lines[-1]
+    assert read_call(client, tenant_a, call_id)["end_reason"] == "opted_out"
+    candidate = client.get(f"/v1/candidates/{application['candidate_id']}",
+                           headers=tenant_a.headers).json
+    assert candidate["contact_opt_out"] is True
+
+
+def test_the_model_books_a_callback_the_dialogue_checks_and_confirms(model_app, model, tenant_a):
+    client = model_app.test_client()
+    job = create_job_with_questions(client, tenant_a)
+    open_every_day(client, tenant_a, job)
+    application = application_for_call(client, tenant_a, job=job)
+    call_id = placed_call(model_app, application)
+    tomorrow = dt.datetime.now(ZoneInfo("America/Los_Angeles")).date() + dt.timedelta(days=1)
+    model.replies.append(tool_call("book_callback", {"when": f"{tomorrow.isoformat()}T10:30"}))
+    talk = converse(model_app, call_id, OPENING + ["Could you call me back tomorrow at 10:30?"])
+    assert "I've booked a call back for" in talk.lines[-1] and "10:30 AM" in talk.lines[-1]
+    booked, = queued_callbacks(client, tenant_a, application)
+    when = local(booked["scheduled_for"])
+    assert (when.date(), when.hour, when.minute) == (tomorrow, 10, 30)
+    assert read_call(client, tenant_a, call_id)["end_reason"] == "callback_booked"

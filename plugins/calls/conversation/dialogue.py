@@ -41,6 +41,7 @@ CALLBACK_TIME, CALLBACK_OFFER, ENDED = "callback_time", "callback_offer", "ended
 YES_NO_STAGES = (CONFIRM, GOOD_TIME, CALLBACK_OFFER, WRAP_UP)
 PENDING, ANSWERED, UNANSWERED = "pending", "answered", "unanswered"
 KEYS = {"1": "yes", "2": "no"}
+MAX_UTTERANCE_CHARS = 2000  # what one utterance may add to the record; speech is far shorter
 CALLBACK_TRIES = 2  # times the agent asks for a callback time before it books the next allowed one
 # What each end reason does to the call's status; a hang-up mid-screening is a failed attempt, so it
 # is retried
@@ -272,7 +273,7 @@ class CallConversation:
     def hear(self, text: str, *, at_ms: int, lang: str | None = None) -> Iterator[Outgoing]:
         if self.finished:
             return
-        text = " ".join((text or "").split())
+        text = " ".join((text or "").split())[:MAX_UTTERANCE_CHARS]
         if lang:
             self.language = lang
         self._turn("candidate", text, at_ms, self.index)
