@@ -394,6 +394,7 @@ def test_faq_and_rubric_sub_resources_validate_and_404(client, tenant_a, tenant_
         {"answer_type": "choice", "choices": ["a"], "accepted": ["b"]},
         {"answer_type": "essay"},
         {"weight": -1},
+        {"answer_type": "choice", "choices": [f"option {n}" for n in range(21)]},
     ):
         refused = client.put(rubric_url, headers=tenant_a.headers, json=body)
         assert refused.status_code == 422, body

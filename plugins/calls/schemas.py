@@ -8,6 +8,10 @@ from plugins.calls.conversation.contract import END_REASONS
 from plugins.calls.models import ANSWER_TYPES, REMINDER_CHANNELS, REMINDER_STATUSES, STATUSES
 
 
+FAQ_MAX_ENTRIES, FAQ_QUESTION_CHARS, FAQ_ANSWER_CHARS = 100, 500, 2000
+RUBRIC_MAX_CHOICES, RUBRIC_CHOICE_CHARS = 20, 200
+
+
 def about(text: str) -> dict:
     """A field's metadata: its description in the OpenAPI document."""
     return {"description": text}
@@ -133,15 +137,17 @@ class CallWithRemindersSchema(CallSchema):
 
 
 class FaqEntrySchema(ma.Schema):
-    question = ma.fields.String(required=True, validate=ma.validate.Length(min=1, max=500))
-    answer = ma.fields.String(required=True, validate=ma.validate.Length(min=1, max=2000))
+    question = ma.fields.String(required=True,
+                                validate=ma.validate.Length(min=1, max=FAQ_QUESTION_CHARS))
+    answer = ma.fields.String(required=True, validate=ma.validate.Length(min=1, max=FAQ_ANSWER_CHARS))
 
 
 class FaqBodySchema(ma.Schema):
     """The job's FAQ, replaced whole: what the call's agent may answer beyond the job record."""
 
     entries = ma.fields.List(ma.fields.Nested(FaqEntrySchema), required=True,
-                             validate=ma.validate.Length(max=100), metadata=about("At most 100"))
+                             validate=ma.validate.Length(max=FAQ_MAX_ENTRIES),
+                             metadata=about(f"At most {FAQ_MAX_ENTRIES}"))
 
 
 class FaqSchema(FaqBodySchema):
@@ -149,7 +155,7 @@ class FaqSchema(FaqBodySchema):
     updated_at = UtcDateTime(allow_none=True)
 
 
-OPTION = ma.fields.String(validate=ma.validate.Length(min=1, max=200))
+OPTION = ma.fields.String(validate=ma.validate.Length(min=1, max=RUBRIC_CHOICE_CHARS))
 
 
 class RubricBodySchema(ma.Schema):
@@ -165,9 +171,11 @@ class RubricBodySchema(ma.Schema):
     minimum = ma.fields.Float(allow_none=True, load_default=None,
                               validate=ma.validate.Range(min=0, max=1_000_000),
                               metadata=about("number: the least that meets it"))
-    choices = ma.fields.List(OPTION, load_default=list, validate=ma.validate.Length(max=20),
+    choices = ma.fields.List(OPTION, load_default=list,
+                             validate=ma.validate.Length(max=RUBRIC_MAX_CHOICES),
                              metadata=about("choice: the options"))
-    accepted = ma.fields.List(OPTION, load_default=list, validate=ma.validate.Length(max=20),
+    accepted = ma.fields.List(OPTION, load_default=list,
+                              validate=ma.validate.Length(max=RUBRIC_MAX_CHOICES),
                               metadata=about("choice: the options that meet it (empty: any)"))
     knockout = ma.fields.Boolean(load_default=False, metadata=about(
         "An answer that does not meet it makes the recommendation reject"))
