@@ -5,6 +5,7 @@ a request to stop, be called back or a question of their own, and the time a cal
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import re
 from zoneinfo import ZoneInfo
 
@@ -222,8 +223,6 @@ def callback_time(
     """The moment a candidate asks to be called back ('tomorrow at 10', 'after 5', 'Friday
     afternoon'), as an aware datetime in `zone`, never in the past; None when the utterance names no
     time."""
-    import dateparser
-
     tz = ZoneInfo(zone)
     local_now = now.astimezone(tz)
     day_match = DAY_WORDS.search(text)
@@ -232,19 +231,9 @@ def callback_time(
         return None
     day = local_now.date()
     if day_match:
-        settings = {
-            "PREFER_DATES_FROM": "future",
-            "RELATIVE_BASE": local_now.replace(tzinfo=None),
-            "TIMEZONE": zone,
-            "RETURN_AS_TIMEZONE_AWARE": False,
-        }
         word = day_match.group(1).lower()
-        if word in ("tonight",) or word.startswith("this "):
-            parsed = local_now.replace(tzinfo=None)
-        else:
-            parsed = dateparser.parse(word, languages=[(language or "en")[:2]], settings=settings)
-        if parsed is not None:
-            day = parsed.date()
+        if word != "tonight" and not word.startswith("this "):
+            day = _day_named(word, local_now.date(), (language or "en")[:2]) or day
     hour_minute = _hour_minute(clock) if clock else None
     if hour_minute is None:
         part = next((time for name, time in PART_OF_DAY.items() if name in text.lower()), None)
@@ -260,6 +249,25 @@ def callback_time(
     if when <= local_now:
         when += dt.timedelta(days=1)
     return when
+
+
+@functools.lru_cache(maxsize=256)
+def _day_named(word: str, today: dt.date, language: str) -> dt.date | None:
+    """The day a word names from `today` on ('tomorrow', 'friday', 'next week'), read by dateparser.
+    Answers are kept: the first parse of a language loads its data (about 2 s), later ones take tens
+    of milliseconds, and a relay asks the same few words all day."""
+    import dateparser
+
+    base = dt.datetime.combine(today, dt.time(12))
+    settings = {"PREFER_DATES_FROM": "future", "RELATIVE_BASE": base}
+    parsed = dateparser.parse(word, languages=[language], settings=settings)
+    return parsed.date() if parsed is not None else None
+
+
+def warm_up(language: str = "en") -> None:
+    """Load the date parser's data for `language` now (a relay process calls this at start, so no
+    candidate waits for it)."""
+    _day_named("tomorrow", dt.date.today(), language)
 
 
 def _clock_time(text: str):
