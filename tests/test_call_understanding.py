@@ -1,5 +1,5 @@
-"""What the deterministic dialogue reads from a candidate's words: yes or no, numbers, and the callback time asked
-for, read in the candidate's zone."""
+"""What the deterministic dialogue reads from a candidate's words: yes or no, numbers, and the
+callback time asked for, read in the candidate's zone."""
 
 from __future__ import annotations
 
