@@ -502,3 +502,29 @@ def test_an_overlong_utterance_is_kept_bounded(app, client, tenant_a):
     call = read_call(client, tenant_a, call_id)
     said = [turn["text"] for turn in call["transcript"] if turn["speaker"] == "candidate"]
     assert len(said[-1]) == 2000 and call["answers"][0]["value"] == 7
+
+
+def test_the_goodbye_goes_out_before_the_end_is_written_and_the_end_before_the_end_message(
+        app, client, tenant_a):
+    call_id = placed_call(app, application_for_call(client, tenant_a))
+    with app.app_context(), database.connection_context():
+        conversation = open_conversation(call_id)
+        list(conversation.greet(at_ms=0))
+        turn = conversation.hear("Wrong number, sorry.", at_ms=2000)
+        goodbye = next(turn)
+        status_at_goodbye = Call.get_by_id(call_id).end_reason
+        end = next(turn)
+        status_at_end = Call.get_by_id(call_id).end_reason
+    assert goodbye["type"] == "text" and end["type"] == "end"
+    assert (status_at_goodbye, status_at_end) == (None, "wrong_person")
+
+
+def test_an_ending_the_relay_never_delivered_is_kept_on_close(app, client, tenant_a):
+    call_id = placed_call(app, application_for_call(client, tenant_a))
+    with app.app_context(), database.connection_context():
+        conversation = open_conversation(call_id)
+        list(conversation.greet(at_ms=0))
+        next(conversation.hear("Please stop calling me.", at_ms=2000))  # the socket went then
+        conversation.close("hung_up", at_ms=2500)
+    call = read_call(client, tenant_a, call_id)
+    assert call["end_reason"] == "opted_out" and call["status"] == "completed"

@@ -113,7 +113,8 @@ class CallConversation:
         self.answers: list[dict] = list(call.answers or []) or self._fresh_answers(call)
         self.rubrics = self._rubrics()
         self.state: dict = dict(call.dialogue or {})
-        self.end_reason: str | None = None
+        self.end_reason: str | None = None  # set once the end is persisted
+        self.ending: str | None = None  # the agent's own end, persisted as its goodbye goes out
         self.brain = None
         from plugins.calls.conversation import model_brain
 
@@ -268,7 +269,7 @@ class CallConversation:
         self.state.update(stage=CONFIRM, tries=0, started_at=utcnow().isoformat())
         out = self._prompt(text, at_ms)
         self._save()
-        yield from out
+        yield from self.deliver(out, at_ms)
 
     def hear(self, text: str, *, at_ms: int, lang: str | None = None) -> Iterator[Outgoing]:
         if self.finished:
@@ -282,7 +283,7 @@ class CallConversation:
             return
         out = self.decide(text, at_ms)
         self._save()
-        yield from out
+        yield from self.deliver(out, at_ms)
 
     def interrupted(self, spoken: str, *, at_ms: int, duration_ms: int) -> None:
         for turn in reversed(self.turns):
@@ -299,19 +300,29 @@ class CallConversation:
         self._note_answer_text(KEYS[digit])
         out = self.decide(KEYS[digit], at_ms)
         self._save()
-        yield from out
+        yield from self.deliver(out, at_ms)
 
     def silence(self, *, at_ms: int) -> Iterator[Outgoing]:
         if self.finished:
             return
         out = self.on_silence(at_ms)
         self._save()
-        yield from out
+        yield from self.deliver(out, at_ms)
 
     def close(self, end_reason: str, *, at_ms: int) -> None:
-        if self.finished and self.end_reason is not None:
+        if self.end_reason is not None:
             return
+        if self.ending is not None:  # the agent ended the call; its goodbye may not have gone out
+            end_reason = self.ending
         self.finish(end_reason if end_reason in END_REASONS else "failed", at_ms)
+
+    def deliver(self, out: list[Outgoing], at_ms: int) -> Iterator[Outgoing]:
+        """Send a turn's messages; an ending is persisted after the goodbye is on its way and before
+        the `end` message, so the candidate does not wait for the record to be written."""
+        for message in out:
+            if message["type"] == "end" and self.ending is not None:
+                self.finish(self.ending, at_ms)
+            yield message
 
     # --- the rules ---
 
@@ -588,10 +599,11 @@ class CallConversation:
         return self.end("opted_out", OPTED_OUT_LINE, at_ms)
 
     def end(self, reason: str, line: str, at_ms: int, *, declined: bool = False) -> list[Outgoing]:
+        """Say the goodbye and end; the end is persisted as the messages are delivered."""
         out = self.say(line, at_ms)
         if declined:
             self.state["declined"] = True
-        self.finish(reason, at_ms)
+        self.finished, self.ending = True, reason
         return [*out, {"type": "end", "handoffData": json.dumps({"reasonCode": reason})}]
 
     def finish(self, reason: str, at_ms: int) -> None:

@@ -186,7 +186,7 @@ class ModelBrain:
             acted = True
             if out:  # an action that speaks for itself (a fact, a booking, an ending)
                 conv._save()
-                yield from out
+                yield from conv.deliver(out, at_ms)
                 if conv.finished or conv.stage not in ("question", "wrap_up"):
                     return
             messages = [
@@ -230,7 +230,7 @@ class ModelBrain:
             rest = conv.decide(text, at_ms)
         conv._save()
         yield from out
-        yield from rest
+        yield from conv.deliver(rest, at_ms)
 
     # --- the model ---
 
