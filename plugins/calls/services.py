@@ -72,18 +72,18 @@ def start_instant_call(tenant_id: str, application_id, *, outside_calling_hours:
     down answers 503 with nothing stored rather than a call that would wait for the reaper.
     """
     application = get_owned(Application, tenant_id, application_id)
-    candidate = application.candidate
-    refusal = contact_refusal(candidate, VOICE) if not candidate.contact_opt_out else None
-    if refusal:
-        raise Conflict(f"no call can be made: {refusal}")
-    now = utcnow()
-    allowed, reason = next_allowed_at(candidate, None, now), f"outside the {hours_description(candidate)}"
-    if allowed == now and candidate.phone_no:
-        capped = daily_cap_next_day(candidate, candidate.phone_no, now, None)
-        if capped is not None:
-            allowed, reason = capped, daily_cap_reason(candidate)
     with database.atomic():
-        held_candidate(tenant_id, application.candidate_id)  # first: 404 once erased, and an erasure waits for this
+        # first: 404 once erased, and an erasure waits for this write
+        candidate = held_candidate(tenant_id, application.candidate_id)
+        refusal = contact_refusal(candidate, VOICE) if not candidate.contact_opt_out else None
+        if refusal:
+            raise Conflict(f"no call can be made: {refusal}")
+        now = utcnow()
+        allowed, reason = next_allowed_at(candidate, None, now), f"outside the {hours_description(candidate)}"
+        if allowed == now and candidate.phone_no:
+            capped = daily_cap_next_day(candidate, candidate.phone_no, now, None)
+            if capped is not None:
+                allowed, reason = capped, daily_cap_reason(candidate)
         existing = active_call(application.id)
         if existing is not None:
             raise Conflict(f"application {application.id} already has a call {existing.status}", existing_id=existing.id)
