@@ -239,8 +239,6 @@ def create_application():
     cursor.execute(CALL_PLAN, (key,))
     cursor.fetchall()
     cursor.execute(INSERT_CALL_PLAN, (key, now, now, TENANT, job_key, record["application_stage"]))
-    cursor.execute(JOB_BY_SOURCE, (TENANT, body["job_source_id"]))
-    cursor.fetchall()
     cursor.execute(JOB_SCHEDULE, (job_key,))
     cursor.fetchall()
     cursor.execute(WEBHOOKS, (TENANT, "application_activty", True, False))
