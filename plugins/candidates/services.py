@@ -18,7 +18,7 @@ OPT_OUT_LISTENERS = "hirekit_contact_opt_out_listeners"
 
 def candidates_query(tenant_id: str, **filters):
     """The tenant's candidates matching the list filters (empty ones ignored)."""
-    return apply_filters(Candidate.owned_by(tenant_id), Candidate, filters, case_insensitive=("email",))
+    return apply_filters(Candidate.owned_rows(tenant_id), Candidate, filters, case_insensitive=("email",))
 
 
 def list_candidates(tenant_id: str, **args) -> dict:

@@ -16,7 +16,7 @@ CASE_INSENSITIVE_FILTERS = ("status", "city", "state_name", "country", "employme
 
 def jobs_query(tenant_id: str, **filters):
     """The tenant's jobs matching the list filters (empty ones ignored)."""
-    return apply_filters(Job.owned_by(tenant_id), Job, filters, case_insensitive=CASE_INSENSITIVE_FILTERS)
+    return apply_filters(Job.owned_rows(tenant_id), Job, filters, case_insensitive=CASE_INSENSITIVE_FILTERS)
 
 
 def list_jobs(tenant_id: str, **args) -> dict:
