@@ -9,7 +9,10 @@ Scenarios, each in every load shape (keep-alive connections sending at once) on 
 Hirekit runs as deployed (gunicorn, deploy/gunicorn.conf.py, 2 workers) beside the floor under the same gunicorn; the
 two take turns per scenario and shape (floor, Hirekit, --pairs times) and the figure printed is Hirekit's requests/s
 over the floor's, the median of the pairs. The load comes from threads of this process (one keep-alive http.client
-connection each), which share the machine with both servers alike. Target: at least 0.6 of the floor everywhere.
+connection each), which share the machine with both servers alike. Beside requests/s, the CPU each server spends per
+request is counted (Linux /proc: its gunicorn workers, and on PostgreSQL the backends of its database): on a machine
+others share, throughput swings with their load while the CPU a request costs moves much less. Target: at least 0.6
+of the floor everywhere.
 
     python bench/integrator_routes.py [--databases sqlite,postgresql] [--shapes 1,8] [--duration 3] [--pairs 1]
                                       [--jobs 10000] [--scenarios apps,jobs,walk,create]
@@ -37,7 +40,8 @@ import orjson
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.harness import fresh_database, free_port, load_average, start_gunicorn, stop  # noqa: E402
+from bench.harness import (cpu_seconds, fresh_database, free_port, load_average, postgres_backend_pids,  # noqa: E402
+                           start_gunicorn, stop, worker_pids)
 
 APPLICATIONS_SEEDED = 60
 CANDIDATES = 2_000
@@ -111,8 +115,10 @@ def scenario_calls(name: str, pairs):
     return create
 
 
-def drive(port: int, headers: dict, call, connections: int, duration: float) -> float:
-    """Requests/s of `connections` threads calling `call` for `duration` seconds."""
+def drive(port: int, headers: dict, call, connections: int, duration: float, pids) -> tuple[float, float]:
+    """Requests/s of `connections` threads calling `call` for `duration` seconds, and the CPU milliseconds per
+    request the processes `pids()` names (the server's workers, and its database backends) spent meanwhile."""
+    before = cpu_seconds(pids())
     counts, failures = [0] * connections, []
     stop_at = time.monotonic() + duration
 
@@ -132,9 +138,12 @@ def drive(port: int, headers: dict, call, connections: int, duration: float) -> 
         thread.start()
     for thread in threads:
         thread.join()
+    elapsed = time.monotonic() - started
+    after = cpu_seconds(list(before))
     if failures:
         raise RuntimeError(f"{len(failures)} connections failed: {failures[0]}")
-    return sum(counts) / (time.monotonic() - started)
+    requests = sum(counts) + connections  # the warm-up calls used CPU too
+    return sum(counts) / elapsed, sum(after[pid] - before[pid] for pid in after) / requests * 1000
 
 
 def run_database(label: str, database_url: str, args) -> list[tuple]:
@@ -152,6 +161,11 @@ def run_database(label: str, database_url: str, args) -> list[tuple]:
     floor = start_gunicorn("bench.integrator_floor_app:app", floor_port, env, settle_seconds=1)
     pairs = ((candidate, job) for job in itertools.count(APPLICATIONS_SEEDED)
              for candidate in range(APPLICATIONS_SEEDED, CANDIDATES))
+    postgres = database_url.startswith("postgres")
+
+    def server_pids(server):
+        return lambda: worker_pids(server) + (postgres_backend_pids(database_url) if postgres else [])
+
     lock = threading.Lock()
     shared_pairs = iter(lambda: _locked_next(lock, pairs), None)
     rows = []
@@ -159,19 +173,26 @@ def run_database(label: str, database_url: str, args) -> list[tuple]:
         for name in args.scenarios:
             call = scenario_calls(name, shared_pairs)
             for connections in args.shapes:
-                ratios, floors, apps = [], [], []
+                ratios, floors, apps, cpu_ratios, floor_cpus, app_cpus = [], [], [], [], [], []
                 for _ in range(args.pairs):
-                    floor_rate = drive(floor_port, {}, call, connections, args.duration)
-                    app_rate = drive(hirekit_port, {"Authorization": f"Bearer {seeded['key']}"}, call, connections,
-                                     args.duration)
+                    floor_rate, floor_cpu = drive(floor_port, {}, call, connections, args.duration,
+                                                  server_pids(floor))
+                    app_rate, app_cpu = drive(hirekit_port, {"Authorization": f"Bearer {seeded['key']}"}, call,
+                                              connections, args.duration, server_pids(hirekit))
                     floors.append(floor_rate)
                     apps.append(app_rate)
                     ratios.append(app_rate / floor_rate)
-                ratio = statistics.median(ratios)
-                rows.append((label, name, connections, statistics.median(floors), statistics.median(apps), ratio))
+                    floor_cpus.append(floor_cpu)
+                    app_cpus.append(app_cpu)
+                    cpu_ratios.append(floor_cpu / app_cpu if app_cpu else 0.0)
+                ratio, cpu_ratio = statistics.median(ratios), statistics.median(cpu_ratios)
+                floor_cpu, app_cpu = statistics.median(floor_cpus), statistics.median(app_cpus)
+                rows.append((label, name, connections, statistics.median(floors), statistics.median(apps), ratio,
+                             floor_cpu, app_cpu, cpu_ratio))
                 print(f"{label:10} {name:7} {connections} conn: floor {statistics.median(floors):7.1f} req/s, "
                       f"Hirekit {statistics.median(apps):7.1f} req/s, ratio {ratio:.2f} "
-                      f"({'meets' if ratio >= TARGET else 'under'} {TARGET})", flush=True)
+                      f"({'meets' if ratio >= TARGET else 'under'} {TARGET}); CPU per request floor "
+                      f"{floor_cpu:.2f} ms, Hirekit {app_cpu:.2f} ms, ratio {cpu_ratio:.2f}", flush=True)
     finally:
         stop(hirekit)
         stop(floor)
@@ -206,10 +227,13 @@ def main() -> None:
                 print("postgresql: set HIREKIT_BENCH_DATABASE_URL to measure it", flush=True)
                 continue
         rows.extend(run_database(database, url, args))
-    print("\n| database | route | connections | floor req/s | Hirekit req/s | Hirekit / floor |")
-    print("|---|---|---|---|---|---|")
-    for label, name, connections, floor_rate, app_rate, ratio in rows:
-        print(f"| {label} | {name} | {connections} | {floor_rate:.0f} | {app_rate:.0f} | {ratio:.2f} |")
+    print(f"\nload average at the end: {load_average()}")
+    print("\n| database | route | connections | floor req/s | Hirekit req/s | Hirekit / floor | "
+          "CPU ms per request: floor / Hirekit | floor CPU / Hirekit CPU |")
+    print("|---|---|---|---|---|---|---|---|")
+    for label, name, connections, floor_rate, app_rate, ratio, floor_cpu, app_cpu, cpu_ratio in rows:
+        print(f"| {label} | {name} | {connections} | {floor_rate:.0f} | {app_rate:.0f} | **{ratio:.2f}** | "
+              f"{floor_cpu:.2f} / {app_cpu:.2f} | {cpu_ratio:.2f} |")
 
 
 if __name__ == "__main__":
