@@ -77,7 +77,7 @@ CALL_PLAN = f'SELECT "application_id" FROM "call_plans" WHERE "application_id" =
 INSERT_CALL_PLAN = ('INSERT INTO "call_plans" ("application_id", "created_at", "updated_at", "tenant_id", "job_id", '
                     f'"last_stage") VALUES ({P}, {P}, {P}, {P}, {P}, {P})')
 JOB_SCHEDULE = f'SELECT "job_id" FROM "job_schedules" WHERE "job_id" = {P} LIMIT 1'
-WEBHOOKS = (f'SELECT "id", "url" FROM "tenant_webhooks" WHERE "tenant_id" = {P} AND "triggered_event" = {P} '
+WEBHOOKS = (f'SELECT "id", "fields" FROM "tenant_webhooks" WHERE "tenant_id" = {P} AND "triggered_event" = {P} '
             f'AND "is_active" = {P} AND "is_deleted" = {P}')
 
 

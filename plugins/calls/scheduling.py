@@ -62,7 +62,8 @@ def react_to_application(tenant_id: str, record: dict) -> None:
     if not record.get("id") or not record.get("job_id") or not record.get("application_stage"):
         return
     stage = str(record["application_stage"]).upper()
-    plan = CallPlan.get_or_none((CallPlan.application == record["id"]) & (CallPlan.tenant == tenant_id))
+    # first(), not get_or_none: a new application has no plan, and a miss of get_or_none builds the SQL twice
+    plan = CallPlan.select().where((CallPlan.application == record["id"]) & (CallPlan.tenant == tenant_id)).first()
     previous = plan.last_stage if plan else None
     if plan is None:
         plan = CallPlan.create(application=record["id"], tenant=tenant_id, job=record["job_id"], last_stage=stage)

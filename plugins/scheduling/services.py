@@ -27,7 +27,9 @@ def get_schedule(tenant_id: str, job_id) -> dict:
 def schedule_of_owned_job(job_id) -> dict:
     """get_schedule for a job id read from the tenant's own rows (a call's or an application's): one statement,
     without reading the job again to check whose it is."""
-    row = JobSchedule.get_or_none(JobSchedule.job == job_id)
+    # first(), not get_or_none: most jobs have no schedule row, and a miss of get_or_none builds the query's SQL a
+    # second time for the message of the exception it then discards
+    row = JobSchedule.select().where(JobSchedule.job == job_id).first()
     setting = row.setting() if row else {**DEFAULT_SETTING, "days_of_week": list(DEFAULT_SETTING["days_of_week"])}
     return {"job_id": job_id, "scheduling": bool(row and row.scheduling), **setting}
 
