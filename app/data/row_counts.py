@@ -16,6 +16,7 @@ from __future__ import annotations
 import peewee as pw
 from flask import current_app
 
+from app.data import statements
 from app.data.db import BaseModel, database, is_postgres
 
 FOLD_AT = 64
@@ -62,19 +63,9 @@ def tenant_total(tenant_id: str, table: str, bucket: str | None = None) -> int:
     return int(total)
 
 
-FOLD = """
-WITH folded AS (
-    DELETE FROM tenant_row_counts WHERE tenant_id = %s AND table_name = %s RETURNING bucket, total
-)
-INSERT INTO tenant_row_counts (tenant_id, table_name, bucket, total)
-SELECT %s, %s, bucket, sum(total) FROM folded GROUP BY bucket HAVING sum(total) <> 0"""
-
-
 def fold(tenant_id: str, table: str) -> None:
     """PostgreSQL: replace the list's delta rows by one per bucket; skipped while another reader folds the same list.
     Deltas committed meanwhile are either in the DELETE's snapshot (and folded) or not (and left for the next fold)."""
     with database.atomic():
-        locked = database.execute_sql("SELECT pg_try_advisory_xact_lock(hashtext(%s))",
-                                      (f"tenant_row_counts:{tenant_id}:{table}",)).fetchone()[0]
-        if locked:
-            database.execute_sql(FOLD, (tenant_id, table, tenant_id, table))
+        if statements.try_lock_for_transaction(f"tenant_row_counts:{tenant_id}:{table}"):
+            statements.fold_row_counts(tenant_id, table)
