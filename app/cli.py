@@ -126,12 +126,16 @@ def db_makemigration(name, plugin_name):
 # What the migration generator relies on in peewee and peewee-migrate beyond their documented API
 # (tests/test_private_overrides.py checks it against the code), with what a user would notice without it.
 PRIVATE_OVERRIDES = {
-    "private ._unique": "an index's uniqueness (peewee's Index): without matching indexes by columns, `flask --app "
-                        "wsgi db makemigration` on an unchanged schema writes a drop and a re-add of each of the 59 "
-                        "indexes of the 19 tables",
-    "private ._expressions": "an index's columns (peewee's Index), for the same 59 indexes",
-    "private import peewee_migrate.auto._is_implicit_field_index": "peewee-migrate's test for the 1-column index a "
-        "field's own add/drop makes, which would otherwise be written twice",
+    "peewee": {
+        "private ._unique": "an index's uniqueness (peewee's Index): without matching indexes by columns, `flask "
+                            "--app wsgi db makemigration` on an unchanged schema writes a drop and a re-add of each of "
+                            "the 59 indexes of the 19 tables",
+        "private ._expressions": "an index's columns (peewee's Index), for the same 59 indexes",
+    },
+    "peewee-migrate": {
+        "private import peewee_migrate.auto._is_implicit_field_index": "peewee-migrate's test for the 1-column index "
+            "a field's own add/drop makes, which would otherwise be written twice",
+    },
 }
 
 

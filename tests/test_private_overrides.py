@@ -8,9 +8,9 @@ What counts as reaching in, found in the code itself (not kept by hand):
 - a name-mangled attribute (`_Class__name`), a double-underscore keyword argument (`Model(__no_default__=1)`);
 - SQL text taken from a query builder (`.sql()`) to be cut or rewritten.
 
-A module that must keep such a reach declares it in `PRIVATE_OVERRIDES` ({what: the figure a user would notice
-without it}); each library is reached from one module at most, and every ledger entry must still be found in the
-code."""
+A module that must keep such a reach declares it in `PRIVATE_OVERRIDES` ({distribution: {what: the figure a user
+would notice without it}}); each library is reached from one module at most, every ledger entry must still be found in
+the code, and setup.cfg binds the distributions named to one minor version (tests/test_dependency_pins.py)."""
 
 from __future__ import annotations
 
@@ -192,10 +192,21 @@ def findings_by_module() -> dict[str, set[str]]:
 
 
 @functools.lru_cache(maxsize=1)
-def ledgers() -> dict[str, dict[str, str]]:
+def ledgers_by_distribution() -> dict[str, dict[str, dict[str, str]]]:
     """{module: its PRIVATE_OVERRIDES} for every module that declares one."""
-    return {module_name(path): dict(importlib.import_module(module_name(path)).PRIVATE_OVERRIDES)
+    return {module_name(path): importlib.import_module(module_name(path)).PRIVATE_OVERRIDES
             for path in project_files() if "\nPRIVATE_OVERRIDES" in path.read_text()}
+
+
+def ledgers() -> dict[str, dict[str, str]]:
+    """{module: {what: figure}} over every distribution the module's ledger names."""
+    return {name: {what: why for entries in ledger.values() for what, why in entries.items()}
+            for name, ledger in ledgers_by_distribution().items()}
+
+
+def distributions_overridden() -> set[str]:
+    """The distributions some ledger names: setup.cfg binds each to one minor version."""
+    return {distribution for ledger in ledgers_by_distribution().values() for distribution in ledger}
 
 
 def test_every_reach_into_a_library_is_in_its_modules_ledger_and_every_entry_is_still_there():
@@ -216,10 +227,10 @@ def test_each_ledger_entry_names_a_figure_a_user_would_notice():
 
 def test_each_library_is_reached_from_one_fenced_module_at_most():
     modules_by_library: dict[str, set[str]] = defaultdict(set)
-    for name, items in findings_by_module().items():
-        for item in items:
-            if " overrides " in item:
-                modules_by_library[item.split(" overrides ")[1].split(".")[0]].add(name)
+    for name, ledger in ledgers_by_distribution().items():
+        for distribution, entries in ledger.items():
+            if entries:
+                modules_by_library[distribution].add(name)
     assert {library: sorted(names) for library, names in modules_by_library.items() if len(names) > 1} == {}
 
 

@@ -40,12 +40,20 @@ def tenant_indexes(*, unique: tuple[str, ...] = (), lookups: tuple[str, ...] = (
 
 
 def get_owned(model: type[TenantRecord], tenant_id: str, record_id) -> TenantRecord:
-    """The tenant's record with that id; another tenant's record, or a malformed id, is a 404."""
+    """The tenant's record with that id; another tenant's record, or a malformed id, is a 404.
+
+    Raw SQL through peewee's `Model.raw`: every GET by id and every update reads its record here, and building the
+    SELECT of a 30-column model with peewee's query builder cost more than running it (a fifth of a GET by id's time
+    in-process on SQLite)."""
     ident = parse_uuid(record_id)
-    record = model.get_or_none(model.id == ident, model.tenant == tenant_id) if ident is not None else None
-    if record is None:
+    if ident is None:
         raise NotFound(model.label, record_id)
-    return record
+    mark = database.obj.param
+    sql = (f"SELECT * FROM {quoted(model._meta.table_name)} WHERE {quoted(model.tenant.column_name)} = {mark} "
+           f"AND {quoted(model.id.column_name)} = {mark}")
+    for record in model.raw(sql, model.tenant.db_value(tenant_id), model.id.db_value(ident)):
+        return record
+    raise NotFound(model.label, record_id)
 
 
 def get_or_404(model, record_id, *conditions, label: str | None = None):

@@ -37,7 +37,7 @@ from app.server.observability import new_request_id
 # What this worker relies on in gunicorn's gthread worker, which gunicorn does not document for subclassing
 # (tests/test_private_overrides.py checks it against the code), each with what a user would notice without it
 # (tests/test_slowloris.py, tests/test_gunicorn_refusals.py; 2 workers x 4 threads, a normal client asking GET /v1/jobs).
-PRIVATE_OVERRIDES = {
+PRIVATE_OVERRIDES = {"gunicorn": {
     "HeadDeadlineThreadWorker.accept overrides gunicorn.workers.gthread.ThreadWorker":
         "new connections wait in the poller, not on a thread: with stock gthread 8 silent connections delayed a "
         "normal client 5 s and 100 delayed it 60 s; here 200 silent connections left its median at 4 ms",
@@ -51,7 +51,7 @@ PRIVATE_OVERRIDES = {
         "ends the head deadline once the head is read (the 10 s bound the head, not the application)",
     "HeadDeadlineThreadWorker.init_process overrides gunicorn.workers.gthread.ThreadWorker":
         "starts the thread that cuts heads late past 10 s (checked every 0.25 s)",
-}
+}}
 HEAD_TIMEOUT_SECONDS = float(os.environ.get("HIREKIT_WEB_HEADER_TIMEOUT", "10"))
 DEADLINE_CHECK_SECONDS = 0.25
 HEAD_END = b"\r\n\r\n"
