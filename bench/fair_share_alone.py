@@ -16,6 +16,7 @@ import argparse
 import http.client
 import multiprocessing
 import os
+import secrets
 import statistics
 import sys
 import tempfile
@@ -80,6 +81,7 @@ def main() -> int:
     parser.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
     args = parser.parse_args()
 
+    os.environ.setdefault("HIREKIT_SECRET_KEY", secrets.token_urlsafe(48))  # the app and the servers it starts need one
     instance = Path(tempfile.mkdtemp(prefix="hirekit-fair-share-"))
     database_url = f"sqlite:///{instance}/bench.sqlite3"
     app, _, key = fresh_database(database_url, instance)
