@@ -1,4 +1,5 @@
-"""What `make upgrade-check` installed: each distribution whose version differs from the pins of the given files."""
+"""What `make upgrade-check` installed: each distribution whose version differs from the pins of the
+given files."""
 
 from __future__ import annotations
 
@@ -27,8 +28,11 @@ def pins(paths: list[str]) -> dict[str, str]:
 def main(paths: list[str]) -> None:
     pinned = pins(paths)
     installed = {canonical(dist.metadata["Name"]): dist.version for dist in distributions()}
-    changed = sorted((name, pinned[name], version) for name, version in installed.items()
-                     if name in pinned and pinned[name] != version)
+    changed = sorted(
+        (name, pinned[name], version)
+        for name, version in installed.items()
+        if name in pinned and pinned[name] != version
+    )
     added = sorted(set(installed) - set(pinned) - {"hirekit", "pip", "setuptools", "wheel"})
     print(f"upgrade-check: {len(changed)} of {len(pinned)} pinned distributions at another version")
     for name, old, new in changed:

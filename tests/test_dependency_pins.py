@@ -1,6 +1,7 @@
-"""Dependency bounds follow one policy: the next major version excluded, so upgrades within it are routine (`make
-upgrade-check`), except for the distributions a module still reaches into (the PRIVATE_OVERRIDES ledgers, found in the
-code by tests/test_private_overrides.py), bound to the minor version tested; requirements.txt pins inside the bounds."""
+"""Dependency bounds follow one policy: the next major version excluded, so upgrades within it are
+routine (`make upgrade-check`), except for the distributions a module still reaches into (the
+PRIVATE_OVERRIDES ledgers, found in the code by tests/test_private_overrides.py), bound to the minor
+version tested; requirements.txt pins inside the bounds."""
 
 import configparser
 from importlib.metadata import version
@@ -17,7 +18,9 @@ ROOT = Path(__file__).resolve().parent.parent
 def install_requires() -> dict[str, Requirement]:
     setup = configparser.ConfigParser()
     setup.read(ROOT / "setup.cfg")
-    requirements = [Requirement(line) for line in setup["options"]["install_requires"].strip().splitlines()]
+    requirements = [
+        Requirement(line) for line in setup["options"]["install_requires"].strip().splitlines()
+    ]
     return {requirement.name.lower(): requirement for requirement in requirements}
 
 
@@ -41,10 +44,17 @@ def test_each_dependency_is_bound_to_its_major_version_unless_a_ledger_names_it(
     for name, requirement in declared.items():
         lower, upper = bounds(requirement)
         if name in overridden:
-            assert upper == Version(f"{lower.major}.{lower.minor + 1}"), f"{name}: overridden, so one minor version"
+            assert upper == Version(f"{lower.major}.{lower.minor + 1}"), (
+                f"{name}: overridden, so one minor version"
+            )
         else:
-            assert upper == Version(f"{lower.major + 1}"), f"{name}: {requirement.specifier} is not `>=X.Y,<X+1`"
-        assert Version(pins[name]) in requirement.specifier and Version(version(name)) in requirement.specifier
+            assert upper == Version(f"{lower.major + 1}"), (
+                f"{name}: {requirement.specifier} is not `>=X.Y,<X+1`"
+            )
+        assert (
+            Version(pins[name]) in requirement.specifier
+            and Version(version(name)) in requirement.specifier
+        )
 
 
 def test_setup_cfg_keeps_no_hand_written_ledger_of_private_parts():
