@@ -9,7 +9,7 @@ export HIREKIT_PORT
 # database and Redis database, see tests/conftest.py); TEST_WORKERS=0 runs the suite in this process
 TEST_WORKERS ?= 2
 
-.PHONY: run test services lint requirements fuzz bench install install-dev clean
+.PHONY: run test services lint requirements upgrade-check fuzz bench install install-dev clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -60,8 +60,24 @@ fuzz: install-dev
 requirements: install-dev
 	$(BIN)/pip-compile --quiet --strip-extras --no-emit-index-url --no-emit-find-links --output-file requirements.txt setup.cfg
 
+UPGRADE_VENV := .venv-upgrade
+
+## make upgrade-check: a fresh virtualenv ($(UPGRADE_VENV)) with the newest releases the package index serves within
+## setup.cfg's bounds (runtime and test tools; the pins of requirements*.txt are only lower bounds, so nothing is
+## downgraded to fit a newer release), prints what differs from the pins,
+## then runs the suite in it (PYTEST_ARGS and TEST_WORKERS as for `make test`). When it passes, `make requirements`
+## takes the new versions.
+upgrade-check:
+	rm -rf $(UPGRADE_VENV)
+	$(PYTHON) -m venv $(UPGRADE_VENV)
+	$(UPGRADE_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(UPGRADE_VENV)/bin/pip install --quiet --upgrade --upgrade-strategy eager -e '.[dev]' \
+		$$(sed -n 's/^\([A-Za-z0-9_.-]*\)==\(.*\)/\1>=\2/p' requirements-dev.txt)
+	$(UPGRADE_VENV)/bin/python deploy/upgrade_report.py requirements.txt requirements-dev.txt
+	$(UPGRADE_VENV)/bin/python -m pytest -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
+
 bench: install-dev
 	$(BIN)/python bench/rest_throughput.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache
+	rm -rf $(VENV) $(UPGRADE_VENV) .pytest_cache

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-from inspect import iscoroutinefunction
-from types import FunctionType, MethodType
-
 from flask import Flask
 from flask.sessions import NullSession, SessionInterface
 from werkzeug.exceptions import NotFound
@@ -17,13 +14,9 @@ from app.data import db, events
 from app.http import idempotency, metrics, nul_guard
 from app.http.api import init_api
 from app.http.json import OrjsonProvider
-from app.http.url_rules import SharedBuilderRule
 from app.plugins import register, resolve
 from app.security import auth, fair_share, limits, secret_key
 from app.server.observability import configure_logging, install_request_context
-
-
-COROUTINE_MEMO = "_hirekit_is_coroutine"  # on a function: (the code it was decided for, whether Flask must wrap it)
 
 
 class ExactPathMap(Map):
@@ -54,16 +47,10 @@ class NoSessionInterface(SessionInterface):
 
 
 class HirekitFlask(Flask):
-    """Flask with `ensure_sync` memoized: Flask and flask-smorest ask it of every hook, view and view wrapper on every
-    request (13 per GET by id here), and each answer costs an `inspect.iscoroutinefunction`. The answer is kept on
-    the function itself, with the code object it was decided for: it leaves with the function (a function made per
-    request, such as an after_this_request callback, leaves with its request), and a copy that functools.wraps made
-    onto another function is not believed. A bound method (a MethodView's, new with every request) is decided by its
-    function. Measured per call (min of 25 runs of 20,000): Flask's own 300-470 ns; a weak-keyed dict memo 200 ns for
-    a function and 215-410 ns for a bound method."""
+    """Flask with paths matched exactly, no cookie session and no routing redirects (each through the attribute or
+    method Flask documents for it)."""
 
     url_map_class = ExactPathMap
-    url_rule_class = SharedBuilderRule
     session_interface = NoSessionInterface()
 
     def raise_routing_exception(self, request):
@@ -72,15 +59,6 @@ class HirekitFlask(Flask):
         if isinstance(request.routing_exception, RequestRedirect):
             raise NotFound()
         super().raise_routing_exception(request)
-
-    def ensure_sync(self, func):
-        target = func.__func__ if type(func) is MethodType else func
-        if type(target) is not FunctionType:  # partials, callable objects: not memoized, they may be made per call
-            return super().ensure_sync(func)
-        memo = target.__dict__.get(COROUTINE_MEMO)
-        if memo is None or memo[0] is not target.__code__:
-            memo = target.__dict__[COROUTINE_MEMO] = (target.__code__, iscoroutinefunction(target))
-        return self.async_to_sync(func) if memo[1] else func
 
 
 def _serves_or_works() -> bool:

@@ -50,8 +50,9 @@ DEFAULTS: dict[str, object] = {
     "RATE_LIMIT_ENABLED": True,  # false turns every rate limit off
     "RATE_LIMIT_FAIL_OPEN": True,  # when the limit store (Redis) is down: serve unlimited (true) or answer 503 (false)
     "RATE_LIMIT_KEY_PREFIX": "hirekit",  # prefix of the limiter's Redis keys (two deployments sharing one Redis differ here)
-    # requests one tenant may have in progress in one worker process; 0: half of WEB_THREADS (at least 1); below 0: no
-    # cap. One over it waits up to TENANT_IN_FLIGHT_WAIT seconds for a place, then is 429
+    # requests one tenant may have in progress in one worker process while another tenant is served there (a tenant
+    # alone may use every thread); 0: half of WEB_THREADS (at least 1); below 0: no cap. One over it waits up to
+    # TENANT_IN_FLIGHT_WAIT seconds for a place, then is 429
     "TENANT_MAX_IN_FLIGHT": 0,
     "TENANT_IN_FLIGHT_WAIT": 0.1,  # seconds a request over its tenant's in-flight cap waits for a place before its 429
     "WEB_THREADS": 4,  # gunicorn's request threads per worker (deploy/gunicorn.conf.py reads it too)

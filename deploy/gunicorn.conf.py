@@ -18,6 +18,7 @@ timeout (HIREKIT_WEB_TIMEOUT, 30 s) restarts a worker whose main loop stops answ
 import gc
 import multiprocessing
 import os
+import sys
 
 from app.server import server_refusals
 from app.config import INSTANCE_DIR, environment_value  # HIREKIT_PORT/HIREKIT_WEB_WORKERS, else PORT/WEB_CONCURRENCY
@@ -88,10 +89,20 @@ def on_starting(server):
 
 
 def post_worker_init(worker):
-    """Freeze what the loaded app holds (about 100,000 objects: modules, schemas, routes) out of the cyclic
-    collector's reach. Otherwise a full collection walks them all every few thousand requests: measured under wrk,
-    18 µs of CPU per request on average, paid as a ~90 ms pause of every thread of the worker. Objects created later
-    are collected as usual."""
+    """Before the worker's request threads start:
+    - the heap's growth is bounded (app.server.heap), so the threads share the capped arenas;
+    - a thread may hold the GIL at most HIREKIT_WEB_SWITCH_INTERVAL seconds (1 ms; Python's default is 5 ms) while
+      another waits: a GET by id gives the GIL up at each of its few socket and database calls and waits for it again
+      after each, and behind a thread that computes (a person search page of 100 profiles, an MCP batch) each wait was
+      a whole 5 ms interval, which took a 3 ms GET's p99 past 30 ms (bench/noisy_neighbour.py);
+    - what the loaded app holds (about 100,000 objects: modules, schemas, routes) is frozen out of the cyclic
+      collector's reach. Otherwise a full collection walks them all every few thousand requests: measured under wrk,
+      18 µs of CPU per request on average, paid as a ~90 ms pause of every thread of the worker. Objects created
+      later are collected as usual."""
+    from app.server.heap import bound_heap_growth
+
+    bound_heap_growth()
+    sys.setswitchinterval(float(os.environ.get("HIREKIT_WEB_SWITCH_INTERVAL", "0.001")))
     gc.collect()
     gc.freeze()
 

@@ -2,9 +2,8 @@
 
 import json
 
-import pytest
 
-from app import COROUTINE_MEMO, create_app
+from app import create_app
 from app.config import load_config
 
 
@@ -94,53 +93,3 @@ def test_proxy_headers_are_trusted_only_when_configured(make_app):
         build(behind).get("/whoami", headers={"X-Forwarded-For": "203.0.113.9", "X-Forwarded-Proto": "https"})
     assert seen[True] == ("203.0.113.9", "https")
     assert seen[False][0] != "203.0.113.9"
-
-
-def test_the_ensure_sync_memo_leaves_with_its_function(app):
-    """A central memo once kept every MethodView's bound method, two entries per request, for the process's life. The
-    answer now lives on the function: a function made per request (an after_this_request callback) takes it along."""
-    import gc
-    import weakref
-
-    def per_request_callback(response):
-        return response
-
-    assert app.ensure_sync(per_request_callback) is per_request_callback
-    assert COROUTINE_MEMO in per_request_callback.__dict__
-    gone = weakref.ref(per_request_callback)
-    del per_request_callback
-    gc.collect()
-    assert gone() is None
-
-
-def test_a_memo_copied_by_functools_wraps_is_not_believed(app):
-    """functools.wraps copies a function's __dict__, memo included, onto its wrapper: an async wrapper of a sync
-    function, made after the sync one was answered, must still go to async_to_sync."""
-    import functools
-
-    def plain_view():
-        return "plain"
-
-    assert app.ensure_sync(plain_view) is plain_view
-
-    @functools.wraps(plain_view)
-    async def async_wrapper():
-        return plain_view()
-
-    assert async_wrapper.__dict__[COROUTINE_MEMO][1] is False  # the copy is there
-    with pytest.raises(RuntimeError, match="async"):
-        app.ensure_sync(async_wrapper)
-
-
-def test_coroutine_views_are_still_told_apart(app):
-    """Memoizing ensure_sync keeps Flask's contract: a plain view is returned as is, a coroutine view goes to
-    async_to_sync (which, without Flask's async extra installed, refuses it as Flask does)."""
-    async def coroutine_view():
-        return "async"
-
-    def plain_view():
-        return "plain"
-
-    assert app.ensure_sync(plain_view) is plain_view
-    with pytest.raises(RuntimeError, match="async"):
-        app.ensure_sync(coroutine_view)

@@ -85,8 +85,8 @@ def gunicorn_server(db_url, tmp_path):
 
 @pytest.mark.skipif(not POSTGRES_URL, reason="needs HIREKIT_TEST_DATABASE_URL")
 def test_gunicorn_threads_keeping_connections_recover_from_a_postgres_outage(gunicorn_server, tenant_a, db_url):
-    """gunicorn's request threads keep their connections between requests (app.data.db.KeptConnections): when PostgreSQL
-    goes away, each dead connection answers one 503 at most and is replaced, never kept."""
+    """gunicorn's request threads take pooled connections (app.data.db): when PostgreSQL goes away, each dead
+    connection answers one 503 at most and is replaced, never reused."""
     if not db_url.startswith("postgres"):
         pytest.skip("this drill cuts PostgreSQL")
     parts = urlsplit(db_url)

@@ -1,5 +1,6 @@
-"""One tenant cannot take every request thread of a worker: past TENANT_MAX_IN_FLIGHT requests in progress its next
-request is a 429 with Retry-After, while another tenant is still served at once."""
+"""One tenant cannot take every request thread of a worker while another tenant is served: past TENANT_MAX_IN_FLIGHT
+requests in progress its next request is a 429 with Retry-After, while the other tenant is still served at once. A
+tenant alone may use every thread."""
 
 from __future__ import annotations
 
@@ -68,6 +69,8 @@ def test_a_tenant_past_its_requests_in_progress_gets_429_while_another_is_served
         for _ in range(CAP):
             assert held_receiver.arrived.acquire(timeout=15), "the test sends never reached the receiver"
 
+        # tenant B is being served: the cap binds
+        assert requests.get(f"{live_url}/v1/tenant", headers=tenant_b.headers, timeout=10).status_code == 200
         refused = requests.get(f"{live_url}/v1/jobs?page=1&size=1", headers=tenant_a.headers, timeout=10)
         assert refused.status_code == 429
         assert refused.headers["Retry-After"] == "1"
@@ -88,14 +91,41 @@ def test_a_tenant_past_its_requests_in_progress_gets_429_while_another_is_served
     assert app.extensions["hirekit_fair_share"].in_progress(tenant_a.id) == 0
 
 
+def test_a_tenant_alone_past_its_cap_is_served_by_the_idle_threads(
+        app, client, live_url, tenant_a, held_receiver):
+    webhook = create_webhook(client, tenant_a, held_receiver.url)
+    test_url = f"{live_url}/v1/tenant-webhook/{webhook['id']}/test"
+    with ThreadPoolExecutor(CAP) as pool:
+        held = [pool.submit(requests.post, test_url, headers=tenant_a.headers, timeout=30) for _ in range(CAP)]
+        for _ in range(CAP):
+            assert held_receiver.arrived.acquire(timeout=15), "the test sends never reached the receiver"
+        assert app.extensions["hirekit_fair_share"].in_progress(tenant_a.id) == CAP
+        beyond = requests.get(f"{live_url}/v1/jobs?page=1&size=1", headers=tenant_a.headers, timeout=10)
+        assert beyond.status_code == 200, "a tenant alone was refused for concurrency"
+        held_receiver.release.set()
+        assert [future.result().status_code for future in held] == [200] * CAP
+
+
+def test_the_cap_binds_only_while_another_tenant_is_present():
+    gate = InFlightGate(cap=1, wait_seconds=0.0, threads=8, present_seconds=0.2)
+    assert all(gate.enter("acme") for _ in range(5)), "a tenant alone was held to the cap"
+    assert gate.enter("globex")
+    assert not gate.enter("acme"), "the cap did not bind with another tenant in progress"
+    gate.leave("globex")
+    assert not gate.enter("acme"), "another tenant between two requests no longer counted"
+    time.sleep(0.3)
+    assert gate.enter("acme"), "a tenant gone for longer than present_seconds still held the cap"
+
+
 def test_a_request_over_the_cap_takes_a_place_freed_within_the_wait():
     gate = InFlightGate(cap=1, wait_seconds=2.0, threads=4)
+    assert gate.enter("globex")  # another tenant is being served
     assert gate.enter("acme")
     threading.Timer(0.1, gate.leave, args=("acme",)).start()
     started = time.monotonic()
     assert gate.enter("acme"), "a place freed during the wait was not taken"
     assert time.monotonic() - started < 1.5
-    assert gate.enter("globex"), "another tenant waited for acme's place"
+    assert gate.enter("initech"), "another tenant waited for acme's place"
 
 
 def test_a_request_over_the_cap_never_waits_on_the_last_free_thread():

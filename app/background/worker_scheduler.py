@@ -36,6 +36,20 @@ from rq.scheduler import RQScheduler
 
 log = logging.getLogger("hirekit.worker")
 
+# What this module relies on in RQ beyond its documented API (tests/test_private_overrides.py checks it against the
+# code), each with what a user would notice without it.
+PRIVATE_OVERRIDES = {"rq": {
+    "private ._queue_names": "RQScheduler's queues: a worker restarted after a crash leaves scheduled work (webhook "
+                             "retries, scheduled calls) waiting up to 10 minutes instead of about 21 s",
+    "private ._process": "the scheduler's process, started at once when none runs (the same 10 minutes)",
+    "StandbyScheduler touches self._queue_names of rq.scheduler.RQScheduler": "see ._queue_names (10 minutes)",
+    "StandbyScheduler touches self._process of rq.scheduler.RQScheduler": "see ._process (10 minutes)",
+    "StandbyScheduler touches self._acquired_locks of rq.scheduler.RQScheduler": "the locks taken over, which RQ's "
+        "heartbeat refreshes every 1 s (without it the taken-over queues wait the 10 minutes)",
+    "StandbyScheduler touches self._scheduled_job_registries of rq.scheduler.RQScheduler": "reset with the locks, as "
+        "RQ's acquire_locks does, so the registries of 1 or more queues taken over are read again",
+}}
+
 LOCK_RETRY_SECONDS = 5  # how often a scheduler without all its locks tries again (RQ: 10 minutes)
 STALE_AFTER_SECONDS = 15  # a lock not refreshed for this long belongs to a dead scheduler (it refreshes every second)
 

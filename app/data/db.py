@@ -1,12 +1,13 @@
-"""The peewee database behind a proxy: URL -> database, a connection per request (kept between requests by
-gunicorn's threads), base models and fields every plugin shares."""
+"""The peewee database behind a proxy: URL -> pooled database, a connection per request, base models and fields every
+plugin shares."""
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import logging
-import time
+import threading
 import uuid
 from pathlib import Path
 from urllib.parse import unquote, urlparse
@@ -14,8 +15,6 @@ from urllib.parse import unquote, urlparse
 import peewee as pw
 from playhouse import db_url
 from playhouse.pool import PooledPostgresqlDatabase, PooledSqliteDatabase
-
-from app.server.server_threads import is_long_lived_request_thread
 
 log = logging.getLogger("hirekit.db")
 
@@ -25,124 +24,66 @@ def utcnow() -> dt.datetime:
     return dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
 
 
-class _Savepoint(pw._savepoint):
-    """A savepoint that, when it rolls back, also drops the after-commit work registered inside it (peewee drops that
-    work only when the outermost transaction rolls back)."""
+class _DeferredSideEffect:
+    """Work registered to run after the outermost commit, which a rolled-back savepoint around it cancels."""
+
+    __slots__ = ("work", "cancelled")
+
+    def __init__(self, work):
+        self.work = work
+        self.cancelled = False
+
+    def __call__(self) -> None:
+        if not self.cancelled:
+            self.work()
+
+
+_scopes = threading.local()  # per thread, as peewee's transactions: the side effects of each open atomic() block
+
+
+def _open_scopes() -> list[list[_DeferredSideEffect]]:
+    stack = getattr(_scopes, "stack", None)
+    if stack is None:
+        stack = _scopes.stack = []
+    return stack
+
+
+class _SideEffectScope(contextlib.ContextDecorator):
+    """peewee's atomic() block, also remembering the side effects registered inside it: when the block ends by an
+    exception (a savepoint rolled back), they are cancelled; peewee itself drops after-commit work only when the
+    outermost transaction rolls back."""
+
+    def __init__(self, block):
+        self.block = block
 
     def __enter__(self):
-        self._side_effects_before = len(self.db._state.commit_callbacks)
-        return super().__enter__()
+        stack = _open_scopes()
+        stack.append([])
+        try:
+            return self.block.__enter__()
+        except BaseException:
+            stack.pop()
+            raise
 
-    def rollback(self, begin=True):
-        super().rollback(begin)
-        del self.db._state.commit_callbacks[self._side_effects_before:]
+    def __exit__(self, kind, error, trace):
+        stack = _open_scopes()
+        effects = stack.pop()
+        try:
+            return self.block.__exit__(kind, error, trace)
+        finally:
+            if kind is not None:
+                for effect in effects:
+                    effect.cancelled = True
+            elif stack:
+                stack[-1].extend(effects)
 
 
 class HirekitDatabaseProxy(pw.DatabaseProxy):
-    """The proxy every model uses: its nested atomic() blocks are savepoints that forget their rolled-back side effects."""
+    """The proxy every model uses: an atomic() block that rolls back also forgets the side effects registered in it
+    (app.data.db.after_commit)."""
 
-    def savepoint(self):
-        return _Savepoint(self)
-
-
-class KeptConnections:
-    """peewee pool mixin: a long-lived request thread (app.server.server_threads) keeps its connection between requests
-    instead of checking it in and out of the pool around each one (the pool's lock, heap and bookkeeping: about a
-    tenth of a GET by id's CPU in-process). A kept connection stays in the pool's in-use count, so the pool size still
-    bounds the process's connections; it goes back to the pool like any other when it is not idle (a transaction left
-    open or failed), has outlived the pool's stale timeout, or would leave the pool no free slot."""
-
-    def keep(self, conn) -> bool:
-        """Whether the current thread may keep `conn`, its checked-out connection, past the request that used it."""
-        entry = self._in_use.get(self.conn_key(conn))
-        if entry is None or not self._idle(conn) or (self._max_connections and len(self._in_use) >= self._max_connections):
-            return False
-        if self._stale_timeout and self._is_stale(entry.timestamp):
-            return False
-        self._mark_idle(conn)
-        return True
-
-    def start_request(self) -> None:
-        """A request starts without a connection, unless its thread kept the one its last request used: that one is
-        dropped here if it fails the test check-out puts to a pooled one (`_is_closed`; PostgreSQL pings one idle for
-        30 s), so the pool discards it and the request's first query checks out another."""
-        state = self._state
-        if not state.closed and is_long_lived_request_thread() and self._is_closed(state.conn):
-            self.close()
-
-    def end_request(self, failed: bool) -> None:
-        """The request's connection goes back to the pool, unless its thread may keep it (see `keep`)."""
-        state = self._state
-        if state.closed or (not failed and is_long_lived_request_thread() and self.keep(state.conn)):
-            return
-        self.close()
-
-    def _idle(self, conn) -> bool:
-        raise NotImplementedError
-
-    def _mark_idle(self, conn) -> None:
-        """Hook: the connection is idle from now (kept, or checked in)."""
-
-
-class SqlitePool(KeptConnections, PooledSqliteDatabase):
-    """peewee's SQLite pool, whose connections long-lived request threads keep."""
-
-    def _idle(self, conn) -> bool:
-        return not conn.in_transaction
-
-
-class PostgresPool(KeptConnections, PooledPostgresqlDatabase):
-    """peewee's pool pings every connection on checkout (a SELECT 1 round trip per request); ping only the ones idle
-    longer than PING_AFTER_SECONDS. A hot connection that died anyway fails its query (503) and is discarded at check-in."""
-
-    PING_AFTER_SECONDS = 30.0
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self._returned_at: dict[int, float] = {}
-        self._prepared: dict[int, set[str]] = {}  # per live connection: the statements PREPAREd on it
-
-    def _is_closed(self, conn):
-        if conn.closed or self._adapter.txn_status(conn) == self._adapter.txn_unknown:
-            closed = True
-        elif time.monotonic() - self._returned_at.get(self.conn_key(conn), 0.0) > self.PING_AFTER_SECONDS:
-            closed = super()._is_closed(conn)
-        else:
-            closed = False
-        if closed:  # the pool drops it: forget it, its id may be reused by a new connection
-            self._forget(conn)
-        return closed
-
-    def _idle(self, conn) -> bool:
-        return not conn.closed and self._adapter.txn_status(conn) == self._adapter.txn_idle
-
-    def _mark_idle(self, conn) -> None:
-        self._returned_at[self.conn_key(conn)] = time.monotonic()
-
-    def _close(self, conn, close_conn=False):
-        self._mark_idle(conn)
-        return super()._close(conn, close_conn)
-
-    def _close_raw(self, conn):
-        self._forget(conn)
-        return super()._close_raw(conn)
-
-    def _forget(self, conn) -> None:
-        key = self.conn_key(conn)
-        self._returned_at.pop(key, None)
-        self._prepared.pop(key, None)
-
-    def execute_prepared(self, name: str, sql: str, params: tuple):
-        """Run `sql` (with %s placeholders) as a server-side prepared statement: planned once per connection."""
-        conn = self.connection()
-        prepared = self._prepared.setdefault(self.conn_key(conn), set())
-        if name not in prepared:
-            numbered = sql
-            for position in range(1, len(params) + 1):
-                numbered = numbered.replace("%s", f"${position}", 1)
-            self.execute_sql(f"PREPARE {name} AS {numbered}")
-            prepared.add(name)
-        return self.execute_sql(f"EXECUTE {name}({', '.join(['%s'] * len(params))})", params)
+    def atomic(self, *args, **kwargs):
+        return _SideEffectScope(super().atomic(*args, **kwargs))
 
 
 database = HirekitDatabaseProxy()
@@ -157,8 +98,8 @@ def database_from_url(url: str, *, pool_size: int = 10) -> pw.Database:
     return _databases[key]
 
 
-db_url.register_database(PostgresPool, "postgres", "postgresql")
-db_url.register_database(SqlitePool, "sqlite")
+POOLED_DATABASES = {"sqlite": PooledSqliteDatabase, "postgres": PooledPostgresqlDatabase,
+                    "postgresql": PooledPostgresqlDatabase}
 
 
 def _database_options(scheme: str, pool_size: int) -> dict:
@@ -207,21 +148,18 @@ def _open_database(url: str, pool_size: int) -> pw.Database:
             Path(options["database"]).parent.mkdir(parents=True, exist_ok=True)
     else:
         options["database"] = unquote(options["database"])
-    return db_url.schemes[scheme](**options)
+    return POOLED_DATABASES[scheme](**options)
 
 
 def init_app(app) -> None:
-    """Bind the proxy to the configured database; a request opens a connection on its first query and hands it back
-    when it ends, unless its thread keeps it for the next request (KeptConnections)."""
+    """Bind the proxy to the configured database; a request opens a pooled connection on its first query and hands it
+    back to the pool when it ends."""
     database.initialize(database_from_url(app.config["DATABASE_URL"], pool_size=app.config["DATABASE_POOL_SIZE"]))
-
-    @app.before_request
-    def _check_kept_connection():
-        database.obj.start_request()
 
     @app.teardown_appcontext
     def _close_connection(exc):
-        database.obj.end_request(failed=exc is not None)
+        if not database.is_closed():
+            database.close()
 
 
 def is_postgres() -> bool:
@@ -242,7 +180,11 @@ def after_commit(side_effect) -> None:
         except Exception:  # noqa: BLE001 - raised here it would turn a committed write into an error
             log.exception("side effect %s after commit failed", getattr(side_effect, "__qualname__", side_effect))
 
-    database.after_commit(run)
+    deferred = _DeferredSideEffect(run)
+    scopes = _open_scopes()
+    if scopes:
+        scopes[-1].append(deferred)
+    database.after_commit(deferred)
 
 
 class JSONField(pw.TextField):

@@ -98,8 +98,8 @@ def after_position(tenant_id: str, list_name: str, *, position, updated_after, u
                    until=None) -> list[Tombstone]:
     """The list's tombstones past a cursor position (None: from the start) inside the updated_at window, deleted at or
     before `until` when given (a full page's last row: later ones fall on a later page), in (deleted_at, record_id)
-    order, at most `limit`. One statement compiled once per shape (and prepared on PostgreSQL): every cursor page of
-    the lists that show tombstones runs it."""
+    order, at most `limit`. One statement text per shape: every cursor page of the lists that show
+    tombstones runs it."""
     bounds = {"after": updated_after, "before": updated_before, "until": until}
     shape = tuple(name for name, value in bounds.items() if value is not None) + (("position",) if position else ())
     at, record = Tombstone.deleted_at.db_value, Tombstone.record_id.db_value
@@ -107,10 +107,7 @@ def after_position(tenant_id: str, list_name: str, *, position, updated_after, u
     if position is not None:
         params += [at(position[0]), at(position[0]), record(uuid.UUID(str(position[1])))]
     params.append(limit)
-    if hasattr(database.obj, "execute_prepared"):
-        cursor = database.obj.execute_prepared(f"hk_tombstones_{'_'.join(shape) or 'all'}", _sql(shape, "%s"), tuple(params))
-    else:
-        cursor = database.execute_sql(_sql(shape, "?"), params)
+    cursor = database.execute_sql(_sql(shape, database.obj.param), params)
     return [Tombstone(record_id=Tombstone.record_id.python_value(record_id),
                       deleted_at=Tombstone.deleted_at.python_value(deleted_at)) for deleted_at, record_id in cursor.fetchall()]
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import http
 import re
-import threading
 
 import marshmallow as ma
 from apispec import BasePlugin
@@ -39,56 +38,12 @@ class ErrorSchema(ma.Schema):
 
 
 class Api(SmorestApi):
-    """flask-smorest's Api, documenting its blueprints on first use of `spec` (/openapi.json, /docs, code that reads
-    api.spec) rather than as each is registered. Building the paths was ~0.12 s of create_app's ~0.17 s, paid by every
-    app the suite builds (a few thousand) and by each worker at start, while few ever read the document. The routes
-    are registered at once as before; their documentation is added in registration order, under a lock, by the first
-    reader, so the document is the same (tests/test_openapi_lazy.py compares it with one built at registration)."""
+    """flask-smorest's Api, answering its HTTP errors in the one error body (app.errors)."""
 
     ERROR_SCHEMA = ErrorSchema
 
-    def __init__(self, *args, **kwargs):
-        self._spec = None
-        self._undocumented: list[tuple] = []  # (blueprint, name, parameters) registered, not yet in the document
-        self._documenting = threading.Lock()
-        self._documenting_thread: int | None = None
-        super().__init__(*args, **kwargs)
-
-    @property
-    def spec(self):
-        if self._undocumented and self._documenting_thread != threading.get_ident():  # not from inside the build
-            self._document_registered()
-        return self._spec
-
-    @spec.setter
-    def spec(self, value) -> None:
-        self._spec = value
-
-    def register_blueprint(self, blp, *, parameters=None, **options):
-        """flask-smorest's register_blueprint, leaving the documentation for when the document is first read."""
-        name = options.get("name", blp.name)
-        self._app.extensions["flask-smorest"]["blp_name_to_api"][name] = self
-        self._app.register_blueprint(blp, **options)
-        self._undocumented.append((blp, name, parameters))
-
-    def _document_registered(self) -> None:
-        """What flask-smorest does at registration, for every blueprint registered since the last read, in order."""
-        with self._documenting:
-            self._documenting_thread = threading.get_ident()
-            try:
-                while self._undocumented:
-                    blp, name, parameters = self._undocumented[0]
-                    blp.register_views_in_doc(self, self._app, self._spec, name=name, parameters=parameters)
-                    self._spec.tag({"name": name, "description": blp.description})
-                    del self._undocumented[0]
-            finally:
-                self._documenting_thread = None
-
     def handle_http_exception(self, error):
         return errors.handle_http_exception(error)
-
-    def _register_error_handlers(self):
-        """app.errors registers the handlers; keep flask-smorest from installing its own body."""
 
 
 class Blueprint(SmorestBlueprint):
@@ -108,16 +63,20 @@ class Blueprint(SmorestBlueprint):
         self.auth = auth
         self.reads_raw_body = reads_raw_body
         self.read_only = read_only
-        self._prepare_doc_cbks.append(self._prepare_auth_doc)
+        self.creates_missing: set[str] = set()  # endpoints whose rule names what they create (no 404 documented)
 
-    def _prepare_auth_doc(self, doc, doc_info, **kwargs):
-        responses = doc.setdefault("responses", {})
+    def document_operation(self, endpoint: str, path_variables: bool, operation: dict) -> None:
+        """What every operation of the blueprint can answer besides its own statuses: 429, what gunicorn refuses
+        before any route (400, 414, 431), 401 and its security scheme when it takes a key, 404 when its path names
+        a record (ClientFriendlyDocument calls this as the document is built)."""
+        responses = operation.setdefault("responses", {})
         responses.setdefault(429, "TOO_MANY_REQUESTS")
-        server_refusals.document_operation(responses)  # what gunicorn refuses before any route: 400, 414, 431
+        server_refusals.document_operation(responses)
         if self.auth:
-            doc["security"] = [{SECURITY_SCHEMES[self.auth][0]: []}]
+            operation["security"] = [{SECURITY_SCHEMES[self.auth][0]: []}]
             responses.setdefault(401, "UNAUTHORIZED")
-        return doc
+        if path_variables and endpoint not in self.creates_missing:
+            responses.setdefault(404, "NOT_FOUND")
 
     def arguments(self, schema, **kwargs):
         """flask-smorest's arguments, with a schema class instantiated once: given a class, webargs builds a new
@@ -128,17 +87,12 @@ class Blueprint(SmorestBlueprint):
         """flask-smorest's route. A rule with a variable (its own or the blueprint's prefix) names something that may
         not be there, so its operations document 404 without each one saying so; `creates_missing` is for a route
         that creates what its path names instead (an upsert)."""
-        names_a_record = "<" in f"{self.url_prefix or ''}{rule}" and not creates_missing
         register = super().route(rule, **options)
 
         def decorator(view):
-            register(view)
-            if names_a_record:
-                for method, doc in self._docs[self._endpoints[-1]].items():
-                    if method != "parameters":
-                        responses = doc.setdefault("response", {}).setdefault("responses", {})
-                        responses.setdefault(404, ["NOT_FOUND"])
-            return view
+            if creates_missing:
+                self.creates_missing.add(options.get("endpoint") or view.__name__)
+            return register(view)
 
         return decorator
 
@@ -254,8 +208,12 @@ class ClientFriendlyDocument(BasePlugin):
             for parameter in operation.get("parameters", ()):
                 if isinstance(parameter, dict) and parameter.get("in") == "query":
                     json_text_parameter(parameter)
+            blueprint_name, _, endpoint = rule.endpoint.rpartition(".")
+            blueprint = self.app.blueprints.get(blueprint_name)
+            if isinstance(blueprint, Blueprint):
+                blueprint.document_operation(endpoint, bool(rule.arguments), operation)
             idempotency.document_operation(path, method, operation,
-                                           read_only=idempotency.reads_only(self.app, rule.endpoint.rpartition(".")[0]))
+                                           read_only=idempotency.reads_only(self.app, blueprint_name))
 
     def schema_helper(self, name, definition, **kwargs):
         """A full answer's schema lists every dumped field as required but those it names optional."""
@@ -293,7 +251,6 @@ class UtcDateTime(ma.fields.DateTime):
     """ISO 8601 in UTC with milliseconds and a Z (2026-11-26T18:13:09.123Z): how every timestamp is answered, at the
     precision app.http.listing's updated_after/updated_before compare at."""
 
-    PURE_FUNCTION_OF_ROW = True  # formats its own value only (app.http.representations may reuse bodies that carry it)
 
     def _serialize(self, value, attr, obj, **kwargs):
         return None if value is None else shown_instant(value)

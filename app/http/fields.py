@@ -1,6 +1,5 @@
 """Marshmallow fields shared by the families: non-blank text, ISO 8601 date strings, trimmed optional strings, bounded
-integers, the JSON body conventions (blank is absent, exact scalars), and the base Schema whose dump skips
-marshmallow's per-field accessor chain."""
+integers and the JSON body conventions (blank is absent, exact scalars)."""
 
 from __future__ import annotations
 
@@ -12,52 +11,8 @@ from marshmallow.utils import missing
 BLANK = "Must not be blank."
 
 
-class Schema(ma.Schema):
-    """marshmallow's Schema with a direct dump path: for a plain field (no dump_default, no dotted attribute, no custom
-    `serialize` or `get_value`) of a dict or an attribute object it reads the value itself and calls the field's `_serialize`, which
-    is what `Field.serialize` ends up doing after three layers of generic lookups (a third of a record's dump time).
-    Anything else takes marshmallow's own path; the output is the same (tests/test_fast_dump.py)."""
-
-    def _dump_plan(self) -> list[tuple[str, str, str, ma.fields.Field, bool]]:
-        plan = self.__dict__.get("_hirekit_dump_plan")
-        if plan is None:
-            plain_accessor = type(self).get_attribute is ma.Schema.get_attribute
-            plan = []
-            for attr_name, field in self.dump_fields.items():
-                attribute = field.attribute or attr_name
-                direct = (plain_accessor and field._CHECK_ATTRIBUTE and field.dump_default is missing
-                          and "." not in attribute and type(field).serialize is ma.fields.Field.serialize
-                          and type(field).get_value is ma.fields.Field.get_value)
-                key = field.data_key if field.data_key is not None else attr_name
-                plan.append((attr_name, attribute, key, field, direct))
-            self.__dict__["_hirekit_dump_plan"] = plan
-        return plan
-
-    def _serialize(self, obj, *, many: bool = False):
-        if many and obj is not None:
-            return [self._serialize(item) for item in obj]
-        if type(obj) is dict:
-            def read(name, default, _obj=obj):  # marshmallow falls back to getattr for a missing key (dict.items...)
-                value = _obj.get(name, default)
-                return getattr(_obj, name, default) if value is default else value
-        elif obj is not None and not hasattr(obj, "__getitem__"):  # as marshmallow decides between obj[key] and getattr
-            def read(name, default, _obj=obj):
-                return getattr(_obj, name, default)
-        else:
-            return super()._serialize(obj)
-        result = self.dict_class()
-        accessor = self.get_attribute
-        for attr_name, attribute, key, field, direct in self._dump_plan():
-            if direct:
-                value = read(attribute, missing)
-                if value is missing:
-                    continue
-                result[key] = field._serialize(value, attr_name, obj)
-            else:
-                value = field.serialize(attr_name, obj, accessor=accessor)
-                if value is not missing:
-                    result[key] = value
-        return result
+# The base every project schema names: marshmallow's own, with nothing changed (one name to import beside the fields).
+Schema = ma.Schema
 
 
 class Text(ma.fields.String):
@@ -75,13 +30,6 @@ class Text(ma.fields.String):
             validators.append(self.bounds)
         super().__init__(*args, validate=validators, **kwargs)
         self.max_length = max_length
-
-    def _validate(self, value):
-        """The Length validator documents what _deserialize already enforced (trimmed, not blank, within max_length),
-        so a Text with no other validator has nothing left to check."""
-        if self.validators == [self.bounds]:
-            return
-        super()._validate(value)
 
     def _deserialize(self, value, attr, data, **kwargs):
         text = super()._deserialize(value, attr, data, **kwargs)
@@ -116,10 +64,10 @@ class BoundedInteger(ma.fields.Integer):
         super().__init__(validate=[ma.validate.Range(min=minimum, max=maximum), *validators], **kwargs)
         self.minimum, self.maximum = minimum, maximum
 
-    def _validated(self, value) -> int:
+    def _deserialize(self, value, attr, data, **kwargs):
         if isinstance(value, float) and not value.is_integer():
             raise self.make_error("invalid", input=value)
-        return super()._validated(value)
+        return super()._deserialize(value, attr, data, **kwargs)
 
 
 class StrictBoolean(ma.fields.Boolean):
@@ -239,43 +187,6 @@ class StrictSchema(Schema):
         if many or (many is None and self.many):
             return super().load(data, many=many, partial=partial, unknown=unknown)
         return load_json(self, data, super().load, partial=partial, unknown=unknown)
-
-    def _deserialize(self, data, *, error_store, many=False, partial=None, unknown=ma.RAISE, index=None):
-        """marshmallow's field loop, shortened for a whole, valid object (a create body, a batch's item): each field's
-        `deserialize` called directly, without the loop's per-field closure and error bookkeeping. Anything else (a
-        partial load, another unknown policy, an unknown key, a dotted attribute, any field failing) takes
-        marshmallow's own loop, which then collects every field's messages: the result and the errors are the same."""
-        plan = None if (many or partial is not None or unknown != ma.RAISE or type(data) is not dict) else self._load_plan()
-        if plan is None or not plan[1].issuperset(data):
-            return super()._deserialize(data, error_store=error_store, many=many, partial=partial, unknown=unknown,
-                                        index=index)
-        loaded = self.dict_class()
-        try:
-            for key, attribute, deserialize, default in plan[0]:
-                value = data.get(key, missing)
-                value = default if value is missing and default is not NO_DEFAULT else deserialize(value, key, data)
-                if value is not missing:
-                    loaded[attribute] = value
-        except ma.ValidationError:
-            return super()._deserialize(data, error_store=error_store, many=many, partial=partial, unknown=unknown,
-                                        index=index)
-        return loaded
-
-    def _load_plan(self):
-        """(key, attribute, the field's deserialize, what it loads when the key is absent) per load field and the set
-        of keys, once per instance; None when an attribute is dotted (marshmallow nests those). The absent value is
-        the field's load_default when that is a constant of an optional field (what `deserialize(missing)` answers),
-        else NO_DEFAULT: the field's own deserialize decides."""
-        if "_hirekit_load_plan" not in self.__dict__:
-            entries = [(field.data_key if field.data_key is not None else name, field.attribute or name, field.deserialize,
-                        NO_DEFAULT if field.required or callable(field.load_default) else field.load_default)
-                       for name, field in self.load_fields.items()]
-            plan = None if any("." in entry[1] for entry in entries) else (entries, {entry[0] for entry in entries})
-            self.__dict__["_hirekit_load_plan"] = plan
-        return self.__dict__["_hirekit_load_plan"]
-
-
-NO_DEFAULT = object()
 
 
 class OnlySentFields(ma.Schema):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import decimal
 
 import orjson
+from flask import current_app
 from flask.json.provider import DefaultJSONProvider
 
 from app.http.request_json import loads_request
@@ -34,5 +35,8 @@ class OrjsonProvider(DefaultJSONProvider):
         return loads_request(s)
 
     def response(self, *args, **kwargs):
-        obj = self._prepare_response_obj(args, kwargs)
-        return self._app.response_class(dumps_bytes(obj), mimetype=self.mimetype)
+        """`jsonify(...)`: one value as it is, several positional values as a list, keywords as an object."""
+        if args and kwargs:
+            raise TypeError("jsonify() takes either positional values or keywords, not both")
+        obj = (args[0] if len(args) == 1 else list(args)) if args else (kwargs or None)
+        return current_app.response_class(dumps_bytes(obj), mimetype=self.mimetype)

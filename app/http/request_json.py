@@ -26,7 +26,7 @@ import math
 
 import orjson
 from marshmallow.utils import missing
-from webargs.flaskparser import FlaskParser, is_json_request
+from webargs.flaskparser import FlaskParser, abort, is_json_request
 
 from app.errors import ApiError, ValidationFailed
 
@@ -163,8 +163,13 @@ class BoundedJsonParser(FlaskParser):
     surrogates on to the database (each a 500). Syntax errors stay webargs' 400 "Invalid JSON body.", and an empty
     body is still no body."""
 
-    def _raw_load_json(self, req):
+    def load_json(self, req, schema):
         if not is_json_request(req):
             return missing
         data = req.get_data(cache=True)
-        return loads_request(data) if data else missing
+        if not data:
+            return missing
+        try:
+            return loads_request(data)
+        except orjson.JSONDecodeError as error:
+            abort(400, exc=error, messages={"json": ["Invalid JSON body."]})

@@ -39,9 +39,7 @@ def claim(delivery_id, now: dt.datetime, lease_until: dt.datetime, due_by: dt.da
     row = database.execute_sql(_sql(CLAIM_SQL), params).fetchone()
     if row is None:
         return None
-    delivery = WebhookDelivery(__no_default__=1)
-    delivery.__data__ = {field.name: field.python_value(value) for field, value in zip(SEND_FIELDS, row)}
-    return delivery
+    return WebhookDelivery(**{field.name: field.python_value(value) for field, value in zip(SEND_FIELDS, row)})
 
 
 def record_attempt(delivery_id, *, number: int, started_at: dt.datetime, duration_ms: int, status_code: int | None,

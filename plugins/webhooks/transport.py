@@ -4,6 +4,7 @@ one deadline for the whole send (plugins.webhooks.deadline) and at most MAX_RESP
 from __future__ import annotations
 
 import os
+import ssl
 import threading
 import time
 from dataclasses import dataclass
@@ -25,33 +26,56 @@ USER_AGENT = "Hirekit-Webhooks/1.0"
 _local = threading.local()
 
 
-class DeadlineGuarded:
-    """A connection whose socket the running send's deadline shuts down: a new socket when it is made (before any TLS
-    handshake), a kept-alive one when a send reuses it."""
+def guard_socket(holder, sock) -> None:
+    """Have the running send's deadline shut `sock` down, once per deadline for what `holder` (a connection or a TLS
+    context) holds."""
+    send_deadline = deadline.current()
+    if send_deadline is not None and sock is not None and getattr(holder, "guarded_by", None) is not send_deadline:
+        send_deadline.guard(sock)
+        holder.guarded_by = send_deadline
 
-    def _new_conn(self):
-        sock = super()._new_conn()
-        self._guard(sock)
-        return sock
+
+class GuardedHTTPConnection(HTTPConnection):
+    """A connection whose socket the running send's deadline shuts down: a new one once connected, a kept-alive one
+    when a send reuses it."""
+
+    def connect(self):
+        super().connect()
+        guard_socket(self, self.sock)
 
     def request(self, *args, **kwargs):
-        if self.sock is not None:
-            self._guard(self.sock)
+        guard_socket(self, self.sock)
         return super().request(*args, **kwargs)
 
-    def _guard(self, sock) -> None:
+
+class GuardedHTTPSConnection(HTTPSConnection):
+    """As GuardedHTTPConnection; a new socket is guarded before its TLS handshake by GuardedTLSContext."""
+
+    def request(self, *args, **kwargs):
+        guard_socket(self, self.sock)
+        return super().request(*args, **kwargs)
+
+
+class GuardedTLSContext(ssl.SSLContext):
+    """A client TLS context (certificates and host names verified) that puts each socket under the running send's
+    deadline before the handshake, so a receiver trickling its handshake is cut at the deadline too."""
+
+    def wrap_socket(self, sock, *args, **kwargs):
         send_deadline = deadline.current()
-        if send_deadline is not None and getattr(self, "guarded_by", None) is not send_deadline:
+        if send_deadline is not None:
             send_deadline.guard(sock)
-            self.guarded_by = send_deadline
+        return super().wrap_socket(sock, *args, **kwargs)
 
 
-class GuardedHTTPConnection(DeadlineGuarded, HTTPConnection):
-    pass
-
-
-class GuardedHTTPSConnection(DeadlineGuarded, HTTPSConnection):
-    pass
+def tls_context(verify) -> GuardedTLSContext:
+    """Verifying against `verify` (requests' setting: a CA bundle file or directory, or True for requests' bundle)."""
+    context = GuardedTLSContext(ssl.PROTOCOL_TLS_CLIENT)
+    bundle = verify if isinstance(verify, str) else requests.certs.where()
+    if os.path.isdir(bundle):
+        context.load_verify_locations(capath=bundle)
+    else:
+        context.load_verify_locations(cafile=bundle)
+    return context
 
 
 class GuardedHTTPConnectionPool(HTTPConnectionPool):
@@ -69,6 +93,10 @@ class PinnedAdapter(HTTPAdapter):
     against it, and the Host header carries it. A request without a checked target is refused. Its connections are
     guarded by the send's deadline."""
 
+    def __init__(self, *args, **kwargs):
+        self.tls_contexts: dict[str, GuardedTLSContext] = {}  # by the `verify` they check certificates against
+        super().__init__(*args, **kwargs)
+
     def init_poolmanager(self, *args, **kwargs):
         super().init_poolmanager(*args, **kwargs)
         self.poolmanager.pool_classes_by_scheme = {"http": GuardedHTTPConnectionPool,
@@ -82,6 +110,9 @@ class PinnedAdapter(HTTPAdapter):
         host_params.update(scheme=target.scheme, host=target.addresses[0], port=target.port)
         if target.scheme == "https":
             pool_kwargs["server_hostname"] = target.hostname
+            if str(verify) not in self.tls_contexts:
+                self.tls_contexts[str(verify)] = tls_context(verify)
+            pool_kwargs["ssl_context"] = self.tls_contexts[str(verify)]
         return host_params, pool_kwargs
 
 

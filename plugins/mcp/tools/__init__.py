@@ -156,7 +156,7 @@ def with_defaults(schema: type[ma.Schema], name: str, **defaults) -> type[ma.Sch
     """A subclass of `schema` whose named fields become optional with a default (e.g. page=1, size=20 for an agent)."""
     overrides = {}
     for field_name, default in defaults.items():
-        original = schema._declared_fields[field_name]
+        original = schema().declared_fields[field_name]
         relaxed = copy.copy(original)
         relaxed.required = False
         relaxed.load_default = default
@@ -188,6 +188,6 @@ def _live_records(list_records, tenant_id: str, args: dict):
 def get_tool(plugin: str, name: str, title: str, which: type[ma.Schema], record: type[ma.Schema], get_record,
              description: str) -> Tool:
     """A read-only tool answering one `record` by the id in `which` (a schema of that one field): get_record(tenant_id, id)."""
-    (id_field,) = which._declared_fields
+    (id_field,) = which().declared_fields
     return Tool(name=name, title=title, description=description, arguments=which, result=record,
                 run=lambda tenant_id, args: get_record(tenant_id, args[id_field]), plugin=plugin)
