@@ -29,7 +29,8 @@ def migrate(migrator: Migrator, database: pw.Database, *, fake=False):
     migrator.add_fields(
         'calls',
 
-        booked_by=pw.CharField(max_length=16, null=True))
+        booked_by=pw.CharField(max_length=16, null=True),
+        page_nonce=pw.CharField(max_length=32, null=True))
 
     migrator.sql(f"UPDATE candidates SET consent = '{consent(True, 'ats')}' WHERE consent IS NULL "
                  "AND NOT contact_opt_out")
@@ -66,7 +67,7 @@ def migrate(migrator: Migrator, database: pw.Database, *, fake=False):
 
 def rollback(migrator: Migrator, database: pw.Database, *, fake=False):
 
-    migrator.remove_fields('calls', 'booked_by')
+    migrator.remove_fields('calls', 'booked_by', 'page_nonce')
 
     migrator.drop_index('calls', 'tenant', 'phone_no', 'dialled_at')
 

@@ -6,6 +6,7 @@ from app.plugins import Plugin, Tasks
 from plugins.calls import tasks
 from plugins.calls.cli import calls_cli
 from plugins.calls.models import Call, CallPlan, CallReminder
+from plugins.calls.page_routes import page_blp
 from plugins.calls.routes import blp, callbacks_blp
 from plugins.calls.scheduling import (
     on_application_activity,
@@ -29,7 +30,7 @@ def init_app(app) -> None:
         add_toggle_listener(app, on_scheduling_toggled)
 
 
-PLUGIN = Plugin(name="calls", blueprints=(blp, callbacks_blp), models=(Call, CallPlan, CallReminder),
+PLUGIN = Plugin(name="calls", blueprints=(blp, callbacks_blp, page_blp), models=(Call, CallPlan, CallReminder),
                 needs=("jobs", "candidates", "applications", "questions", "scheduling"),
                 tasks=Tasks(queues=(tasks.QUEUE,), periodic=(
                     PeriodicJob("plugins.calls.tasks.reap_stalled_calls", tasks.QUEUE, "CALL_REAPER_INTERVAL"),)),

@@ -24,9 +24,12 @@ def local_call_time(when: dt.datetime, zone_name: str) -> str:
 
 
 def message_context(call: Call, candidate: Candidate) -> dict:
+    from plugins.calls.candidate_page import page_link  # the page renders times with local_call_time
+
     job = call.job
     return {"first_name": candidate.first_name, "job_title": job.title, "company": job.client_name,
-            "call_time": local_call_time(call.scheduled_for, zone_of(candidate)[0]), "phone_no": call.phone_no}
+            "call_time": local_call_time(call.scheduled_for, zone_of(candidate)[0]), "phone_no": call.phone_no,
+            "page_link": page_link(call)}
 
 
 def email_message(call: Call, candidate: Candidate) -> tuple[str, str, str]:
