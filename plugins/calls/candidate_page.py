@@ -16,13 +16,12 @@ from flask import current_app
 from app.data.db import database, utcnow
 from app.security import tokens
 from plugins.calls import dispatch
-from plugins.calls.calling_hours import candidate_timezone, is_allowed_at, next_allowed_at
+from plugins.calls.calling_hours import candidate_timezone, is_allowed_at, local_call_time, next_allowed_at
 from plugins.calls.models import QUEUED, Call
-from plugins.calls.reminder_messages import local_call_time
+from plugins.calls.page_links import TOKEN_KIND, link_ttl
 from plugins.calls.rescheduling import book_callback, cancel, job_schedule_of
 from plugins.candidates import consent as contact_consent
 
-TOKEN_KIND = "candidate-page"
 OFFER_DAYS = 7
 OFFERS_PER_DAY = 4
 SLOT = dt.timedelta(hours=1)
@@ -35,30 +34,6 @@ DONE_MESSAGES = {
     STOP_CALLS: "We will not call you again.",
     STOP_TEXTS: "We will not text you again.",
 }
-
-
-def link_ttl() -> float:
-    return float(current_app.config["CANDIDATE_PAGE_TTL_DAYS"]) * 86400
-
-
-def page_base_url() -> str:
-    config = current_app.config
-    base = config["CANDIDATE_PAGE_BASE_URL"] or config["TWILIO_CALLBACK_BASE_URL"] or f"http://localhost:{config['PORT']}"
-    return base.rstrip("/")
-
-
-def token_for(call: Call) -> str:
-    """The call's current link token (a nonce is given to the call on first use)."""
-    if not call.page_nonce:
-        nonce = secrets.token_urlsafe(12)
-        Call.update(page_nonce=nonce).where((Call.id == call.id) & Call.page_nonce.is_null()).execute()
-        call.page_nonce = Call.select(Call.page_nonce).where(Call.id == call.id).scalar()
-    return tokens.sign(TOKEN_KIND, {"c": str(call.id), "n": call.page_nonce})
-
-
-def page_link(call: Call) -> str:
-    """The absolute link to the call's page, for a reminder."""
-    return f"{page_base_url()}/c/{token_for(call)}"
 
 
 def call_behind(token: str) -> Call | None:

@@ -36,7 +36,8 @@ class Call(TenantRecord):
     series = pw.UUIDField(null=True)  # the scheduled series (CallPlan.series) this attempt belongs to
     scheduled_for = pw.DateTimeField(null=True)
     booked_by = pw.CharField(max_length=16, null=True)
-    page_nonce = pw.CharField(max_length=32, null=True)  # the current link to the candidate's page carries it  # who chose scheduled_for: api, candidate_page, candidate_sms, ...
+    page_nonce = pw.CharField(max_length=32, null=True)  # the current link to the candidate's page carries it
+    sms_help_sent_at = pw.DateTimeField(null=True)  # the one help text a reply not understood gets  # who chose scheduled_for: api, candidate_page, candidate_sms, ...
     phone_no = pw.CharField(max_length=32)
     provider = pw.CharField(max_length=32)
     provider_call_id = pw.CharField(max_length=64, null=True)

@@ -12,7 +12,7 @@ from flask.views import MethodView
 
 from app.data.db import database
 from app.http.api import Blueprint
-from plugins.calls import candidate_page
+from plugins.calls import candidate_page, page_links
 
 CSRF_COOKIE = "hk_csrf"
 DONE_PARAMETER = "done"
@@ -23,6 +23,8 @@ PAGE_HEADERS = {
     "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; "
                                "frame-ancestors 'none'; base-uri 'none'",
 }
+
+UNAVAILABLE = "The plain page of a forged, expired or used link, or a call no longer queued (HTML)"
 
 page_blp = Blueprint("candidate_page", __name__, url_prefix="/c", auth=None, template_folder="templates",
                      description="The candidate's own page for a scheduled call (HTML; the link is its key)")
@@ -65,6 +67,7 @@ def with_csrf_cookie(render) -> Response:
 @page_blp.route("/<token>")
 class CandidatePage(MethodView):
     @page_blp.response(200, description="The page (HTML)", content_type="text/html")
+    @page_blp.alt_response(404, description=UNAVAILABLE, content_type="text/html")
     @page_blp.doc(operationId="show_candidate_page")
     def get(self, token):
         """The candidate's page: the job, the call's time in their zone, and what they can do"""
@@ -78,7 +81,13 @@ class CandidatePage(MethodView):
                                                              error=None, action_url=request.path))
 
     @page_blp.arguments(PageFormSchema, location="form")
-    @page_blp.response(303, description="To the page under the link's replacement (or the confirmation)")
+    @page_blp.response(303, description="To the page under the link's replacement")
+    @page_blp.alt_response(200, description="Done (the call is no longer queued), or the page again saying why "
+                                            "not", content_type="text/html", success=True)
+    @page_blp.alt_response(400, description="An unknown action (HTML)", content_type="text/html")
+    @page_blp.alt_response(403, description="The form's CSRF value does not match the cookie (HTML)",
+                           content_type="text/html")
+    @page_blp.alt_response(404, description=UNAVAILABLE, content_type="text/html")
     @page_blp.doc(operationId="act_on_candidate_page")
     def post(self, form, token):
         """Move, call now, cancel, or stop calls or texts (one action per link; CSRF-protected)"""
@@ -96,7 +105,7 @@ class CandidatePage(MethodView):
                 problem, context = str(refusal), candidate_page.page_context(call)
                 return with_csrf_cookie(lambda csrf: render_template(
                     "calls/page.html", **context, csrf=csrf, done=None, error=problem, action_url=request.path))
-            following = candidate_page.token_for(still_queued) if still_queued is not None else None
+            following = page_links.token_for(still_queued) if still_queued is not None else None
         done = form["action"]
         if following is None:
             return html(render_template("calls/page_done.html", message=candidate_page.DONE_MESSAGES[done]))
