@@ -239,3 +239,43 @@ def test_cancel_ends_a_queued_call_and_a_finished_one_is_409(client, tenant_a, t
     completed = instant_call(client, tenant_a, application_for(client, tenant_a)).json
     finished = client.post(f"/v1/calls/{completed['id']}/cancel", headers=tenant_a.headers)
     assert finished.status_code == 409 and "completed" in finished.json["error"]["message"]
+
+
+# ---- the same through MCP ---------------------------------------------------------------------------------------------
+
+def test_mcp_tools_reschedule_cancel_and_queue_outside_the_hours(make_app, tenant_a, tenant_b):
+    import jsonschema
+
+    from tests.test_calling_hours import zone_with_local_hour
+    from tests.test_mcp_jobs import listed_tools
+    from tests.test_mcp_protocol import tool_result
+
+    app = make_app(CALLING_HOURS="08:00-21:00")
+    client = app.test_client()
+    tools = listed_tools(client, tenant_a)
+    for name in ("reschedule_call", "cancel_call"):
+        jsonschema.Draft202012Validator.check_schema(tools[name]["inputSchema"])
+        assert tools[name]["annotations"]["readOnlyHint"] is False
+    assert "outside_calling_hours" in tools["start_instant_call"]["inputSchema"]["properties"]
+
+    call = queued_call(client, tenant_a)
+    when = weekday_at("America/Chicago", 11)
+    moved = tool_result(client, tenant_a, "reschedule_call", {"call_id": call["id"], "scheduled_for": when})
+    assert moved["isError"] is False and moved["structuredContent"]["booked_by"] == "api"
+    late = tool_result(client, tenant_a, "reschedule_call", {"call_id": call["id"],
+                                                             "scheduled_for": weekday_at("America/Chicago", 22)})
+    assert late["isError"] is True and "next allowed moment" in late["content"][0]["text"]
+    assert tool_result(client, tenant_b, "cancel_call", {"call_id": call["id"]})["isError"] is True
+    canceled = tool_result(client, tenant_a, "cancel_call", {"call_id": call["id"], "reason": "role filled"})
+    assert canceled["structuredContent"]["status"] == "canceled"
+    assert tool_result(client, tenant_a, "cancel_call", {"call_id": call["id"]})["isError"] is True  # finished
+
+    candidate = create_candidate(client, tenant_a)
+    client.put(f"/v1/candidates/{candidate['id']}/timezone", json={"timezone": zone_with_local_hour(3)},
+               headers=tenant_a.headers)
+    application = create_application(client, tenant_a, create_job_with_questions(client, tenant_a), candidate)
+    refused = tool_result(client, tenant_a, "start_instant_call", {"application_id": application["id"]})
+    assert refused["isError"] is True and "next allowed moment" in refused["content"][0]["text"]
+    queued = tool_result(client, tenant_a, "start_instant_call", {"application_id": application["id"],
+                                                                   "outside_calling_hours": "queue"})
+    assert queued["isError"] is False and queued["structuredContent"]["scheduled_for"]
