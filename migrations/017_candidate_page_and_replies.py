@@ -1,4 +1,4 @@
-"""Migration 017b_candidate_page_and_replies (peewee-migrate; `flask --app wsgi db upgrade` applies it)."""
+"""Migration 017_candidate_page_and_replies (peewee-migrate; `flask --app wsgi db upgrade` applies it)."""
 
 import peewee as pw
 from peewee_migrate import Migrator
