@@ -55,9 +55,22 @@ class Conflict(ApiError):
         super().__init__(409, message, extra={"existing_id": str(existing_id)} if existing_id is not None else None)
 
 
+class ExistingRecordConflict(Conflict):
+    """What the database refused as a duplicate (a unique index: another write got there first), as REST, batch
+    items and MCP tools answer it."""
+
+    def __init__(self):
+        super().__init__("The record conflicts with one that already exists.")
+
+
 class ValidationFailed(ApiError):
     def __init__(self, fields: dict, message: str | None = None):
         super().__init__(422, message or summarize_fields(fields), fields=fields)
+
+    @classmethod
+    def of(cls, error: ma.ValidationError) -> "ValidationFailed":
+        """marshmallow's errors as the 422 REST answers (a schema-level list goes under `_schema`)."""
+        return cls(error.messages if isinstance(error.messages, dict) else {"_schema": error.messages})
 
 
 def summarize_fields(fields: dict) -> str:
@@ -152,13 +165,12 @@ def handle_api_error(error: ApiError):
 
 
 def handle_marshmallow_error(error: ma.ValidationError):
-    return error_response(422, summarize_fields(error.messages if isinstance(error.messages, dict) else {"_schema": error.messages}),
-                          fields=error.messages if isinstance(error.messages, dict) else {"_schema": error.messages})
+    return handle_api_error(ValidationFailed.of(error))
 
 
 def handle_integrity_error(error: pw.IntegrityError):
     log.info("integrity error: %s", error)
-    return error_response(409, "The record conflicts with one that already exists.")
+    return handle_api_error(ExistingRecordConflict())
 
 
 # PostgreSQL's SQLSTATEs for a transaction rolled back because it raced another: deadlock_detected and

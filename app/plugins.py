@@ -48,6 +48,9 @@ class Plugin:
     rate_limit: str | None = None  # config name of the family's own limit, else the default limit applies
     init_app: Callable | None = None
     cli: tuple = field(default=())
+    # lists whose totals the database keeps (app.data.row_counts): (list name, the one filter its buckets answer or
+    # None); a list named here is its table's rows of the tenant, and a migration keeps the table's counts
+    counted_lists: tuple[tuple[str, str | None], ...] = ()
 
 
 class PluginError(RuntimeError):
@@ -130,6 +133,8 @@ def register(app, api, plugins: list[Plugin]) -> None:
         if plugin.init_app:
             plugin.init_app(app)
     app.extensions["hirekit_plugins"] = {plugin.name: plugin for plugin in plugins}
+    app.extensions["hirekit_counted_lists"] = {name: bucket for plugin in plugins
+                                               for name, bucket in plugin.counted_lists}
 
 
 def enabled(app, name: str) -> bool:

@@ -22,6 +22,12 @@ class TenantRecord(TimestampedModel):
     def owned_by(cls, tenant_id: str):
         return cls.select().where(cls.tenant == tenant_id)
 
+    @classmethod
+    def owned_rows(cls, tenant_id: str):
+        """owned_by for a list of whole records, the table's columns selected as `*` (peewee maps each column to its
+        field by name): compiling a select list that names every column costs more CPU than reading a page of them."""
+        return cls.select(pw.SQL("*")).where(cls.tenant == tenant_id)
+
 
 class RecruiterColumns(pw.Model):
     """The recruiter an ATS names on a job (SPEC 2.1) or a candidate (2.4's update sample)."""

@@ -1,8 +1,9 @@
 """Page mode's exact totals without counting a tenant's rows: the per-tenant counts that migration 012's triggers keep.
 
-The triggers run in the writing transaction, so a count is exactly as committed as the rows it counts. Jobs are counted
-per case-insensitive status, candidates and applications whole: a list filtered by nothing else (and with no updated_at
-window) reads its total here, any other filter counts its matching rows as before.
+The triggers run in the writing transaction, so a count is exactly as committed as the rows it counts. The families
+declare which of their lists read their totals here (app.plugins.Plugin.counted_lists): jobs per case-insensitive
+status, candidates and applications whole. Such a list filtered by nothing else (and with no updated_at window) reads
+its total here, any other filter counts its matching rows.
 
 On PostgreSQL the triggers append one delta row per statement and bucket, so concurrent writers of one tenant never
 queue on a shared counter row and a bulk INSERT ... SELECT adds one row; a reader that finds more than FOLD_AT of them
@@ -13,13 +14,11 @@ reader fold at a time. SQLite has a single writer and keeps one counter row per 
 from __future__ import annotations
 
 import peewee as pw
+from flask import current_app
 
+from app.data import statements
 from app.data.db import BaseModel, database, is_postgres
 
-# the tenant's whole lists whose rows are counted (app.http.listing's list_name, the same as the table): list name -> the
-# filter its buckets answer (None: counted whole). A list named here must be its table's rows of the tenant narrowed
-# only by the filters it passes.
-COUNTED = {"jobs": "status", "candidates": None, "applications": None}
 FOLD_AT = 64
 
 
@@ -38,13 +37,14 @@ class TenantRowCount(BaseModel):
 
 def known_total(list_name: str, model, tenant_id: str, filters: dict) -> int | None:
     """The exact number of the tenant's rows of list `list_name` matching `filters`, when the counts answer it."""
+    counted = current_app.extensions.get("hirekit_counted_lists", {})  # the families' Plugin.counted_lists
     table = model._meta.table_name
-    if list_name not in COUNTED or table != list_name:
+    if list_name not in counted or table != list_name:
         return None
     active = {name: value for name, value in filters.items() if value is not None}
     if not active:
         return tenant_total(tenant_id, table)
-    bucket_filter = COUNTED[table]
+    bucket_filter = counted[table]
     if bucket_filter is None or set(active) != {bucket_filter} or str(active[bucket_filter]) == "":
         return None
     # the filter compares LOWER(column) with the value lower-cased in Python (app.data.records.apply_filters): the same
@@ -63,19 +63,9 @@ def tenant_total(tenant_id: str, table: str, bucket: str | None = None) -> int:
     return int(total)
 
 
-FOLD = """
-WITH folded AS (
-    DELETE FROM tenant_row_counts WHERE tenant_id = %s AND table_name = %s RETURNING bucket, total
-)
-INSERT INTO tenant_row_counts (tenant_id, table_name, bucket, total)
-SELECT %s, %s, bucket, sum(total) FROM folded GROUP BY bucket HAVING sum(total) <> 0"""
-
-
 def fold(tenant_id: str, table: str) -> None:
     """PostgreSQL: replace the list's delta rows by one per bucket; skipped while another reader folds the same list.
     Deltas committed meanwhile are either in the DELETE's snapshot (and folded) or not (and left for the next fold)."""
     with database.atomic():
-        locked = database.execute_sql("SELECT pg_try_advisory_xact_lock(hashtext(%s))",
-                                      (f"tenant_row_counts:{tenant_id}:{table}",)).fetchone()[0]
-        if locked:
-            database.execute_sql(FOLD, (tenant_id, table, tenant_id, table))
+        if statements.try_lock_for_transaction(f"tenant_row_counts:{tenant_id}:{table}"):
+            statements.fold_row_counts(tenant_id, table)

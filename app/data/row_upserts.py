@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
+from app.data import statements
 from app.data.db import database, is_postgres, new_uuid, utcnow
 from app.data.records import TenantRecord, quoted
 
@@ -57,10 +58,8 @@ def source_id_lock_key(model: type[TenantRecord], tenant_id: str, source_id: str
 
 def lock_all(model: type[TenantRecord], tenant_id: str, source_ids: list[str]) -> None:
     """app.http.upserts.lock_source_id for every source id, in one statement, in sorted order (PostgreSQL)."""
-    if is_postgres():
-        keys = sorted(source_id_lock_key(model, tenant_id, source_id) for source_id in source_ids)
-        database.execute_sql("SELECT pg_advisory_xact_lock(hashtextextended(key, 0)) "
-                             "FROM unnest(%s::text[]) WITH ORDINALITY AS locks(key, position) ORDER BY position", (keys,))
+    statements.lock_for_transaction(*sorted(source_id_lock_key(model, tenant_id, source_id)
+                                            for source_id in source_ids))
 
 
 def stored_rows(family: RowUpsert, tenant_id: str, source_ids: list[str]) -> dict[str, tuple]:

@@ -74,7 +74,6 @@ class ResumeSchema(FullAnswerSchema):
 class ResumeField(ma.fields.Nested):
     """A record's `resume`: its metadata, or null when it has neither stored bytes nor a reference."""
 
-    PURE_FUNCTION_OF_ROW = True  # reads the record's own resume_* columns only (app.http.representations may reuse it)
 
     def __init__(self, **kwargs):
         super().__init__(ResumeSchema, dump_only=True, allow_none=True, **kwargs)

@@ -31,7 +31,7 @@ from app.security import limits
 from app.http.api import ErrorDetailSchema, Schema
 from app.security.auth import current_tenant_id
 from app.data.db import database
-from app.errors import ApiError, ValidationFailed, error_detail
+from app.errors import ApiError, ExistingRecordConflict, ValidationFailed, error_detail
 from app.http.fields import StrictBoolean, StrictSchema
 from app.data.row_upserts import upsert_rows
 from app.http.upserts import SourceIdUpsert
@@ -89,8 +89,7 @@ def validate_items(schema: ma.Schema, items: list, outcomes: list) -> list[tuple
         try:
             values = schema.load(item)
         except ma.ValidationError as error:
-            messages = error.messages if isinstance(error.messages, dict) else {"_schema": error.messages}
-            outcomes[index] = refused(ValidationFailed(messages), source_id)
+            outcomes[index] = refused(ValidationFailed.of(error), source_id)
             continue
         source_id = values["source_id"]
         if source_id in first_at:
@@ -119,10 +118,9 @@ def write_items(upsert: SourceIdUpsert, tenant_id: str, valid: list[tuple[int, d
         except ApiError as error:
             outcomes[index] = refused(error, source_id)
         except ma.ValidationError as error:
-            outcomes[index] = refused(ValidationFailed(error.messages if isinstance(error.messages, dict)
-                                                       else {"_schema": error.messages}), source_id)
+            outcomes[index] = refused(ValidationFailed.of(error), source_id)
         except pw.IntegrityError:
-            outcomes[index] = refused(ApiError(409, "The record conflicts with one that already exists."), source_id)
+            outcomes[index] = refused(ExistingRecordConflict(), source_id)
         else:
             outcomes[index] = ItemOutcome(201 if created else 200, source_id, str(record.id))
 

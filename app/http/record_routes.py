@@ -2,11 +2,8 @@
 
 A family's routes module names its model, schema, bodies and service functions; the route, its answer statuses and
 its operationId (list_jobs, get_job, create_job, update_job) are made here, once, with the upsert of app.http.upserts.
-
-`GET /v1/<family>` and `GET /v1/<family>/{id}` answer rows whose JSON is a pure function of the row (jobs,
-candidates, calls), with their bodies reused (app.http.representations). Registering them here declares the pair to the
-body-reuse fence as the route is registered, so a schema that could serve a stale body fails at start-up, not in an
-answer. A family whose answers join other rows (applications) passes its own reader instead.
+Every route calls the family's service and answers what it returns dumped by the schema: the same service and
+dump the family's MCP tools answer.
 """
 
 from __future__ import annotations
@@ -19,22 +16,16 @@ import marshmallow as ma
 from app.http.api import Blueprint, page_schema
 from app.security.auth import current_tenant_id
 from app.data.records import TenantRecord
-from app.http.representations import declare, owned_record_response, tenant_list_response
 
 
 def add_list_route(blp: Blueprint, model: type[TenantRecord], schema_class: type[ma.Schema], *, rule: str = "",
-                   args_schema: type[ma.Schema], list_name: str, summary: str, query_for: Callable | None = None,
-                   answer: Callable | None = None) -> None:
-    """`GET <prefix><rule>`, named `list_<list_name>` in /openapi.json: the caller's tenant's rows of
-    `query_for(tenant_id, **filters)` in either list mode, their items reused; or, for rows joined with others,
-    what `answer(tenant_id, **args)` answers (app.http.listing.answer), dumped by `schema_class`'s page schema."""
-    if answer is None:
-        declare(model, schema_class)
+                   args_schema: type[ma.Schema], list_records: Callable, list_name: str, summary: str) -> None:
+    """`GET <prefix><rule>`, named `list_<list_name>` in /openapi.json: what the family's service
+    `list_records(tenant_id, **args)` answers (app.http.listing.answer: page or cursor mode), dumped by
+    `schema_class`'s page schema, the dump the MCP list tools answer too."""
 
     def get(self, args):
-        if answer is not None:
-            return answer(current_tenant_id(), **args)
-        return tenant_list_response(args, query_for, schema_class, list_name=list_name)
+        return list_records(current_tenant_id(), **args)
 
     get.__doc__ = summary
     get = blp.arguments(args_schema, location="query")(get)
@@ -43,19 +34,15 @@ def add_list_route(blp: Blueprint, model: type[TenantRecord], schema_class: type
 
 
 def add_read_route(blp: Blueprint, rule: str, model: type[TenantRecord], schema_class: type[ma.Schema], *,
-                   summary: str, read: Callable | None = None) -> None:
-    """`GET <prefix><rule>`, named `get_<label>` in /openapi.json: the caller's tenant's row with the id in the rule's
-    one variable (404 for another tenant's, a missing or a malformed id), its body reused; or, for a row answered
-    with others, what `read(tenant_id, record_id)` returns, dumped by `schema_class`."""
+                   summary: str, read: Callable) -> None:
+    """`GET <prefix><rule>`, named `get_<label>` in /openapi.json: what the family's service
+    `read(tenant_id, record_id)` answers for the id in the rule's one variable (404 for another tenant's, a missing
+    or a malformed id), dumped by `schema_class`."""
     _names_one_record(blp, rule)
-    if read is None:
-        declare(model, schema_class)
 
     def get(self, **path):
         (record_id,) = path.values()
-        if read is not None:
-            return read(current_tenant_id(), record_id)
-        return owned_record_response(model, schema_class, current_tenant_id(), record_id)
+        return read(current_tenant_id(), record_id)
 
     get.__doc__ = summary
     get = blp.response(200, schema_class)(get)

@@ -18,7 +18,8 @@ from typing import Callable
 import marshmallow as ma
 
 from app.security.auth import current_tenant_id
-from app.data.db import database, is_postgres
+from app.data import statements
+from app.data.db import database
 from app.errors import ValidationFailed
 from app.data.records import TenantRecord, find_by_source_id
 from app.data.row_upserts import RowUpsert, source_id_lock_key
@@ -35,9 +36,7 @@ def upsert_schema(create_schema: type[ma.Schema], name: str) -> type[ma.Schema]:
 
 def lock_source_id(model: type[TenantRecord], tenant_id: str, source_id: str) -> None:
     """Inside a transaction: wait for any other upsert of this record (PostgreSQL; SQLite writers are serialized)."""
-    if is_postgres():
-        database.execute_sql("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
-                             (source_id_lock_key(model, tenant_id, source_id),))
+    statements.lock_for_transaction(source_id_lock_key(model, tenant_id, source_id))
 
 
 def upsert_by_source_id(model: type[TenantRecord], tenant_id: str, source_id: str, *,

@@ -18,7 +18,7 @@ RESUME_BODY = ("JSON (resume as `base64file`, or `file` as a reference) or multi
                "(resume as the `file` part, other fields as form fields)")
 
 add_list_route(blp, Application, ApplicationSchema, args_schema=ApplicationListArgsSchema, list_name="applications",
-               answer=services.list_applications,
+               list_records=services.list_applications,
                summary="List applications, oldest first, filtered by job, candidate or source ids")
 add_create_route(blp, Application, ApplicationSchema, body=json_or_multipart(blp, ApplicationCreateSchema, description=RESUME_BODY),
                  create=services.create_application,

@@ -17,7 +17,8 @@ from app.files import uploads
 from app.http.upserts import SourceIdUpsert
 from plugins.applications.models import Application
 from plugins.applications.resume_files import resume_kept_by
-from plugins.applications.schemas import ApplicationCreateSchema, ApplicationSchema
+from plugins.applications.schemas import (ApplicationCreateSchema, ApplicationSchema, CandidateSummarySchema,
+                                          JobSummarySchema)
 from plugins.candidates.models import Candidate
 from plugins.candidates.services import held_candidate
 from plugins.jobs.models import Job
@@ -25,9 +26,9 @@ from plugins.jobs.models import Job
 _record_schema = ApplicationSchema()
 
 
-CANDIDATE_SUMMARY = (Candidate.id, Candidate.source_id, Candidate.first_name, Candidate.last_name, Candidate.email,
-                     Candidate.phone_no)
-JOB_SUMMARY = (Job.id, Job.number, Job.source_id, Job.title, Job.status, Job.city, Job.state_name, Job.country)
+# the columns of the candidate and job summaries an application answers with: the fields their schemas dump
+CANDIDATE_SUMMARY = tuple(getattr(Candidate, name) for name in CandidateSummarySchema.Meta.fields)
+JOB_SUMMARY = tuple(getattr(Job, name) for name in JobSummarySchema.Meta.fields)
 
 
 def with_summaries(query, *, full: bool = False):

@@ -62,7 +62,7 @@ def check_call_time(call: Call, when: dt.datetime, schedule: dict) -> None:
 def job_schedule_of(call: Call) -> dict:
     from plugins.calls.scheduling import job_schedule
 
-    return job_schedule(call.tenant_id, call.job_id)
+    return job_schedule(call.job_id)
 
 
 def book_callback(call: Call, when: dt.datetime, *, source: str) -> Call:

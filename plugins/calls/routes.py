@@ -26,7 +26,7 @@ blp = Blueprint("calls", __name__, url_prefix="/v1", template_folder="templates"
 callbacks_blp = Blueprint("calls_callbacks", __name__, url_prefix="/v1/calls/callbacks", auth=None,
                           description="Telephony provider callbacks (authenticated by the provider's signature)")
 
-add_list_route(blp, Call, CallSchema, rule="/calls", args_schema=CallListArgsSchema, query_for=services.calls_query, list_name="calls",
+add_list_route(blp, Call, CallSchema, rule="/calls", args_schema=CallListArgsSchema, list_records=services.list_calls, list_name="calls",
                summary="List calls, oldest first, filtered by job, candidate, application (ids or source ids) or status")
 add_read_route(blp, "/calls/<call_id>", Call, CallWithRemindersSchema, read=services.get_call_with_reminders,
                summary="Read a call: status, summary, assessment, transcript, timing and its reminders")

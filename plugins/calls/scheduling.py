@@ -46,10 +46,11 @@ log = logging.getLogger("hirekit.calls")
 ACTIVE_STAGE = "ACTIVE"
 
 
-def job_schedule(tenant_id: str, job_id) -> dict:
-    from plugins.scheduling.services import get_schedule
+def job_schedule(job_id) -> dict:
+    """The schedule of a job the tenant's application or call names."""
+    from plugins.scheduling.services import schedule_of_owned_job
 
-    return get_schedule(tenant_id, job_id)
+    return schedule_of_owned_job(job_id)
 
 
 def on_application_activity(event) -> None:
@@ -64,26 +65,31 @@ def on_application_activity(event) -> None:
 
 
 def react_to_application(tenant_id: str, record: dict) -> None:
-    application = Application.get_or_none((Application.id == record.get("id")) & (Application.tenant == tenant_id))
-    if application is None:
+    """The application record the event carries (written in this transaction, so the tenant's and there) moves its
+    call plan; the application row itself is read only when a series starts."""
+    if not record.get("id") or not record.get("job_id") or not record.get("application_stage"):
         return
-    stage = str(record.get("application_stage") or application.application_stage).upper()
-    plan = CallPlan.get_or_none(CallPlan.application == application.id)
+    stage = str(record["application_stage"]).upper()
+    # first(), not get_or_none: a new application has no plan, and a miss of get_or_none builds the SQL twice
+    plan = CallPlan.select().where((CallPlan.application == record["id"]) & (CallPlan.tenant == tenant_id)).first()
     previous = plan.last_stage if plan else None
     if plan is None:
-        plan = CallPlan.create(application=application.id, tenant=tenant_id, job=application.job_id, last_stage=stage)
+        plan = CallPlan.create(application=record["id"], tenant=tenant_id, job=record["job_id"], last_stage=stage)
     elif previous != stage:
         plan.last_stage = stage
         plan.save()
     if stage == ACTIVE_STAGE and previous != ACTIVE_STAGE:
-        start_series(plan, application)
+        start_series(plan)
     elif stage != ACTIVE_STAGE and previous == ACTIVE_STAGE:
-        cancel_pending(Call.application == application.id, reason="the application left the ACTIVE stage")
+        cancel_pending(Call.application == record["id"], reason="the application left the ACTIVE stage")
 
 
-def start_series(plan: CallPlan, application: Application) -> Call | None:
-    schedule = job_schedule(plan.tenant_id, application.job_id)
+def start_series(plan: CallPlan) -> Call | None:
+    schedule = job_schedule(plan.job_id)
     if not schedule["scheduling"]:
+        return None
+    application = Application.get_or_none(Application.id == plan.application_id)
+    if application is None:
         return None
     if not application.candidate.phone_no:
         log.info("application %s: candidate has no phone number, no call scheduled", application.id)
@@ -178,7 +184,7 @@ def move_attempt(call: Call, when: dt.datetime, schedule: dict) -> None:
 
 def run_attempt(call: Call) -> None:
     """At the scheduled time: re-check that the attempt is still wanted and allowed, then place it."""
-    schedule = job_schedule(call.tenant_id, call.job_id)
+    schedule = job_schedule(call.job_id)
     if call.trigger != SCHEDULED:  # a callback or a deferred instant call: placed at its time if still allowed
         return run_booked(call, schedule)
     plan = CallPlan.get_or_none(CallPlan.application == call.application_id)
@@ -246,7 +252,7 @@ def after_attempt(call: Call) -> None:
     if call.status == COMPLETED:
         CallPlan.update(series=None).where(CallPlan.application == plan.application_id).execute()
     elif call.status in UNREACHED_STATUSES:
-        schedule = job_schedule(call.tenant_id, call.job_id)
+        schedule = job_schedule(call.job_id)
         if schedule["scheduling"]:
             with database.atomic():
                 schedule_next(plan, call.application, schedule)
@@ -307,7 +313,7 @@ def run_instant(call: Call) -> None:
     now = utcnow()
     if next_allowed_at(call.candidate, None, now) == now:
         return place_call(call)
-    run_booked(call, job_schedule(call.tenant_id, call.job_id))
+    run_booked(call, job_schedule(call.job_id))
 
 
 def on_scheduling_toggled(tenant_id: str, job_id, enabled: bool) -> None:

@@ -45,7 +45,7 @@ def get_call_with_reminders(tenant_id: str, call_id) -> Call:
 
 def calls_query(tenant_id: str, **filters):
     """The tenant's calls matching the list filters (empty ones ignored)."""
-    query = Call.owned_by(tenant_id)
+    query = Call.owned_rows(tenant_id)
     for name, value in filters.items():
         if value is not None:
             query = query.where(FILTER_COLUMNS[name] == value)

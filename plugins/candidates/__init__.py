@@ -16,4 +16,4 @@ def init_app(app) -> None:
 
 
 PLUGIN = Plugin(name="candidates", blueprints=(blp, contact_blp), models=(Candidate, ContactPolicy, DoNotCallNumber),
-                cli=(candidates_cli,), init_app=init_app)
+                cli=(candidates_cli,), init_app=init_app, counted_lists=(("candidates", None),))

@@ -17,7 +17,7 @@ from plugins.candidates.schemas import (CandidateCreateSchema, CandidateListArgs
 
 blp = Blueprint("candidates", __name__, url_prefix="/v1/candidates", description="Candidates pushed by your ATS")
 
-add_list_route(blp, Candidate, CandidateSchema, args_schema=CandidateListArgsSchema, query_for=services.candidates_query,
+add_list_route(blp, Candidate, CandidateSchema, args_schema=CandidateListArgsSchema, list_records=services.list_candidates,
                list_name="candidates", summary="List candidates, oldest first, filtered by source_id or email")
 add_create_route(blp, Candidate, CandidateSchema, create=services.create_candidate,
                  body=json_or_multipart(blp, CandidateCreateSchema,
@@ -25,7 +25,8 @@ add_create_route(blp, Candidate, CandidateSchema, create=services.create_candida
                                                     "multipart/form-data (resume as the `file` part)"),
                  summary="Create a candidate, optionally with a resume (a source_id already used answers 409 with the "
                          "existing id)")
-add_read_route(blp, "/<candidate_id>", Candidate, CandidateSchema, summary="Read a candidate")
+add_read_route(blp, "/<candidate_id>", Candidate, CandidateSchema, read=services.get_candidate,
+               summary="Read a candidate")
 add_update_route(blp, "/<candidate_id>", Candidate, CandidateSchema, body=blp.arguments(CandidateUpdateSchema),
                  update=services.update_candidate, errors=(409,),
                  summary="Update a candidate: SPEC's required fields plus any optional ones to change")

@@ -12,6 +12,14 @@ MAX_DESCRIPTION_LENGTH = 50_000
 DESCRIPTION = {"description": f"Job description (at most {MAX_DESCRIPTION_LENGTH:,} characters)"}
 
 
+def pay_range_problems(low: float | None, high: float | None) -> dict:
+    """The job's pay range rule, for a body alone and for a change merged with the stored job: the field messages
+    when max_pay_rate is below min_pay_rate, else none."""
+    if low is not None and high is not None and low > high:
+        return {"max_pay_rate": ["Must not be less than min_pay_rate."]}
+    return {}
+
+
 class JobFieldsSchema(StrictSchema):
     """Every job field once, all optional; the create and update bodies tighten what SPEC requires."""
 
@@ -43,9 +51,9 @@ class JobFieldsSchema(StrictSchema):
 
     @ma.validates_schema
     def pay_range_in_order(self, data, **kwargs):
-        low, high = data.get("min_pay_rate"), data.get("max_pay_rate")
-        if low is not None and high is not None and low > high:
-            raise ma.ValidationError("Must not be less than min_pay_rate.", field_name="max_pay_rate")
+        problems = pay_range_problems(data.get("min_pay_rate"), data.get("max_pay_rate"))
+        if problems:
+            raise ma.ValidationError(problems)
 
 
 class JobCreateSchema(JobFieldsSchema):

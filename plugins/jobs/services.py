@@ -9,14 +9,14 @@ from app.data.records import (apply_changes, apply_filters, create_with_source_i
 from app.data.row_upserts import RowUpsert
 from app.http.upserts import SourceIdUpsert
 from plugins.jobs.models import Job
-from plugins.jobs.schemas import JobCreateSchema, JobSchema
+from plugins.jobs.schemas import JobCreateSchema, JobSchema, pay_range_problems
 
 CASE_INSENSITIVE_FILTERS = ("status", "city", "state_name", "country", "employment_type", "workplace_type")
 
 
 def jobs_query(tenant_id: str, **filters):
     """The tenant's jobs matching the list filters (empty ones ignored)."""
-    return apply_filters(Job.owned_by(tenant_id), Job, filters, case_insensitive=CASE_INSENSITIVE_FILTERS)
+    return apply_filters(Job.owned_rows(tenant_id), Job, filters, case_insensitive=CASE_INSENSITIVE_FILTERS)
 
 
 def list_jobs(tenant_id: str, **args) -> dict:
@@ -35,10 +35,10 @@ def create_job(tenant_id: str, values: dict) -> Job:
 
 def update_job(tenant_id: str, job_id, values: dict) -> Job:
     job = get_job(tenant_id, job_id)
-    low = values.get("min_pay_rate", job.min_pay_rate)
-    high = values.get("max_pay_rate", job.max_pay_rate)
-    if low is not None and high is not None and low > high:
-        raise ValidationFailed({"max_pay_rate": ["Must not be less than min_pay_rate."]})
+    problems = pay_range_problems(values.get("min_pay_rate", job.min_pay_rate),
+                                  values.get("max_pay_rate", job.max_pay_rate))
+    if problems:
+        raise ValidationFailed(problems)
     return apply_changes(job, values)
 
 

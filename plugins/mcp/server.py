@@ -13,7 +13,7 @@ from flask import current_app
 
 from app.security import limits
 from app.security.auth import current_tenant_id
-from app.errors import ApiError, ValidationFailed
+from app.errors import ApiError, ExistingRecordConflict, ValidationFailed
 from app.plugins import enabled
 from plugins.mcp.protocol import (
     HANDSHAKE_VERSIONS,
@@ -162,10 +162,9 @@ class McpServer:
                 log.warning("tool %s failed with %s: %s", name, error.status, error.message)
             return failure(describe_api_error(error))
         except ma.ValidationError as error:  # a service validating beyond the argument schema: REST's 422
-            messages = error.messages if isinstance(error.messages, dict) else {"_schema": error.messages}
-            return failure(describe_api_error(ValidationFailed(messages)))
+            return failure(describe_api_error(ValidationFailed.of(error)))
         except pw.IntegrityError:
-            return failure("The record conflicts with one that already exists.")
+            return failure(describe_api_error(ExistingRecordConflict()))
         except (pw.OperationalError, pw.InterfaceError) as error:
             log.error("database unavailable during tool %s: %s", name, error)
             return failure("The database is not reachable right now; retry shortly.")

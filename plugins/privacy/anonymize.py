@@ -10,14 +10,15 @@ from plugins.applications.models import Application
 from plugins.applications.resume_files import remove_unreferenced
 from plugins.calls.models import Call, CallReminder
 from plugins.candidates.models import Candidate
+from plugins.candidates.schemas import CandidateUpdateSchema
 from plugins.candidates.services import get_candidate
 from plugins.privacy.erasure import forget_answers, locked_candidate
 from plugins.privacy.subject import Subject
 from plugins.webhooks.models import WebhookDelivery
 
 MARKER = "[anonymized]"
-CANDIDATE_FIELDS = ("first_name", "last_name", "email", "phone_no", "city", "state_name", "country", "source",
-                    "recruiter_name", "recruiter_email", "recruiter_work_phone_no", "status")
+# every field a candidate's update sets, but the id the ATS knows them by
+CANDIDATE_FIELDS = tuple(name for name in CandidateUpdateSchema().declared_fields if name != "source_id")
 RESUME = "resume"  # the resume files and their metadata, on the candidate and their applications
 CALL_CONTENT = "call_content"  # each call's transcript, summary and assessment
 FIELDS = (*CANDIDATE_FIELDS, RESUME, CALL_CONTENT)

@@ -56,5 +56,5 @@ class CandidateAnonymization(MethodView):
 
 
 add_list_route(blp, Erasure, ErasureSchema, rule="/privacy/erasures", args_schema=ErasureListArgsSchema,
-               query_for=services.erasures_query, list_name="privacy-erasures",
+               list_records=services.list_erasures, list_name="privacy-erasures",
                summary="The erasure log: who erased which candidate when, with ids and counts, oldest first")

@@ -101,7 +101,7 @@ def set_subscribed(tenant_id: str, webhook_id, subscribed: bool) -> TenantWebhoo
 
 def fan_out(event: Event) -> None:
     """events listener: a delivery row per active webhook for the event, in the emitting transaction, then a send job."""
-    webhooks = (TenantWebhook.select()
+    webhooks = (TenantWebhook.select(TenantWebhook.id, TenantWebhook.fields)  # what a delivery takes of its webhook
                 .where((TenantWebhook.tenant == event.tenant_id) & (TenantWebhook.triggered_event == event.type)
                        & (TenantWebhook.is_active == True) & (TenantWebhook.is_deleted == False)))  # noqa: E712
     created = [WebhookDelivery.create(tenant=event.tenant_id, webhook=webhook.id, event_id=event.event_id,
