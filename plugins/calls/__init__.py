@@ -8,6 +8,7 @@ from plugins.calls import tasks
 from plugins.calls.callbacks import TWILIO_FORM
 from plugins.calls.cli import calls_cli
 from plugins.calls.models import Call, CallPlan, CallReminder, JobFaq, QuestionRubric
+from plugins.calls.page_routes import page_blp
 from plugins.calls.routes import blp, callbacks_blp
 from plugins.calls.scheduling import (
     on_application_activity,
@@ -32,7 +33,7 @@ def init_app(app) -> None:
         add_toggle_listener(app, on_scheduling_toggled)
 
 
-PLUGIN = Plugin(name="calls", blueprints=(blp, callbacks_blp),
+PLUGIN = Plugin(name="calls", blueprints=(blp, callbacks_blp, page_blp),
                 models=(Call, CallPlan, CallReminder, JobFaq, QuestionRubric),
                 needs=("jobs", "candidates", "applications", "questions", "scheduling"),
                 tasks=Tasks(queues=(tasks.QUEUE,), periodic=(

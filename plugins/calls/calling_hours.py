@@ -111,6 +111,15 @@ def hours_description(candidate, schedule: dict | None = None) -> str:
     return text
 
 
+def local_call_time(when: dt.datetime, zone_name: str) -> str:
+    """`when` (naive UTC) in the zone, with the zone's abbreviation and name: "Monday 30 November 2026 at 10:00 CET
+    (Europe/Paris)"; a zone whose abbreviation is its name (UTC) is named once."""
+    local = when.replace(tzinfo=dt.timezone.utc).astimezone(ZoneInfo(zone_name))
+    abbreviation = local.tzname()
+    named = abbreviation if abbreviation == zone_name else f"{abbreviation} ({zone_name})"
+    return f"{local:%A} {local.day} {local:%B %Y} at {local:%H:%M} {named}"
+
+
 def moment_record(when: dt.datetime | None, zone: CandidateZone) -> dict | None:
     """A moment as an answer shows it: UTC, the candidate's local time with its offset, and the zone's name."""
     if when is None:

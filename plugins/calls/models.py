@@ -36,7 +36,9 @@ class Call(TenantRecord):
     trigger = pw.CharField(max_length=16, default=INSTANT)
     series = pw.UUIDField(null=True)  # the scheduled series (CallPlan.series) this attempt belongs to
     scheduled_for = pw.DateTimeField(null=True)
-    booked_by = pw.CharField(max_length=16, null=True)  # who chose scheduled_for: api, candidate_page, candidate_sms, ...
+    booked_by = pw.CharField(max_length=16, null=True)
+    page_nonce = pw.CharField(max_length=32, null=True)  # the current link to the candidate's page carries it
+    sms_help_sent_at = pw.DateTimeField(null=True)  # the one help text a reply not understood gets  # who chose scheduled_for: api, candidate_page, candidate_sms, ...
     phone_no = pw.CharField(max_length=32)
     provider = pw.CharField(max_length=32)
     provider_call_id = pw.CharField(max_length=64, null=True)

@@ -122,13 +122,16 @@ class TwilioCallback(MethodView):
 @callbacks_blp.route("/twilio/sms")
 class TwilioIncomingMessage(MethodView):
     @callbacks_blp.doc(operationId="receive_twilio_message")
-    @callbacks_blp.response(200, description="Empty TwiML: Twilio answers opt-out keywords itself", content_type="text/xml")
+    @callbacks_blp.response(200, description="TwiML: empty (Twilio answers opt-out keywords itself), or a Message "
+                                             "answering a reply about a pending call", content_type="text/xml")
     @callbacks_blp.errors(403, 404, 422)
     def post(self):
         """Twilio's incoming-message webhook (X-Twilio-Signature required); not for API clients
 
         STOP (or another of Twilio's opt-out keywords) opts every candidate with the sender's number out of contact,
-        START opts them back in; other messages are ignored."""
+        START opts them back in. Any other text is a reply about the sender's pending call: a time ("tomorrow
+        10am", in the candidate's zone), NOW, LATER, OK or "wrong number" move, confirm or stop it, answered with a
+        short text; anything else gets one help text per call; a number with no pending call gets no answer."""
         twiml = callbacks.handle_incoming_message(callbacks.public_url(request.full_path.rstrip("?"), request.url),
                                                   request.form.to_dict(), request.headers.get("X-Twilio-Signature"))
         return Response(twiml, mimetype="text/xml")

@@ -106,5 +106,4 @@ def not_now_error(candidate, reason: str, allowed) -> ApiError:
     when = (f"the next allowed moment is {following['local']} in {zone.name} ({following['utc']}); add "
             f"outside_calling_hours=queue to queue the call for it" if following
             else "no moment in the next two weeks is allowed")
-    return ApiError(409, f"the candidate cannot be called now: {reason}; {when}",
-                    extra={"next_allowed": following, "timezone": zone.name, "timezone_source": zone.source})
+    return ApiError(409, f"the candidate cannot be called now: {reason}; {when}", extra={"next_allowed": following})

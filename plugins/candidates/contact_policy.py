@@ -100,8 +100,7 @@ def policy_record(policy: Policy) -> dict:
 
 
 def set_policy(tenant_id: str, values: dict) -> Policy:
-    """Store the sent settings (null: back to the server's default); candidates whose zone is the tenant's or the
-    server's follow a new default zone."""
+    """Store the sent settings (null: back to the server's default)."""
     with database.atomic():
         row = ContactPolicy.get_or_none(ContactPolicy.tenant == tenant_id) or ContactPolicy(tenant=tenant_id)
         for name, value in values.items():
@@ -110,10 +109,6 @@ def set_policy(tenant_id: str, values: dict) -> Policy:
             row.save(force_insert=True)
         else:
             row.save()
-        if "timezone" in values:
-            from plugins.candidates.zones import refresh_default_zones
-
-            refresh_default_zones(tenant_id)
     return policy_for(tenant_id)
 
 

@@ -7,7 +7,7 @@ import marshmallow as ma
 from flask.views import MethodView
 
 from app.data.db import database
-from app.http.api import Blueprint, PageArgsSchema, page_schema
+from app.http.api import Blueprint, PageArgsSchema, UtcDateTime, page_schema
 from app.http.fields import StrictSchema
 from app.security.auth import current_tenant_id
 from plugins.candidates import consent as contact_consent
@@ -120,13 +120,17 @@ class TenantContactSettings(MethodView):
             from app.errors import ValidationFailed
 
             raise ValidationFailed({"calling_hours_start": [f"Must be before calling_hours_end ({end})."]})
-        return contact_policy.policy_record(contact_policy.set_policy(tenant_id, body))
+        with database.atomic():
+            policy = contact_policy.set_policy(tenant_id, body)
+            if "timezone" in body:  # candidates on the tenant's (or server's) zone follow the new default
+                zones.refresh_default_zones(tenant_id)
+        return contact_policy.policy_record(policy)
 
 
 class DoNotCallSchema(ma.Schema):
     phone_no = ma.fields.String(required=True, metadata={"description": "E.164"})
     note = ma.fields.String(required=True, allow_none=True)
-    created_at = ma.fields.DateTime(required=True)
+    created_at = UtcDateTime(required=True)
 
 
 class DoNotCallBodySchema(StrictSchema):

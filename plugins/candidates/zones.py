@@ -114,8 +114,9 @@ def location_zones(state_name: str | None, city: str | None, country: str | None
     return found
 
 
-def inferred_zone(candidate, tenant_zone: str | None) -> tuple[str, str]:
-    """(zone, source) for a candidate without an explicit zone."""
+def inferred_zone(candidate, default_zone) -> tuple[str, str]:
+    """(zone, source) for a candidate without an explicit zone; `default_zone()` answers the tenant's default zone,
+    asked only when the number and location leave the zone open."""
     from_phone = phone_number_zones(candidate.phone_no)
     from_location = location_zones(candidate.state_name, candidate.city, candidate.country)
     if len(from_phone) == 1:
@@ -127,8 +128,9 @@ def inferred_zone(candidate, tenant_zone: str | None) -> tuple[str, str]:
             return narrowed[0], LOCATION
     elif from_location:
         return from_location[0], LOCATION
-    if tenant_zone:
-        return tenant_zone, TENANT
+    tenants = default_zone()
+    if tenants:
+        return tenants, TENANT
     return current_app.config["TIMEZONE"], SERVER
 
 
@@ -143,7 +145,7 @@ def zone_of(candidate) -> tuple[str, str]:
     """(zone, source) as they stand now: an explicit zone, else inferred (the tenant's and server's as of now)."""
     if candidate.timezone_source == EXPLICIT and candidate.timezone:
         return candidate.timezone, EXPLICIT
-    return inferred_zone(candidate, tenant_zone(candidate.tenant_id))
+    return inferred_zone(candidate, lambda: tenant_zone(candidate.tenant_id))
 
 
 def zone_columns(candidate) -> dict:
