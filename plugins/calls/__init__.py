@@ -5,13 +5,18 @@ from app.background.periodic import PeriodicJob
 from app.plugins import Plugin, Tasks
 from plugins.calls import tasks
 from plugins.calls.cli import calls_cli
+from plugins.calls.conversation.contract import open_conversation
 from plugins.calls.models import Call, CallPlan, CallReminder
+from plugins.calls.recordings import CallRecording, CallSettings
+from plugins.calls.relay.claims import CallRelay
 from plugins.calls.routes import blp, callbacks_blp
 from plugins.calls.scheduling import on_application_activity, on_call_activity, on_contact_opt_out, on_scheduling_toggled
 from plugins.candidates.services import add_opt_out_listener
 
 
 def init_app(app) -> None:
+    # the dialogue a call's relay session holds (a test may put its own first)
+    app.extensions.setdefault("hirekit_conversation_factory", open_conversation)
     events.add_listener(app, on_application_activity)
     events.add_listener(app, on_call_activity, once_committed=True)
     add_opt_out_listener(app, on_contact_opt_out)
@@ -21,7 +26,7 @@ def init_app(app) -> None:
         add_toggle_listener(app, on_scheduling_toggled)
 
 
-PLUGIN = Plugin(name="calls", blueprints=(blp, callbacks_blp), models=(Call, CallPlan, CallReminder),
+PLUGIN = Plugin(name="calls", blueprints=(blp, callbacks_blp), models=(Call, CallPlan, CallReminder, CallSettings, CallRecording, CallRelay),
                 needs=("jobs", "candidates", "applications", "questions", "scheduling"),
                 tasks=Tasks(queues=(tasks.QUEUE,), periodic=(
                     PeriodicJob("plugins.calls.tasks.reap_stalled_calls", tasks.QUEUE, "CALL_REAPER_INTERVAL"),)),

@@ -1,4 +1,5 @@
-"""/v1/applications/:id/instant-call, /v1/calls (read, list) and Twilio's callback routes (SPEC 4.1)."""
+"""/v1/applications/:id/instant-call, /v1/calls (read, list, recording), /v1/call-settings and Twilio's callback
+routes."""
 
 from flask import Response, request
 from flask.views import MethodView
@@ -6,9 +7,9 @@ from flask.views import MethodView
 from app.http.api import Blueprint
 from app.security.auth import current_tenant_id
 from app.http.record_routes import add_list_route, add_read_route
-from plugins.calls import callbacks, services
+from plugins.calls import callbacks, recording_routes, recordings, services
 from plugins.calls.models import Call
-from plugins.calls.schemas import CallListArgsSchema, CallSchema, CallWithRemindersSchema
+from plugins.calls.schemas import CallListArgsSchema, CallSchema, CallSettingsSchema, CallWithRemindersSchema
 
 blp = Blueprint("calls", __name__, url_prefix="/v1", template_folder="templates",
                 description="Screening calls to candidates: instant or scheduled")
@@ -30,16 +31,44 @@ class InstantCall(MethodView):
         return services.start_instant_call(current_tenant_id(), application_id)
 
 
+@blp.route("/calls/<call_id>/recording")
+class CallRecordingAudio(MethodView):
+    @blp.doc(operationId="get_call_recording", responses={200: {
+        "description": "The recording's audio (both channels), streamed from the telephony provider",
+        "content": {"audio/mpeg": {"schema": {"type": "string", "format": "binary"}}}}})
+    @blp.errors(404, 502)
+    def get(self, call_id):
+        """Download a call's recording (when the tenant records its calls): 404 when the call has none"""
+        return recording_routes.stream_recording(current_tenant_id(), call_id)
+
+
+@blp.route("/call-settings")
+class CallSettingsResource(MethodView):
+    @blp.doc(operationId="get_call_settings")
+    @blp.response(200, CallSettingsSchema)
+    def get(self):
+        """Read the tenant's call settings: whether calls are recorded"""
+        return recordings.settings_for(current_tenant_id())
+
+    @blp.doc(operationId="update_call_settings")
+    @blp.arguments(CallSettingsSchema)
+    @blp.response(200, CallSettingsSchema)
+    def put(self, body):
+        """Set the tenant's call settings: `recording` true records both channels of every call placed from now on"""
+        return recordings.update_settings(current_tenant_id(), recording=body["recording"])
+
+
 @callbacks_blp.route("/twilio")
 class TwilioCallback(MethodView):
     @callbacks_blp.response(200, description="TwiML for Twilio to run next", content_type="text/xml")
     @callbacks_blp.errors(403, 404, 422)
     def post(self):
-        """Twilio status and speech callbacks (X-Twilio-Signature required); not for API clients"""
+        """Twilio status, machine-detection and recording callbacks (X-Twilio-Signature required); not for API
+        clients"""
         twiml = callbacks.handle(callbacks.public_url(request.full_path.rstrip("?"), request.url),
                                  request.form.to_dict(), request.headers.get("X-Twilio-Signature"),
-                                 call_id=request.args.get("call_id", ""), question=request.args.get("question"),
-                                 silent=bool(request.args.get("silent")))
+                                 call_id=request.args.get("call_id", ""), event=request.args.get("event"),
+                                 voicemail=request.args.get("voicemail") == "1")
         return Response(twiml, mimetype="text/xml")
 
 

@@ -9,6 +9,7 @@ from app.data.events import Event
 from plugins.applications.models import Application
 from plugins.applications.resume_files import remove_unreferenced
 from plugins.calls.models import Call, CallReminder
+from plugins.calls.recordings import delete_at_provider, forget_recordings
 from plugins.candidates.models import Candidate
 from plugins.candidates.services import get_candidate
 from plugins.privacy.erasure import forget_answers, locked_candidate
@@ -19,7 +20,7 @@ MARKER = "[anonymized]"
 CANDIDATE_FIELDS = ("first_name", "last_name", "email", "phone_no", "city", "state_name", "country", "source",
                     "recruiter_name", "recruiter_email", "recruiter_work_phone_no", "status")
 RESUME = "resume"  # the resume files and their metadata, on the candidate and their applications
-CALL_CONTENT = "call_content"  # each call's transcript, summary and assessment
+CALL_CONTENT = "call_content"  # each call's transcript, summary, assessment and recording
 FIELDS = (*CANDIDATE_FIELDS, RESUME, CALL_CONTENT)
 RESUME_COLUMNS = ("resume_file_name", "resume_content_type", "resume_size", "resume_sha256", "resume_reference")
 
@@ -44,6 +45,8 @@ def anonymize_candidate(tenant_id: str, candidate_id, fields: list[str]) -> Cand
             old_values |= _call_texts(subject)
             Call.update(transcript=[], summary=MARKER, assessment=None, updated_at=now).where(
                 Call.id.in_(subject.call_ids)).execute()
+            recordings = forget_recordings(subject.call_ids)  # the recording is the call's content too
+            after_commit(lambda: delete_at_provider(recordings))
         if RESUME in fields:
             resume_files = subject.resume_sha256s()
             cleared = {column: None for column in RESUME_COLUMNS}
