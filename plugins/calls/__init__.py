@@ -5,8 +5,8 @@ from app.background.periodic import PeriodicJob
 from app.plugins import Plugin, Tasks
 from plugins.calls import tasks
 from plugins.calls.cli import calls_cli
-from plugins.calls.conversation.contract import open_conversation
-from plugins.calls.models import Call, CallPlan, CallReminder
+from plugins.calls.conversation.dialogue import open_call_conversation
+from plugins.calls.models import Call, CallPlan, CallReminder, JobFaq, QuestionRubric
 from plugins.calls.recordings import CallRecording, CallSettings
 from plugins.calls.relay.claims import CallRelay
 from plugins.calls.routes import blp, callbacks_blp
@@ -16,7 +16,7 @@ from plugins.candidates.services import add_opt_out_listener
 
 def init_app(app) -> None:
     # the dialogue a call's relay session holds (a test may put its own first)
-    app.extensions.setdefault("hirekit_conversation_factory", open_conversation)
+    app.extensions.setdefault("hirekit_conversation_factory", open_call_conversation)
     events.add_listener(app, on_application_activity)
     events.add_listener(app, on_call_activity, once_committed=True)
     add_opt_out_listener(app, on_contact_opt_out)
@@ -26,7 +26,8 @@ def init_app(app) -> None:
         add_toggle_listener(app, on_scheduling_toggled)
 
 
-PLUGIN = Plugin(name="calls", blueprints=(blp, callbacks_blp), models=(Call, CallPlan, CallReminder, CallSettings, CallRecording, CallRelay),
+PLUGIN = Plugin(name="calls", blueprints=(blp, callbacks_blp),
+                models=(Call, CallPlan, CallReminder, JobFaq, QuestionRubric, CallSettings, CallRecording, CallRelay),
                 needs=("jobs", "candidates", "applications", "questions", "scheduling"),
                 tasks=Tasks(queues=(tasks.QUEUE,), periodic=(
                     PeriodicJob("plugins.calls.tasks.reap_stalled_calls", tasks.QUEUE, "CALL_REAPER_INTERVAL"),)),

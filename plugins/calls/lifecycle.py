@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 
+import peewee as pw
 from flask import current_app
 
 from app.data import events
@@ -12,12 +13,17 @@ from app.data.db import database, utcnow
 from app.errors import Conflict, ValidationFailed
 from plugins.applications.models import Application
 from plugins.calls.analysis import CallContext, analyze, configured_model
+from plugins.calls.rubric import assess
 from plugins.calls.models import ACTIVE_STATUSES, COMPLETED, FINAL_STATUSES, IN_PROGRESS, QUEUED, RINGING, Call
 from plugins.calls.schemas import CallSchema
 from plugins.calls.telephony import Progress
 from plugins.questions.models import Question
 
 _call_schema = CallSchema()
+# The end reason of a call that ended without its conversation saying why (a provider's status, the reaper)
+END_REASON_BY_STATUS = {"no_answer": "no_answer", "busy": "busy", "failed": "failed"}
+ANSWER_KEYS = ("question", "answer", "meets_requirement", "note", "answer_type", "value", "score", "evidence",
+               "follow_ups", "knockout", "weight")
 
 
 def call_record(call: Call) -> dict:
@@ -53,19 +59,25 @@ def new_call(application: Application, *, trigger: str, attempt: int = 1, series
     return call
 
 
-def questions_for(call: Call) -> list[str]:
+def question_rows_for(call: Call) -> list[Question]:
     """The job's questions, then the application's own, in their order."""
-    query = (Question.select(Question.question_text)
-             .where((Question.job == call.job_id) & Question.deleted_at.is_null()
-                    & (Question.application.is_null() | (Question.application == call.application_id)))
-             .order_by(Question.application.is_null(False), Question.position, Question.created_at))
-    return [q.question_text for q in query]
+    return list(Question.select()
+                .where((Question.job == call.job_id) & Question.deleted_at.is_null()
+                       & (Question.application.is_null() | (Question.application == call.application_id)))
+                .order_by(Question.application.is_null(False), Question.position, Question.created_at))
+
+
+def questions_for(call: Call) -> list[str]:
+    return [question.question_text for question in question_rows_for(call)]
 
 
 def analysis_context(call: Call, transcript: list[dict]) -> CallContext:
-    asked = {turn["question_index"]: turn["text"] for turn in transcript
-             if turn.get("speaker") == "agent" and isinstance(turn.get("question_index"), int)}
-    questions = [asked[i] for i in sorted(asked)] if asked else questions_for(call)
+    if call.answers:  # a conversation: its questions as asked (the agent's turns also hold follow-ups and thanks)
+        questions = [entry["question"] for entry in call.answers]
+    else:
+        asked = {turn["question_index"]: turn["text"] for turn in transcript
+                 if turn.get("speaker") == "agent" and isinstance(turn.get("question_index"), int)}
+        questions = [asked[i] for i in sorted(asked)] if asked else questions_for(call)
     candidate, job = call.candidate, call.job
     name = " ".join(part for part in (candidate.first_name, candidate.last_name) if part)
     return CallContext(candidate_name=name, job_title=job.title, job_description=job.description or "",
@@ -82,6 +94,7 @@ def advance(call_id, progress: Progress) -> Call | None:
     if progress.status == COMPLETED:
         summary, assessment = analyze(analysis_context(call, transcript), configured_model(current_app.config),
                                       current_app.config.get("LLM_MODEL", ""))
+        summary, assessment = conversation_outcome(call, summary, assessment)
     now = utcnow()
     with database.atomic():
         call = Call.get(Call.id == call_id)
@@ -95,6 +108,10 @@ def advance(call_id, progress: Progress) -> Call | None:
             call.ended_at = now
         if progress.voicemail_left:
             call.voicemail_left = True
+        if progress.status in FINAL_STATUSES and call.end_reason is None:
+            call.end_reason = END_REASON_BY_STATUS.get(progress.status)
+            if call.voicemail_left:
+                call.end_reason = "voicemail_left"
         if progress.error:
             call.error = progress.error
         if summary is not None:
@@ -102,6 +119,44 @@ def advance(call_id, progress: Progress) -> Call | None:
         call.save()
         emit_activity(call)
     return call
+
+
+def conversation_outcome(call: Call, summary: str, assessment: dict) -> tuple[str, dict | None]:
+    """A conversation's typed, rubric-scored answers make its assessment (the analyzer's summary stays); a
+    conversation that ended before screening (wrong person, opt-out, callback) has none."""
+    if not call.answers:
+        return summary, assessment
+    if call.end_reason not in (None, "completed", "hung_up") or (call.dialogue or {}).get("declined"):
+        reasons = {"wrong_person": "the person who answered was not the candidate",
+                   "opted_out": "the candidate asked not to be called again",
+                   "callback_booked": "the candidate asked to be called back"}
+        why = reasons.get(call.end_reason, "the candidate declined the screening")
+        return f"The screening call did not take place: {why}.", None
+    answers = [{key: entry.get(key) for key in ANSWER_KEYS} for entry in call.answers]
+    outcome = {**assess(call.answers), "answers": answers, "analyzer": call.analyzer or "rules"}
+    if assessment.get("analyzer") == "rules":
+        summary = conversation_summary(call, outcome)
+    return summary, outcome
+
+
+def conversation_summary(call: Call, outcome: dict) -> str:
+    """The rules' summary of a conversation: each question's answer, what the candidate asked, the outcome."""
+    candidate = call.candidate
+    name = " ".join(part for part in (candidate.first_name, candidate.last_name) if part)
+    parts = [f"{name} was screened by phone for the {call.job.title} position."]
+    for entry in call.answers:
+        said = f'said "{entry["evidence"].rstrip(".")}"' if entry.get("evidence") else "gave no answer"
+        parts.append(f'Asked "{entry["question"]}", they {said}.')
+    passed = [q["question"] for q in call.candidate_questions or [] if q.get("passed_to_recruiter")]
+    if call.candidate_questions:
+        parts.append(f"They asked {len(call.candidate_questions)} question(s) of their own"
+                     + (f"; for the recruiter: {'; '.join(passed)}" if passed else "") + ".")
+    met = sum(1 for entry in call.answers if entry.get("meets_requirement"))
+    parts.append(f"{met} of {len(call.answers)} requirements met; score {outcome['score']}; "
+                 f"recommendation: {outcome['recommendation']}.")
+    if outcome["knockouts_failed"]:
+        parts.append(f"Knockout failed: {'; '.join(outcome['knockouts_failed'])}.")
+    return " ".join(parts)
 
 
 def end_call(call: Call, status: str, reason: str, *, as_read: bool = False, now: dt.datetime | None = None) -> bool:
@@ -112,7 +167,9 @@ def end_call(call: Call, status: str, reason: str, *, as_read: bool = False, now
     if as_read:
         condition &= Call.updated_at == call.updated_at
     with database.atomic():
-        ended = Call.update(status=status, error=reason, ended_at=now, updated_at=now).where(condition).execute()
+        ended = Call.update(status=status, error=reason, ended_at=now, updated_at=now,
+                            end_reason=pw.Case(None, [(Call.end_reason.is_null(), END_REASON_BY_STATUS.get(status))],
+                                               Call.end_reason)).where(condition).execute()
         if ended:
             emit_activity(Call.get(Call.id == call.id))
     return bool(ended)

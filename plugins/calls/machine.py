@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import logging
 
+from app.data.db import utcnow
+
 from plugins.calls.lifecycle import advance
 from plugins.calls.models import FINAL_STATUSES, NO_ANSWER, Call
 from plugins.calls.placing import script_for
@@ -28,7 +30,9 @@ def on_verdict(call: Call, answered_by: str, *, voicemail: bool) -> None:
     if voicemail and answered_by in MESSAGE_ENDED:
         message = voicemail_message(script_for(call), getattr(provider, "from_number", ""))
         provider.leave_voicemail(call.provider_call_id, message)
-        transcript = [*(call.transcript or []), {"speaker": "agent", "text": message, "question_index": None}]
+        at_ms = int((utcnow() - call.started_at).total_seconds() * 1000) if call.started_at else 0
+        transcript = [*(call.transcript or []),
+                      {"speaker": "agent", "text": message, "at_ms": at_ms, "question_index": None}]
         advance(call.id, Progress(NO_ANSWER, transcript=transcript, voicemail_left=True))
         log.info("call %s: voicemail left after %s", call.id, answered_by)
         return

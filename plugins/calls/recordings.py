@@ -104,14 +104,9 @@ def forget_recordings(call_ids) -> list[tuple[str, str]]:
     return [(row.provider, row.provider_recording_id) for row in rows]
 
 
-def delete_at_provider(recordings: list[tuple[str, str]]) -> None:
-    """Delete the audio at the provider that holds it. A failure is logged with the recording's id there: nothing
-    here points at it any longer, and the operator deletes it by hand."""
-    if not recordings:
-        return
-    from plugins.calls.telephony import get_provider
-
-    provider = get_provider()
+def delete_at_provider(recordings: list[tuple[str, str]], provider) -> None:
+    """Delete the audio at `provider` (the configured one), which holds it. A failure is logged with the recording's
+    id there: nothing here points at it any longer, and the operator deletes it by hand."""
     for provider_name, recording_id in recordings:
         try:
             if provider_name != provider.name:

@@ -7,9 +7,18 @@ from flask.views import MethodView
 from app.http.api import Blueprint
 from app.security.auth import current_tenant_id
 from app.http.record_routes import add_list_route, add_read_route
-from plugins.calls import callbacks, recording_routes, recordings, services
+from plugins.calls import callbacks, recording_routes, recordings, screening, services
 from plugins.calls.models import Call
-from plugins.calls.schemas import CallListArgsSchema, CallSchema, CallSettingsSchema, CallWithRemindersSchema
+from plugins.calls.schemas import (
+    CallListArgsSchema,
+    CallSchema,
+    CallSettingsSchema,
+    CallWithRemindersSchema,
+    FaqBodySchema,
+    FaqSchema,
+    RubricBodySchema,
+    RubricSchema,
+)
 
 blp = Blueprint("calls", __name__, url_prefix="/v1", template_folder="templates",
                 description="Screening calls to candidates: instant or scheduled")
@@ -56,6 +65,34 @@ class CallSettingsResource(MethodView):
     def put(self, body):
         """Set the tenant's call settings: `recording` true records both channels of every call placed from now on"""
         return recordings.update_settings(current_tenant_id(), recording=body["recording"])
+
+
+@blp.route("/jobs/<job_id>/faq")
+class JobFaq(MethodView):
+    @blp.response(200, FaqSchema)
+    def get(self, job_id):
+        """The job's FAQ: answers a screening call may give to candidates' questions (empty until one is PUT)"""
+        return screening.get_faq(current_tenant_id(), job_id)
+
+    @blp.arguments(FaqBodySchema)
+    @blp.response(200, FaqSchema)
+    def put(self, values, job_id):
+        """Replace the job's FAQ (at most 100 question and answer pairs)"""
+        return screening.replace_faq(current_tenant_id(), job_id, values)
+
+
+@blp.route("/jobs/<job_id>/questions/<question_id>/rubric")
+class QuestionRubric(MethodView):
+    @blp.response(200, RubricSchema)
+    def get(self, job_id, question_id):
+        """How the question's answer is judged on a call (the inferred defaults until one is PUT)"""
+        return screening.get_rubric(current_tenant_id(), job_id, question_id)
+
+    @blp.arguments(RubricBodySchema)
+    @blp.response(200, RubricSchema)
+    def put(self, values, job_id, question_id):
+        """Replace the question's rubric: answer type, expected answer or minimum, choices, knockout, weight"""
+        return screening.replace_rubric(current_tenant_id(), job_id, question_id, values)
 
 
 @callbacks_blp.route("/twilio")

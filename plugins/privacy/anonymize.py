@@ -10,6 +10,7 @@ from plugins.applications.models import Application
 from plugins.applications.resume_files import remove_unreferenced
 from plugins.calls.models import Call, CallReminder
 from plugins.calls.recordings import delete_at_provider, forget_recordings
+from plugins.calls.telephony import get_provider
 from plugins.candidates.models import Candidate
 from plugins.candidates.services import get_candidate
 from plugins.privacy.erasure import forget_answers, locked_candidate
@@ -46,7 +47,7 @@ def anonymize_candidate(tenant_id: str, candidate_id, fields: list[str]) -> Cand
             Call.update(transcript=[], summary=MARKER, assessment=None, updated_at=now).where(
                 Call.id.in_(subject.call_ids)).execute()
             recordings = forget_recordings(subject.call_ids)  # the recording is the call's content too
-            after_commit(lambda: delete_at_provider(recordings))
+            after_commit(lambda: delete_at_provider(recordings, get_provider()))
         if RESUME in fields:
             resume_files = subject.resume_sha256s()
             cleared = {column: None for column in RESUME_COLUMNS}

@@ -19,6 +19,7 @@ from plugins.applications.models import Application
 from plugins.applications.resume_files import remove_unreferenced
 from plugins.calls.models import QUEUED, Call, CallPlan
 from plugins.calls.recordings import delete_at_provider, forget_recordings
+from plugins.calls.telephony import get_provider
 from plugins.calls.scheduling import cancel_call
 from plugins.candidates.models import Candidate
 from plugins.candidates.services import get_candidate
@@ -63,7 +64,7 @@ def erase_candidate(tenant_id: str, candidate_id, *, reason: str = REQUEST, key_
                                            "calls": [str(i) for i in subject.call_ids],
                                            "events": [str(i) for i in erased_events]})
         after_commit(lambda: remove_unreferenced(tenant_id, resume_files))
-        after_commit(lambda: delete_at_provider(recordings))
+        after_commit(lambda: delete_at_provider(recordings, get_provider()))
     return entry
 
 

@@ -37,18 +37,6 @@ KEPT_TURN_TIMES = 20_000  # the latest turn times /stats reports percentiles ove
 DONE = object()
 
 
-def end_reason_after(call) -> str:
-    """Why the conversation ended when the socket closed before the dialogue ended it: the call's own outcome when
-    it already has one (a voicemail left, a machine hung up on), else the candidate hung up."""
-    if call is not None and call.voicemail_left:
-        return "voicemail_left"
-    if call is not None and call.status == "no_answer":
-        return "no_answer"
-    if call is not None and call.status == "failed":
-        return "failed"
-    return "hung_up"
-
-
 class RelayServer:
     """The process's sockets, its thread pool and the periodic sweep; `app` is the Flask app (config, database)."""
 
@@ -222,8 +210,11 @@ class RelayServer:
                 advance(call.id, Progress("failed", error="the relay socket closed before the conversation began"))
             return
         call = Call.get_or_none(Call.id == call_id)
-        session.close("failed" if closed_by == "refused" else end_reason_after(call))
-        if call is not None and call.status not in FINAL_STATUSES:
+        if call is None or call.status in FINAL_STATUSES:
+            return  # it ended elsewhere (a voicemail left, a machine hung up on): that end is the record's
+        session.close("failed" if closed_by == "refused" else "hung_up")
+        call = Call.get(Call.id == call_id)
+        if call.status not in FINAL_STATUSES:
             advance(call.id, Progress(COMPLETED))
 
     # -- upkeep ---------------------------------------------------------------------------------------------------

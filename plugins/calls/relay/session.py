@@ -19,8 +19,8 @@ AWAITING_SETUP, LIVE, ENDED = "awaiting_setup", "live", "ended"
 
 
 def conversation_factory(app) -> Callable[..., Conversation]:
-    """The dialogue a relay session holds: open_conversation, put on the app by the calls family (a test's scripted
-    double in its place)."""
+    """The dialogue a relay session holds: the dialogue package's, put on the app by the calls family (a test's
+    scripted double in its place)."""
     return app.extensions["hirekit_conversation_factory"]
 
 
@@ -125,7 +125,9 @@ class RelaySession:
     # -- turns (a worker thread: the dialogue is synchronous and writes to the database) -----------------------------
 
     def at_ms(self) -> int:
-        return int((self.clock() - (self.answered_at or self.clock())) * 1000)
+        if self.answered_at is None:
+            return 0
+        return int((self.clock() - self.answered_at) * 1000)
 
     def run(self, turn: Turn) -> Iterator[Outgoing]:
         """The dialogue's messages for the turn, as each is ready; stops early when the candidate barges in."""

@@ -11,7 +11,6 @@ The phone number's last digit picks who answers, so tests and demos can reach ea
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import json
 import logging
 import re
@@ -20,10 +19,8 @@ from collections import deque
 
 from flask import current_app
 
-from plugins.calls.conversation.contract import open_conversation
 from plugins.calls.models import BUSY, COMPLETED, FAILED, IN_PROGRESS, NO_ANSWER, RINGING
-from plugins.calls.telephony.base import (CLOSING, CallScript, Progress, Reporter, TelephonyProvider, introduction,
-                                         voicemail_message)
+from plugins.calls.telephony.base import CallScript, Progress, Reporter, TelephonyProvider, voicemail_message
 
 log = logging.getLogger("hirekit.calls")
 
@@ -61,31 +58,39 @@ def simulated_answer(phone_no: str, question: str) -> str:
 
 
 class ScriptedCandidate:
-    """Who answers a simulated call: replies to each of the agent's turns (a sentence, or None for silence)."""
+    """Who answers a simulated call: a reply to each of the agent's turns, as the persona would give it."""
 
     def __init__(self, persona: str, phone_no: str, first_name: str):
         self.persona, self.phone_no, self.first_name = persona, phone_no, first_name
-        self.heard = 0
         self.asked = 0  # the curious candidate's own questions asked so far
 
-    def reply(self, agent_said: str) -> str | None:
-        self.heard += 1
+    def reply(self, agent_said: str) -> str:
         said = agent_said.strip()
-        if self.heard == 1:  # the opening: who is calling, is this the candidate, is now a good time
-            if self.persona == "callback":
-                return "Sorry, now is not a good time. Can you call me back tomorrow at 10 am?"
-            return f"Yes, this is {self.first_name}. Now is fine."
+        low = said.lower()
+        if "speaking with" in low:
+            return f"Yes, this is {self.first_name}."
         if self.persona == "callback":
+            if "good time" in low:
+                return "Sorry, now is not a good time. Can you call me back tomorrow at 10 am?"
+            if "when would" in low or "what time" in low:
+                return "Tomorrow at 10 am, please."
             return "Yes, that works. Thank you."
-        if not said.endswith("?"):
-            return None  # nothing asked of the candidate: they wait
-        question = said.rsplit(". ", 1)[-1]
+        if "good time" in low:
+            return "Yes, now is fine."
         if self.persona == "curious" and self.asked < 2:
             self.asked += 1
             return "Before that, what does this job pay?" if self.asked == 1 else "And is the job remote?"
+        if "questions about the role" in low or "anything else" in low:
+            return "No, that's all. Thank you."
         if self.persona == "vague":
             return "Hmm, it depends really. I'd rather not say."
-        return simulated_answer(self.phone_no, question)
+        return simulated_answer(self.phone_no, last_sentence(said))
+
+
+def last_sentence(text: str) -> str:
+    """The agent's question: the last sentence of its turn (after "Thank you." and the like)."""
+    sentences = [part for part in re.split(r"(?<=[.?!])\s+", text) if part]
+    return sentences[-1] if sentences else text
 
 
 def spoken_text(messages) -> str:
@@ -130,35 +135,18 @@ class SimulatedProvider(TelephonyProvider):
         if outcome in (NO_ANSWER, BUSY, MACHINE):
             left = script.voicemail and outcome in (NO_ANSWER, MACHINE)
             message = voicemail_message(script, SIMULATED_NUMBER)
-            transcript = [{"speaker": "agent", "text": message, "question_index": None}] if left else []
+            transcript = [{"speaker": "agent", "text": message, "at_ms": 0, "question_index": None}] if left else []
             report(Progress(BUSY if outcome == BUSY else NO_ANSWER, transcript=transcript, voicemail_left=left))
             return None
         report(Progress(IN_PROGRESS))
-        if current_app.extensions["hirekit_conversation_factory"] is open_conversation and not dialogue_installed():
-            report(Progress(COMPLETED, transcript=canned_transcript(script)))
-            return None
-        converse(script, silence_seconds=float(current_app.config["RELAY_SILENCE_SECONDS"]))
-        report(Progress(COMPLETED))
+        refused = converse(script, silence_seconds=float(current_app.config["RELAY_SILENCE_SECONDS"]))
+        report(Progress(FAILED, error=refused) if refused else Progress(COMPLETED))
         return None
 
 
-def dialogue_installed() -> bool:
-    return importlib.util.find_spec("plugins.calls.conversation.dialogue") is not None
-
-
-def canned_transcript(script: CallScript) -> list[dict]:
-    """Without the dialogue package: the introduction, each question with a scripted answer, the closing."""
-    transcript = [{"speaker": "agent", "text": introduction(script), "question_index": None}]
-    for index, question in enumerate(script.questions):
-        transcript.append({"speaker": "agent", "text": question, "question_index": index})
-        transcript.append({"speaker": "candidate", "text": simulated_answer(script.phone_no, question),
-                           "question_index": index})
-    transcript.append({"speaker": "agent", "text": CLOSING, "question_index": None})
-    return transcript
-
-
-def converse(script: CallScript, *, silence_seconds: float) -> None:
-    """Play the scripted candidate against the dialogue through a relay session, as the provider's socket would."""
+def converse(script: CallScript, *, silence_seconds: float) -> str | None:
+    """Play the scripted candidate against the dialogue through a relay session, as the provider's socket would;
+    answers why the session was refused, if it was (the call ends failed)."""
     from plugins.calls.relay.session import RelaySession, conversation_factory
 
     clock = VirtualClock()
@@ -173,13 +161,9 @@ def converse(script: CallScript, *, silence_seconds: float) -> None:
         if session.ended or session.refused:
             break
         clock.now += len(spoken.split()) / WORDS_PER_SECOND + 1 + _seed(script.call_id, str(clock.now)) % 3
-        reply = candidate.reply(spoken)
-        if reply is None:
-            clock.now += silence_seconds
-            turn = session.silence_turn()
-        else:
-            turn = session.accept(json.dumps({"type": "prompt", "voicePrompt": reply, "lang": script.language,
-                                              "last": True}))
+        turn = session.accept(json.dumps({"type": "prompt", "voicePrompt": candidate.reply(spoken),
+                                          "lang": script.language, "last": True}))
         if turn is None:
             break
     session.close("hung_up")
+    return session.refused
