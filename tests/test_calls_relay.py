@@ -344,7 +344,7 @@ def test_a_machine_gets_a_voicemail_after_the_beep_when_the_job_allows_it(twilio
     amd(client, call, "machine_end_beep", voicemail=True)
     (update,) = twilio_api.updates
     said = ElementTree.fromstring(update["Twiml"]).find("./Say").text
-    assert "Registered Nurse" in said and "+14155550000" in said
+    assert "Registered Nurse" in said and "Rita Recruiter" in said and "+14155550100" in said
     done = read_call(client, tenant_a, call["id"])
     assert done["status"] == "no_answer" and done["voicemail_left"] is True
     assert done["transcript"][-1]["text"] == said

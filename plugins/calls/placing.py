@@ -23,7 +23,9 @@ def script_for(call: Call, *, voicemail: bool = False) -> CallScript:
     return CallScript(call_id=str(call.id), phone_no=call.phone_no, candidate_name=name, job_title=job.title,
                       company=job.client_name, questions=questions_for(call), voicemail=voicemail,
                       record=recording_enabled(call.tenant_id), language=config["CALL_LANGUAGE"],
-                      voice=config["CALL_VOICE"], hints=job_terms(job, candidate))
+                      voice=config["CALL_VOICE"], hints=job_terms(job, candidate),
+                      recruiter_name=job.recruiter_name, recruiter_phone=job.recruiter_work_phone_no,
+                      recruiter_email=job.recruiter_email)
 
 
 def job_terms(job, candidate) -> tuple[str, ...]:

@@ -42,9 +42,10 @@ class InstantCall(MethodView):
 
 @blp.route("/calls/<call_id>/recording")
 class CallRecordingAudio(MethodView):
-    @blp.doc(operationId="get_call_recording", responses={200: {
-        "description": "The recording's audio (both channels), streamed from the telephony provider",
-        "content": {"audio/mpeg": {"schema": {"type": "string", "format": "binary"}}}}})
+    @blp.doc(operationId="get_call_recording")
+    @blp.response(200, content_type="application/octet-stream", description=(
+        "The recording's audio, both channels, streamed from the telephony provider: MP3 (Content-Type "
+        "audio/mpeg), with Content-Disposition naming the file"))
     @blp.errors(404, 502)
     def get(self, call_id):
         """Download a call's recording (when the tenant records its calls): 404 when the call has none"""

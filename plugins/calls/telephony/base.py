@@ -24,6 +24,9 @@ class CallScript:
     language: str = "en-US"
     voice: str = ""  # the provider's text-to-speech voice; empty: its default for the language
     hints: tuple[str, ...] = ()  # the job's own terms, to help speech recognition
+    recruiter_name: str | None = None  # how the candidate reaches the recruiter (a voicemail says it)
+    recruiter_phone: str | None = None
+    recruiter_email: str | None = None
 
 
 @dataclass(frozen=True)
@@ -114,10 +117,18 @@ def introduction(script: CallScript) -> str:
 
 
 def voicemail_message(script: CallScript, callback_number: str = "") -> str:
-    """The message left after the beep: who called, for which company and role, and how to reach the recruiter."""
+    """The message left after the beep: who called, for which company and role, and how to reach the recruiter (the
+    job's recruiter phone or email, else the number the call came from)."""
     where = f" at {script.company}" if script.company else ""
-    reach = (f" To reach the recruiter, call us back at {callback_number}." if callback_number
-             else " The recruiter will try you again soon.")
+    who = script.recruiter_name or "the recruiter"
+    if script.recruiter_phone:
+        reach = f" To reach {who}, call {script.recruiter_phone}."
+    elif script.recruiter_email:
+        reach = f" To reach {who}, email {script.recruiter_email}."
+    elif callback_number:
+        reach = f" To reach {who}, call us back at {callback_number}."
+    else:
+        reach = f" {who[0].upper()}{who[1:]} will try you again soon."
     return (f"Hello {script.candidate_name}, this is the screening assistant calling about the {script.job_title} "
             f"position{where}.{reach} Thank you, goodbye.")
 
