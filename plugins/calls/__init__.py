@@ -10,7 +10,14 @@ from plugins.calls.models import Call, CallPlan, CallReminder, JobFaq, QuestionR
 from plugins.calls.recordings import CallRecording, CallSettings
 from plugins.calls.relay.claims import CallRelay
 from plugins.calls.routes import blp, callbacks_blp
-from plugins.calls.scheduling import on_application_activity, on_call_activity, on_contact_opt_out, on_scheduling_toggled
+from plugins.calls.scheduling import (
+    on_application_activity,
+    on_call_activity,
+    on_consent_revoked,
+    on_contact_opt_out,
+    on_scheduling_toggled,
+)
+from plugins.candidates.consent import add_consent_listener
 from plugins.candidates.services import add_opt_out_listener
 
 
@@ -20,6 +27,7 @@ def init_app(app) -> None:
     events.add_listener(app, on_application_activity)
     events.add_listener(app, on_call_activity, once_committed=True)
     add_opt_out_listener(app, on_contact_opt_out)
+    add_consent_listener(app, on_consent_revoked)
     if "scheduling" in app.config["PLUGINS"]:
         from plugins.scheduling.services import add_toggle_listener
 

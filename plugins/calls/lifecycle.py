@@ -22,8 +22,8 @@ from plugins.questions.models import Question
 _call_schema = CallSchema()
 # The end reason of a call that ended without its conversation saying why (a provider's status, the reaper)
 END_REASON_BY_STATUS = {"no_answer": "no_answer", "busy": "busy", "failed": "failed"}
-ANSWER_KEYS = ("question", "answer", "meets_requirement", "note", "answer_type", "value", "score", "evidence",
-               "follow_ups", "knockout", "weight")
+ANSWER_KEYS = ("question", "answer", "meets_requirement", "note", "answer_type", "value", "score",
+               "evidence", "follow_ups", "knockout", "weight")
 
 
 def call_record(call: Call) -> dict:
@@ -39,7 +39,8 @@ def active_call(application_id) -> Call | None:
     return Call.select().where((Call.application == application_id) & (Call.status.in_(ACTIVE_STATUSES))).first()
 
 
-def new_call(application: Application, *, trigger: str, attempt: int = 1, series=None, scheduled_for=None) -> Call:
+def new_call(application: Application, *, trigger: str, attempt: int = 1, series=None, scheduled_for=None,
+             booked_by: str | None = None) -> Call:
     """A queued call to the application's candidate, announced (422 when the candidate has no phone number, 409 when
     they opted out of contact)."""
     candidate, job = application.candidate, application.job
@@ -53,7 +54,8 @@ def new_call(application: Application, *, trigger: str, attempt: int = 1, series
         call = Call.create(tenant=application.tenant_id, application=application.id, job=job.id, candidate=candidate.id,
                            application_source_id=application.source_id, job_source_id=job.source_id,
                            candidate_source_id=candidate.source_id, status=QUEUED, attempt=attempt, trigger=trigger,
-                           series=series, scheduled_for=scheduled_for, phone_no=candidate.phone_no,
+                           series=series, scheduled_for=scheduled_for, booked_by=booked_by,
+                           phone_no=candidate.phone_no,
                            provider=current_app.config["TELEPHONY"])
         emit_activity(call)
     return call
@@ -61,10 +63,11 @@ def new_call(application: Application, *, trigger: str, attempt: int = 1, series
 
 def question_rows_for(call: Call) -> list[Question]:
     """The job's questions, then the application's own, in their order."""
+    own = Question.application.is_null() | (Question.application == call.application_id)
     return list(Question.select()
-                .where((Question.job == call.job_id) & Question.deleted_at.is_null()
-                       & (Question.application.is_null() | (Question.application == call.application_id)))
-                .order_by(Question.application.is_null(False), Question.position, Question.created_at))
+                .where((Question.job == call.job_id) & Question.deleted_at.is_null() & own)
+                .order_by(Question.application.is_null(False), Question.position,
+                          Question.created_at))
 
 
 def questions_for(call: Call) -> list[str]:
@@ -122,11 +125,13 @@ def advance(call_id, progress: Progress) -> Call | None:
 
 
 def conversation_outcome(call: Call, summary: str, assessment: dict) -> tuple[str, dict | None]:
-    """A conversation's typed, rubric-scored answers make its assessment (the analyzer's summary stays); a
-    conversation that ended before screening (wrong person, opt-out, callback) has none."""
+    """A conversation's typed, rubric-scored answers make its assessment (the analyzer's
+    summary stays); a conversation that ended before screening (wrong person, opt-out, callback)
+    has none."""
     if not call.answers:
         return summary, assessment
-    if call.end_reason not in (None, "completed", "hung_up") or (call.dialogue or {}).get("declined"):
+    declined = (call.dialogue or {}).get("declined")
+    if call.end_reason not in (None, "completed", "hung_up") or declined:
         reasons = {"wrong_person": "the person who answered was not the candidate",
                    "opted_out": "the candidate asked not to be called again",
                    "callback_booked": "the candidate asked to be called back"}
@@ -140,12 +145,13 @@ def conversation_outcome(call: Call, summary: str, assessment: dict) -> tuple[st
 
 
 def conversation_summary(call: Call, outcome: dict) -> str:
-    """The rules' summary of a conversation: each question's answer, what the candidate asked, the outcome."""
+    """The rules' summary of a conversation: each answer, what the candidate asked, the outcome."""
     candidate = call.candidate
     name = " ".join(part for part in (candidate.first_name, candidate.last_name) if part)
     parts = [f"{name} was screened by phone for the {call.job.title} position."]
     for entry in call.answers:
-        said = f'said "{entry["evidence"].rstrip(".")}"' if entry.get("evidence") else "gave no answer"
+        evidence = entry.get("evidence")
+        said = f'said "{evidence.rstrip(".")}"' if evidence else "gave no answer"
         parts.append(f'Asked "{entry["question"]}", they {said}.')
     passed = [q["question"] for q in call.candidate_questions or [] if q.get("passed_to_recruiter")]
     if call.candidate_questions:
@@ -173,3 +179,17 @@ def end_call(call: Call, status: str, reason: str, *, as_read: bool = False, now
         if ended:
             emit_activity(Call.get(Call.id == call.id))
     return bool(ended)
+
+
+def move_call(call: Call, when: dt.datetime, *, trigger: str, booked_by: str | None) -> Call | None:
+    """Move the queued, not yet dialled call to `when` (naive UTC), announced; answers the moved call, or None when
+    it was dialled, ended or canceled meanwhile."""
+    now = utcnow()
+    with database.atomic():
+        moved = (Call.update(scheduled_for=when, trigger=trigger, booked_by=booked_by, updated_at=now)
+                 .where((Call.id == call.id) & (Call.status == QUEUED) & Call.dialled_at.is_null()).execute())
+        if not moved:
+            return None
+        call = Call.get(Call.id == call.id)
+        emit_activity(call)
+    return call

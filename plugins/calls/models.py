@@ -17,7 +17,8 @@ ACTIVE_STATUSES = (QUEUED, RINGING, IN_PROGRESS)
 UNREACHED_STATUSES = (NO_ANSWER, BUSY, FAILED)  # a scheduled series tries again after these
 FINAL_STATUSES = (COMPLETED, NO_ANSWER, BUSY, FAILED, CANCELED)
 
-INSTANT, SCHEDULED = "instant", "scheduled"
+INSTANT, SCHEDULED, CALLBACK = "instant", "scheduled", "callback"  # callback: at a time someone chose
+TRIGGERS = (INSTANT, SCHEDULED, CALLBACK)
 OPTED_OUT = "the candidate opted out of contact"  # why a call or reminder to such a candidate was canceled or skipped
 
 
@@ -35,6 +36,7 @@ class Call(TenantRecord):
     trigger = pw.CharField(max_length=16, default=INSTANT)
     series = pw.UUIDField(null=True)  # the scheduled series (CallPlan.series) this attempt belongs to
     scheduled_for = pw.DateTimeField(null=True)
+    booked_by = pw.CharField(max_length=16, null=True)  # who chose scheduled_for: api, candidate_page, candidate_sms, ...
     phone_no = pw.CharField(max_length=32)
     provider = pw.CharField(max_length=32)
     provider_call_id = pw.CharField(max_length=64, null=True)
@@ -46,8 +48,9 @@ class Call(TenantRecord):
     dialled_at = pw.DateTimeField(null=True)  # set once, by the one job that claims the call to dial it
     started_at = pw.DateTimeField(null=True)
     ended_at = pw.DateTimeField(null=True)
-    # What the conversation kept (plugins.calls.conversation): per-question results, the candidate's own questions,
-    # why it ended, how long it lasted, its language, who led it (rules or llm:<model>), and where it stands
+    # What the conversation kept (plugins.calls.conversation): per-question results, the
+    # candidate's own questions, why it ended, how long it lasted, its language, who led it
+    # (rules or llm:<model>), and where it stands
     answers = JSONField(default=list)
     candidate_questions = JSONField(default=list)
     end_reason = pw.CharField(max_length=16, null=True)
@@ -64,6 +67,7 @@ class Call(TenantRecord):
             (("job", "status"), False),
             (("provider", "provider_call_id"), False),
             (("series",), False),
+            (("tenant", "phone_no", "dialled_at"), False),  # calls to a number per local day (the daily cap)
         )
 
 
@@ -128,11 +132,13 @@ ANSWER_TYPES = ("yes_no", "number", "choice", "text")
 
 
 class QuestionRubric(TimestampedModel):
-    """How one screening question's answer is judged: its type, what meets it, whether failing it rejects, its weight."""
+    """How one screening question's answer is judged: its type, what meets it, whether failing it
+    rejects, its weight."""
 
-    question = pw.ForeignKeyField(Question, primary_key=True, on_delete="CASCADE", column_name="question_id")
+    question = pw.ForeignKeyField(Question, primary_key=True, on_delete="CASCADE",
+                                  column_name="question_id")
     tenant = pw.ForeignKeyField(Tenant, on_delete="CASCADE", column_name="tenant_id")
-    answer_type = pw.CharField(max_length=8, null=True)  # None: inferred from the question's wording
+    answer_type = pw.CharField(max_length=8, null=True)  # None: inferred from the wording
     expected = pw.CharField(max_length=3, null=True)  # yes_no: "yes" or "no"
     minimum = pw.DoubleField(null=True)  # number: the least that meets it
     choices = JSONField(default=list)  # choice: the options

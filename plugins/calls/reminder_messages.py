@@ -1,15 +1,17 @@
 """What a reminder says: the email (text and HTML) and the SMS, rendered from the calls family's Jinja2 templates
-(plugins/calls/templates/calls/) with the job title, the company and the call time in HIREKIT_TIMEZONE, named."""
+(plugins/calls/templates/calls/) with the job title, the company, the call time in the candidate's own zone, named,
+and the link to the candidate's page where they move or cancel the call."""
 
 from __future__ import annotations
 
 import datetime as dt
 from zoneinfo import ZoneInfo
 
-from flask import current_app, render_template
+from flask import render_template
 
 from plugins.calls.models import Call
 from plugins.candidates.models import Candidate
+from plugins.candidates.zones import zone_of
 
 
 def local_call_time(when: dt.datetime, zone_name: str) -> str:
@@ -24,7 +26,7 @@ def local_call_time(when: dt.datetime, zone_name: str) -> str:
 def message_context(call: Call, candidate: Candidate) -> dict:
     job = call.job
     return {"first_name": candidate.first_name, "job_title": job.title, "company": job.client_name,
-            "call_time": local_call_time(call.scheduled_for, current_app.config["TIMEZONE"]), "phone_no": call.phone_no}
+            "call_time": local_call_time(call.scheduled_for, zone_of(candidate)[0]), "phone_no": call.phone_no}
 
 
 def email_message(call: Call, candidate: Candidate) -> tuple[str, str, str]:

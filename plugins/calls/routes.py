@@ -7,15 +7,19 @@ from flask.views import MethodView
 from app.http.api import Blueprint
 from app.security.auth import current_tenant_id
 from app.http.record_routes import add_list_route, add_read_route
-from plugins.calls import callbacks, recording_routes, recordings, screening, services
+from plugins.calls import (callbacks, recording_routes, recordings, rescheduling, screening,
+                           services)
 from plugins.calls.models import Call
 from plugins.calls.schemas import (
     CallListArgsSchema,
     CallSchema,
     CallSettingsSchema,
     CallWithRemindersSchema,
+    CancelBodySchema,
     FaqBodySchema,
     FaqSchema,
+    InstantCallArgsSchema,
+    RescheduleBodySchema,
     RubricBodySchema,
     RubricSchema,
 )
@@ -33,11 +37,48 @@ add_read_route(blp, "/calls/<call_id>", Call, CallWithRemindersSchema, read=serv
 
 @blp.route("/applications/<application_id>/instant-call")
 class InstantCall(MethodView):
+    @blp.arguments(InstantCallArgsSchema, location="query")
     @blp.response(202, CallSchema)
     @blp.errors(409, 503)
-    def post(self, application_id):
-        """Call the application's candidate now: answers the queued call; 409 while one is queued, ringing or in progress"""
-        return services.start_instant_call(current_tenant_id(), application_id)
+    def post(self, args, application_id):
+        """Call the application's candidate now: answers the queued call
+
+        409 while one is queued, ringing or in progress; when the candidate withdrew consent to calls or their number
+        is on the do-not-call list; and outside the candidate's calling hours in their zone (or past the tenant's
+        daily cap of calls to the number), with `next_allowed` ({utc, local, timezone}) in the error, unless
+        `outside_calling_hours=queue` asks to queue the call for that moment instead."""
+        return services.start_instant_call(current_tenant_id(), application_id,
+                                           outside_calling_hours=args["outside_calling_hours"])
+
+
+@blp.route("/calls/<call_id>/reschedule")
+class CallReschedule(MethodView):
+    @blp.arguments(RescheduleBodySchema)
+    @blp.response(200, CallSchema)
+    @blp.errors(409, 422)
+    @blp.doc(operationId="reschedule_call")
+    def post(self, body, call_id):
+        """Move a queued call to another time
+
+        The time must fall in the job's window and days and the calling hours, in the candidate's zone (422 naming
+        scheduled_for and the next allowed moment otherwise), and the candidate must consent to calls (409). A call
+        ringing, in progress or finished answers 409. The call becomes a `callback`, announced by a call_activity
+        event."""
+        return rescheduling.reschedule_request(current_tenant_id(), call_id, body["scheduled_for"])
+
+
+@blp.route("/calls/<call_id>/cancel")
+class CallCancel(MethodView):
+    @blp.arguments(CancelBodySchema, required=False)
+    @blp.response(200, CallSchema)
+    @blp.errors(409)
+    @blp.doc(operationId="cancel_call")
+    def post(self, body, call_id):
+        """Cancel a queued call, with its reminders; a scheduled series it belongs to stops
+
+        A call ringing, in progress or finished answers 409. The cancel is a call_activity event (status canceled)."""
+        return rescheduling.cancel(current_tenant_id(), call_id,
+                                   reason=(body or {}).get("reason") or "canceled by the client")
 
 
 @blp.route("/calls/<call_id>/recording")
@@ -72,7 +113,7 @@ class CallSettingsResource(MethodView):
 class JobFaq(MethodView):
     @blp.response(200, FaqSchema)
     def get(self, job_id):
-        """The job's FAQ: answers a screening call may give to candidates' questions (empty until one is PUT)"""
+        """The job's FAQ: what a call may answer to candidates' questions (empty until PUT)"""
         return screening.get_faq(current_tenant_id(), job_id)
 
     @blp.arguments(FaqBodySchema)
@@ -92,7 +133,7 @@ class QuestionRubric(MethodView):
     @blp.arguments(RubricBodySchema)
     @blp.response(200, RubricSchema)
     def put(self, values, job_id, question_id):
-        """Replace the question's rubric: answer type, expected answer or minimum, choices, knockout, weight"""
+        """Replace the question's rubric: answer type, expected or minimum, knockout, weight"""
         return screening.replace_rubric(current_tenant_id(), job_id, question_id, values)
 
 

@@ -1,6 +1,6 @@
-"""Callbacks a candidate asks for on a call: the candidate's zone, booking the time as the application's next attempt
-through the calls' scheduling, and saying a time aloud. The rules of when a call may be placed live in
-plugins.calls.calling_hours; this module only asks them."""
+"""Callbacks a candidate asks for on a call: the candidate's zone, booking the time as the
+application's next attempt (plugins.calls.rescheduling, which checks the window, days and calling
+hours), and saying a time aloud."""
 
 from __future__ import annotations
 
@@ -9,16 +9,19 @@ import logging
 from dataclasses import dataclass
 from zoneinfo import ZoneInfo
 
-from flask import current_app
-
+from app.errors import Conflict
+from plugins.calls.calling_hours import CallTimeNotAllowed, candidate_timezone, next_allowed_at
 from plugins.calls.models import Call
+from plugins.calls.rescheduling import book_callback, job_schedule_of
+from plugins.candidates.consent import CANDIDATE_CALL
 
 log = logging.getLogger("hirekit.calls")
 
 
 @dataclass(frozen=True)
 class Outcome:
-    """A booked callback's time (aware UTC), or the next time that would be allowed (None: none is)."""
+    """A booked callback's time (aware UTC), or the next time that would be allowed (None: none is).
+    """
 
     booked_for: dt.datetime | None
     next_allowed: dt.datetime | None
@@ -27,39 +30,29 @@ class Outcome:
 
 def candidate_zone(call_id) -> str:
     """The candidate's IANA zone, where 'tomorrow at 10' is read and callbacks are said."""
-    call = Call.get(Call.id == call_id)
-    try:
-        from plugins.calls.calling_hours import candidate_timezone
-    except ImportError:
-        return current_app.config.get("TIMEZONE") or "UTC"
-    zone = candidate_timezone(call.candidate)
-    return str(zone) if zone else (current_app.config.get("TIMEZONE") or "UTC")
+    return candidate_timezone(Call.get(Call.id == call_id).candidate).name
 
 
 def book(call_id, when: dt.datetime) -> Outcome:
-    """Book `when` as the next attempt; a time the job's window, days or the candidate's hours do not allow comes
-    back with the next allowed one."""
+    """Book `when` as the application's next attempt; a time the job's window and days or the
+    candidate's calling hours do not allow comes back with the next allowed one, and a candidate who
+    may not be called (consent, the do-not-call list) gets no booking."""
     call = Call.get(Call.id == call_id)
     try:
-        from plugins.calls.rescheduling import CallTimeNotAllowed, book_callback
-    except ImportError:
-        return Outcome(None, None, "callbacks cannot be booked by this service")
-    try:
-        booked = book_callback(call, _utc(when), source="call")
+        booked = book_callback(call, _naive_utc(when), source=CANDIDATE_CALL)
     except CallTimeNotAllowed as refused:
         return Outcome(None, _aware(refused.next_allowed), refused.reason)
+    except Conflict as refused:
+        log.info("call %s: no callback booked: %s", call_id, refused)
+        return Outcome(None, None, str(refused))
     return Outcome(_aware(booked.scheduled_for), None)
 
 
 def next_allowed(call_id, after: dt.datetime) -> dt.datetime | None:
-    """The first moment a callback may be booked after `after`."""
+    """The first moment a callback may be booked from `after` on."""
     call = Call.get(Call.id == call_id)
-    try:
-        from plugins.calls.calling_hours import next_allowed_at
-    except ImportError:
-        return None
-    found = next_allowed_at(call, _utc(after))
-    return _aware(found) if found else None
+    found = next_allowed_at(call.candidate, job_schedule_of(call), _naive_utc(after))
+    return _aware(found)
 
 
 def spoken_time(when: dt.datetime, zone: str) -> str:
@@ -75,5 +68,5 @@ def _aware(value: dt.datetime | None) -> dt.datetime | None:
     return value if value.tzinfo else value.replace(tzinfo=dt.timezone.utc)
 
 
-def _utc(value: dt.datetime) -> dt.datetime:
-    return _aware(value).astimezone(dt.timezone.utc)
+def _naive_utc(value: dt.datetime) -> dt.datetime:
+    return _aware(value).astimezone(dt.timezone.utc).replace(tzinfo=None)

@@ -1,5 +1,6 @@
-"""What the agent may tell a candidate about the job: facts from the job record and the job's FAQ, found by keywords.
-An answer is only ever one of these facts, worded from the record; anything else is passed to the recruiter."""
+"""What the agent may tell a candidate about the job: facts from the job record and the job's FAQ,
+found by keywords. An answer is only ever one of these facts, worded from the record; anything else
+is passed to the recruiter."""
 
 from __future__ import annotations
 
@@ -9,25 +10,80 @@ from dataclasses import dataclass
 PASS_TO_RECRUITER = "I don't have that information, so I'll pass that question to the recruiter."
 
 STOPWORDS = frozenset(
-    "a an and are as at be but by can could do does for from have how i if in is it its me my of on or our "
-    "so that the there this to was what whats when where which who will with would you your about any there's "
-    "is there are there tell know like much many get be being been job role position".split())
+    "a an and are as at be but by can could do does for from have how i if in is it its me my of "
+    "on or our "
+    "so that the there this to was what whats when where which who will with would you your about "
+    "any there's "
+    "is there are there tell know like much many get be being been job role position".split()
+)
 
 # Topic -> the words that ask about it; each is answered from one part of the job record
 TOPIC_WORDS = {
-    "pay": ("pay", "paid", "salary", "wage", "wages", "rate", "compensation", "money", "earn", "hourly", "payment"),
-    "workplace": ("remote", "hybrid", "onsite", "on-site", "office", "home", "wfh", "in-person", "person",
-                  "telecommute", "workplace"),
+    "pay": (
+        "pay",
+        "paid",
+        "salary",
+        "wage",
+        "wages",
+        "rate",
+        "compensation",
+        "money",
+        "earn",
+        "hourly",
+        "payment",
+    ),
+    "workplace": (
+        "remote",
+        "hybrid",
+        "onsite",
+        "on-site",
+        "office",
+        "home",
+        "wfh",
+        "in-person",
+        "person",
+        "telecommute",
+        "workplace",
+    ),
     "location": ("where", "location", "located", "address", "city", "based", "commute"),
-    "employment_type": ("full-time", "fulltime", "full", "part-time", "part", "contract", "permanent", "temporary",
-                        "temp", "employment", "hours"),
+    "employment_type": (
+        "full-time",
+        "fulltime",
+        "full",
+        "part-time",
+        "part",
+        "contract",
+        "permanent",
+        "temporary",
+        "temp",
+        "employment",
+        "hours",
+    ),
     "start_date": ("start", "starting", "begin", "beginning", "startdate"),
     "duration": ("long", "duration", "length", "months", "weeks"),
-    "description": ("involve", "involves", "duties", "responsibilities", "day-to-day", "tasks", "describe",
-                    "description", "entail"),
+    "description": (
+        "involve",
+        "involves",
+        "duties",
+        "responsibilities",
+        "day-to-day",
+        "tasks",
+        "describe",
+        "description",
+        "entail",
+    ),
     "title": ("title", "called"),
 }
-TOPIC_ORDER = ("pay", "workplace", "employment_type", "start_date", "duration", "location", "description", "title")
+TOPIC_ORDER = (
+    "pay",
+    "workplace",
+    "employment_type",
+    "start_date",
+    "duration",
+    "location",
+    "description",
+    "title",
+)
 
 
 @dataclass(frozen=True)
@@ -47,7 +103,7 @@ def words(text: str) -> set[str]:
         found.add(word)
         for ending in ("ing", "es", "s"):
             if word.endswith(ending) and len(word) - len(ending) >= 3:
-                found.add(word[:-len(ending)])
+                found.add(word[: -len(ending)])
                 break
     return found
 
@@ -57,18 +113,27 @@ def _money(value: float) -> str:
 
 
 def job_facts(job) -> dict[str, str]:
-    """The sentences the job record supports, by topic (a topic the record leaves empty is absent)."""
+    """The sentences the job record supports, by topic (a topic the record leaves empty is absent).
+    """
     facts: dict[str, str] = {"title": f"The role is {job.title}."}
     currency = f" {job.pay_rate_currency}" if job.pay_rate_currency else ""
     per = f" {job.pay_frequency.lower()}" if job.pay_frequency else ""
-    if job.min_pay_rate is not None and job.max_pay_rate is not None and job.min_pay_rate != job.max_pay_rate:
-        facts["pay"] = f"The pay is {_money(job.min_pay_rate)} to {_money(job.max_pay_rate)}{currency}{per}."
+    if (
+        job.min_pay_rate is not None
+        and job.max_pay_rate is not None
+        and job.min_pay_rate != job.max_pay_rate
+    ):
+        facts["pay"] = (
+            f"The pay is {_money(job.min_pay_rate)} to {_money(job.max_pay_rate)}{currency}{per}."
+        )
     elif job.min_pay_rate is not None or job.max_pay_rate is not None:
         rate = job.min_pay_rate if job.min_pay_rate is not None else job.max_pay_rate
         facts["pay"] = f"The pay is {_money(rate)}{currency}{per}."
     if job.workplace_type:
         facts["workplace"] = f"The role is {job.workplace_type.lower()}."
-    place = ", ".join(part for part in (job.city, job.state_name, job.country) if part) or job.address
+    place = (
+        ", ".join(part for part in (job.city, job.state_name, job.country) if part) or job.address
+    )
     if place:
         facts["location"] = f"The job is located in {place}."
     if job.employment_type:
@@ -84,10 +149,10 @@ def job_facts(job) -> dict[str, str]:
 
 
 def answer_question(question: str, job, faq: list[dict]) -> Fact | None:
-    """The fact that answers the candidate's question, or None (then the recruiter is told). An FAQ entry answers
-    when most of its question's content words are in the candidate's; a job topic answers when one of its words
-    is asked about and the record holds it. Asking about something neither holds (a benefit the job does not
-    mention) finds nothing."""
+    """The fact that answers the candidate's question, or None (then the recruiter is told). An FAQ
+    entry answers when most of its question's content words are in the candidate's; a job topic
+    answers when one of its words is asked about and the record holds it. Asking about something
+    neither holds (a benefit the job does not mention) finds nothing."""
     asked = words(question)
     if not asked:
         return None
@@ -111,7 +176,9 @@ def answer_question(question: str, job, faq: list[dict]) -> Fact | None:
 
 
 def _mentions(lowered: str, asked: set[str], word: str) -> bool:
-    return word in asked or ("-" in word and word in lowered) or (word == "where" and word in lowered)
+    return (
+        word in asked or ("-" in word and word in lowered) or (word == "where" and word in lowered)
+    )
 
 
 def fact_for_source(source: str, job, faq: list[dict]) -> Fact | None:
@@ -128,4 +195,7 @@ def fact_for_source(source: str, job, faq: list[dict]) -> Fact | None:
 
 def fact_sources(job, faq: list[dict]) -> dict[str, str]:
     """Every fact the agent may state, by source: what a model is given to choose from."""
-    return {**job_facts(job), **{f"faq:{i}": f"Q: {e['question']} A: {e['answer']}" for i, e in enumerate(faq)}}
+    return {
+        **job_facts(job),
+        **{f"faq:{i}": f"Q: {e['question']} A: {e['answer']}" for i, e in enumerate(faq)},
+    }

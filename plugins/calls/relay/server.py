@@ -25,6 +25,7 @@ from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request
 
 from app.server.server_threads import mark_long_lived_request_thread
+from plugins.calls.conversation.understanding import warm_up
 from plugins.calls.relay import claims
 from plugins.calls.relay.protocol import MAX_MESSAGE_BYTES
 from plugins.calls.relay.session import RelaySession, Turn, conversation_factory
@@ -245,6 +246,8 @@ class RelayServer:
 
     async def serve(self, host: str, port: int, *, ready=None, stop: asyncio.Future | None = None) -> None:
         stop = stop or asyncio.get_running_loop().create_future()
+        # the dialogue's date parser loads its data on first use (seconds): before the first call, not during it
+        await self.in_thread(warm_up, self.app.config["CALL_LANGUAGE"].split("-")[0])
         async with serve(self.handle, host, port, process_request=self.process_request, max_size=MAX_MESSAGE_BYTES,
                          compression=None, ping_interval=20, ping_timeout=20, close_timeout=5,
                          server_header=None) as server:
