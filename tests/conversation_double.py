@@ -1,6 +1,7 @@
-"""A scripted dialogue for the relay's tests: it keeps to the Conversation contract (greet, hear, interrupted,
-keypress, silence, close), asks the call's questions in order and writes each turn to the call's transcript, so the
-transport can be tested on its own against the record a client reads."""
+"""A scripted dialogue for the relay's tests: it keeps to the Conversation contract (greet, hear,
+interrupted, keypress, silence, close), asks the call's questions in order and writes each turn to
+the call's transcript, so the transport can be tested on its own against the record a client reads.
+"""
 
 from __future__ import annotations
 
@@ -23,16 +24,28 @@ class ScriptedConversation:
         self.finished = False
 
     def _save(self) -> None:
-        Call.update(transcript=self.transcript, updated_at=utcnow()).where(Call.id == self.call_id).execute()
+        Call.update(transcript=self.transcript, updated_at=utcnow()).where(
+            Call.id == self.call_id
+        ).execute()
 
     def _say(self, text: str, at_ms: int):
-        self.transcript.append({"speaker": "agent", "text": text, "at_ms": at_ms,
-                                "question_index": self.index if self.index >= 0 else None})
+        self.transcript.append(
+            {
+                "speaker": "agent",
+                "text": text,
+                "at_ms": at_ms,
+                "question_index": self.index if self.index >= 0 else None,
+            }
+        )
         self._save()
         words = text.split(" ")
         for n, word in enumerate(words):
-            yield {"type": "text", "token": word if n == 0 else " " + word, "last": n == len(words) - 1,
-                   "interruptible": True}
+            yield {
+                "type": "text",
+                "token": word if n == 0 else " " + word,
+                "last": n == len(words) - 1,
+                "interruptible": True,
+            }
 
     def _next(self, at_ms: int):
         self.index += 1
@@ -48,8 +61,14 @@ class ScriptedConversation:
         yield from self._say(OPENING, at_ms)
 
     def hear(self, text: str, *, at_ms: int, lang: str | None = None):
-        self.transcript.append({"speaker": "candidate", "text": text, "at_ms": at_ms,
-                                "question_index": self.index if self.index >= 0 else None})
+        self.transcript.append(
+            {
+                "speaker": "candidate",
+                "text": text,
+                "at_ms": at_ms,
+                "question_index": self.index if self.index >= 0 else None,
+            }
+        )
         self._save()
         yield from self._next(at_ms)
 
@@ -62,8 +81,10 @@ class ScriptedConversation:
         yield from self.hear({"1": "yes", "2": "no"}.get(digit, digit), at_ms=at_ms)
 
     def silence(self, *, at_ms: int):
-        yield from self._say("Are you still there? " + (self.questions[self.index] if self.index >= 0 else OPENING),
-                             at_ms)
+        yield from self._say(
+            "Are you still there? " + (self.questions[self.index] if self.index >= 0 else OPENING),
+            at_ms,
+        )
 
     def close(self, end_reason: str, *, at_ms: int) -> None:
         if not self.finished:

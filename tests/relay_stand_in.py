@@ -1,5 +1,6 @@
-"""Twilio's side of ConversationRelay for tests: a relay process (in a thread, or the deployed command in its own
-process) and a client that opens the signed WebSocket as Twilio does and speaks the documented messages."""
+"""Twilio's side of ConversationRelay for tests: a relay process (in a thread, or the deployed
+command in its own process) and a client that opens the signed WebSocket as Twilio does and speaks
+the documented messages."""
 
 from __future__ import annotations
 
@@ -32,7 +33,9 @@ class RelayInThread:
     def _run(self):
         asyncio.set_event_loop(self.loop)
         self._stop = self.loop.create_future()
-        self.loop.run_until_complete(self.server.serve("127.0.0.1", 0, stop=self._stop, ready=self._bound))
+        self.loop.run_until_complete(
+            self.server.serve("127.0.0.1", 0, stop=self._stop, ready=self._bound)
+        )
 
     def _bound(self, port: int):
         self.port = port
@@ -49,13 +52,24 @@ class RelayInThread:
 
 
 class RelayProcess:
-    """`hirekit-relay`, the deployed command, in its own process with the given HIREKIT_* settings."""
+    """`hirekit-relay`, the deployed command, in its own process with the given HIREKIT_* settings.
+    """
 
     def __init__(self, port: int, environment: dict[str, str]):
         self.port = port
-        env = {**os.environ, **environment, "HIREKIT_RELAY_PORT": str(port), "HIREKIT_RELAY_HOST": "127.0.0.1"}
-        self.process = subprocess.Popen([os.path.join(os.path.dirname(sys.executable), "hirekit-relay")], env=env,
-                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        env = {
+            **os.environ,
+            **environment,
+            "HIREKIT_RELAY_PORT": str(port),
+            "HIREKIT_RELAY_HOST": "127.0.0.1",
+        }
+        self.process = subprocess.Popen(
+            [os.path.join(os.path.dirname(sys.executable), "hirekit-relay")],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
 
     def __enter__(self):
         line = self.process.stdout.readline()
@@ -75,18 +89,29 @@ class RelayProcess:
 
 
 def signed_headers(public_base: str, provider: str, call_id: str, token: str) -> dict:
-    """X-Twilio-Signature as Twilio signs the handshake: the relay URL from the TwiML, no parameters."""
-    return {"X-Twilio-Signature": RequestValidator(token).compute_signature(relay_url(public_base, provider, call_id),
-                                                                            {})}
+    """X-Twilio-Signature as Twilio signs the handshake: the relay URL from the TwiML, no
+    parameters."""
+    return {
+        "X-Twilio-Signature": RequestValidator(token).compute_signature(
+            relay_url(public_base, provider, call_id), {}
+        )
+    }
 
 
 class TwilioSocket:
-    """One ConversationRelay socket as Twilio holds it: setup, prompts, keys, interrupts; the relay's messages read."""
+    """One ConversationRelay socket as Twilio holds it: setup, prompts, keys, interrupts; the
+    relay's messages read."""
 
-    def __init__(self, port: int, call_id: str, *, headers: dict | None = None, provider: str = "twilio"):
+    def __init__(
+        self, port: int, call_id: str, *, headers: dict | None = None, provider: str = "twilio"
+    ):
         self.call_id = call_id
-        self._connection = connect(f"ws://127.0.0.1:{port}/v1/calls/relay/{provider}/{call_id}",
-                                   additional_headers=headers or {}, open_timeout=10, close_timeout=5)
+        self._connection = connect(
+            f"ws://127.0.0.1:{port}/v1/calls/relay/{provider}/{call_id}",
+            additional_headers=headers or {},
+            open_timeout=10,
+            close_timeout=5,
+        )
         self.ws = self._connection.__enter__()
         self.received: list[dict] = []
 
@@ -94,9 +119,20 @@ class TwilioSocket:
         self.ws.send(message if isinstance(message, str) else json.dumps(message))
 
     def setup(self, call_sid: str) -> None:
-        self.send({"type": "setup", "sessionId": "VX" + "0" * 32, "accountSid": "AC" + "0" * 32,
-                   "callSid": call_sid, "from": "+14155550000", "to": "+14155550100", "direction": "outbound-api",
-                   "callType": "PSTN", "callStatus": "in-progress", "customParameters": {}})
+        self.send(
+            {
+                "type": "setup",
+                "sessionId": "VX" + "0" * 32,
+                "accountSid": "AC" + "0" * 32,
+                "callSid": call_sid,
+                "from": "+14155550000",
+                "to": "+14155550100",
+                "direction": "outbound-api",
+                "callType": "PSTN",
+                "callStatus": "in-progress",
+                "customParameters": {},
+            }
+        )
 
     def say(self, words: str) -> None:
         self.send({"type": "prompt", "voicePrompt": words, "lang": "en-US", "last": True})
@@ -120,7 +156,9 @@ class TwilioSocket:
         deadline = time.monotonic() + timeout
         try:
             while time.monotonic() < deadline:
-                self.received.append(json.loads(self.ws.recv(timeout=max(0.1, deadline - time.monotonic()))))
+                self.received.append(
+                    json.loads(self.ws.recv(timeout=max(0.1, deadline - time.monotonic())))
+                )
         except ConnectionClosed as closed:
             return closed.rcvd.code if closed.rcvd else None
         except TimeoutError:

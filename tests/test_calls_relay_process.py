@@ -1,6 +1,6 @@
-"""The relay as deployed: `hirekit-relay` in its own process, on the test's database, holding a real conversation
-with the real dialogue over a WebSocket signed as Twilio signs it, while the API (its own app here) takes Twilio's
-REST requests from the provider and its status callbacks."""
+"""The relay as deployed: `hirekit-relay` in its own process, on the test's database, holding a real
+conversation with the real dialogue over a WebSocket signed as Twilio signs it, while the API (its
+own app here) takes Twilio's REST requests from the provider and its status callbacks."""
 
 from __future__ import annotations
 
@@ -29,14 +29,25 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture
 def deployed(make_app, twilio_api, db_url, tmp_path):  # noqa: F811
-    """(the API app, the relay process) on one database, configured alike through HIREKIT_* variables."""
-    settings = {"TELEPHONY": "twilio", "TWILIO_ACCOUNT_SID": ACCOUNT_SID, "TWILIO_AUTH_TOKEN": AUTH_TOKEN,
-                "TWILIO_FROM_NUMBER": "+14155550000", "TWILIO_CALLBACK_BASE_URL": PUBLIC_BASE,
-                "TWILIO_API_BASE_URL": twilio_api.url_for("/")}
+    """(the API app, the relay process) on one database, configured alike through HIREKIT_*
+    variables."""
+    settings = {
+        "TELEPHONY": "twilio",
+        "TWILIO_ACCOUNT_SID": ACCOUNT_SID,
+        "TWILIO_AUTH_TOKEN": AUTH_TOKEN,
+        "TWILIO_FROM_NUMBER": "+14155550000",
+        "TWILIO_CALLBACK_BASE_URL": PUBLIC_BASE,
+        "TWILIO_API_BASE_URL": twilio_api.url_for("/"),
+    }
     app = make_app(**settings)
     environment = {f"HIREKIT_{name}": value for name, value in settings.items()}
-    environment.update(HIREKIT_DATABASE_URL=db_url, HIREKIT_SECRET_KEY=os.environ["HIREKIT_SECRET_KEY"],
-                       HIREKIT_INSTANCE_DIR=str(tmp_path), HIREKIT_LOG_LEVEL="WARNING", HIREKIT_LLM_URL="")
+    environment.update(
+        HIREKIT_DATABASE_URL=db_url,
+        HIREKIT_SECRET_KEY=os.environ["HIREKIT_SECRET_KEY"],
+        HIREKIT_INSTANCE_DIR=str(tmp_path),
+        HIREKIT_LOG_LEVEL="WARNING",
+        HIREKIT_LLM_URL="",
+    )
     with RelayProcess(free_port(), environment) as relay:
         yield app, relay
 
@@ -46,21 +57,32 @@ def test_the_relay_process_holds_a_screening_conversation_to_its_record(deployed
     client = app.test_client()
     assert requests.get(f"http://127.0.0.1:{relay.port}/healthz", timeout=5).status_code == 200
     call = answered_call(client, tenant_a)
-    socket = TwilioSocket(relay.port, call["id"], headers=signed_headers(PUBLIC_BASE, "twilio", call["id"],
-                                                                         AUTH_TOKEN))
+    socket = TwilioSocket(
+        relay.port,
+        call["id"],
+        headers=signed_headers(PUBLIC_BASE, "twilio", call["id"], AUTH_TOKEN),
+    )
     socket.setup(CALL_SID)
     assert "Am I speaking with Jane?" in socket.agent_turn()
     socket.say("Yes, this is Jane.")
     assert "good time" in socket.agent_turn()
     socket.say("Yes, go ahead.")
     assert JOB_QUESTIONS[0] in socket.agent_turn()
-    for answer in ("Six years.", "Yes, I do.", "A night with three admissions; I triaged and asked for help."):
+    for answer in (
+        "Six years.",
+        "Yes, I do.",
+        "A night with three admissions; I triaged and asked for help.",
+    ):
         socket.say(answer)
         socket.agent_turn()
     socket.say("No, that's all, thanks.")
     socket.agent_turn()
     assert socket.wait_closed() == 1000 and socket.received[-1]["type"] == "end"
-    done = wait_for(lambda: (record := read_call(client, tenant_a, call["id"]))["status"] == "completed" and record)
+    done = wait_for(
+        lambda: (
+            (record := read_call(client, tenant_a, call["id"]))["status"] == "completed" and record
+        )
+    )
     assert done["end_reason"] == "completed"
     assert [answer["value"] for answer in done["answers"]][:2] == [6, True]
     assert done["transcript"][-1]["speaker"] == "agent" and done["duration_seconds"] is not None

@@ -1,5 +1,6 @@
-"""GET /v1/calls/{id}/recording: the tenant's recording streamed through from the provider that holds it, with the
-account's credentials, so the provider's URL and credentials never reach the client."""
+"""GET /v1/calls/{id}/recording: the tenant's recording streamed through from the provider that
+holds it, with the account's credentials, so the provider's URL and credentials never reach the
+client."""
 
 from __future__ import annotations
 
@@ -25,12 +26,21 @@ def stream_recording(tenant_id: str, call_id) -> Response:
         raise NotFound(f"a recording of call {call.id}")
     provider = get_provider()
     if provider.name != recording.provider:
-        raise ApiError(502, f"the recording is held by {recording.provider}, which this server no longer uses")
+        raise ApiError(
+            502, f"the recording is held by {recording.provider}, which this server no longer uses"
+        )
     try:
         upstream = provider.open_recording(recording.provider_recording_id)
     except requests.RequestException as exc:
-        log.warning("fetching recording %s of call %s failed: %s", recording.provider_recording_id, call.id, exc)
-        raise ApiError(502, f"the telephony provider did not give the recording: {type(exc).__name__}") from None
+        log.warning(
+            "fetching recording %s of call %s failed: %s",
+            recording.provider_recording_id,
+            call.id,
+            exc,
+        )
+        raise ApiError(
+            502, f"the telephony provider did not give the recording: {type(exc).__name__}"
+        ) from None
 
     def chunks():
         with upstream:
@@ -39,5 +49,9 @@ def stream_recording(tenant_id: str, call_id) -> Response:
     headers = {"Content-Disposition": f'attachment; filename="call-{call.id}.mp3"'}
     if upstream.headers.get("Content-Length"):
         headers["Content-Length"] = upstream.headers["Content-Length"]
-    return Response(stream_with_context(chunks()), status=200, headers=headers,
-                    mimetype=upstream.headers.get("Content-Type", "audio/mpeg").split(";")[0])
+    return Response(
+        stream_with_context(chunks()),
+        status=200,
+        headers=headers,
+        mimetype=upstream.headers.get("Content-Type", "audio/mpeg").split(";")[0],
+    )

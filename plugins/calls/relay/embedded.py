@@ -1,6 +1,7 @@
-"""The relay beside gunicorn for `make run`'s embedded default: gunicorn's arbiter starts the relay process once it
-is ready and stops it when it exits, so the one command serves both (HIREKIT_RELAY_EMBEDDED=1). In production the
-relay is its own service (deploy/systemd/hirekit-relay.service) and this stays off."""
+"""The relay beside gunicorn for `make run`'s embedded default: gunicorn's arbiter starts the relay
+process once it is ready and stops it when it exits, so the one command serves both
+(HIREKIT_RELAY_EMBEDDED=1). In production the relay is its own service
+(deploy/systemd/hirekit-relay.service) and this stays off."""
 
 from __future__ import annotations
 
@@ -16,10 +17,13 @@ def enabled(environ=os.environ) -> bool:
 
 
 def start(log) -> subprocess.Popen | None:
-    """The relay process, started with this process's environment (so its settings); None when off."""
+    """The relay process, started with this process's environment (so its settings); None when off.
+    """
     if not enabled():
         return None
-    process = subprocess.Popen([sys.executable, "-m", "plugins.calls.relay.server"], env=dict(os.environ))
+    process = subprocess.Popen(
+        [sys.executable, "-m", "plugins.calls.relay.server"], env=dict(os.environ)
+    )
     log.info("relay started beside gunicorn (pid %s)", process.pid)
     return process
 

@@ -1,6 +1,7 @@
-"""One call's relay session, independent of its transport: provider frames in (checked, in order), the dialogue's
-turns run, ConversationRelay messages out, and the silence timer. The relay process drives it over a WebSocket; the
-simulated provider drives it in-process with a scripted candidate."""
+"""One call's relay session, independent of its transport: provider frames in (checked, in order),
+the dialogue's turns run, ConversationRelay messages out, and the silence timer. The relay process
+drives it over a WebSocket; the simulated provider drives it in-process with a scripted candidate.
+"""
 
 from __future__ import annotations
 
@@ -19,14 +20,15 @@ AWAITING_SETUP, LIVE, ENDED = "awaiting_setup", "live", "ended"
 
 
 def conversation_factory(app) -> Callable[..., Conversation]:
-    """The dialogue a relay session holds: the dialogue package's, put on the app by the calls family (a test's
-    scripted double in its place)."""
+    """The dialogue a relay session holds: the dialogue package's, put on the app by the calls
+    family (a test's scripted double in its place)."""
     return app.extensions["hirekit_conversation_factory"]
 
 
 @dataclass(frozen=True)
 class Turn:
-    """One thing for the dialogue to answer: `greet`, `hear`, `interrupted`, `keypress` or `silence`."""
+    """One thing for the dialogue to answer: `greet`, `hear`, `interrupted`, `keypress` or
+    `silence`."""
 
     kind: str
     text: str = ""
@@ -37,13 +39,20 @@ class Turn:
 
 
 class RelaySession:
-    """Feed it frames with accept(); run each turn it returns with run() (one at a time, on any thread); close() once
-    the transport is gone. `refused` is set when the socket must be closed without a conversation: a setup for another
-    call, or a call the dialogue will not hold."""
+    """Feed it frames with accept(); run each turn it returns with run() (one at a time, on any
+    thread); close() once the transport is gone. `refused` is set when the socket must be closed
+    without a conversation: a setup for another call, or a call the dialogue will not hold."""
 
-    def __init__(self, call_id: str, open_conversation: Callable[..., Conversation], *, silence_seconds: float,
-                 expected_call_sid: str | None = None, language: str | None = None,
-                 clock: Callable[[], float] = time.monotonic):
+    def __init__(
+        self,
+        call_id: str,
+        open_conversation: Callable[..., Conversation],
+        *,
+        silence_seconds: float,
+        expected_call_sid: str | None = None,
+        language: str | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ):
         self.call_id = call_id
         self._open = open_conversation
         self.silence_seconds = silence_seconds
@@ -55,11 +64,13 @@ class RelaySession:
         self.refused: str | None = None
         self.setup: dict | None = None
         self.answered_at: float | None = None
-        self.silence_due: float | None = None  # the clock time at which the candidate's silence becomes a turn
+        self.silence_due: float | None = (
+            None  # the clock time at which the candidate's silence becomes a turn
+        )
         self.silences = 0  # silence turns in a row (a prompt or key resets it)
         self._stop_stream = threading.Event()
 
-    # -- frames in (the transport's thread) -------------------------------------------------------------------------
+    # -- frames in (the transport's thread) -------------------------------------------------------
 
     def accept(self, frame: str | bytes) -> Turn | None:
         """The turn a frame asks for, or None when it is ignored (one log line says why)."""
@@ -71,11 +82,16 @@ class RelaySession:
             return None
         kind = message["type"]
         if self.state == ENDED:
-            log.warning("relay for call %s ignored a %s after the conversation ended", self.call_id, kind)
+            log.warning(
+                "relay for call %s ignored a %s after the conversation ended", self.call_id, kind
+            )
             return None
         if kind == "error":
-            log.warning("relay for call %s: the provider reported an error: %s", self.call_id,
-                        str(message.get("description", ""))[:300])
+            log.warning(
+                "relay for call %s: the provider reported an error: %s",
+                self.call_id,
+                str(message.get("description", ""))[:300],
+            )
             return None
         if kind == "setup":
             return self._setup(message, now)
@@ -86,12 +102,19 @@ class RelaySession:
             if not message.get("last", True):
                 return None  # a partial transcript: the complete utterance follows with last: true
             self.silence_due, self.silences = None, 0
-            return Turn("hear", text=message["voicePrompt"], lang=message.get("lang"), received_at=now)
+            return Turn(
+                "hear", text=message["voicePrompt"], lang=message.get("lang"), received_at=now
+            )
         if kind == "interrupt":
-            self._stop_stream.set()  # the candidate barged in: what is still streaming is not spoken
+            # the candidate barged in: what is still streaming is not spoken
+            self._stop_stream.set()
             self.silence_due = None
-            return Turn("interrupted", text=message.get("utteranceUntilInterrupt", ""),
-                        duration_ms=message["durationUntilInterruptMs"], received_at=now)
+            return Turn(
+                "interrupted",
+                text=message.get("utteranceUntilInterrupt", ""),
+                duration_ms=message["durationUntilInterruptMs"],
+                received_at=now,
+            )
         self.silence_due, self.silences = None, 0
         return Turn("keypress", digit=message["digit"], received_at=now)
 
@@ -100,7 +123,9 @@ class RelaySession:
             log.warning("relay for call %s ignored a second setup", self.call_id)
             return None
         if self.expected_call_sid and message["callSid"] != self.expected_call_sid:
-            self.refuse(f"setup names call {message['callSid'][:64]!r}, not {self.expected_call_sid!r}")
+            self.refuse(
+                f"setup names call {message['callSid'][:64]!r}, not {self.expected_call_sid!r}"
+            )
             return None
         self.setup, self.state, self.answered_at = message, LIVE, now
         return Turn("greet", received_at=now)
@@ -122,7 +147,7 @@ class RelaySession:
     def ended(self) -> bool:
         return self.state == ENDED
 
-    # -- turns (a worker thread: the dialogue is synchronous and writes to the database) -----------------------------
+    # -- turns (a worker thread: the dialogue is synchronous and writes to the database) ----------
 
     def at_ms(self) -> int:
         if self.answered_at is None:
@@ -130,7 +155,8 @@ class RelaySession:
         return int((self.clock() - self.answered_at) * 1000)
 
     def run(self, turn: Turn) -> Iterator[Outgoing]:
-        """The dialogue's messages for the turn, as each is ready; stops early when the candidate barges in."""
+        """The dialogue's messages for the turn, as each is ready; stops early when the candidate
+        barges in."""
         if self.state == ENDED:
             return
         if turn.kind == "greet":

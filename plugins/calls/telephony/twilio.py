@@ -1,7 +1,8 @@
-"""The Twilio provider: places the call with the twilio client, answered by TwiML that connects it to the relay process
-over ConversationRelay (<Connect><ConversationRelay>), with asynchronous answering-machine detection and, when the
-tenant records its calls, a dual-channel recording. Twilio reports status, machine detection and recordings to
-POST /v1/calls/callbacks/twilio (signature-checked). Reminders go as SMS through Twilio's Messaging API."""
+"""The Twilio provider: places the call with the twilio client, answered by TwiML that connects it
+to the relay process over ConversationRelay (<Connect><ConversationRelay>), with asynchronous
+answering-machine detection and, when the tenant records its calls, a dual-channel recording. Twilio
+reports status, machine detection and recordings to POST /v1/calls/callbacks/twilio
+(signature-checked). Reminders go as SMS through Twilio's Messaging API."""
 
 from __future__ import annotations
 
@@ -15,15 +16,35 @@ from twilio.request_validator import RequestValidator
 from twilio.rest import Client
 from twilio.twiml.voice_response import VoiceResponse
 
-from plugins.calls.models import BUSY, CANCELED, COMPLETED, FAILED, IN_PROGRESS, NO_ANSWER, QUEUED, RINGING
+from plugins.calls.models import (
+    BUSY,
+    CANCELED,
+    COMPLETED,
+    FAILED,
+    IN_PROGRESS,
+    NO_ANSWER,
+    QUEUED,
+    RINGING,
+)
 from plugins.calls.telephony.base import CallScript, ConversationRelayProvider, Reporter, SmsRefused
 
 CALLBACK_PATH = "/v1/calls/callbacks/twilio"
 # Twilio's CallStatus values -> ours
-STATUS_MAP = {"queued": QUEUED, "initiated": QUEUED, "ringing": RINGING, "in-progress": IN_PROGRESS,
-              "completed": COMPLETED, "busy": BUSY, "no-answer": NO_ANSWER, "failed": FAILED, "canceled": CANCELED}
+STATUS_MAP = {
+    "queued": QUEUED,
+    "initiated": QUEUED,
+    "ringing": RINGING,
+    "in-progress": IN_PROGRESS,
+    "completed": COMPLETED,
+    "busy": BUSY,
+    "no-answer": NO_ANSWER,
+    "failed": FAILED,
+    "canceled": CANCELED,
+}
 STATUS_EVENTS = ["initiated", "ringing", "answered", "completed"]
-API_TIMEOUT_SECONDS = 10  # one request to Twilio's REST API; the twilio client waits forever without one
+API_TIMEOUT_SECONDS = (
+    10  # one request to Twilio's REST API; the twilio client waits forever without one
+)
 UNSUBSCRIBED_RECIPIENT = 21610  # Twilio's error: the number replied STOP to this sender
 MAX_HINTS_CHARACTERS = 500  # the job's terms offered to speech recognition, comma-separated
 
@@ -43,11 +64,16 @@ def hints_attribute(hints) -> str:
 
 
 def relay_twiml(script: CallScript, url: str) -> str:
-    """TwiML connecting the answered call to the relay: the dialogue speaks first once the socket's setup arrives, so
-    the opening is in the transcript with its time like every other turn."""
+    """TwiML connecting the answered call to the relay: the dialogue speaks first once the socket's
+    setup arrives, so the opening is in the transcript with its time like every other turn."""
     response = VoiceResponse()
     connect = response.connect()
-    attributes = {"url": url, "language": script.language, "interruptible": "any", "dtmf_detection": "true"}
+    attributes = {
+        "url": url,
+        "language": script.language,
+        "interruptible": "any",
+        "dtmf_detection": "true",
+    }
     if script.voice:
         attributes["voice"] = script.voice
     hints = hints_attribute(script.hints)
@@ -67,41 +93,76 @@ def voicemail_twiml(message: str) -> str:
 class TwilioProvider(ConversationRelayProvider):
     name = "twilio"
 
-    def __init__(self, *, account_sid: str, auth_token: str, from_number: str, callback_base_url: str,
-                 api_base_url: str = "", http_client=None):
-        missing = [name for name, value in (("TWILIO_ACCOUNT_SID", account_sid), ("TWILIO_AUTH_TOKEN", auth_token),
-                                            ("TWILIO_FROM_NUMBER", from_number),
-                                            ("TWILIO_CALLBACK_BASE_URL", callback_base_url)) if not value]
+    def __init__(
+        self,
+        *,
+        account_sid: str,
+        auth_token: str,
+        from_number: str,
+        callback_base_url: str,
+        api_base_url: str = "",
+        http_client=None,
+    ):
+        missing = [
+            name
+            for name, value in (
+                ("TWILIO_ACCOUNT_SID", account_sid),
+                ("TWILIO_AUTH_TOKEN", auth_token),
+                ("TWILIO_FROM_NUMBER", from_number),
+                ("TWILIO_CALLBACK_BASE_URL", callback_base_url),
+            )
+            if not value
+        ]
         if missing:
-            raise ValueError(f"HIREKIT_TELEPHONY=twilio needs {', '.join('HIREKIT_' + m for m in missing)}")
-        self.client = Client(account_sid, auth_token,
-                             http_client=http_client or TwilioHttpClient(timeout=API_TIMEOUT_SECONDS))
+            raise ValueError(
+                f"HIREKIT_TELEPHONY=twilio needs {', '.join('HIREKIT_' + m for m in missing)}"
+            )
+        self.client = Client(
+            account_sid,
+            auth_token,
+            http_client=http_client or TwilioHttpClient(timeout=API_TIMEOUT_SECONDS),
+        )
         self.api_base_url = (api_base_url or "https://api.twilio.com").rstrip("/")
         if api_base_url:
-            self.client.api.base_url = self.api_base_url  # the Api domain's root, https://api.twilio.com
+            self.client.api.base_url = (
+                self.api_base_url
+            )  # the Api domain's root, https://api.twilio.com
         self.account_sid, self.auth_token = account_sid, auth_token
         self.from_number = from_number
         self.callback_base_url = callback_base_url
 
     def place(self, script: CallScript, report: Reporter) -> str | None:
-        """POST .../Calls.json: the relay TwiML, status events, asynchronous machine detection (waiting for the beep
-        when a voicemail is to be left) and, when the tenant records, both channels recorded."""
+        """POST .../Calls.json: the relay TwiML, status events, asynchronous machine detection
+        (waiting for the beep when a voicemail is to be left) and, when the tenant records, both
+        channels recorded."""
         base, call_id = self.callback_base_url, script.call_id
         params = dict(
-            to=script.phone_no, from_=self.from_number, twiml=relay_twiml(script, self.relay_url(call_id)),
-            status_callback=callback_url(base, call_id), status_callback_method="POST",
+            to=script.phone_no,
+            from_=self.from_number,
+            twiml=relay_twiml(script, self.relay_url(call_id)),
+            status_callback=callback_url(base, call_id),
+            status_callback_method="POST",
             status_callback_event=STATUS_EVENTS,
-            machine_detection="DetectMessageEnd" if script.voicemail else "Enable", async_amd="true",
-            async_amd_status_callback=callback_url(base, call_id, event="amd", voicemail=int(script.voicemail)),
-            async_amd_status_callback_method="POST")
+            machine_detection="DetectMessageEnd" if script.voicemail else "Enable",
+            async_amd="true",
+            async_amd_status_callback=callback_url(
+                base, call_id, event="amd", voicemail=int(script.voicemail)
+            ),
+            async_amd_status_callback_method="POST",
+        )
         if script.record:
-            params.update(record=True, recording_channels="dual",
-                          recording_status_callback=callback_url(base, call_id, event="recording"),
-                          recording_status_callback_method="POST", recording_status_callback_event=["completed"])
+            params.update(
+                record=True,
+                recording_channels="dual",
+                recording_status_callback=callback_url(base, call_id, event="recording"),
+                recording_status_callback_method="POST",
+                recording_status_callback_event=["completed"],
+            )
         return self.client.calls.create(**params).sid
 
     def handshake_valid(self, url: str, headers) -> bool:
-        """Twilio signs the handshake as any webhook: HMAC-SHA1 of the URL it connected to, with no parameters."""
+        """Twilio signs the handshake as any webhook: HMAC-SHA1 of the URL it connected to, with no
+        parameters."""
         signature = headers.get("X-Twilio-Signature")
         return bool(signature) and RequestValidator(self.auth_token).validate(url, {}, signature)
 
@@ -113,7 +174,8 @@ class TwilioProvider(ConversationRelayProvider):
         self.client.calls(provider_call_id).update(twiml=voicemail_twiml(message))
 
     def recording_media_url(self, provider_recording_id: str) -> str:
-        return f"{self.api_base_url}/2010-04-01/Accounts/{self.account_sid}/Recordings/{provider_recording_id}"
+        account = f"{self.api_base_url}/2010-04-01/Accounts/{self.account_sid}"
+        return f"{account}/Recordings/{provider_recording_id}"
 
     def delete_recording(self, provider_recording_id: str) -> None:
         try:
@@ -124,8 +186,12 @@ class TwilioProvider(ConversationRelayProvider):
 
     def open_recording(self, provider_recording_id: str):
         """GET the recording's audio as MP3 with the account's credentials, streamed."""
-        response = requests.get(self.recording_media_url(provider_recording_id) + ".mp3", stream=True,
-                                auth=(self.account_sid, self.auth_token), timeout=API_TIMEOUT_SECONDS)
+        response = requests.get(
+            self.recording_media_url(provider_recording_id) + ".mp3",
+            stream=True,
+            auth=(self.account_sid, self.auth_token),
+            timeout=API_TIMEOUT_SECONDS,
+        )
         response.raise_for_status()
         return response
 
@@ -133,12 +199,15 @@ class TwilioProvider(ConversationRelayProvider):
         return hmac.compare_digest(account_sid or "", self.account_sid)
 
     def send_sms(self, to: str, body: str) -> str:
-        """POST /2010-04-01/Accounts/{sid}/Messages.json (To, From, Body); Twilio's 4xx refusals (but 429) are final."""
+        """POST /2010-04-01/Accounts/{sid}/Messages.json (To, From, Body); Twilio's 4xx refusals
+        (but 429) are final."""
         try:
             message = self.client.messages.create(to=to, from_=self.from_number, body=body)
         except TwilioRestException as exc:
             if 400 <= exc.status < 500 and exc.status != 429:
-                raise SmsRefused(f"Twilio refused the message ({exc.code}): {exc.msg}",
-                                 unsubscribed=exc.code == UNSUBSCRIBED_RECIPIENT) from exc
+                raise SmsRefused(
+                    f"Twilio refused the message ({exc.code}): {exc.msg}",
+                    unsubscribed=exc.code == UNSUBSCRIBED_RECIPIENT,
+                ) from exc
             raise
         return message.sid
