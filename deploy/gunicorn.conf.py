@@ -91,7 +91,7 @@ _relay = None  # the relay process `make run` serves beside gunicorn (HIREKIT_RE
 
 
 def when_ready(server):
-    """Once the arbiter listens: with HIREKIT_RELAY_EMBEDDED=1 (`make run`), start the relay process beside it."""
+    """Once the arbiter listens: with HIREKIT_RELAY_EMBEDDED=1 (`make run`), start the relay beside it."""
     global _relay
     from plugins.calls.relay import embedded
 

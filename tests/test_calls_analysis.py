@@ -30,10 +30,11 @@ def model_client(make_app, httpserver):
 
 
 def analysis_requests(httpserver) -> list:
-    """The requests that asked the model to analyse a finished call (the call's conversation asks it too, for its
-    turns, when a model is configured)."""
+    """The requests that asked the model to analyse a finished call (the call's conversation asks
+    it too, for its turns, when a model is configured)."""
+    json_object = {"type": "json_object"}
     return [request for request, _ in httpserver.log
-            if (request.get_json(silent=True) or {}).get("response_format") == {"type": "json_object"}]
+            if (request.get_json(silent=True) or {}).get("response_format") == json_object]
 
 
 def completed_call(client, tenant) -> dict:

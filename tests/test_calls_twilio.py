@@ -1,5 +1,5 @@
-"""Twilio's signed status callbacks against the route, and the Twilio provider against a local server playing Twilio's
-REST API (the relay conversation itself: tests/test_calls_relay.py)."""
+"""Twilio's signed status callbacks against the route, and the Twilio provider against a local
+server playing Twilio's REST API (the relay conversation itself: tests/test_calls_relay.py)."""
 
 
 import pytest

@@ -35,7 +35,8 @@ def init_app(app) -> None:
 
 
 PLUGIN = Plugin(name="calls", blueprints=(blp, callbacks_blp),
-                models=(Call, CallPlan, CallReminder, JobFaq, QuestionRubric, CallSettings, CallRecording, CallRelay),
+                models=(Call, CallPlan, CallReminder, JobFaq, QuestionRubric, CallSettings, CallRecording,
+                        CallRelay),
                 needs=("jobs", "candidates", "applications", "questions", "scheduling"),
                 tasks=Tasks(queues=(tasks.QUEUE,), periodic=(
                     PeriodicJob("plugins.calls.tasks.reap_stalled_calls", tasks.QUEUE, "CALL_REAPER_INTERVAL"),)),

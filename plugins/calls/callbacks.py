@@ -1,5 +1,6 @@
-"""Twilio's status, machine-detection and recording callbacks (verify the signature, move the status, leave a
-voicemail or hang up on a machine, keep the recording's reference), and its incoming-message webhook, where a STOP opts the sender out of contact."""
+"""Twilio's status, machine-detection and recording callbacks (verify the signature, move the status,
+leave a voicemail or hang up on a machine, keep the recording's reference), and its incoming-message
+webhook, where a STOP opts the sender out of contact."""
 
 from __future__ import annotations
 
@@ -38,8 +39,8 @@ def verify_signature(url: str, form: dict, signature: str | None) -> None:
 
 def handle(url: str, form: dict, signature: str | None, *, call_id: str, event: str | None = None,
            voicemail: bool = False) -> str:
-    """Apply one callback (a status change, the machine-detection verdict or a finished recording); answers the
-    TwiML Twilio should run next (none: these callbacks do not steer the call)."""
+    """Apply one callback (a status change, the machine-detection verdict or a finished recording);
+    answers the TwiML Twilio should run next (none: these callbacks do not steer the call)."""
     verify_signature(url, form, signature)
     call = get_or_404(Call, call_id)
     if event == "amd":
@@ -64,7 +65,8 @@ def record_recording(call: Call, form: dict) -> None:
         return
     recording_id = form.get("RecordingSid") or ""
     if not recording_id.startswith("RE") or len(recording_id) > 64:
-        raise ApiError(422, "RecordingSid is not a Twilio recording id.", fields={"RecordingSid": ["Not a recording id."]})
+        raise ApiError(422, "RecordingSid is not a Twilio recording id.",
+                       fields={"RecordingSid": ["Not a recording id."]})
     provider = get_provider()
     keep_recording(call, provider="twilio", provider_recording_id=recording_id,
                    media_url=provider.recording_media_url(recording_id),

@@ -20,7 +20,7 @@ from plugins.calls.telephony import Progress
 from plugins.questions.models import Question
 
 _call_schema = CallSchema()
-# The end reason of a call that ended without its conversation saying why (a provider's status, the reaper)
+# The end reason of a call that ended without its conversation saying why (a provider, the reaper)
 END_REASON_BY_STATUS = {"no_answer": "no_answer", "busy": "busy", "failed": "failed"}
 ANSWER_KEYS = ("question", "answer", "meets_requirement", "note", "answer_type", "value", "score",
                "evidence", "follow_ups", "knockout", "weight")
@@ -75,7 +75,8 @@ def questions_for(call: Call) -> list[str]:
 
 
 def analysis_context(call: Call, transcript: list[dict]) -> CallContext:
-    if call.answers:  # a conversation: its questions as asked (the agent's turns also hold follow-ups and thanks)
+    # a conversation: its questions as asked (the agent's turns also hold follow-ups and thanks)
+    if call.answers:
         questions = [entry["question"] for entry in call.answers]
     else:
         asked = {turn["question_index"]: turn["text"] for turn in transcript
@@ -174,7 +175,8 @@ def end_call(call: Call, status: str, reason: str, *, as_read: bool = False, now
         condition &= Call.updated_at == call.updated_at
     with database.atomic():
         ended = Call.update(status=status, error=reason, ended_at=now, updated_at=now,
-                            end_reason=pw.Case(None, [(Call.end_reason.is_null(), END_REASON_BY_STATUS.get(status))],
+                            end_reason=pw.Case(None, [(Call.end_reason.is_null(),
+                                                       END_REASON_BY_STATUS.get(status))],
                                                Call.end_reason)).where(condition).execute()
         if ended:
             emit_activity(Call.get(Call.id == call.id))

@@ -26,15 +26,15 @@ def script_for(call: Call, *, voicemail: bool = False) -> CallScript:
                       company=job.client_name, questions=questions_for(call), voicemail=voicemail,
                       record=recording_enabled(call.tenant_id), language=config["CALL_LANGUAGE"],
                       voice=config["CALL_VOICE"], hints=job_terms(job, candidate),
-                      recruiter_name=job.recruiter_name, recruiter_phone=job.recruiter_work_phone_no,
-                      recruiter_email=job.recruiter_email)
+                      recruiter_name=job.recruiter_name,
+                      recruiter_phone=job.recruiter_work_phone_no, recruiter_email=job.recruiter_email)
 
 
 def job_terms(job, candidate) -> tuple[str, ...]:
-    """Words a recogniser would not expect that this call will hear: the job's title, company, place and industry,
-    and the candidate's own name."""
-    terms = (job.title, job.client_name, job.city, job.industry, job.workplace_type, job.employment_type,
-             candidate.first_name, candidate.last_name)
+    """Words a recogniser would not expect that this call will hear: the job's title, company, place
+    and industry, and the candidate's own name."""
+    terms = (job.title, job.client_name, job.city, job.industry, job.workplace_type,
+             job.employment_type, candidate.first_name, candidate.last_name)
     return tuple(term.strip() for term in terms if term and term.strip())
 
 

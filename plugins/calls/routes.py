@@ -1,5 +1,5 @@
-"""/v1/applications/:id/instant-call, /v1/calls (read, list, recording), /v1/call-settings and Twilio's callback
-routes."""
+"""/v1/applications/:id/instant-call, /v1/calls (read, list, recording), /v1/call-settings and
+Twilio's callback routes."""
 
 from flask import Response, request
 from flask.views import MethodView
@@ -85,11 +85,11 @@ class CallCancel(MethodView):
 class CallRecordingAudio(MethodView):
     @blp.doc(operationId="get_call_recording")
     @blp.response(200, content_type="application/octet-stream", description=(
-        "The recording's audio, both channels, streamed from the telephony provider: MP3 (Content-Type "
-        "audio/mpeg), with Content-Disposition naming the file"))
+        "The recording's audio, both channels, streamed from the telephony provider: MP3 "
+        "(Content-Type audio/mpeg), with Content-Disposition naming the file"))
     @blp.errors(404, 502)
     def get(self, call_id):
-        """Download a call's recording (when the tenant records its calls): 404 when the call has none"""
+        """Download a call's recording (when the tenant records its calls); 404 when there is none"""
         return recording_routes.stream_recording(current_tenant_id(), call_id)
 
 
@@ -105,7 +105,9 @@ class CallSettingsResource(MethodView):
     @blp.arguments(CallSettingsSchema)
     @blp.response(200, CallSettingsSchema)
     def put(self, body):
-        """Set the tenant's call settings: `recording` true records both channels of every call placed from now on"""
+        """Set the tenant's call settings
+
+        `recording` true records both channels of every call placed from now on."""
         return recordings.update_settings(current_tenant_id(), recording=body["recording"])
 
 
@@ -142,11 +144,12 @@ class TwilioCallback(MethodView):
     @callbacks_blp.response(200, description="TwiML for Twilio to run next", content_type="text/xml")
     @callbacks_blp.errors(403, 404, 422)
     def post(self):
-        """Twilio status, machine-detection and recording callbacks (X-Twilio-Signature required); not for API
-        clients"""
+        """Twilio status, machine-detection and recording callbacks (X-Twilio-Signature required);
+        not for API clients"""
         twiml = callbacks.handle(callbacks.public_url(request.full_path.rstrip("?"), request.url),
                                  request.form.to_dict(), request.headers.get("X-Twilio-Signature"),
-                                 call_id=request.args.get("call_id", ""), event=request.args.get("event"),
+                                 call_id=request.args.get("call_id", ""),
+                                 event=request.args.get("event"),
                                  voicemail=request.args.get("voicemail") == "1")
         return Response(twiml, mimetype="text/xml")
 

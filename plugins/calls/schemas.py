@@ -79,18 +79,22 @@ class CandidateQuestionSchema(ma.Schema):
 
 
 class RecordingSchema(ma.Schema):
-    """Where the tenant fetches a call's recording (both channels); the audio stays with the telephony provider."""
+    """Where the tenant fetches a call's recording (both channels); the audio stays with the
+    telephony provider."""
 
-    url = ma.fields.String(metadata={"description": "GET it with the API key: /v1/calls/{id}/recording"})
-    channels = ma.fields.Integer(metadata={"description": "2: the agent and the candidate on a channel each"})
+    url = ma.fields.String(metadata={
+        "description": "GET it with the API key: /v1/calls/{id}/recording"})
+    channels = ma.fields.Integer(metadata={
+        "description": "2: the agent and the candidate on a channel each"})
     duration_seconds = ma.fields.Integer(allow_none=True)
     created_at = UtcDateTime()
 
 
 class RecordingField(ma.fields.Nested):
-    """The call's recording, read from the recordings table. Every change to a call's recording also writes the
-    call's row (plugins.calls.recordings.keep_recording), so the dump stays a function of the row's version and
-    answers built once per row (app.http.representations) stay right."""
+    """The call's recording, read from the recordings table. Every change to a call's recording
+    also writes the call's row (plugins.calls.recordings.keep_recording), so the dump stays a
+    function of the row's version and answers built once per row (app.http.representations) stay
+    right."""
 
     PURE_FUNCTION_OF_ROW = True
 
@@ -134,7 +138,8 @@ class CallSchema(RecordSchema):
     analyzer = ma.fields.String(allow_none=True, metadata=about(
         "Who led the conversation: rules, or llm:<model>"))
     recording = RecordingField(RecordingSchema, allow_none=True, dump_only=True, metadata={
-        "description": "The call's recording when the tenant records its calls (GET /v1/call-settings), else null"})
+        "description": "The call's recording when the tenant records its calls "
+                       "(GET /v1/call-settings), else null"})
 
 
 class ReminderSchema(ma.Schema):
@@ -242,7 +247,8 @@ class CallSettingsSchema(ma.Schema):
     """The tenant's call settings."""
 
     recording = StrictBoolean(required=True, metadata={
-        "description": "Record both channels of every call placed from now on (the opening says so); default false"})
+        "description": "Record both channels of every call placed from now on (the opening says "
+                       "so); default false"})
 
 
 class InstantCallArgsSchema(ma.Schema):

@@ -48,7 +48,8 @@ def send_reminder(reminder_id: str) -> str:
 
 @periodic.chained(job_id=REAPER_JOB_ID, queue=QUEUE, interval_setting="CALL_REAPER_INTERVAL")
 def reap_stalled_calls() -> int:
-    """Fail calls stuck ringing, in progress or never started, and relay calls no relay holds; send reminders whose scheduled job was lost (with
-    Redis) and fail those a dead run left claimed."""
+    """Fail calls stuck ringing, in progress or never started, and relay calls no relay holds;
+    send reminders whose scheduled job was lost (with Redis) and fail those a dead run left
+    claimed."""
     reminders.send_due_reminders()
     return reaper.reap_stalled_calls() + sweep_with_provider(current_app.config)

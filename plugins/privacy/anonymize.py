@@ -46,7 +46,8 @@ def anonymize_candidate(tenant_id: str, candidate_id, fields: list[str]) -> Cand
             old_values |= _call_texts(subject)
             Call.update(transcript=[], summary=MARKER, assessment=None, updated_at=now).where(
                 Call.id.in_(subject.call_ids)).execute()
-            recordings = forget_recordings(subject.call_ids)  # the recording is the call's content too
+            # the recording is the call's content too
+            recordings = forget_recordings(subject.call_ids)
             after_commit(lambda: delete_at_provider(recordings, get_provider()))
         if RESUME in fields:
             resume_files = subject.resume_sha256s()

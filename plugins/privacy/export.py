@@ -108,8 +108,10 @@ def resumes(subject: Subject) -> list[dict]:
 
 
 def recordings(subject: Subject) -> list[dict]:
-    """The recordings of the candidate's calls: which call, how long, and the route answering the audio."""
-    return [{"call_id": str(row.call_id), "channels": row.channels, "duration_seconds": row.duration_seconds,
+    """The recordings of the candidate's calls: which call, how long, and the route answering the
+    audio."""
+    return [{"call_id": str(row.call_id), "channels": row.channels,
+             "duration_seconds": row.duration_seconds,
              "created_at": row.created_at.isoformat(timespec="milliseconds") + "Z",
              "download": f"/v1/calls/{row.call_id}/recording"}
             for row in recordings_for_calls(subject.call_ids)]

@@ -33,8 +33,8 @@ class ExportSchema(ma.Schema):
         "description": "Stored resumes (of: candidate or application, record_id, file_name, content_type, size, "
                        "sha256, reference) and `download`, the route answering the bytes"})
     recordings = ma.fields.List(ma.fields.Dict(), required=True, metadata={
-        "description": "Recordings of their calls (call_id, channels, duration_seconds, created_at) and `download`, "
-                       "the route answering the audio"})
+        "description": "Recordings of their calls (call_id, channels, duration_seconds, "
+                       "created_at) and `download`, the route answering the audio"})
 
 
 class CandidateDeletedSchema(ma.Schema):

@@ -24,7 +24,8 @@ class CallScript:
     language: str = "en-US"
     voice: str = ""  # the provider's text-to-speech voice; empty: its default for the language
     hints: tuple[str, ...] = ()  # the job's own terms, to help speech recognition
-    recruiter_name: str | None = None  # how the candidate reaches the recruiter (a voicemail says it)
+    # how the candidate reaches the recruiter (a voicemail says it)
+    recruiter_name: str | None = None
     recruiter_phone: str | None = None
     recruiter_email: str | None = None
 
@@ -69,9 +70,10 @@ class SmsRefused(Exception):
 
 
 class ConversationRelayProvider(TelephonyProvider):
-    """A provider whose calls hold their conversation over a ConversationRelay WebSocket to the relay process
-    (plugins.calls.relay): the socket's URL is the callback base URL with its scheme switched to ws/wss, on the calls
-    family's relay path; each provider checks its own handshake signature and controls its own calls."""
+    """A provider whose calls hold their conversation over a ConversationRelay WebSocket to the
+    relay process (plugins.calls.relay): the socket's URL is the callback base URL with its scheme
+    switched to ws/wss, on the calls family's relay path; each provider checks its own handshake
+    signature and controls its own calls."""
 
     callback_base_url: str
 
@@ -80,7 +82,8 @@ class ConversationRelayProvider(TelephonyProvider):
 
     @abstractmethod
     def handshake_valid(self, url: str, headers) -> bool:
-        """Whether the WebSocket handshake for `url` (the relay URL this provider was given) carries its signature."""
+        """Whether the WebSocket handshake for `url` (the relay URL this provider was given)
+        carries its signature."""
 
     @abstractmethod
     def hang_up(self, provider_call_id: str) -> None:
@@ -95,7 +98,7 @@ class ConversationRelayProvider(TelephonyProvider):
         raise NotImplementedError(f"the {self.name} provider keeps no recordings")
 
     def open_recording(self, provider_recording_id: str):
-        """The recording's audio as a streamed `requests` response (its content type, its body in chunks)."""
+        """The recording's audio as a streamed `requests` response (content type, body in chunks)."""
         raise NotImplementedError(f"the {self.name} provider keeps no recordings")
 
 
@@ -103,7 +106,8 @@ RELAY_PATH = "/v1/calls/relay"  # the relay's sockets: RELAY_PATH/<provider>/<ca
 
 
 def relay_url(callback_base_url: str, provider: str, call_id: str) -> str:
-    """The callback base URL with its scheme switched to WebSocket (https -> wss, http -> ws), on the relay path."""
+    """The callback base URL with its scheme switched to WebSocket (https -> wss, http -> ws), on
+    the relay path."""
     parts = urlsplit(callback_base_url)
     scheme = "wss" if parts.scheme == "https" else "ws"
     path = f"{parts.path.rstrip('/')}{RELAY_PATH}/{provider}/{call_id}"
@@ -117,8 +121,8 @@ def introduction(script: CallScript) -> str:
 
 
 def voicemail_message(script: CallScript, callback_number: str = "") -> str:
-    """The message left after the beep: who called, for which company and role, and how to reach the recruiter (the
-    job's recruiter phone or email, else the number the call came from)."""
+    """The message left after the beep: who called, for which company and role, and how to reach
+    the recruiter (the job's recruiter phone or email, else the number the call came from)."""
     where = f" at {script.company}" if script.company else ""
     who = script.recruiter_name or "the recruiter"
     if script.recruiter_phone:
