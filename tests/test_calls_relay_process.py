@@ -11,6 +11,7 @@ import requests
 from websockets.exceptions import InvalidStatus
 
 from tests.call_factories import JOB_QUESTIONS
+from tests.gunicorn_process import gunicorn
 from tests.ports import free_port
 from tests.relay_stand_in import RelayProcess, TwilioSocket, signed_headers
 from tests.test_calls_relay import (  # noqa: F401 - fixtures
@@ -94,3 +95,22 @@ def test_the_relay_process_refuses_an_unsigned_socket(deployed, tenant_a):
     with pytest.raises(InvalidStatus) as refused:
         TwilioSocket(relay.port, call["id"])
     assert refused.value.response.status_code == 403
+
+
+def test_gunicorn_starts_the_relay_beside_it_and_stops_it_when_asked_to_embed_it(db_url, tmp_path):
+    """`make run`'s embedded default: HIREKIT_RELAY_EMBEDDED=1 and one command serves the API and the relay."""
+    relay_port = free_port()
+    env = {"HIREKIT_DATABASE_URL": db_url, "HIREKIT_INSTANCE_DIR": str(tmp_path), "HIREKIT_RELAY_EMBEDDED": "1",
+           "HIREKIT_RELAY_PORT": str(relay_port), "HIREKIT_CONTROL_SOCKET": "off"}
+    with gunicorn(env) as (process, base, _port):
+        assert requests.get(f"{base}/healthz", timeout=5).status_code == 200
+        relay_health = wait_for(lambda: _answer(f"http://127.0.0.1:{relay_port}/healthz"), timeout=60)
+        assert relay_health == 200
+    wait_for(lambda: _answer(f"http://127.0.0.1:{relay_port}/healthz") is None, timeout=30)
+
+
+def _answer(url: str) -> int | None:
+    try:
+        return requests.get(url, timeout=2).status_code
+    except requests.RequestException:
+        return None
