@@ -30,9 +30,10 @@ install: $(VENV)/.installed
 install-dev: $(VENV)/.installed-dev
 
 ## make run: migrate the embedded SQLite database, load the sample datasets, print a demo key, serve on 127.0.0.1:$HIREKIT_PORT
+## (and the call relay's WebSockets on 127.0.0.1:$HIREKIT_RELAY_PORT, started and stopped with gunicorn)
 run: install
 	$(BIN)/flask --app wsgi demo setup
-	$(BIN)/gunicorn -c deploy/gunicorn.conf.py --bind 127.0.0.1:$(HIREKIT_PORT) wsgi:app
+	HIREKIT_RELAY_EMBEDDED=1 $(BIN)/gunicorn -c deploy/gunicorn.conf.py --bind 127.0.0.1:$(HIREKIT_PORT) wsgi:app
 
 ## make test: ruff (pyproject.toml's rules) on the files git tracks, then the whole suite (PostgreSQL/Redis tests run when
 ## HIREKIT_TEST_DATABASE_URL / HIREKIT_TEST_REDIS_URL are set), in TEST_WORKERS processes

@@ -84,6 +84,14 @@ DEFAULTS: dict[str, object] = {
     "CALL_REAPER_INTERVAL": 300.0,  # seconds between passes failing stalled calls (0: off)
     "REMINDER_RETRY_SCHEDULE": [60, 300, 900],  # seconds after each failed send of a reminder; never past the call
     "REMINDER_LEASE_SECONDS": 600.0,  # a reminder claimed this long without an outcome is failed, never sent twice
+    "CALL_VOICE": "",  # the provider's text-to-speech voice; empty: its default for the language
+    "RELAY_HOST": "127.0.0.1",  # the relay process's address (its WebSocket for ConversationRelay)
+    "RELAY_PORT": 8001,  # the relay process's port; nginx sends /v1/calls/relay/ there
+    "RELAY_THREADS": 16,  # dialogue turns one relay process runs at once (threads)
+    "RELAY_SILENCE_SECONDS": 12.0,  # no word or key this long after the agent's turn: silence
+    "RELAY_CONNECT_TIMEOUT": 30.0,  # an answered call with no relay socket this long after: failed
+    "RELAY_QUIET_SECONDS": 60.0,  # a call whose relay process stopped renewing it this long: failed
+    "RELAY_SWEEP_INTERVAL": 5.0,  # seconds between a relay process's passes ending such calls
     "TWILIO_ACCOUNT_SID": "",  # Twilio account placing calls when TELEPHONY is `twilio`
     "TWILIO_AUTH_TOKEN": "",  # Twilio auth token; also verifies Twilio's signed callbacks
     "TWILIO_FROM_NUMBER": "",  # the number calls come from (E.164)
@@ -185,6 +193,7 @@ PROCESS_VARIABLES: dict[str, tuple[str, str]] = {
     "ACCESS_LOG": ("", "gunicorn's access log: `-` for stdout or a file path; empty: off (the app logs every request)"),
     "FORWARDED_ALLOW_IPS": ("127.0.0.1", "addresses gunicorn trusts to send X-Forwarded-* headers"),
     "CONTROL_SOCKET": ("<instance>/gunicorn.ctl", "gunicorn's control socket (mode 0600), or `off` for none"),
+    "RELAY_EMBEDDED": ("", "`1`: gunicorn starts the call relay beside it and stops it on exit (`make run` sets it)"),
 }
 
 

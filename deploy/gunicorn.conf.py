@@ -88,6 +88,24 @@ def on_starting(server):
     before_serving(server)
 
 
+_relay = None  # the relay process `make run` serves beside gunicorn (HIREKIT_RELAY_EMBEDDED=1)
+
+
+def when_ready(server):
+    """Once the arbiter listens: with HIREKIT_RELAY_EMBEDDED=1 (`make run`), start the relay beside it."""
+    global _relay
+    from plugins.calls.relay import embedded
+
+    _relay = embedded.start(server.log)
+
+
+def on_exit(server):
+    """The arbiter is exiting: stop the relay it started."""
+    from plugins.calls.relay import embedded
+
+    embedded.stop(_relay, server.log)
+
+
 def post_worker_init(worker):
     """Before the worker's request threads start:
     - the heap's growth is bounded (app.server.heap), so the threads share the capped arenas;

@@ -1,12 +1,11 @@
-"""The Twilio provider against a local server playing Twilio's REST API, and Twilio's signed callbacks against the route."""
+"""Twilio's signed status callbacks against the route, and the Twilio provider against a local
+server playing Twilio's REST API (the relay conversation itself: tests/test_calls_relay.py)."""
 
-import xml.etree.ElementTree as ElementTree
-from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from twilio.request_validator import RequestValidator
 
-from tests.call_factories import JOB_QUESTIONS, application_for, instant_call
+from tests.call_factories import application_for, instant_call
 from tests.twilio_stand_in import answer_creates
 
 ACCOUNT_SID = "AC" + "0" * 31 + "1"
@@ -55,74 +54,6 @@ def status_form(status: str, call: dict, sequence: int) -> dict:
             "Called": call["phone_no"], "CallbackSource": "call-progress-events", "Caller": "+14155550000",
             "Direction": "outbound-api", "From": "+14155550000", "SequenceNumber": str(sequence),
             "Timestamp": "Mon, 02 Mar 2026 10:00:0%d +0000" % sequence, "To": call["phone_no"]}
-
-
-def speech_form(call: dict, speech: str) -> dict:
-    """The fields of a <Gather input="speech"> action request."""
-    return {"AccountSid": ACCOUNT_SID, "ApiVersion": "2010-04-01", "CallSid": CALL_SID, "CallStatus": "in-progress",
-            "Called": call["phone_no"], "Caller": "+14155550000", "Confidence": "0.92", "Direction": "outbound-api",
-            "From": "+14155550000", "Language": "en-US", "SpeechResult": speech, "To": call["phone_no"]}
-
-
-def gathers(twiml: str) -> list[tuple[dict, str]]:
-    """(the <Gather> attributes, what it says) for each speech gather in a TwiML document."""
-    root = ElementTree.fromstring(twiml)
-    return [(gather.attrib, " ".join(say.text for say in gather.iter("Say"))) for gather in root.iter("Gather")]
-
-
-def action_path(url: str) -> str:
-    parts = urlsplit(url)
-    assert f"{parts.scheme}://{parts.netloc}" == PUBLIC_BASE
-    return f"{parts.path}?{parts.query}"
-
-
-def test_placing_a_call_sends_twiml_that_asks_the_first_question_by_speech(twilio_app, twilio_api, tenant_a):
-    client = twilio_app.test_client()
-    call = instant_call(client, tenant_a, application_for(client, tenant_a, phone_no="+14155550142")).json
-    (request,) = twilio_api.placed
-    form = request.form
-    assert request.authorization.username == ACCOUNT_SID and request.authorization.password == AUTH_TOKEN
-    assert form["To"] == "+14155550142" and form["From"] == "+14155550000"
-    assert form["StatusCallback"] == f"{PUBLIC_BASE}{CALLBACK_PATH}?call_id={call['id']}"
-    assert form.getlist("StatusCallbackEvent") == ["initiated", "ringing", "answered", "completed"]
-    ((attributes, said),) = gathers(form["Twiml"])
-    assert attributes["input"] == "speech" and attributes["method"] == "POST"
-    assert parse_qs(urlsplit(attributes["action"]).query) == {"call_id": [call["id"]], "question": ["0"]}
-    assert said == JOB_QUESTIONS[0]
-    stored = get_call(client, tenant_a, call["id"])
-    assert stored["provider"] == "twilio" and stored["status"] == "queued"  # Twilio reports the rest by callback
-
-
-def test_signed_callbacks_walk_the_call_through_every_question_to_an_assessment(twilio_app, twilio_api, tenant_a):
-    client = twilio_app.test_client()
-    call = instant_call(client, tenant_a, application_for(client, tenant_a)).json
-    status_path = f"{CALLBACK_PATH}?call_id={call['id']}"
-    for sequence, status in enumerate(("initiated", "ringing", "in-progress")):
-        response = callback(client, status_path, status_form(status, call, sequence))
-        assert response.status_code == 200 and response.mimetype == "text/xml"
-    assert get_call(client, tenant_a, call["id"])["status"] == "in_progress"
-
-    answers = ["I have 6 years of ICU experience.", "Yes, I do, renewed last spring.",
-               "A night with three admissions at once; I triaged and asked for help early."]
-    path = action_path(gathers(twilio_api.placed[0].form["Twiml"])[0][0]["action"])
-    for index, answer in enumerate(answers):
-        response = callback(client, path, speech_form(call, answer))
-        assert response.status_code == 200
-        following = gathers(response.get_data(as_text=True))
-        if index + 1 < len(JOB_QUESTIONS):
-            ((attributes, said),) = following
-            assert said == JOB_QUESTIONS[index + 1]
-            path = action_path(attributes["action"])
-        else:
-            assert following == [] and "<Hangup" in response.get_data(as_text=True)
-
-    assert callback(client, status_path, status_form("completed", call, 3)).status_code == 200
-    done = get_call(client, tenant_a, call["id"])
-    assert done["status"] == "completed" and done["ended_at"]
-    assert [(a["question"], a["answer"]) for a in done["assessment"]["answers"]] == list(zip(JOB_QUESTIONS, answers))
-    assert done["assessment"]["answers"][0]["meets_requirement"] is True
-    for question in JOB_QUESTIONS:
-        assert question in done["summary"]
 
 
 @pytest.mark.parametrize("signature", [None, "bm90IGEgc2lnbmF0dXJl", "wrong-token"])
@@ -183,38 +114,3 @@ def test_a_call_job_run_twice_dials_the_candidate_once(twilio_app, twilio_api, t
         assert stale.status == "queued"  # Twilio has not called back yet
         place_call(stale)
     assert len(twilio_api.placed) == 1
-
-
-def test_an_answer_to_a_question_number_the_call_does_not_have_is_422_and_the_call_stays_readable(twilio_app, twilio_api,
-                                                                                                    tenant_a):
-    client = twilio_app.test_client()
-    call = instant_call(client, tenant_a, application_for(client, tenant_a)).json
-    path = action_path(gathers(twilio_api.placed[0].form["Twiml"])[0][0]["action"])
-    for number in (str(10 ** 30), "-1", str(len(JOB_QUESTIONS))):
-        response = callback(client, path.replace("question=0", f"question={number}"), speech_form(call, "Yes."))
-        assert response.status_code == 422, (number, response.get_data(as_text=True))
-    stored = get_call(client, tenant_a, call["id"])
-    assert stored["transcript"] == []
-
-
-@pytest.mark.parametrize("then", ["completed", "anonymized"])
-def test_a_replayed_speech_callback_adds_nothing_to_a_call_in_a_final_state(twilio_app, twilio_api, tenant_a, then):
-    client = twilio_app.test_client()
-    application = application_for(client, tenant_a)
-    call = instant_call(client, tenant_a, application).json
-    status_path = f"{CALLBACK_PATH}?call_id={call['id']}"
-    for sequence, status in enumerate(("initiated", "ringing", "in-progress")):
-        assert callback(client, status_path, status_form(status, call, sequence)).status_code == 200
-    path = action_path(gathers(twilio_api.placed[0].form["Twiml"])[0][0]["action"])
-    form = speech_form(call, "My secret answer about my health.")
-    assert callback(client, path, form).status_code == 200
-    assert callback(client, status_path, status_form("completed", call, 3)).status_code == 200
-    if then == "anonymized":
-        anonymized = client.post(f"/v1/candidates/{application['candidate_id']}/anonymize", headers=tenant_a.headers,
-                                 json={"fields": ["call_content"]})
-        assert anonymized.status_code == 200
-    before = get_call(client, tenant_a, call["id"])["transcript"]
-    replayed = callback(client, path, form)  # a signed callback sent again (or late)
-    assert replayed.status_code == 200 and "<Hangup" in replayed.get_data(as_text=True)
-    assert get_call(client, tenant_a, call["id"])["transcript"] == before
-    assert "My secret answer" not in str(before) or then == "completed"

@@ -58,6 +58,7 @@ def request_for(rule: str, method: str, a: dict) -> dict | None:
         ("PUT", "/v1/jobs/<job_id>/faq"): {
             "json": {"entries": [{"question": "Planted?", "answer": "planted"}]}},
         ("PUT", "/v1/jobs/<job_id>/questions/<question_id>/rubric"): {"json": {"knockout": True}},
+        ("PUT", "/v1/call-settings"): {"json": {"recording": True}},  # B's own setting, not A's
         ("POST", "/v1/tenant-webhook/subscribe/<tenant_webhook_id>"): {},
         ("POST", "/v1/tenant-webhook/unsubscribe/<tenant_webhook_id>"): {},
         ("POST", "/v1/tenant-webhook/deliveries/<delivery_id>/redeliver"): {},
@@ -169,7 +170,7 @@ def snapshot(client, tenant, a: dict) -> dict:
              f"/v1/tenant-webhook/{a['tenant_webhook_id']}/deliveries{pages}", f"/v1/candidates/{a['candidate_id']}/resume",
              "/v1/tenant-webhook", f"/v1/jobs{pages}", f"/v1/candidates{pages}", f"/v1/applications{pages}", f"/v1/calls{pages}",
              "/v1/events?size=100", f"/v1/candidates/{a['candidate_id']}/export", f"/v1/privacy/erasures{pages}",
-             "/v1/candidates?cursor=&size=100"]
+             "/v1/candidates?cursor=&size=100", "/v1/call-settings"]
     state = {}
     for path in paths:
         response = client.get(path, headers=tenant.headers)

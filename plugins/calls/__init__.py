@@ -7,8 +7,11 @@ from app.security.auth import accept_signed_forms
 from plugins.calls import tasks
 from plugins.calls.callbacks import TWILIO_FORM
 from plugins.calls.cli import calls_cli
+from plugins.calls.conversation.dialogue import open_call_conversation
 from plugins.calls.models import Call, CallPlan, CallReminder, JobFaq, QuestionRubric
 from plugins.calls.page_routes import page_blp
+from plugins.calls.recordings import CallRecording, CallSettings
+from plugins.calls.relay.claims import CallRelay
 from plugins.calls.routes import blp, callbacks_blp
 from plugins.calls.scheduling import (
     on_application_activity,
@@ -23,6 +26,8 @@ from plugins.candidates.services import add_opt_out_listener
 
 def init_app(app) -> None:
     accept_signed_forms(app, callbacks_blp.name, TWILIO_FORM)
+    # the dialogue a call's relay session holds (a test may put its own first)
+    app.extensions.setdefault("hirekit_conversation_factory", open_call_conversation)
     events.add_listener(app, on_application_activity)
     events.add_listener(app, on_call_activity, once_committed=True)
     add_opt_out_listener(app, on_contact_opt_out)
@@ -34,7 +39,8 @@ def init_app(app) -> None:
 
 
 PLUGIN = Plugin(name="calls", blueprints=(blp, callbacks_blp, page_blp),
-                models=(Call, CallPlan, CallReminder, JobFaq, QuestionRubric),
+                models=(Call, CallPlan, CallReminder, JobFaq, QuestionRubric, CallSettings, CallRecording,
+                        CallRelay),
                 needs=("jobs", "candidates", "applications", "questions", "scheduling"),
                 tasks=Tasks(queues=(tasks.QUEUE,), periodic=(
                     PeriodicJob("plugins.calls.tasks.reap_stalled_calls", tasks.QUEUE, "CALL_REAPER_INTERVAL"),)),

@@ -1,20 +1,21 @@
-"""Twilio's status and speech callbacks (verify the signature, record answers, ask the next question, move the status),
-and its incoming-message webhook, where a STOP opts the sender out of contact."""
+"""Twilio's status, machine-detection and recording callbacks (verify the signature, move the status,
+leave a voicemail or hang up on a machine, keep the recording's reference), and its incoming-message
+webhook, where a STOP opts the sender out of contact."""
 
 from __future__ import annotations
 
 from flask import current_app
 from twilio.request_validator import RequestValidator
 
-from app.data.db import utcnow
 from app.errors import ApiError
 from app.security.auth import SignedForm
 from app.data.records import get_or_404
-from plugins.calls import sms_replies
-from plugins.calls.lifecycle import advance, questions_for
-from plugins.calls.models import FINAL_STATUSES, Call
-from plugins.calls.telephony import Progress
-from plugins.calls.telephony.twilio import STATUS_MAP, question_twiml
+from plugins.calls import machine, sms_replies
+from plugins.calls.lifecycle import advance
+from plugins.calls.models import Call
+from plugins.calls.recordings import keep_recording
+from plugins.calls.telephony import Progress, get_provider
+from plugins.calls.telephony.twilio import STATUS_MAP
 from plugins.candidates.services import opt_in_phone_number, opt_out_phone_number
 
 EMPTY_TWIML = '<?xml version="1.0" encoding="UTF-8"?><Response />'
@@ -45,12 +46,20 @@ def verify_signature(url: str, form: dict, signature: str | None) -> None:
         raise ApiError(403, "The X-Twilio-Signature header does not match this request.")
 
 
-def handle(url: str, form: dict, signature: str | None, *, call_id: str, question: str | None, silent: bool) -> str:
-    """Apply one callback; answers the TwiML Twilio should run next."""
+def handle(url: str, form: dict, signature: str | None, *, call_id: str, event: str | None = None,
+           voicemail: bool = False) -> str:
+    """Apply one callback (a status change, the machine-detection verdict or a finished recording);
+    answers the TwiML Twilio should run next (none: these callbacks do not steer the call)."""
     verify_signature(url, form, signature)
     call = get_or_404(Call, call_id)
-    if question is not None:
-        return record_answer(call, question, form.get("SpeechResult"), silent=silent)
+    if event == "amd":
+        machine.on_verdict(call, form.get("AnsweredBy", ""), voicemail=voicemail)
+        return EMPTY_TWIML
+    if event == "recording":
+        record_recording(call, form)
+        return EMPTY_TWIML
+    if event:
+        raise ApiError(422, f"Unknown callback event {event!r}: amd or recording.")
     status = STATUS_MAP.get(form.get("CallStatus", ""))
     if status is None:
         raise ApiError(422, f"Unknown CallStatus {form.get('CallStatus')!r}.")
@@ -59,31 +68,26 @@ def handle(url: str, form: dict, signature: str | None, *, call_id: str, questio
     return EMPTY_TWIML
 
 
-def record_answer(call: Call, question: str, speech: str | None, *, silent: bool) -> str:
-    """Add the candidate's answer to the transcript and ask the next question; a call already in a final state
-    (completed, failed, canceled, anonymized or not) takes no more content: Twilio is told to hang up."""
-    if call.status in FINAL_STATUSES:
-        return HANG_UP_TWIML
+def record_recording(call: Call, form: dict) -> None:
+    """A finished recording: keep its reference (the audio stays at Twilio, fetched on request)."""
+    if form.get("RecordingStatus", "completed") != "completed":
+        return
+    recording_id = form.get("RecordingSid") or ""
+    if not recording_id.startswith("RE") or len(recording_id) > 64:
+        raise ApiError(422, "RecordingSid is not a Twilio recording id.",
+                       fields={"RecordingSid": ["Not a recording id."]})
+    provider = get_provider()
+    keep_recording(call, provider="twilio", provider_recording_id=recording_id,
+                   media_url=provider.recording_media_url(recording_id),
+                   channels=_integer(form.get("RecordingChannels"), default=2),
+                   duration_seconds=_integer(form.get("RecordingDuration"), default=None))
+
+
+def _integer(value, *, default):
     try:
-        index = int(question)
-    except ValueError:
-        raise ApiError(422, "question must be an integer.") from None
-    questions = questions_for(call)
-    if not 0 <= index < len(questions):  # only numbers this service put in its own callback URLs
-        raise ApiError(422, f"question must be one of the call's question numbers (0 to {len(questions) - 1}).")
-    transcript = list(call.transcript or [])
-    if not any(turn.get("question_index") == index and turn.get("speaker") == "agent" for turn in transcript):
-        transcript.append({"speaker": "agent", "text": questions[index], "question_index": index})
-    if speech and not silent:
-        transcript.append({"speaker": "candidate", "text": speech.strip(), "question_index": index})
-    following = index + 1
-    if following < len(questions):
-        transcript.append({"speaker": "agent", "text": questions[following], "question_index": following})
-    updated = Call.update(transcript=transcript, updated_at=utcnow()).where(  # news: not stalled
-        (Call.id == call.id) & Call.status.not_in(FINAL_STATUSES)).execute()
-    if not updated:  # ended (or anonymized) since it was read
-        return HANG_UP_TWIML
-    return question_twiml(current_app.config["TWILIO_CALLBACK_BASE_URL"], str(call.id), questions, following)
+        return int(value)
+    except (TypeError, ValueError):
+        return default
 
 
 def handle_incoming_message(url: str, form: dict, signature: str | None) -> str:

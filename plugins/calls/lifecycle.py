@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 
+import peewee as pw
 from flask import current_app
 
 from app.data import events
@@ -20,6 +21,8 @@ from plugins.candidates.services import held_candidate
 from plugins.questions.models import Question
 
 _call_schema = CallSchema()
+# The end reason of a call that ended without its conversation saying why (a provider, the reaper)
+END_REASON_BY_STATUS = {"no_answer": "no_answer", "busy": "busy", "failed": "failed"}
 ANSWER_KEYS = ("question", "answer", "meets_requirement", "note", "answer_type", "value", "score",
                "evidence", "follow_ups", "knockout", "weight")
 
@@ -83,9 +86,13 @@ def questions_for(call: Call) -> list[str]:
 
 
 def analysis_context(call: Call, transcript: list[dict]) -> CallContext:
-    asked = {turn["question_index"]: turn["text"] for turn in transcript
-             if turn.get("speaker") == "agent" and isinstance(turn.get("question_index"), int)}
-    questions = [asked[i] for i in sorted(asked)] if asked else questions_for(call)
+    # a conversation: its questions as asked (the agent's turns also hold follow-ups and thanks)
+    if call.answers:
+        questions = [entry["question"] for entry in call.answers]
+    else:
+        asked = {turn["question_index"]: turn["text"] for turn in transcript
+                 if turn.get("speaker") == "agent" and isinstance(turn.get("question_index"), int)}
+        questions = [asked[i] for i in sorted(asked)] if asked else questions_for(call)
     candidate, job = call.candidate, call.job
     name = " ".join(part for part in (candidate.first_name, candidate.last_name) if part)
     return CallContext(candidate_name=name, job_title=job.title, job_description=job.description or "",
@@ -118,6 +125,10 @@ def advance(call_id, progress: Progress) -> Call | None:
             call.ended_at = now
         if progress.voicemail_left:
             call.voicemail_left = True
+        if progress.status in FINAL_STATUSES and call.end_reason is None:
+            call.end_reason = END_REASON_BY_STATUS.get(progress.status)
+            if call.voicemail_left:
+                call.end_reason = "voicemail_left"
         if progress.error:
             call.error = progress.error
         if summary is not None:
@@ -178,7 +189,10 @@ def end_call(call: Call, status: str, reason: str, *, as_read: bool = False, now
     with database.atomic():
         if not candidate_held(call):
             return False
-        ended = Call.update(status=status, error=reason, ended_at=now, updated_at=now).where(condition).execute()
+        ended = Call.update(status=status, error=reason, ended_at=now, updated_at=now,
+                            end_reason=pw.Case(None, [(Call.end_reason.is_null(),
+                                                       END_REASON_BY_STATUS.get(status))],
+                                               Call.end_reason)).where(condition).execute()
         if ended:
             emit_activity(Call.get(Call.id == call.id))
     return bool(ended)

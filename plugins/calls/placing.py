@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import logging
 
+from flask import current_app
+
 from app.data.db import utcnow
 from plugins.calls.calling_hours import contact_refusal
 from plugins.calls.lifecycle import advance, end_call, questions_for
 from plugins.calls.models import CANCELED, OPTED_OUT, QUEUED, Call
+from plugins.calls.recordings import recording_enabled
 from plugins.calls.telephony import CallScript, Progress, get_provider
 from plugins.candidates.consent import VOICE
 
@@ -18,8 +21,21 @@ log = logging.getLogger("hirekit.calls")
 def script_for(call: Call, *, voicemail: bool = False) -> CallScript:
     candidate, job = call.candidate, call.job
     name = " ".join(part for part in (candidate.first_name, candidate.last_name) if part)
+    config = current_app.config
     return CallScript(call_id=str(call.id), phone_no=call.phone_no, candidate_name=name, job_title=job.title,
-                      company=job.client_name, questions=questions_for(call), voicemail=voicemail)
+                      company=job.client_name, questions=questions_for(call), voicemail=voicemail,
+                      record=recording_enabled(call.tenant_id), language=config["CALL_LANGUAGE"],
+                      voice=config["CALL_VOICE"], hints=job_terms(job, candidate),
+                      recruiter_name=job.recruiter_name,
+                      recruiter_phone=job.recruiter_work_phone_no, recruiter_email=job.recruiter_email)
+
+
+def job_terms(job, candidate) -> tuple[str, ...]:
+    """Words a recogniser would not expect that this call will hear: the job's title, company, place
+    and industry, and the candidate's own name."""
+    terms = (job.title, job.client_name, job.city, job.industry, job.workplace_type,
+             job.employment_type, candidate.first_name, candidate.last_name)
+    return tuple(term.strip() for term in terms if term and term.strip())
 
 
 def place_call(call: Call, *, voicemail: bool = False) -> None:

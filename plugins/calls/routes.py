@@ -1,4 +1,5 @@
-"""/v1/applications/:id/instant-call, /v1/calls (read, list) and Twilio's callback routes (SPEC 4.1)."""
+"""/v1/applications/:id/instant-call, /v1/calls (read, list, recording), /v1/call-settings and
+Twilio's callback routes."""
 
 from flask import Response, request
 from flask.views import MethodView
@@ -6,11 +7,13 @@ from flask.views import MethodView
 from app.http.api import Blueprint
 from app.security.auth import current_tenant_id
 from app.http.record_routes import add_list_route, add_read_route
-from plugins.calls import callbacks, rescheduling, screening, services
+from plugins.calls import (callbacks, recording_routes, recordings, rescheduling, screening,
+                           services)
 from plugins.calls.models import Call
 from plugins.calls.schemas import (
     CallListArgsSchema,
     CallSchema,
+    CallSettingsSchema,
     CallWithRemindersSchema,
     CancelBodySchema,
     FaqBodySchema,
@@ -78,6 +81,36 @@ class CallCancel(MethodView):
                                    reason=(body or {}).get("reason") or "canceled by the client")
 
 
+@blp.route("/calls/<call_id>/recording")
+class CallRecordingAudio(MethodView):
+    @blp.doc(operationId="get_call_recording")
+    @blp.response(200, content_type="application/octet-stream", description=(
+        "The recording's audio, both channels, streamed from the telephony provider: MP3 "
+        "(Content-Type audio/mpeg), with Content-Disposition naming the file"))
+    @blp.errors(404, 502)
+    def get(self, call_id):
+        """Download a call's recording (when the tenant records its calls); 404 when there is none"""
+        return recording_routes.stream_recording(current_tenant_id(), call_id)
+
+
+@blp.route("/call-settings")
+class CallSettingsResource(MethodView):
+    @blp.doc(operationId="get_call_settings")
+    @blp.response(200, CallSettingsSchema)
+    def get(self):
+        """Read the tenant's call settings: whether calls are recorded"""
+        return recordings.settings_for(current_tenant_id())
+
+    @blp.doc(operationId="update_call_settings")
+    @blp.arguments(CallSettingsSchema)
+    @blp.response(200, CallSettingsSchema)
+    def put(self, body):
+        """Set the tenant's call settings
+
+        `recording` true records both channels of every call placed from now on."""
+        return recordings.update_settings(current_tenant_id(), recording=body["recording"])
+
+
 @blp.route("/jobs/<job_id>/faq")
 class JobFaq(MethodView):
     @blp.response(200, FaqSchema)
@@ -111,11 +144,13 @@ class TwilioCallback(MethodView):
     @callbacks_blp.response(200, description="TwiML for Twilio to run next", content_type="text/xml")
     @callbacks_blp.errors(403, 404, 422)
     def post(self):
-        """Twilio status and speech callbacks (X-Twilio-Signature required); not for API clients"""
+        """Twilio status, machine-detection and recording callbacks (X-Twilio-Signature required);
+        not for API clients"""
         twiml = callbacks.handle(callbacks.public_url(request.full_path.rstrip("?"), request.url),
                                  request.form.to_dict(), request.headers.get("X-Twilio-Signature"),
-                                 call_id=request.args.get("call_id", ""), question=request.args.get("question"),
-                                 silent=bool(request.args.get("silent")))
+                                 call_id=request.args.get("call_id", ""),
+                                 event=request.args.get("event"),
+                                 voicemail=request.args.get("voicemail") == "1")
         return Response(twiml, mimetype="text/xml")
 
 

@@ -3,7 +3,7 @@
 import marshmallow as ma
 
 from app.http.api import PageArgsSchema, RecordSchema, UtcDateTime
-from app.http.fields import StrictSchema, Text
+from app.http.fields import StrictBoolean, StrictSchema, Text
 from plugins.calls.conversation.contract import END_REASONS
 from plugins.calls.models import ANSWER_TYPES, REMINDER_CHANNELS, REMINDER_STATUSES, STATUSES
 
@@ -78,6 +78,32 @@ class CandidateQuestionSchema(ma.Schema):
     at_ms = ma.fields.Integer(allow_none=True)
 
 
+class RecordingSchema(ma.Schema):
+    """Where the tenant fetches a call's recording (both channels); the audio stays with the
+    telephony provider."""
+
+    url = ma.fields.String(metadata={
+        "description": "GET it with the API key: /v1/calls/{id}/recording"})
+    channels = ma.fields.Integer(metadata={
+        "description": "2: the agent and the candidate on a channel each"})
+    duration_seconds = ma.fields.Integer(allow_none=True)
+    created_at = UtcDateTime()
+
+
+class RecordingField(ma.fields.Nested):
+    """The call's recording, read from the recordings table. Every change to a call's recording
+    also writes the call's row (plugins.calls.recordings.keep_recording), so the dump stays a
+    function of the row's version and answers built once per row (app.http.representations) stay
+    right."""
+
+    PURE_FUNCTION_OF_ROW = True
+
+    def get_value(self, obj, attr, accessor=None, default=ma.missing):
+        from plugins.calls.recordings import recording_record
+
+        return recording_record(obj.id)
+
+
 class CallSchema(RecordSchema):
     application_id = ma.fields.UUID()
     job_id = ma.fields.UUID()
@@ -111,6 +137,9 @@ class CallSchema(RecordSchema):
     language = ma.fields.String(allow_none=True, metadata=about("The conversation's language"))
     analyzer = ma.fields.String(allow_none=True, metadata=about(
         "Who led the conversation: rules, or llm:<model>"))
+    recording = RecordingField(RecordingSchema, allow_none=True, dump_only=True, metadata={
+        "description": "The call's recording when the tenant records its calls "
+                       "(GET /v1/call-settings), else null"})
 
 
 class ReminderSchema(ma.Schema):
@@ -212,6 +241,14 @@ class CallListArgsSchema(PageArgsSchema):
     job_source_id = ma.fields.String()
     candidate_source_id = ma.fields.String()
     status = ma.fields.String(validate=ma.validate.OneOf(STATUSES))
+
+
+class CallSettingsSchema(ma.Schema):
+    """The tenant's call settings."""
+
+    recording = StrictBoolean(required=True, metadata={
+        "description": "Record both channels of every call placed from now on (the opening says "
+                       "so); default false"})
 
 
 class InstantCallArgsSchema(ma.Schema):

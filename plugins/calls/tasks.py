@@ -4,11 +4,14 @@ jobs. A job starts only once the transaction that made its call commits (app.bac
 
 from __future__ import annotations
 
+from flask import current_app
+
 from app.background import periodic
 from app.background.queue import task
 from plugins.calls import reaper, reminders, scheduling
 from plugins.calls.dispatch import QUEUE
 from plugins.calls.models import QUEUED, Call
+from plugins.calls.relay.claims import sweep_with_provider
 
 REAPER_JOB_ID = "hirekit-calls-reaper"
 
@@ -45,7 +48,8 @@ def send_reminder(reminder_id: str) -> str:
 
 @periodic.chained(job_id=REAPER_JOB_ID, queue=QUEUE, interval_setting="CALL_REAPER_INTERVAL")
 def reap_stalled_calls() -> int:
-    """Fail calls stuck ringing, in progress or never started; send reminders whose scheduled job was lost (with
-    Redis) and fail those a dead run left claimed."""
+    """Fail calls stuck ringing, in progress or never started, and relay calls no relay holds;
+    send reminders whose scheduled job was lost (with Redis) and fail those a dead run left
+    claimed."""
     reminders.send_due_reminders()
-    return reaper.reap_stalled_calls()
+    return reaper.reap_stalled_calls() + sweep_with_provider(current_app.config)

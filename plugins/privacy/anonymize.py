@@ -9,6 +9,8 @@ from app.data.events import Event
 from plugins.applications.models import Application
 from plugins.applications.resume_files import remove_unreferenced
 from plugins.calls.models import Call, CallReminder
+from plugins.calls.recordings import delete_at_provider, forget_recordings
+from plugins.calls.telephony import get_provider
 from plugins.candidates.models import Candidate
 from plugins.candidates.schemas import CandidateUpdateSchema
 from plugins.candidates.services import get_candidate
@@ -20,7 +22,7 @@ MARKER = "[anonymized]"
 # every field a candidate's update sets, but the id the ATS knows them by
 CANDIDATE_FIELDS = tuple(name for name in CandidateUpdateSchema().declared_fields if name != "source_id")
 RESUME = "resume"  # the resume files and their metadata, on the candidate and their applications
-CALL_CONTENT = "call_content"  # each call's transcript, summary and assessment
+CALL_CONTENT = "call_content"  # each call's transcript, summary, assessment and recording
 FIELDS = (*CANDIDATE_FIELDS, RESUME, CALL_CONTENT)
 RESUME_COLUMNS = ("resume_file_name", "resume_content_type", "resume_size", "resume_sha256", "resume_reference")
 
@@ -45,6 +47,9 @@ def anonymize_candidate(tenant_id: str, candidate_id, fields: list[str]) -> Cand
             old_values |= _call_texts(subject)
             Call.update(transcript=[], summary=MARKER, assessment=None, updated_at=now).where(
                 Call.id.in_(subject.call_ids)).execute()
+            # the recording is the call's content too
+            recordings = forget_recordings(subject.call_ids)
+            after_commit(lambda: delete_at_provider(recordings, get_provider()))
         if RESUME in fields:
             resume_files = subject.resume_sha256s()
             cleared = {column: None for column in RESUME_COLUMNS}

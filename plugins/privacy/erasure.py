@@ -18,6 +18,8 @@ from app.errors import NotFound
 from plugins.applications.models import Application
 from plugins.applications.resume_files import remove_unreferenced
 from plugins.calls.models import QUEUED, Call, CallPlan
+from plugins.calls.recordings import delete_at_provider, forget_recordings
+from plugins.calls.telephony import get_provider
 from plugins.calls.scheduling import cancel_call
 from plugins.candidates.models import Candidate
 from plugins.candidates.services import get_candidate
@@ -39,6 +41,7 @@ def erase_candidate(tenant_id: str, candidate_id, *, reason: str = REQUEST, key_
         for call in Call.select().where(Call.id.in_(subject.call_ids) & (Call.status == QUEUED)) if subject.call_ids else ():
             cancel_call(call, CANCEL_REASON)  # the path every cancel takes: its dial job is dropped, nothing dials later
         resume_files = subject.resume_sha256s()
+        recordings = forget_recordings(subject.call_ids)
         erased_events = events.erase_payloads(tenant_id, subject.record_ids)
         counts = {
             "applications": len(subject.application_ids),
@@ -48,6 +51,7 @@ def erase_candidate(tenant_id: str, candidate_id, *, reason: str = REQUEST, key_
             "webhook_deliveries": _erase_deliveries(tenant_id, erased_events),
             "stored_answers": idempotency.erase_answers(tenant_id, subject.record_ids),
             "resume_files": len(resume_files),
+            "recordings": len(recordings),
         }
         _delete_rows(subject)
         now = utcnow()
@@ -60,6 +64,7 @@ def erase_candidate(tenant_id: str, candidate_id, *, reason: str = REQUEST, key_
                                            "calls": [str(i) for i in subject.call_ids],
                                            "events": [str(i) for i in erased_events]})
         after_commit(lambda: remove_unreferenced(tenant_id, resume_files))
+        after_commit(lambda: delete_at_provider(recordings, get_provider()))
     return entry
 
 

@@ -15,6 +15,7 @@ from plugins.applications.models import Application
 from plugins.applications.schemas import ApplicationSchema
 from plugins.applications.services import with_summaries
 from plugins.calls.models import Call, CallReminder
+from plugins.calls.recordings import recordings_for_calls
 from plugins.calls.schemas import CallSchema, ReminderSchema
 from plugins.candidates.consent import consent_of
 from plugins.candidates.schemas import CandidateSchema
@@ -106,6 +107,16 @@ def resumes(subject: Subject) -> list[dict]:
             for kind, record, link in holders if record.resume_sha256 or record.resume_reference]
 
 
+def recordings(subject: Subject) -> list[dict]:
+    """The recordings of the candidate's calls: which call, how long, and the route answering the
+    audio."""
+    return [{"call_id": str(row.call_id), "channels": row.channels,
+             "duration_seconds": row.duration_seconds,
+             "created_at": row.created_at.isoformat(timespec="milliseconds") + "Z",
+             "download": f"/v1/calls/{row.call_id}/recording"}
+            for row in recordings_for_calls(subject.call_ids)]
+
+
 COLLECTORS: tuple[tuple[str, Callable[[Subject], object]], ...] = (
     ("candidate", candidate),
     ("consent", consent),
@@ -117,6 +128,7 @@ COLLECTORS: tuple[tuple[str, Callable[[Subject], object]], ...] = (
     ("events", events),
     ("webhook_deliveries", webhook_deliveries),
     ("resumes", resumes),
+    ("recordings", recordings),
 )
 
 

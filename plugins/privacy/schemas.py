@@ -32,6 +32,9 @@ class ExportSchema(ma.Schema):
     resumes = ma.fields.List(ma.fields.Dict(), required=True, metadata={
         "description": "Stored resumes (of: candidate or application, record_id, file_name, content_type, size, "
                        "sha256, reference) and `download`, the route answering the bytes"})
+    recordings = ma.fields.List(ma.fields.Dict(), required=True, metadata={
+        "description": "Recordings of their calls (call_id, channels, duration_seconds, "
+                       "created_at) and `download`, the route answering the audio"})
 
 
 class CandidateDeletedSchema(ma.Schema):
@@ -65,7 +68,7 @@ class ErasureSchema(RecordSchema):
     record_ids = ma.fields.Dict(metadata={"description": "Ids of the erased applications and calls, and of the "
                                                          "events whose payload was removed"})
     counts = ma.fields.Dict(metadata={"description": "How many applications, calls, questions, events, "
-                                                     "webhook_deliveries, stored_answers and resume_files it touched"})
+                                                     "webhook_deliveries, stored_answers, resume_files and recordings it touched"})
 
 
 class ErasureListArgsSchema(PageArgsSchema):

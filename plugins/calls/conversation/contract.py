@@ -57,7 +57,9 @@ class ConversationRefused(Exception):
 
 
 def open_conversation(call_id: str, *, language: str | None = None) -> Conversation:
-    """The dialogue for a call being placed; raises ConversationRefused. Implemented by the dialogue package."""
-    from plugins.calls.conversation.dialogue import open_call_conversation
+    """The dialogue for a call being placed; raises ConversationRefused. The calls family puts the dialogue
+    package's implementation on the app (app.extensions["hirekit_conversation_factory"]), so this seam imports no
+    implementation (and a test may put a scripted one there instead)."""
+    from flask import current_app
 
-    return open_call_conversation(call_id, language=language)
+    return current_app.extensions["hirekit_conversation_factory"](call_id, language=language)

@@ -68,11 +68,10 @@ ASK_CALLBACK = "No problem. When would be a better time for me to call you back?
 
 
 def recording_on(tenant_id: str) -> bool:
-    """Whether the tenant records calls (their recording setting; off when the tenant has none)."""
-    from app.data.tenancy import Tenant
+    """Whether the tenant records calls (its call settings, GET /v1/call-settings; off by default)."""
+    from plugins.calls.recordings import recording_enabled
 
-    tenant = Tenant.get_or_none(Tenant.id == tenant_id)
-    return bool(getattr(tenant, "call_recording", False)) if tenant is not None else False
+    return recording_enabled(tenant_id)
 
 
 def open_call_conversation(call_id: str, language: str | None = None) -> CallConversation:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Callable
+from urllib.parse import urlsplit, urlunsplit
 
 
 @dataclass(frozen=True)
@@ -19,6 +20,14 @@ class CallScript:
     company: str | None
     questions: list[str] = field(default_factory=list)
     voicemail: bool = False  # leave a message when nobody answers
+    record: bool = False  # the tenant records its calls: the provider records both channels
+    language: str = "en-US"
+    voice: str = ""  # the provider's text-to-speech voice; empty: its default for the language
+    hints: tuple[str, ...] = ()  # the job's own terms, to help speech recognition
+    # how the candidate reaches the recruiter (a voicemail says it)
+    recruiter_name: str | None = None
+    recruiter_phone: str | None = None
+    recruiter_email: str | None = None
 
 
 @dataclass(frozen=True)
@@ -60,15 +69,72 @@ class SmsRefused(Exception):
         self.unsubscribed = unsubscribed
 
 
+class ConversationRelayProvider(TelephonyProvider):
+    """A provider whose calls hold their conversation over a ConversationRelay WebSocket to the
+    relay process (plugins.calls.relay): the socket's URL is the callback base URL with its scheme
+    switched to ws/wss, on the calls family's relay path; each provider checks its own handshake
+    signature and controls its own calls."""
+
+    callback_base_url: str
+
+    def relay_url(self, call_id: str) -> str:
+        return relay_url(self.callback_base_url, self.name, call_id)
+
+    @abstractmethod
+    def handshake_valid(self, url: str, headers) -> bool:
+        """Whether the WebSocket handshake for `url` (the relay URL this provider was given)
+        carries its signature."""
+
+    @abstractmethod
+    def hang_up(self, provider_call_id: str) -> None:
+        """End the phone call now."""
+
+    @abstractmethod
+    def leave_voicemail(self, provider_call_id: str, message: str) -> None:
+        """Speak `message` to the answering machine, then hang up."""
+
+    def delete_recording(self, provider_recording_id: str) -> None:
+        """Delete a recording the provider holds (candidate erasure)."""
+        raise NotImplementedError(f"the {self.name} provider keeps no recordings")
+
+    def open_recording(self, provider_recording_id: str):
+        """The recording's audio as a streamed `requests` response (content type, body in chunks)."""
+        raise NotImplementedError(f"the {self.name} provider keeps no recordings")
+
+
+RELAY_PATH = "/v1/calls/relay"  # the relay's sockets: RELAY_PATH/<provider>/<call id>
+
+
+def relay_url(callback_base_url: str, provider: str, call_id: str) -> str:
+    """The callback base URL with its scheme switched to WebSocket (https -> wss, http -> ws), on
+    the relay path."""
+    parts = urlsplit(callback_base_url)
+    scheme = "wss" if parts.scheme == "https" else "ws"
+    path = f"{parts.path.rstrip('/')}{RELAY_PATH}/{provider}/{call_id}"
+    return urlunsplit((scheme, parts.netloc, path, "", ""))
+
+
 def introduction(script: CallScript) -> str:
     where = f" at {script.company}" if script.company else ""
     return (f"Hello {script.candidate_name}, this is the screening assistant calling about the {script.job_title} "
             f"position{where}. I have {len(script.questions)} short question(s) for you.")
 
 
-def voicemail_message(script: CallScript) -> str:
+def voicemail_message(script: CallScript, callback_number: str = "") -> str:
+    """The message left after the beep: who called, for which company and role, and how to reach
+    the recruiter (the job's recruiter phone or email, else the number the call came from)."""
+    where = f" at {script.company}" if script.company else ""
+    who = script.recruiter_name or "the recruiter"
+    if script.recruiter_phone:
+        reach = f" To reach {who}, call {script.recruiter_phone}."
+    elif script.recruiter_email:
+        reach = f" To reach {who}, email {script.recruiter_email}."
+    elif callback_number:
+        reach = f" To reach {who}, call us back at {callback_number}."
+    else:
+        reach = f" {who[0].upper()}{who[1:]} will try you again soon."
     return (f"Hello {script.candidate_name}, this is the screening assistant calling about the {script.job_title} "
-            "position. We will try you again soon.")
+            f"position{where}.{reach} Thank you, goodbye.")
 
 
 CLOSING = "Thank you for your time. The recruiter will be in touch about next steps. Goodbye."

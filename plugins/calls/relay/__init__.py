@@ -1,0 +1,2 @@
+"""The ConversationRelay transport: a call's WebSocket session with the telephony provider, served
+by its own process."""

@@ -1,0 +1,159 @@
+"""Which relay socket holds which call, kept in the database so every relay process sees it: one
+socket per call (a second is refused), a heartbeat while it lives, and the sweep that ends calls
+whose relay never connected or whose relay process died, so no call stays in progress."""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import uuid
+
+import peewee as pw
+
+from app.data.db import BaseModel, database, utcnow
+from plugins.calls.lifecycle import end_call
+from plugins.calls.models import ACTIVE_STATUSES, FAILED, FINAL_STATUSES, IN_PROGRESS, Call
+
+log = logging.getLogger("hirekit.calls.relay")
+
+RELAY_PROVIDERS = ("twilio", "telnyx")  # the providers whose calls talk through the relay process
+SWEEP_BATCH = 200
+
+
+class CallRelay(BaseModel):
+    """The relay socket of a call: taken once at the handshake; released when the socket closes."""
+
+    call = pw.ForeignKeyField(Call, primary_key=True, on_delete="CASCADE", column_name="call_id")
+    connected_at = pw.DateTimeField(default=utcnow)
+    heartbeat_at = pw.DateTimeField(
+        default=utcnow
+    )  # renewed by the holding process while the socket lives
+    released_at = pw.DateTimeField(null=True)
+    released_reason = pw.CharField(max_length=64, null=True)
+
+    class Meta:
+        table_name = "call_relays"
+        indexes = ((("released_at", "heartbeat_at"), False),)
+
+
+class RelayRefused(Exception):
+    """The handshake is refused: `status` is the HTTP status the socket is answered with."""
+
+    def __init__(self, status: int, reason: str):
+        super().__init__(reason)
+        self.status = status
+
+
+def claim(call_id: str, provider: str) -> Call:
+    """Take the call for this socket: 404 when there is no such call of that provider, 409 when it
+    is over or another socket holds (or held) it. Nothing is written unless the claim succeeds."""
+    try:
+        uuid.UUID(call_id)
+    except ValueError:
+        raise RelayRefused(404, f"no {provider} call {call_id[:64]!r}: not a call id") from None
+    call = Call.get_or_none((Call.id == call_id) & (Call.provider == provider))
+    if call is None:
+        raise RelayRefused(404, f"no {provider} call {call_id}")
+    if call.status in FINAL_STATUSES or call.dialled_at is None:
+        raise RelayRefused(409, f"call {call_id} is {call.status}, not being placed")
+    try:
+        with database.atomic():
+            CallRelay.create(call=call.id)
+    except pw.IntegrityError:
+        raise RelayRefused(409, f"call {call_id} already has (or had) its relay socket") from None
+    return call
+
+
+def heartbeat(call_ids: list[str]) -> None:
+    """Renew the claims this process holds, in one statement."""
+    if call_ids:
+        CallRelay.update(heartbeat_at=utcnow()).where(
+            CallRelay.call.in_(call_ids) & CallRelay.released_at.is_null()
+        ).execute()
+
+
+def release(call_id: str, reason: str) -> None:
+    CallRelay.update(released_at=utcnow(), released_reason=reason[:64]).where(
+        (CallRelay.call == call_id) & CallRelay.released_at.is_null()
+    ).execute()
+
+
+def unclaim(call_id: str) -> None:
+    CallRelay.delete().where(CallRelay.call == call_id).execute()
+
+
+def sweep(
+    *, connect_timeout: float, quiet_after: float, hang_up=None, now: dt.datetime | None = None
+) -> int:
+    """End every relay call that cannot go on: answered `connect_timeout` seconds ago with no socket
+    yet, or held by a socket whose process stopped renewing it `quiet_after` seconds ago.
+    `hang_up(call)` asks the provider to end the phone call too. Returns how many calls ended."""
+    now = now or utcnow()
+    never_connected = (
+        Call.select()
+        .join(CallRelay, pw.JOIN.LEFT_OUTER, on=(CallRelay.call == Call.id))
+        .where(
+            (Call.status == IN_PROGRESS)
+            & Call.provider.in_(RELAY_PROVIDERS)
+            & (Call.started_at < now - dt.timedelta(seconds=connect_timeout))
+            & CallRelay.call.is_null()
+        )
+        .limit(SWEEP_BATCH)
+    )
+    orphaned = (
+        Call.select()
+        .join(CallRelay, on=(CallRelay.call == Call.id))
+        .where(
+            Call.status.in_(ACTIVE_STATUSES)
+            & CallRelay.released_at.is_null()
+            & (CallRelay.heartbeat_at < now - dt.timedelta(seconds=quiet_after))
+        )
+        .limit(SWEEP_BATCH)
+    )
+    ended = 0
+    for calls, reason in (
+        (
+            list(never_connected),
+            f"the provider's relay socket never connected within "
+            f"{connect_timeout:g} s of the answer",
+        ),
+        (list(orphaned), f"the relay process holding the call stopped for over {quiet_after:g} s"),
+    ):
+        for call in calls:
+            if end_call(call, FAILED, reason, now=now):
+                ended += 1
+                release(str(call.id), "swept")
+                log.warning("call %s failed: %s", call.id, reason)
+                if hang_up is not None:
+                    _hang_up(hang_up, call)
+    return ended
+
+
+def _hang_up(hang_up, call: Call) -> None:
+    try:
+        hang_up(call)
+    # the call has ended here; the provider ends its leg on its own timeout
+    except Exception:  # noqa: BLE001
+        log.exception("hanging up call %s at the provider failed", call.id)
+
+
+def sweep_with_provider(config) -> int:
+    """sweep() with the configured timeouts, hanging up at the configured provider: the relay
+    process runs it every RELAY_SWEEP_INTERVAL, and the calls reaper on its own interval too, for
+    when no relay process is running."""
+    from plugins.calls.telephony import get_provider
+
+    def hang_up(call: Call) -> None:
+        provider = get_provider()
+        if (
+            call.provider_call_id
+            and provider.name == call.provider
+            and hasattr(provider, "hang_up")
+        ):
+            provider.hang_up(call.provider_call_id)
+
+    return sweep(
+        connect_timeout=float(config["RELAY_CONNECT_TIMEOUT"]),
+        quiet_after=float(config["RELAY_QUIET_SECONDS"]),
+        hang_up=hang_up,
+    )

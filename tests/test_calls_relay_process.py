@@ -1,0 +1,116 @@
+"""The relay as deployed: `hirekit-relay` in its own process, on the test's database, holding a real
+conversation with the real dialogue over a WebSocket signed as Twilio signs it, while the API (its
+own app here) takes Twilio's REST requests from the provider and its status callbacks."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+import requests
+from websockets.exceptions import InvalidStatus
+
+from tests.call_factories import JOB_QUESTIONS
+from tests.gunicorn_process import gunicorn
+from tests.ports import free_port
+from tests.relay_stand_in import RelayProcess, TwilioSocket, signed_headers
+from tests.test_calls_relay import (  # noqa: F401 - fixtures
+    ACCOUNT_SID,
+    AUTH_TOKEN,
+    CALL_SID,
+    PUBLIC_BASE,
+    answered_call,
+    read_call,
+    twilio_api,
+    wait_for,
+)
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def deployed(make_app, twilio_api, db_url, tmp_path):  # noqa: F811
+    """(the API app, the relay process) on one database, configured alike through HIREKIT_*
+    variables."""
+    settings = {
+        "TELEPHONY": "twilio",
+        "TWILIO_ACCOUNT_SID": ACCOUNT_SID,
+        "TWILIO_AUTH_TOKEN": AUTH_TOKEN,
+        "TWILIO_FROM_NUMBER": "+14155550000",
+        "TWILIO_CALLBACK_BASE_URL": PUBLIC_BASE,
+        "TWILIO_API_BASE_URL": twilio_api.url_for("/"),
+    }
+    app = make_app(**settings)
+    environment = {f"HIREKIT_{name}": value for name, value in settings.items()}
+    environment.update(
+        HIREKIT_DATABASE_URL=db_url,
+        HIREKIT_SECRET_KEY=os.environ["HIREKIT_SECRET_KEY"],
+        HIREKIT_INSTANCE_DIR=str(tmp_path),
+        HIREKIT_LOG_LEVEL="WARNING",
+        HIREKIT_LLM_URL="",
+    )
+    with RelayProcess(free_port(), environment) as relay:
+        yield app, relay
+
+
+def test_the_relay_process_holds_a_screening_conversation_to_its_record(deployed, tenant_a):
+    app, relay = deployed
+    client = app.test_client()
+    assert requests.get(f"http://127.0.0.1:{relay.port}/healthz", timeout=5).status_code == 200
+    call = answered_call(client, tenant_a)
+    socket = TwilioSocket(
+        relay.port,
+        call["id"],
+        headers=signed_headers(PUBLIC_BASE, "twilio", call["id"], AUTH_TOKEN),
+    )
+    socket.setup(CALL_SID)
+    assert "Am I speaking with Jane?" in socket.agent_turn()
+    socket.say("Yes, this is Jane.")
+    assert "good time" in socket.agent_turn()
+    socket.say("Yes, go ahead.")
+    assert JOB_QUESTIONS[0] in socket.agent_turn()
+    for answer in (
+        "Six years.",
+        "Yes, I do.",
+        "A night with three admissions; I triaged and asked for help.",
+    ):
+        socket.say(answer)
+        socket.agent_turn()
+    socket.say("No, that's all, thanks.")
+    socket.agent_turn()
+    assert socket.wait_closed() == 1000 and socket.received[-1]["type"] == "end"
+    done = wait_for(
+        lambda: (
+            (record := read_call(client, tenant_a, call["id"]))["status"] == "completed" and record
+        )
+    )
+    assert done["end_reason"] == "completed"
+    assert [answer["value"] for answer in done["answers"]][:2] == [6, True]
+    assert done["transcript"][-1]["speaker"] == "agent" and done["duration_seconds"] is not None
+
+
+def test_the_relay_process_refuses_an_unsigned_socket(deployed, tenant_a):
+    app, relay = deployed
+    call = answered_call(app.test_client(), tenant_a)
+    with pytest.raises(InvalidStatus) as refused:
+        TwilioSocket(relay.port, call["id"])
+    assert refused.value.response.status_code == 403
+
+
+def test_gunicorn_starts_the_relay_beside_it_and_stops_it_when_asked_to_embed_it(db_url, tmp_path):
+    """`make run`'s embedded default: HIREKIT_RELAY_EMBEDDED=1 and one command serves the API and the relay."""
+    relay_port = free_port()
+    env = {"HIREKIT_DATABASE_URL": db_url, "HIREKIT_INSTANCE_DIR": str(tmp_path), "HIREKIT_RELAY_EMBEDDED": "1",
+           "HIREKIT_RELAY_PORT": str(relay_port), "HIREKIT_CONTROL_SOCKET": "off"}
+    with gunicorn(env) as (process, base, _port):
+        assert requests.get(f"{base}/healthz", timeout=5).status_code == 200
+        relay_health = wait_for(lambda: _answer(f"http://127.0.0.1:{relay_port}/healthz"), timeout=60)
+        assert relay_health == 200
+    wait_for(lambda: _answer(f"http://127.0.0.1:{relay_port}/healthz") is None, timeout=30)
+
+
+def _answer(url: str) -> int | None:
+    try:
+        return requests.get(url, timeout=2).status_code
+    except requests.RequestException:
+        return None
