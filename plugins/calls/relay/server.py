@@ -27,7 +27,6 @@ from websockets.asyncio.server import ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request
 
-from app.server.server_threads import mark_long_lived_request_thread
 from plugins.calls.conversation.understanding import warm_up
 from plugins.calls.relay import claims
 from plugins.calls.relay.protocol import MAX_MESSAGE_BYTES
@@ -51,7 +50,6 @@ class RelayServer:
         self.pool = ThreadPoolExecutor(
             max_workers=threads or int(config["RELAY_THREADS"]),
             thread_name_prefix="relay-turn",
-            initializer=mark_long_lived_request_thread,
         )
         self.silence_seconds = float(config["RELAY_SILENCE_SECONDS"])
         self.sweep_interval = float(config["RELAY_SWEEP_INTERVAL"])
