@@ -99,7 +99,9 @@ def rate_limit_key() -> str:
 
 
 def caller_key(caller) -> str:
-    return f"key:{caller.key_id}" if caller else f"ip:{get_remote_address()}"
+    if caller is None:
+        return f"ip:{get_remote_address()}"
+    return f"key:{caller.key_id}" if caller.key_id is not None else f"token:{caller.principal}"
 
 
 class KeyLimits:

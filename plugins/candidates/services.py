@@ -8,6 +8,7 @@ from app.data.db import database, utcnow
 from app.errors import NotFound
 from app.files import uploads
 from app.data.records import apply_changes, apply_filters, create_with_source_id, find_by_source_id, get_owned, source_id_taken
+from app.http import listing
 from app.http.upserts import SourceIdUpsert
 from plugins.candidates.models import Candidate
 from plugins.candidates.schemas import CandidateCreateSchema, CandidateSchema
@@ -18,6 +19,13 @@ OPT_OUT_LISTENERS = "hirekit_contact_opt_out_listeners"
 def candidates_query(tenant_id: str, **filters):
     """The tenant's candidates matching the list filters (empty ones ignored)."""
     return apply_filters(Candidate.owned_by(tenant_id), Candidate, filters, case_insensitive=("email",))
+
+
+def list_candidates(tenant_id: str, **args) -> dict:
+    """A page of the tenant's candidates in either list mode (app.http.listing): what the MCP tool answers."""
+    window, filters = listing.split_window(args)
+    return listing.answer(candidates_query(tenant_id, **filters), window, tenant_id=tenant_id,
+                          list_name="candidates", filters=filters)
 
 
 def get_candidate(tenant_id: str, candidate_id) -> Candidate:

@@ -22,6 +22,26 @@ class CallIdArgsSchema(StrictSchema):
 CALL_FIELDS = ("The call has status ({statuses}), summary, assessment (score 0-100, recommendation advance/hold/reject, "
                "per-question answers), transcript, started_at, ended_at and attempt.").format(statuses=", ".join(STATUSES))
 
+def confirm_instant_call(tenant_id: str, arguments: dict) -> str:
+    """The question the person answers before start_instant_call rings anyone: who, which country's number, which job."""
+    import phonenumbers
+    from phonenumbers import geocoder
+
+    from plugins.applications.services import get_application
+
+    application = get_application(tenant_id, arguments.get("application_id"))
+    candidate, job = application.candidate, application.job
+    name = " ".join(part for part in (candidate.first_name, candidate.last_name) if part)
+    country = "an unknown country"
+    try:
+        number = phonenumbers.parse(candidate.phone_no or "", None)
+        country = geocoder.country_name_for_number(number, "en") or f"country code +{number.country_code}"
+    except phonenumbers.NumberParseException:
+        pass
+    return (f"Place a screening call now to {name}, on their phone number in {country}, for the job "
+            f"\"{job.title}\"? Their phone will ring right away.")
+
+
 TOOLS = (
     Tool(
         name="start_instant_call",
@@ -39,6 +59,7 @@ TOOLS = (
         read_only=False,
         idempotent=False,
         annotations={"openWorldHint": True},  # it rings a real person's phone
+        confirm=confirm_instant_call,
     ),
     get_tool("calls", "get_call", "Get a call", CallIdArgsSchema, CallWithRemindersSchema, services.get_call_with_reminders,
              f"Read one screening call by its id (a UUID). {CALL_FIELDS} A scheduled call also lists its reminders "
