@@ -68,7 +68,7 @@ def read_description(tenant_id: str, job_id: str) -> str:
     from plugins.jobs import services
 
     job = services.get_job(tenant_id, job_id)
-    return f"# {job.title}\n\n{job.desc or ''}\n"
+    return f"# {job.title}\n\n{job.description or ''}\n"
 
 
 def read_questions(tenant_id: str, job_id: str) -> str:

@@ -223,8 +223,8 @@ class McpServer:
             listed = {"resourceTemplates": [kind.definition() for kind in resources.available_kinds()]}
         else:
             listed = {"prompts": [prompt.definition() for prompt in prompts.available_prompts()]}
-        if cacheable and method != "resources/list":
-            listed.update(ttlMs=LIST_TTL_MS, cacheScope=CACHE_SCOPE)
+        if cacheable:  # resources/list follows the records: clients ask again rather than keep it
+            listed.update(ttlMs=0 if method == "resources/list" else LIST_TTL_MS, cacheScope=CACHE_SCOPE)
         return listed
 
 
