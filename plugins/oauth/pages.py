@@ -24,7 +24,7 @@ PAGE_HEADERS = {
                                "frame-ancestors 'none'; base-uri 'none'",
     "X-Frame-Options": "DENY",
     "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "no-referrer",
+    "Referrer-Policy": "same-origin",  # "no-referrer" would make browsers send Origin: null on our own forms
     "Cache-Control": "no-store",
 }
 
