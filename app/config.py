@@ -62,7 +62,15 @@ DEFAULTS: dict[str, object] = {
     "MAX_RESUME_BYTES": 10 * 1024 * 1024,  # largest resume accepted, in bytes (413 above)
     "RESUME_DIR": str(INSTANCE_DIR / "resumes"),  # where resume files are stored, one per sha256
     # --- Questions and calls ---
-    "TIMEZONE": "UTC",  # the zone of jobs' schedule windows (an IANA name, e.g. America/New_York)
+    # the zone of candidates whose zone is neither set, inferred from their phone number or location, nor their
+    # tenant's default (an IANA name, e.g. America/New_York)
+    "TIMEZONE": "UTC",
+    # the hours calls and texts may reach a candidate, in the candidate's local time (HH:MM-HH:MM; 00:00-24:00: any
+    # hour); a tenant sets its own with PUT /v1/tenant/contact-settings
+    "CALLING_HOURS": "08:00-21:00",
+    "DAILY_CALL_LIMIT": 0,  # calls placed to one phone number per local day across a tenant's jobs (0: no cap); per tenant too
+    "CANDIDATE_PAGE_TTL_DAYS": 7.0,  # days a scheduled call's link to the candidate's own page works (and at most once)
+    "CANDIDATE_PAGE_BASE_URL": "",  # public base of the candidate's page links in reminders (empty: the request's host)
     # OpenAI-compatible chat endpoint for question generation and call analysis; empty: the rule-based ones
     "LLM_URL": "",
     "LLM_API_KEY": "",  # bearer key sent to LLM_URL

@@ -113,6 +113,8 @@ def base_config(db_url, tmp_path):
         "WEBHOOK_ALLOW_PRIVATE": True,
         "LOG_LEVEL": "WARNING",
         "SECRET_KEY": TEST_SECRET_KEY,
+        # calls and texts at any hour, whenever the suite runs; tests of the calling hours set their own
+        "CALLING_HOURS": "00:00-24:00",
     }
 
 

@@ -26,7 +26,7 @@ def ok(response, status=200) -> dict:
 
 def seed_records(client, tenant) -> dict:
     """{path parameter name: value} for a job, question, candidate (with a resume), application, call, webhook, delivery,
-    and an erased candidate (its tombstone and erasure log entry)."""
+    an erased candidate (its tombstone and erasure log entry) and a do-not-call number."""
     headers = tenant.headers
     job = create_job(client, tenant, source_id=f"{tenant.id}-job")
     question = ok(client.post(f"/v1/jobs/{job['id']}/questions", headers=headers,
@@ -46,6 +46,8 @@ def seed_records(client, tenant) -> dict:
     assert client.delete(f"/v1/candidates/{erased['id']}", headers=headers).status_code == 204  # a tombstone, a log row
     user = ok(client.post("/v1/users", headers=headers, json={"email": f"{tenant.id}-user@example.com", "name": "Admin",
                                                               "password": "correct horse battery staple"}), 201)
+    unwanted = f"+1415555{1000 + sum(map(ord, tenant.id)) % 9000}"  # a number of the tenant's own, and only its
+    ok(client.post("/v1/do-not-call", headers=headers, json={"phone_no": unwanted}), 201)
     deliveries = ok(client.get(f"/v1/tenant-webhook/{webhook['id']}/deliveries?page=1&size=1", headers=headers))
     assert deliveries["data"], "creating the application should have produced a webhook delivery"
     return {
@@ -56,4 +58,6 @@ def seed_records(client, tenant) -> dict:
         "erased_candidate_id": erased["id"],
         # no authorization exists: B must get 404 all the same
         "user_id": user["id"], "authorization_id": str(uuid.uuid4()), "consent_id": str(uuid.uuid4()),
+        "phone_no": unwanted,  # on the tenant's do-not-call list
+        "token": "not-a-page-link",  # the candidate's page is opened by its signed link, never by a key
     }

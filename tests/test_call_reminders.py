@@ -81,10 +81,10 @@ def closed_port() -> int:
 # ---- email ---------------------------------------------------------------------------------------------------------
 
 def test_the_embedded_sweep_emails_the_reminder_as_text_and_html_with_job_company_and_local_time(mail_app, sink, tenant_a):
-    app = mail_app(TIMEZONE="Europe/Paris")
+    app = mail_app(TIMEZONE="Asia/Tokyo")  # the server's zone: the candidate's own (Paris, from the number) wins
     client = app.test_client()
     job, candidate, call = scheduled_call(client, tenant_a, job_fields={"title": "ICU Nurse", "client_name": "Mercy Hospital"},
-                                          **EMAIL_NOW)
+                                          phone_no="+33612345678", **EMAIL_NOW)
     pending = reminder_of(client, tenant_a, call, "email")
     assert pending["status"] == "pending" and pending["sent_at"] is None and pending["address"] == candidate["email"]
     assert sink.messages == []  # without Redis nothing is sent until the sweep runs
@@ -257,9 +257,10 @@ def twilio_config(server) -> dict:
 
 
 def test_sms_reminders_go_through_twilios_messaging_api_from_the_configured_number(make_app, messaging_api, tenant_a):
-    app = make_app(TIMEZONE="America/New_York", **twilio_config(messaging_api))
+    app = make_app(TIMEZONE="Asia/Tokyo", **twilio_config(messaging_api))
     client = app.test_client()
-    _, candidate, call = scheduled_call(client, tenant_a, job_fields={"title": "ICU Nurse", "client_name": "Mercy"}, **SMS_NOW)
+    _, candidate, call = scheduled_call(client, tenant_a, job_fields={"title": "ICU Nurse", "client_name": "Mercy"},
+                                        phone_no="+12125550100", **SMS_NOW)  # New York, by its number
     assert run_due(app) == "0 scheduled call(s) run, 1 reminder(s) sent"
     (request,) = messaging_api.received
     assert request.authorization.username == ACCOUNT_SID and request.authorization.password == AUTH_TOKEN

@@ -1,5 +1,8 @@
 """Scheduled calls end to end on Redis + RQ: armed by application events, placed in the window, retried, reminded, canceled."""
 
+import datetime as dt
+from zoneinfo import ZoneInfo
+
 import pytest
 
 from app.outbound.notify import Notifier
@@ -66,11 +69,17 @@ def test_unreached_candidates_are_retried_up_to_total_attempts(rq_app, tenant_a)
 def test_daily_attempts_push_the_rest_to_the_next_day(rq_app, tenant_a):
     client = rq_app.test_client()
     job = scheduled_job(client, tenant_a, daily_attempts=1, total_attempts=3)
-    application = create_application(client, tenant_a, job, create_candidate(client, tenant_a, phone_no="+14155550107"))
+    candidate = create_candidate(client, tenant_a, phone_no="+14155550107")
+    application = create_application(client, tenant_a, job, candidate)
     work_until(rq_app, lambda: statuses(client, tenant_a, application)[:1] == ["no_answer"]
                and len(statuses(client, tenant_a, application)) == 2)
     first, second = calls_of(client, tenant_a, application)
-    assert second["status"] == "queued" and second["scheduled_for"][:10] > first["ended_at"][:10]
+    zone = ZoneInfo(candidate["timezone"])  # days are the candidate's local days
+
+    def local_day(instant: str):
+        return dt.datetime.fromisoformat(instant.replace("Z", "+00:00")).astimezone(zone).date()
+
+    assert second["status"] == "queued" and local_day(second["scheduled_for"]) > local_day(first["ended_at"])
 
 
 def test_voicemail_only_when_enabled(rq_app, tenant_a):

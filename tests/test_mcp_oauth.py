@@ -111,6 +111,9 @@ def test_the_consent_page_names_the_client_tenant_and_scopes_and_unticked_scopes
     challenge = refused.headers["WWW-Authenticate"]
     assert 'error="insufficient_scope"' in challenge and 'scope="jobs:write"' in challenge
     assert "resource_metadata=" in challenge
+    for tool in ("start_instant_call", "reschedule_call", "cancel_call"):  # placing, moving, canceling: calls:write
+        moved = rpc(live_url, "/mcp", tokens["access_token"], "tools/call", {"name": tool, "arguments": {}})
+        assert moved.status_code == 403 and 'scope="calls:write"' in moved.headers["WWW-Authenticate"], tool
     templates = rpc(live_url, "/mcp", tokens["access_token"], "resources/templates/list").json()["result"]
     assert [t["name"] for t in templates["resourceTemplates"]] == ["job_description", "job_questions"]
 

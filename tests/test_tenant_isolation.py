@@ -38,6 +38,14 @@ def request_for(rule: str, method: str, a: dict) -> dict | None:
                                                                   "application_stage": "PASSIVE"}},
         ("POST", "/v1/applications/<application_id>/instant-call"): {},
         ("POST", "/v1/candidates/<candidate_id>/opt-out"): {},
+        ("PUT", "/v1/candidates/<candidate_id>/timezone"): {"json": {"timezone": "Europe/Paris"}},
+        ("PUT", "/v1/candidates/<candidate_id>/consent"): {"json": {"voice": False}},
+        ("POST", "/v1/calls/<call_id>/cancel"): {},
+        ("POST", "/v1/calls/<call_id>/reschedule"): {"json": {"scheduled_for": "2030-01-07T10:00:00Z"}},
+        ("PUT", "/v1/tenant/contact-settings"): {"json": {"calling_hours_start": "09:00"}},  # B's own settings
+        ("POST", "/v1/do-not-call"): {"json": {"phone_no": "+14155550123"}},  # B's own list
+        ("DELETE", "/v1/do-not-call/<phone_no>"): {},
+        ("POST", "/c/<token>"): {"data": {"action": "cancel", "csrf": "x"}},
         ("DELETE", "/v1/candidates/<candidate_id>/opt-out"): {},
         ("POST", "/v1/jobs/<job_id>/questions"): {"json": {"question_text": "Planted?", "source_id": "planted"}},
         ("POST", "/v1/jobs/<job_id>/questions/generate"): {},
@@ -131,7 +139,7 @@ def without_source_id(body: dict) -> dict:
 # what B may be answered on creates that name A's records (never 2xx); creates in B's own tenant are 201
 CREATE_EXPECTED = {"/v1/applications": {404, 422}, "/v1/applications/with-questions": {404, 422}, "/v1/tenant-webhook": {403},
                    "/v1/jobs": {201}, "/v1/candidates": {201}, "/v1/calls/callbacks/twilio": {403, 404},
-                   "/v1/calls/callbacks/twilio/sms": {403, 404}, "/v1/users": {201}}
+                   "/v1/calls/callbacks/twilio/sms": {403, 404}, "/v1/users": {201}, "/v1/do-not-call": {201}}
 
 
 @pytest.fixture

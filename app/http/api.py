@@ -23,12 +23,22 @@ from app.http.listing import SyncArgsSchema, cursor_mode_excludes_page, shown_in
 from app.security.auth import BEARER, SECURITY_SCHEMES
 
 
+class MomentSchema(ma.Schema):
+    utc = ma.fields.String(required=True, metadata={"example": "2026-12-01T14:00:00Z"})
+    local = ma.fields.String(required=True, metadata={"description": "In the zone named, with its offset",
+                                                      "example": "2026-12-01T08:00:00-06:00"})
+    timezone = ma.fields.String(required=True, metadata={"example": "America/Chicago"})
+
+
 class ErrorDetailSchema(ma.Schema):
     type = ma.fields.String(required=True, metadata={"example": "validation_error"})
     message = ma.fields.String(required=True, metadata={"example": "title: Missing data for required field."})
     fields = ma.fields.Dict(keys=ma.fields.String(), values=ma.fields.List(ma.fields.String()),
                             metadata={"description": "Per-field messages (422)"})
     existing_id = ma.fields.String(metadata={"description": "Id of the record that already exists (409)"})
+    next_allowed = ma.fields.Nested(MomentSchema, allow_none=True, metadata={
+        "description": "A time the candidate may not be called at: the next moment they may be, in their zone and "
+                       "UTC (null: none in the next two weeks)"})
 
 
 class ErrorSchema(ma.Schema):

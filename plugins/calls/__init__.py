@@ -6,8 +6,16 @@ from app.plugins import Plugin, Tasks
 from plugins.calls import tasks
 from plugins.calls.cli import calls_cli
 from plugins.calls.models import Call, CallPlan, CallReminder
+from plugins.calls.page_routes import page_blp
 from plugins.calls.routes import blp, callbacks_blp
-from plugins.calls.scheduling import on_application_activity, on_call_activity, on_contact_opt_out, on_scheduling_toggled
+from plugins.calls.scheduling import (
+    on_application_activity,
+    on_call_activity,
+    on_consent_revoked,
+    on_contact_opt_out,
+    on_scheduling_toggled,
+)
+from plugins.candidates.consent import add_consent_listener
 from plugins.candidates.services import add_opt_out_listener
 
 
@@ -15,13 +23,14 @@ def init_app(app) -> None:
     events.add_listener(app, on_application_activity)
     events.add_listener(app, on_call_activity, once_committed=True)
     add_opt_out_listener(app, on_contact_opt_out)
+    add_consent_listener(app, on_consent_revoked)
     if "scheduling" in app.config["PLUGINS"]:
         from plugins.scheduling.services import add_toggle_listener
 
         add_toggle_listener(app, on_scheduling_toggled)
 
 
-PLUGIN = Plugin(name="calls", blueprints=(blp, callbacks_blp), models=(Call, CallPlan, CallReminder),
+PLUGIN = Plugin(name="calls", blueprints=(blp, callbacks_blp, page_blp), models=(Call, CallPlan, CallReminder),
                 needs=("jobs", "candidates", "applications", "questions", "scheduling"),
                 tasks=Tasks(queues=(tasks.QUEUE,), periodic=(
                     PeriodicJob("plugins.calls.tasks.reap_stalled_calls", tasks.QUEUE, "CALL_REAPER_INTERVAL"),)),

@@ -9,6 +9,7 @@ from twilio.request_validator import RequestValidator
 from app.data.db import utcnow
 from app.errors import ApiError
 from app.data.records import get_or_404
+from plugins.calls import sms_replies
 from plugins.calls.lifecycle import advance, questions_for
 from plugins.calls.models import Call
 from plugins.calls.telephony import Progress
@@ -71,8 +72,9 @@ def record_answer(call: Call, question: str, speech: str | None, *, silent: bool
 
 def handle_incoming_message(url: str, form: dict, signature: str | None) -> str:
     """An SMS to the service's number: STOP (or another opt-out keyword, or Twilio's OptOutType=STOP) opts out every
-    candidate with the sender's number, START opts them back in; anything else is ignored. Twilio itself answers the
-    keyword to the sender, so the TwiML is empty."""
+    candidate with the sender's number, START opts them back in (Twilio itself answers those keywords, so the TwiML
+    is empty); any other text is a reply about the sender's pending call (plugins.calls.sms_replies), answered in
+    the TwiML when there is one."""
     verify_signature(url, form, signature)
     sender = (form.get("From") or "").strip()
     if not sender:
@@ -82,4 +84,6 @@ def handle_incoming_message(url: str, form: dict, signature: str | None) -> str:
         opt_out_phone_number(sender)
     elif keyword in OPT_IN_KEYWORDS:
         opt_in_phone_number(sender)
+    else:
+        return sms_replies.answer(sender, form.get("Body") or "").twiml()
     return EMPTY_TWIML

@@ -33,7 +33,8 @@ def active_call(application_id) -> Call | None:
     return Call.select().where((Call.application == application_id) & (Call.status.in_(ACTIVE_STATUSES))).first()
 
 
-def new_call(application: Application, *, trigger: str, attempt: int = 1, series=None, scheduled_for=None) -> Call:
+def new_call(application: Application, *, trigger: str, attempt: int = 1, series=None, scheduled_for=None,
+             booked_by: str | None = None) -> Call:
     """A queued call to the application's candidate, announced (422 when the candidate has no phone number, 409 when
     they opted out of contact)."""
     candidate, job = application.candidate, application.job
@@ -47,7 +48,8 @@ def new_call(application: Application, *, trigger: str, attempt: int = 1, series
         call = Call.create(tenant=application.tenant_id, application=application.id, job=job.id, candidate=candidate.id,
                            application_source_id=application.source_id, job_source_id=job.source_id,
                            candidate_source_id=candidate.source_id, status=QUEUED, attempt=attempt, trigger=trigger,
-                           series=series, scheduled_for=scheduled_for, phone_no=candidate.phone_no,
+                           series=series, scheduled_for=scheduled_for, booked_by=booked_by,
+                           phone_no=candidate.phone_no,
                            provider=current_app.config["TELEPHONY"])
         emit_activity(call)
     return call
@@ -116,3 +118,17 @@ def end_call(call: Call, status: str, reason: str, *, as_read: bool = False, now
         if ended:
             emit_activity(Call.get(Call.id == call.id))
     return bool(ended)
+
+
+def move_call(call: Call, when: dt.datetime, *, trigger: str, booked_by: str | None) -> Call | None:
+    """Move the queued, not yet dialled call to `when` (naive UTC), announced; answers the moved call, or None when
+    it was dialled, ended or canceled meanwhile."""
+    now = utcnow()
+    with database.atomic():
+        moved = (Call.update(scheduled_for=when, trigger=trigger, booked_by=booked_by, updated_at=now)
+                 .where((Call.id == call.id) & (Call.status == QUEUED) & Call.dialled_at.is_null()).execute())
+        if not moved:
+            return None
+        call = Call.get(Call.id == call.id)
+        emit_activity(call)
+    return call

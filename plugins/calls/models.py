@@ -16,7 +16,8 @@ ACTIVE_STATUSES = (QUEUED, RINGING, IN_PROGRESS)
 UNREACHED_STATUSES = (NO_ANSWER, BUSY, FAILED)  # a scheduled series tries again after these
 FINAL_STATUSES = (COMPLETED, NO_ANSWER, BUSY, FAILED, CANCELED)
 
-INSTANT, SCHEDULED = "instant", "scheduled"
+INSTANT, SCHEDULED, CALLBACK = "instant", "scheduled", "callback"  # callback: at a time someone chose
+TRIGGERS = (INSTANT, SCHEDULED, CALLBACK)
 OPTED_OUT = "the candidate opted out of contact"  # why a call or reminder to such a candidate was canceled or skipped
 
 
@@ -34,6 +35,9 @@ class Call(TenantRecord):
     trigger = pw.CharField(max_length=16, default=INSTANT)
     series = pw.UUIDField(null=True)  # the scheduled series (CallPlan.series) this attempt belongs to
     scheduled_for = pw.DateTimeField(null=True)
+    booked_by = pw.CharField(max_length=16, null=True)
+    page_nonce = pw.CharField(max_length=32, null=True)  # the current link to the candidate's page carries it
+    sms_help_sent_at = pw.DateTimeField(null=True)  # the one help text a reply not understood gets  # who chose scheduled_for: api, candidate_page, candidate_sms, ...
     phone_no = pw.CharField(max_length=32)
     provider = pw.CharField(max_length=32)
     provider_call_id = pw.CharField(max_length=64, null=True)
@@ -54,6 +58,7 @@ class Call(TenantRecord):
             (("job", "status"), False),
             (("provider", "provider_call_id"), False),
             (("series",), False),
+            (("tenant", "phone_no", "dialled_at"), False),  # calls to a number per local day (the daily cap)
         )
 
 

@@ -6,9 +6,11 @@ from __future__ import annotations
 import logging
 
 from app.data.db import utcnow
+from plugins.calls.calling_hours import contact_refusal
 from plugins.calls.lifecycle import advance, end_call, questions_for
 from plugins.calls.models import CANCELED, OPTED_OUT, QUEUED, Call
 from plugins.calls.telephony import CallScript, Progress, get_provider
+from plugins.candidates.consent import VOICE
 
 log = logging.getLogger("hirekit.calls")
 
@@ -22,9 +24,11 @@ def script_for(call: Call, *, voicemail: bool = False) -> CallScript:
 
 def place_call(call: Call, *, voicemail: bool = False) -> None:
     """Hand the call to the provider, once; synchronous providers report every status before this returns. A
-    candidate who opted out since the call was queued is not dialled: the call ends canceled."""
-    if call.candidate.contact_opt_out:
-        end_call(call, CANCELED, OPTED_OUT)
+    candidate who opted out or withdrew consent to calls since the call was queued, or whose number went on the
+    tenant's do-not-call list, is not dialled: the call ends canceled."""
+    refusal = contact_refusal(call.candidate, VOICE, call.phone_no)
+    if refusal:
+        end_call(call, CANCELED, OPTED_OUT if call.candidate.contact_opt_out else refusal)
         return
     if not claim_call(call):
         log.warning("call %s was already claimed by another job: not dialled again", call.id)

@@ -1,30 +1,23 @@
 """What a reminder says: the email (text and HTML) and the SMS, rendered from the calls family's Jinja2 templates
-(plugins/calls/templates/calls/) with the job title, the company and the call time in HIREKIT_TIMEZONE, named."""
+(plugins/calls/templates/calls/) with the job title, the company, the call time in the candidate's own zone, named,
+and the link to the candidate's page where they move or cancel the call."""
 
 from __future__ import annotations
 
-import datetime as dt
-from zoneinfo import ZoneInfo
+from flask import render_template
 
-from flask import current_app, render_template
-
+from plugins.calls.calling_hours import local_call_time
 from plugins.calls.models import Call
+from plugins.calls.page_links import page_link
 from plugins.candidates.models import Candidate
-
-
-def local_call_time(when: dt.datetime, zone_name: str) -> str:
-    """`when` (naive UTC) in the zone, with the zone's abbreviation and name: "Monday 30 November 2026 at 10:00 CET
-    (Europe/Paris)"; a zone whose abbreviation is its name (UTC) is named once."""
-    local = when.replace(tzinfo=dt.timezone.utc).astimezone(ZoneInfo(zone_name))
-    abbreviation = local.tzname()
-    named = abbreviation if abbreviation == zone_name else f"{abbreviation} ({zone_name})"
-    return f"{local:%A} {local.day} {local:%B %Y} at {local:%H:%M} {named}"
+from plugins.candidates.zones import zone_of
 
 
 def message_context(call: Call, candidate: Candidate) -> dict:
     job = call.job
     return {"first_name": candidate.first_name, "job_title": job.title, "company": job.client_name,
-            "call_time": local_call_time(call.scheduled_for, current_app.config["TIMEZONE"]), "phone_no": call.phone_no}
+            "call_time": local_call_time(call.scheduled_for, zone_of(candidate)[0]), "phone_no": call.phone_no,
+            "page_link": page_link(call)}
 
 
 def email_message(call: Call, candidate: Candidate) -> tuple[str, str, str]:

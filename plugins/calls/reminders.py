@@ -18,6 +18,7 @@ from flask import current_app
 from app.data.db import utcnow
 from app.outbound.notify import get_notifier
 from plugins.calls import dispatch
+from plugins.calls.calling_hours import contact_refusal, hours_description, is_quiet_at, next_allowed_at
 from plugins.calls.models import (
     CANCELED,
     FAILED,
@@ -26,6 +27,7 @@ from plugins.calls.models import (
     QUEUED,
     REMINDER_CHANNELS,
     REMINDER_EMAIL,
+    REMINDER_SMS,
     SENDING,
     SENT,
     SKIPPED,
@@ -84,6 +86,9 @@ def address_of(candidate: Candidate, channel: str) -> tuple[str | None, str | No
     """(the candidate's address on `channel`, why it cannot be used or None)."""
     if candidate.contact_opt_out:
         return None, OPTED_OUT
+    refusal = contact_refusal(candidate, channel)  # consent on the channel; the do-not-call list for texts
+    if refusal:
+        return (candidate.email if channel == REMINDER_EMAIL else candidate.phone_no), refusal
     if channel == REMINDER_EMAIL:
         email = (candidate.email or "").strip()
         if "@" not in email:
@@ -121,6 +126,8 @@ def send_reminder(reminder_id, now: dt.datetime | None = None) -> str:
     address, reason = address_of(candidate, reminder.channel)
     if reason:
         return finish(reminder, SKIPPED, address=address, error=reason)
+    if reminder.channel == REMINDER_SMS and is_quiet_at(candidate, now):
+        return wait_for_calling_hours(reminder, call, candidate, address, now)
     try:
         message_id = deliver(reminder.channel, address, call, candidate)
     except SmsRefused as exc:
@@ -133,6 +140,21 @@ def send_reminder(reminder_id, now: dt.datetime | None = None) -> str:
         log.warning("reminder %s (%s to %s) failed: %s", reminder.id, reminder.channel, address, exc)
         return retry_or_fail(reminder, call, address, f"{type(exc).__name__}: {exc}")
     return finish(reminder, SENT, address=address, sent_at=utcnow(), provider_message_id=message_id, error=None)
+
+
+def wait_for_calling_hours(reminder: CallReminder, call: Call, candidate: Candidate, address: str,
+                           now: dt.datetime) -> str:
+    """A text due in the candidate's quiet hours waits for their calling hours, if they open before the call; else
+    it is skipped, saying why."""
+    opens = next_allowed_at(candidate, None, now)
+    if opens is None or opens >= call.scheduled_for:
+        return finish(reminder, SKIPPED, address=address,
+                      error=f"the candidate's quiet hours last until the call ({hours_description(candidate)})")
+    status = finish(reminder, PENDING, address=address, due_at=opens,
+                    error=f"waiting for the candidate's calling hours ({hours_description(candidate)})")
+    if status == PENDING:
+        dispatch.remind_at(reminder.id, reminder.attempts, opens.replace(tzinfo=dt.timezone.utc))
+    return status
 
 
 def claim(reminder_id, now: dt.datetime) -> bool:

@@ -6,9 +6,16 @@ from flask.views import MethodView
 from app.http.api import Blueprint
 from app.security.auth import current_tenant_id
 from app.http.record_routes import add_list_route, add_read_route
-from plugins.calls import callbacks, services
+from plugins.calls import callbacks, rescheduling, services
 from plugins.calls.models import Call
-from plugins.calls.schemas import CallListArgsSchema, CallSchema, CallWithRemindersSchema
+from plugins.calls.schemas import (
+    CallListArgsSchema,
+    CallSchema,
+    CallWithRemindersSchema,
+    CancelBodySchema,
+    InstantCallArgsSchema,
+    RescheduleBodySchema,
+)
 
 blp = Blueprint("calls", __name__, url_prefix="/v1", template_folder="templates",
                 description="Screening calls to candidates: instant or scheduled")
@@ -23,11 +30,48 @@ add_read_route(blp, "/calls/<call_id>", Call, CallWithRemindersSchema, read=serv
 
 @blp.route("/applications/<application_id>/instant-call")
 class InstantCall(MethodView):
+    @blp.arguments(InstantCallArgsSchema, location="query")
     @blp.response(202, CallSchema)
     @blp.errors(409, 503)
-    def post(self, application_id):
-        """Call the application's candidate now: answers the queued call; 409 while one is queued, ringing or in progress"""
-        return services.start_instant_call(current_tenant_id(), application_id)
+    def post(self, args, application_id):
+        """Call the application's candidate now: answers the queued call
+
+        409 while one is queued, ringing or in progress; when the candidate withdrew consent to calls or their number
+        is on the do-not-call list; and outside the candidate's calling hours in their zone (or past the tenant's
+        daily cap of calls to the number), with `next_allowed` ({utc, local, timezone}) in the error, unless
+        `outside_calling_hours=queue` asks to queue the call for that moment instead."""
+        return services.start_instant_call(current_tenant_id(), application_id,
+                                           outside_calling_hours=args["outside_calling_hours"])
+
+
+@blp.route("/calls/<call_id>/reschedule")
+class CallReschedule(MethodView):
+    @blp.arguments(RescheduleBodySchema)
+    @blp.response(200, CallSchema)
+    @blp.errors(409, 422)
+    @blp.doc(operationId="reschedule_call")
+    def post(self, body, call_id):
+        """Move a queued call to another time
+
+        The time must fall in the job's window and days and the calling hours, in the candidate's zone (422 naming
+        scheduled_for and the next allowed moment otherwise), and the candidate must consent to calls (409). A call
+        ringing, in progress or finished answers 409. The call becomes a `callback`, announced by a call_activity
+        event."""
+        return rescheduling.reschedule_request(current_tenant_id(), call_id, body["scheduled_for"])
+
+
+@blp.route("/calls/<call_id>/cancel")
+class CallCancel(MethodView):
+    @blp.arguments(CancelBodySchema, required=False)
+    @blp.response(200, CallSchema)
+    @blp.errors(409)
+    @blp.doc(operationId="cancel_call")
+    def post(self, body, call_id):
+        """Cancel a queued call, with its reminders; a scheduled series it belongs to stops
+
+        A call ringing, in progress or finished answers 409. The cancel is a call_activity event (status canceled)."""
+        return rescheduling.cancel(current_tenant_id(), call_id,
+                                   reason=(body or {}).get("reason") or "canceled by the client")
 
 
 @callbacks_blp.route("/twilio")
@@ -46,13 +90,16 @@ class TwilioCallback(MethodView):
 @callbacks_blp.route("/twilio/sms")
 class TwilioIncomingMessage(MethodView):
     @callbacks_blp.doc(operationId="receive_twilio_message")
-    @callbacks_blp.response(200, description="Empty TwiML: Twilio answers opt-out keywords itself", content_type="text/xml")
+    @callbacks_blp.response(200, description="TwiML: empty (Twilio answers opt-out keywords itself), or a Message "
+                                             "answering a reply about a pending call", content_type="text/xml")
     @callbacks_blp.errors(403, 404, 422)
     def post(self):
         """Twilio's incoming-message webhook (X-Twilio-Signature required); not for API clients
 
         STOP (or another of Twilio's opt-out keywords) opts every candidate with the sender's number out of contact,
-        START opts them back in; other messages are ignored."""
+        START opts them back in. Any other text is a reply about the sender's pending call: a time ("tomorrow
+        10am", in the candidate's zone), NOW, LATER, OK or "wrong number" move, confirm or stop it, answered with a
+        short text; anything else gets one help text per call; a number with no pending call gets no answer."""
         twiml = callbacks.handle_incoming_message(callbacks.public_url(request.full_path.rstrip("?"), request.url),
                                                   request.form.to_dict(), request.headers.get("X-Twilio-Signature"))
         return Response(twiml, mimetype="text/xml")

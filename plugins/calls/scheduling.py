@@ -11,14 +11,20 @@ import datetime as dt
 import logging
 import uuid
 
-from flask import current_app
-
 from app.data import events
 from app.data.db import database, utcnow
 from plugins.applications.models import Application
 from plugins.calls import dispatch, reminders
 from plugins.calls.lifecycle import end_call, new_call
+from plugins.calls.calling_hours import (
+    candidate_timezone,
+    contact_refusal,
+    daily_cap_next_day,
+    hours_description,
+    next_allowed_at,
+)
 from plugins.calls.models import (
+    CALLBACK,
     CANCELED,
     COMPLETED,
     FINAL_STATUSES,
@@ -32,6 +38,8 @@ from plugins.calls.models import (
 )
 from plugins.calls.placing import place_call
 from plugins.calls.schedule_rules import ScheduleError, next_attempt_at
+from plugins.candidates.consent import VOICE
+from plugins.candidates.models import Candidate
 
 log = logging.getLogger("hirekit.calls")
 
@@ -80,8 +88,9 @@ def start_series(plan: CallPlan, application: Application) -> Call | None:
     if not application.candidate.phone_no:
         log.info("application %s: candidate has no phone number, no call scheduled", application.id)
         return None
-    if application.candidate.contact_opt_out:
-        log.info("application %s: the candidate opted out of contact, no call scheduled", application.id)
+    refusal = contact_refusal(application.candidate, VOICE)
+    if refusal:
+        log.info("application %s: %s, no call scheduled", application.id, refusal)
         return None
     if not schedule.get("repeat_calling") and already_screened(application):
         log.info("application %s: already screened and repeat_calling is off, no call scheduled", application.id)
@@ -103,13 +112,19 @@ def series_attempt_times(series) -> list[dt.datetime]:
 
 
 def schedule_next(plan: CallPlan, application: Application, schedule: dict) -> Call | None:
-    """Create the next queued attempt at the time the rules allow and hand it to RQ's scheduler; None when none is left."""
+    """Create the next queued attempt at the time the rules allow, in the candidate's zone and calling hours, and hand
+    it to RQ's scheduler; None when none is left (a series the calling hours leave no room for ends with a canceled
+    attempt saying so)."""
     attempts = series_attempt_times(plan.series)
     try:
-        when = next_attempt_at(schedule, triggered_at=plan.triggered_at, attempts=attempts, now=utcnow(),
-                               timezone=current_app.config["TIMEZONE"])
+        when = allowed_attempt_at(application.candidate, schedule, triggered_at=plan.triggered_at, attempts=attempts,
+                                  now=utcnow())
     except ScheduleError as exc:
         log.warning("job %s: cannot schedule calls: %s", application.job_id, exc)
+        when = None
+    except NoCallingHours as exc:
+        call = new_call(application, trigger=SCHEDULED, attempt=len(attempts) + 1, series=plan.series)
+        end_call(call, CANCELED, str(exc))
         when = None
     if when is None:
         CallPlan.update(series=None).where(CallPlan.application == plan.application_id).execute()
@@ -119,38 +134,101 @@ def schedule_next(plan: CallPlan, application: Application, schedule: dict) -> C
     return call
 
 
+class NoCallingHours(Exception):
+    """The job's attempts would all fall outside the candidate's calling hours: the series cannot go on."""
+
+
+ALIGN_ROUNDS = 20  # window and calling hours agree within a few rounds; more means they never overlap
+
+
+def allowed_attempt_at(candidate, schedule: dict, *, triggered_at, attempts, now) -> dt.datetime | None:
+    """The series' next attempt: the job's rules (window, days, daily and total attempts) in the candidate's zone,
+    moved on until it also falls in the calling hours. None when the rules leave no attempt; NoCallingHours when
+    attempts are left but none of them can fall in the calling hours."""
+    zone = candidate_timezone(candidate)
+    moment = now
+    for _ in range(ALIGN_ROUNDS):
+        when = next_attempt_at(schedule, triggered_at=triggered_at, attempts=attempts, now=moment, timezone=zone.name)
+        if when is None:
+            if moment == now:
+                return None
+            break
+        allowed = next_allowed_at(candidate, schedule, when)
+        if allowed == when:
+            return when
+        if allowed is None:
+            break
+        moment = allowed
+    raise NoCallingHours(f"no attempt is left inside both the job's window and the candidate's "
+                         f"{hours_description(candidate)}")
+
+
 def enqueue_attempt(call: Call, schedule: dict) -> None:
     """The attempt and its stored reminders as scheduled jobs; without Redis, `flask calls run-due` runs what is due."""
     dispatch.place_at(call.id, call.scheduled_for.replace(tzinfo=dt.timezone.utc))
     reminders.plan_reminders(call, schedule)
 
 
+def move_attempt(call: Call, when: dt.datetime, schedule: dict) -> None:
+    """The attempt waits until `when`: moved (so sync sees it) and handed to the scheduler again."""
+    Call.update(scheduled_for=when, updated_at=utcnow()).where(Call.id == call.id).execute()
+    call.scheduled_for = when
+    enqueue_attempt(call, schedule)
+
+
 def run_attempt(call: Call) -> None:
     """At the scheduled time: re-check that the attempt is still wanted and allowed, then place it."""
     schedule = job_schedule(call.tenant_id, call.job_id)
+    if call.trigger != SCHEDULED:  # a callback or a deferred instant call: placed at its time if still allowed
+        return run_booked(call, schedule)
     plan = CallPlan.get_or_none(CallPlan.application == call.application_id)
     application = call.application
     if not schedule["scheduling"]:
         return cancel_call(call, "scheduling was disabled for the job")
     if plan is None or plan.series != call.series or application.application_stage.upper() != ACTIVE_STAGE:
         return cancel_call(call, "the scheduled series is no longer current")
-    if call.candidate.contact_opt_out:
-        return cancel_call(call, OPTED_OUT)
-    allowed = next_attempt_at(schedule, triggered_at=plan.triggered_at, attempts=series_attempt_times(call.series),
-                              now=utcnow() - dt.timedelta(seconds=60), timezone=current_app.config["TIMEZONE"])
+    refusal = contact_refusal(call.candidate, VOICE, call.phone_no)
+    if refusal:
+        return cancel_call(call, OPTED_OUT if call.candidate.contact_opt_out else refusal)
+    try:
+        allowed = allowed_attempt_at(call.candidate, schedule, triggered_at=plan.triggered_at,
+                                     attempts=series_attempt_times(call.series),
+                                     now=utcnow() - dt.timedelta(seconds=60))
+    except NoCallingHours as exc:
+        return cancel_call(call, str(exc))
     if allowed is None:
         return cancel_call(call, "no attempt is left in the schedule")
-    if allowed > utcnow() + dt.timedelta(seconds=60):  # the setting changed since: move the attempt
-        Call.update(scheduled_for=allowed, updated_at=utcnow()).where(Call.id == call.id).execute()  # sync sees it
-        call.scheduled_for = allowed
-        return enqueue_attempt(call, schedule)
+    capped = daily_cap_next_day(call.candidate, call.phone_no, max(allowed, utcnow()), schedule, besides=call.id)
+    if capped is not None:
+        allowed = capped
+    if allowed > utcnow() + dt.timedelta(seconds=1):  # the setting, hours or cap say later: move the attempt
+        return move_attempt(call, allowed, schedule)
+    place_call(call, voicemail=bool(schedule.get("voicemail_enabled")))
+
+
+def run_booked(call: Call, schedule: dict) -> None:
+    """A callback or deferred instant call at its time: consent and the do-not-call list decide whether it goes;
+    the calling hours and the daily cap whether it goes now or at the next allowed moment."""
+    refusal = contact_refusal(call.candidate, VOICE, call.phone_no)
+    if refusal:
+        return cancel_call(call, OPTED_OUT if call.candidate.contact_opt_out else refusal)
+    window = schedule if call.trigger == CALLBACK else None
+    now = utcnow()
+    allowed = next_allowed_at(call.candidate, window, now)
+    if allowed is not None:
+        allowed = daily_cap_next_day(call.candidate, call.phone_no, allowed, window, besides=call.id) or allowed
+    if allowed is None:
+        return cancel_call(call, f"no moment is left inside the candidate's {hours_description(call.candidate)}")
+    if allowed > now + dt.timedelta(seconds=1):  # never early: the calling hours are a bound, not a target
+        return move_attempt(call, allowed, schedule)
     place_call(call, voicemail=bool(schedule.get("voicemail_enabled")))
 
 
 def on_call_activity(event) -> None:
     """events listener, run once the emitting transaction commits: a scheduled attempt that ended moves its series on."""
     record = event.payload
-    if event.type != events.CALL_ACTIVITY or record.get("trigger") != SCHEDULED or record.get("status") not in FINAL_STATUSES:
+    if (event.type != events.CALL_ACTIVITY or record.get("trigger") not in (SCHEDULED, CALLBACK)
+            or record.get("status") not in FINAL_STATUSES):
         return
     call = Call.get_or_none((Call.id == record.get("id")) & (Call.tenant == event.tenant_id))
     if call is not None:
@@ -158,8 +236,9 @@ def on_call_activity(event) -> None:
 
 
 def after_attempt(call: Call) -> None:
-    """A finished scheduled attempt: unreached -> the next attempt; completed -> the series is done."""
-    if call.trigger != SCHEDULED or call.series is None:
+    """A finished scheduled attempt (or callback in a series): unreached -> the next attempt; completed -> the series
+    is done."""
+    if call.trigger not in (SCHEDULED, CALLBACK) or call.series is None:
         return
     plan = CallPlan.get_or_none(CallPlan.application == call.application_id)
     if plan is None or plan.series != call.series:
@@ -205,15 +284,42 @@ def on_contact_opt_out(tenant_id: str, candidate_id) -> int:
     return count
 
 
+def on_consent_revoked(tenant_id: str, candidate_id, revoked: tuple) -> int:
+    """Consent to calls withdrawn: the candidate's pending calls are canceled and their series stopped."""
+    if VOICE not in revoked:
+        return 0
+    opted_out = Candidate.select().where((Candidate.id == candidate_id) & Candidate.contact_opt_out).exists()
+    reason = OPTED_OUT if opted_out else "the candidate withdrew consent to calls"
+    with database.atomic():
+        pending = list(Call.select().where((Call.tenant == tenant_id) & (Call.candidate == candidate_id)
+                                           & (Call.status == QUEUED) & Call.dialled_at.is_null()))
+        for call in pending:
+            cancel_call(call, reason)
+        applications = Application.select(Application.id).where(Application.candidate == candidate_id)
+        CallPlan.update(series=None).where(CallPlan.application.in_(applications)).execute()
+    return len(pending)
+
+
+def run_instant(call: Call) -> None:
+    """An instant call the queue reached: placed now when still allowed, else waits for the next allowed moment."""
+    if call.scheduled_for is not None:
+        return run_attempt(call)
+    now = utcnow()
+    if next_allowed_at(call.candidate, None, now) == now:
+        return place_call(call)
+    run_booked(call, job_schedule(call.tenant_id, call.job_id))
+
+
 def on_scheduling_toggled(tenant_id: str, job_id, enabled: bool) -> None:
     if not enabled:
         cancel_scheduled_calls(tenant_id, job_id)
 
 
 def run_due_calls(now: dt.datetime | None = None) -> int:
-    """Embedded mode (no Redis): place every scheduled attempt that is due; returns how many were run."""
+    """Embedded mode (no Redis): place every scheduled attempt, callback and deferred instant call that is due;
+    returns how many were run."""
     now = now or utcnow()
-    due = list(Call.select().where((Call.status == QUEUED) & (Call.trigger == SCHEDULED) & (Call.scheduled_for <= now)))
+    due = list(Call.select().where((Call.status == QUEUED) & Call.dialled_at.is_null() & (Call.scheduled_for <= now)))
     for call in due:
         run_attempt(call)
     return len(due)

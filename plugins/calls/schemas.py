@@ -3,6 +3,7 @@
 import marshmallow as ma
 
 from app.http.api import PageArgsSchema, RecordSchema, UtcDateTime
+from app.http.fields import StrictSchema, Text
 from plugins.calls.models import REMINDER_CHANNELS, REMINDER_STATUSES, STATUSES
 
 
@@ -35,8 +36,13 @@ class CallSchema(RecordSchema):
     candidate_source_id = ma.fields.String(allow_none=True)
     status = ma.fields.String(metadata={"description": ", ".join(STATUSES)})
     attempt = ma.fields.Integer(metadata={"description": "1 for an instant call; n-th attempt of a scheduled series"})
-    trigger = ma.fields.String(metadata={"description": "instant or scheduled"})
-    scheduled_for = UtcDateTime(allow_none=True)
+    trigger = ma.fields.String(metadata={
+        "description": "instant, scheduled, or callback (a time the client or the candidate chose)"})
+    scheduled_for = UtcDateTime(allow_none=True, metadata={
+        "description": "When a queued call is to be placed; null for an instant call placed at once"})
+    booked_by = ma.fields.String(allow_none=True, metadata={
+        "description": "Who chose scheduled_for by a reschedule or callback: api, candidate_page, candidate_sms, "
+                       "candidate_call; null otherwise"})
     phone_no = ma.fields.String()
     provider = ma.fields.String()
     summary = ma.fields.String(allow_none=True)
@@ -79,3 +85,27 @@ class CallListArgsSchema(PageArgsSchema):
     job_source_id = ma.fields.String()
     candidate_source_id = ma.fields.String()
     status = ma.fields.String(validate=ma.validate.OneOf(STATUSES))
+
+
+class InstantCallArgsSchema(ma.Schema):
+    outside_calling_hours = ma.fields.String(load_default="refuse", validate=ma.validate.OneOf(("refuse", "queue")),
+                                             metadata={"description": (
+        "When the candidate may not be called now (outside the calling hours in their zone, or past the daily cap "
+        "per number): `refuse` (default) answers 409 naming the next allowed moment; `queue` queues the call for "
+        "that moment (202, with scheduled_for)")})
+
+
+class RescheduleBodySchema(StrictSchema):
+    """POST /v1/calls/{id}/reschedule."""
+
+    scheduled_for = ma.fields.DateTime(required=True, metadata={
+        "description": "The new time, ISO 8601. With an offset or Z it is that instant; without one it is read in the "
+                       "candidate's own zone (the candidate record's `timezone`). It must fall in the job's window and "
+                       "days and the calling hours, in the candidate's zone", "example": "2026-12-01T10:30:00-05:00"})
+
+
+class CancelBodySchema(StrictSchema):
+    """POST /v1/calls/{id}/cancel (the body is optional)."""
+
+    reason = Text(load_default=None, allow_none=True, max_length=500, metadata={
+        "description": "Why, kept as the call's `error`; default 'canceled by the client'"})

@@ -9,7 +9,6 @@ from app.background.queue import task
 from plugins.calls import reaper, reminders, scheduling
 from plugins.calls.dispatch import QUEUE
 from plugins.calls.models import QUEUED, Call
-from plugins.calls.placing import place_call
 
 REAPER_JOB_ID = "hirekit-calls-reaper"
 
@@ -24,7 +23,7 @@ def run_call(call_id: str) -> str:
     call = queued_call(call_id)
     if call is None:
         return "skipped"
-    place_call(call)
+    scheduling.run_instant(call)
     return "placed"
 
 

@@ -1,7 +1,19 @@
-"""The candidates family: /v1/candidates."""
+"""The candidates family: /v1/candidates, and when and how they may be contacted (zones, consent, the tenant's
+contact settings and do-not-call list)."""
 
 from app.plugins import Plugin
+from plugins.candidates.cli import candidates_cli
+from plugins.candidates.contact_policy import ContactPolicy, check_server_calling_hours
+from plugins.candidates.contact_routes import contact_blp
+from plugins.candidates.do_not_call import DoNotCallNumber
 from plugins.candidates.models import Candidate
 from plugins.candidates.routes import blp
 
-PLUGIN = Plugin(name="candidates", blueprints=(blp,), models=(Candidate,))
+
+
+def init_app(app) -> None:
+    check_server_calling_hours(app.config["CALLING_HOURS"])
+
+
+PLUGIN = Plugin(name="candidates", blueprints=(blp, contact_blp), models=(Candidate, ContactPolicy, DoNotCallNumber),
+                cli=(candidates_cli,), init_app=init_app)

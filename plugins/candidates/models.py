@@ -2,7 +2,9 @@
 
 import peewee as pw
 
+from app.data.db import JSONField
 from app.data.records import RecruiterColumns, TenantRecord, tenant_indexes
+from plugins.candidates.consent import initial_consent
 
 
 class ResumeColumns(pw.Model):
@@ -32,6 +34,11 @@ class Candidate(TenantRecord, RecruiterColumns, ResumeColumns):
     # set by POST /v1/candidates/{id}/opt-out (or an SMS STOP), cleared by DELETE on it: no reminders, no calls
     contact_opt_out = pw.BooleanField(default=False)
     contact_opted_out_at = pw.DateTimeField(null=True)
+    # the candidate's IANA zone and where it came from (plugins.candidates.zones), kept current by every write
+    timezone = pw.CharField(max_length=64, null=True)
+    timezone_source = pw.CharField(max_length=16, null=True)
+    # per channel (voice, sms, email): {"granted", "source", "changed_at"} (plugins.candidates.consent)
+    consent = JSONField(null=True, default=initial_consent)
 
     class Meta:
         table_name = "candidates"

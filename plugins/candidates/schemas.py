@@ -6,6 +6,11 @@ import phonenumbers
 from app.http.api import PageArgsSchema, RecordSchema, UtcDateTime
 from app.http.fields import OnlySentFields, StrictSchema, Text, optional_text
 from app.files.fields import ResumeBodyMixin, ResumeField
+from plugins.candidates.consent import API as API_SOURCE
+from plugins.candidates.consent import CHANNELS as CONSENT_CHANNELS
+from plugins.candidates.consent import SOURCES as CONSENT_SOURCES
+from plugins.candidates.contact_policy import zone_problem
+from plugins.candidates.zones import SOURCES as ZONE_SOURCES
 
 PHONE_EXAMPLE = "+1 415 555 2671"
 
@@ -86,6 +91,81 @@ class CandidateSchema(RecordSchema):
         "description": "true once the candidate opted out of contact (POST /v1/candidates/{id}/opt-out, or STOP by "
                        "SMS): no reminders, no scheduled or instant calls. Read-only: DELETE on the same path opts back in"})
     contact_opted_out_at = UtcDateTime(allow_none=True, metadata={"description": "When the candidate opted out, or null"})
+    timezone = ma.fields.String(allow_none=True, metadata={
+        "description": "The candidate's IANA time zone: calling windows, quiet hours and the times in reminders are "
+                       "theirs. Set it with PUT /v1/candidates/{id}/timezone", "example": "America/Chicago"})
+    timezone_source = ma.fields.String(allow_none=True, metadata={
+        "description": "Where the zone comes from: " + ", ".join(ZONE_SOURCES) + " (set explicitly, the phone "
+                       "number, the candidate's location, the tenant's default zone, the server's)"})
+    consent = ma.fields.Nested(lambda: ConsentSchema(), allow_none=True, metadata={
+        "description": "Consent to be contacted per channel, with its source and time; change it with PUT "
+                       "/v1/candidates/{id}/consent"})
+
+
+class ChannelConsentSchema(ma.Schema):
+    granted = ma.fields.Boolean(required=True)
+    source = ma.fields.String(required=True, metadata={"description": ", ".join(CONSENT_SOURCES)})
+    changed_at = ma.fields.String(required=True, allow_none=True, metadata={
+        "description": "When it was last granted or revoked (ISO 8601 UTC)"})
+
+
+class ConsentSchema(ma.Schema):
+    """Consent per channel."""
+
+    voice = ma.fields.Nested(ChannelConsentSchema, required=True, metadata={"description": "Screening calls"})
+    sms = ma.fields.Nested(ChannelConsentSchema, required=True, metadata={"description": "Text messages"})
+    email = ma.fields.Nested(ChannelConsentSchema, required=True, metadata={"description": "Emails"})
+
+
+class ConsentChangeSchema(ChannelConsentSchema):
+    """One change of a candidate.consent event."""
+
+    channel = ma.fields.String(required=True, metadata={"description": ", ".join(CONSENT_CHANNELS)})
+
+
+class CandidateConsentEventSchema(ma.Schema):
+    """The record of a candidate.consent event (and what its webhooks may select)."""
+
+    id = ma.fields.UUID(required=True, metadata={"description": "The candidate's id"})
+    candidate_id = ma.fields.UUID(required=True)
+    candidate_source_id = ma.fields.String(required=True)
+    changes = ma.fields.List(ma.fields.Nested(ConsentChangeSchema), required=True)
+    consent = ma.fields.Nested(ConsentSchema, required=True)
+    contact_opt_out = ma.fields.Boolean(required=True)
+    changed_at = ma.fields.String(required=True)
+
+
+class CandidateConsentBodySchema(StrictSchema):
+    """PUT /v1/candidates/{id}/consent: the channels to grant or revoke (those not sent are left as they are)."""
+
+    voice = ma.fields.Boolean(metadata={"description": "true grants, false revokes screening calls"})
+    sms = ma.fields.Boolean(metadata={"description": "true grants, false revokes text messages"})
+    email = ma.fields.Boolean(metadata={"description": "true grants, false revokes emails"})
+    source = ma.fields.String(load_default=API_SOURCE, validate=ma.validate.OneOf(CONSENT_SOURCES), metadata={
+        "description": "Where the change came from (default api)"})
+
+    @ma.validates_schema
+    def a_channel(self, data, **kwargs):
+        if not any(channel in data for channel in CONSENT_CHANNELS):
+            raise ma.ValidationError({"voice": ["Send at least one of voice, sms, email."]})
+
+
+class CandidateTimezoneBodySchema(StrictSchema):
+    """PUT /v1/candidates/{id}/timezone."""
+
+    timezone = ma.fields.String(required=True, allow_none=True, metadata={
+        "description": "An IANA zone name; null goes back to the inferred zone", "example": "Europe/Paris"})
+
+    @ma.validates("timezone")
+    def iana(self, value, **kwargs):
+        problem = zone_problem(value) if value is not None else None
+        if problem:
+            raise ma.ValidationError(problem)
+
+
+class CandidateTimezoneSchema(ma.Schema):
+    timezone = ma.fields.String(required=True)
+    timezone_source = ma.fields.String(required=True, metadata={"description": ", ".join(ZONE_SOURCES)})
 
 
 class CandidateListArgsSchema(PageArgsSchema):

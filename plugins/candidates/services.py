@@ -10,8 +10,10 @@ from app.files import uploads
 from app.data.records import apply_changes, apply_filters, create_with_source_id, find_by_source_id, get_owned, source_id_taken
 from app.http import listing
 from app.http.upserts import SourceIdUpsert
+from plugins.candidates import consent as contact_consent
 from plugins.candidates.models import Candidate
 from plugins.candidates.schemas import CandidateCreateSchema, CandidateSchema
+from plugins.candidates.zones import refresh_zone, zone_columns
 
 OPT_OUT_LISTENERS = "hirekit_contact_opt_out_listeners"
 
@@ -42,6 +44,7 @@ def create_candidate(tenant_id: str, values: dict) -> Candidate:
     """A new candidate; its source_id is unique per tenant (409 naming the existing one)."""
     values = dict(values)
     columns = uploads.take_from(values, tenant_id)
+    columns.update(zone_columns(Candidate(tenant=tenant_id, **values)))
     return create_with_source_id(Candidate, tenant_id, values, **columns)
 
 
@@ -52,7 +55,13 @@ def update_candidate(tenant_id: str, candidate_id, values: dict) -> Candidate:
         existing = find_by_source_id(Candidate, tenant_id, new_source_id)
         if existing is not None:
             raise source_id_taken(Candidate, new_source_id, existing.id)
-    return still_there(apply_changes(candidate, values))
+    return still_there(with_current_zone(apply_changes(candidate, values)))
+
+
+def with_current_zone(candidate: Candidate) -> Candidate:
+    """The candidate with its stored zone recomputed (its phone number or location may have changed)."""
+    refresh_zone(candidate)
+    return candidate
 
 
 def still_there(candidate: Candidate) -> Candidate:
@@ -69,7 +78,7 @@ def replace_candidate(tenant_id: str, candidate: Candidate, values: dict) -> Can
     """The upsert's replace: every field of the create body (its resume too, when one is sent) over the stored ones."""
     values = dict(values)
     values.update(uploads.take_from(values, tenant_id))
-    return still_there(apply_changes(candidate, values))
+    return still_there(with_current_zone(apply_changes(candidate, values)))
 
 
 def resume_of(tenant_id: str, candidate_id):
@@ -83,24 +92,25 @@ def add_opt_out_listener(app, listener) -> None:
     app.extensions.setdefault(OPT_OUT_LISTENERS, []).append(listener)
 
 
-def opt_out(tenant_id: str, candidate_id) -> Candidate:
-    """POST /v1/candidates/{id}/opt-out: no more reminders or calls to the candidate; what is pending is canceled.
-    Opting out again changes nothing but cancels anything pending again."""
+def opt_out(tenant_id: str, candidate_id, *, source: str = contact_consent.API) -> Candidate:
+    """POST /v1/candidates/{id}/opt-out: consent on every channel revoked, so no more reminders or calls to the
+    candidate; what is pending is canceled. Opting out again changes nothing but cancels anything pending again."""
     with database.atomic():
         candidate = get_candidate(tenant_id, candidate_id)
-        if not candidate.contact_opt_out:
+        contact_consent.change_consent(candidate, dict.fromkeys(contact_consent.CHANNELS, False), source)
+        if not candidate.contact_opt_out:  # already revoked channel by channel before the flag was kept with them
             apply_changes(candidate, {"contact_opt_out": True, "contact_opted_out_at": utcnow()})
         for listener in current_app.extensions.get(OPT_OUT_LISTENERS, ()):
             listener(tenant_id, candidate.id)
     return candidate
 
 
-def opt_in(tenant_id: str, candidate_id) -> Candidate:
-    """DELETE /v1/candidates/{id}/opt-out: the candidate may be contacted again (what was canceled stays canceled)."""
+def opt_in(tenant_id: str, candidate_id, *, source: str = contact_consent.API) -> Candidate:
+    """DELETE /v1/candidates/{id}/opt-out: consent on every channel granted again, so the candidate may be contacted
+    (what was canceled stays canceled)."""
     with database.atomic():
         candidate = get_candidate(tenant_id, candidate_id)
-        if candidate.contact_opt_out:
-            apply_changes(candidate, {"contact_opt_out": False, "contact_opted_out_at": None})
+        contact_consent.change_consent(candidate, dict.fromkeys(contact_consent.CHANNELS, True), source)
     return candidate
 
 
@@ -115,7 +125,7 @@ def opt_out_phone_number(phone_no: str) -> int:
     candidate with that number opts out; answers how many."""
     found = candidates_with_phone_number(phone_no)
     for tenant_id, candidate_id in found:
-        opt_out(tenant_id, candidate_id)
+        opt_out(tenant_id, candidate_id, source=contact_consent.CANDIDATE_SMS)
     return len(found)
 
 
@@ -123,7 +133,7 @@ def opt_in_phone_number(phone_no: str) -> int:
     """An SMS START from `phone_no`: every candidate with that number may be contacted again; answers how many."""
     found = candidates_with_phone_number(phone_no)
     for tenant_id, candidate_id in found:
-        opt_in(tenant_id, candidate_id)
+        opt_in(tenant_id, candidate_id, source=contact_consent.CANDIDATE_SMS)
     return len(found)
 
 

@@ -9,12 +9,14 @@ from __future__ import annotations
 from typing import Callable
 
 from app.data.db import utcnow
+from app.data.events import CANDIDATE_CONSENT
 from plugins.events.routes import EventSchema
 from plugins.applications.models import Application
 from plugins.applications.schemas import ApplicationSchema
 from plugins.applications.services import with_summaries
 from plugins.calls.models import Call, CallReminder
 from plugins.calls.schemas import CallSchema, ReminderSchema
+from plugins.candidates.consent import consent_of
 from plugins.candidates.schemas import CandidateSchema
 from plugins.candidates.services import get_candidate
 from plugins.privacy.subject import Subject
@@ -27,6 +29,14 @@ from plugins.webhooks.services import attach_attempts
 
 def candidate(subject: Subject) -> dict:
     return CandidateSchema().dump(subject.candidate)
+
+
+def consent(subject: Subject) -> dict:
+    """Their consent per channel as it stands, and every change of it still kept as an event (source and time)."""
+    changes = [change for event in subject.events() if event.type == CANDIDATE_CONSENT
+               for change in (event.payload.get("changes") or [])]
+    return {"current": consent_of(subject.candidate), "changes": changes,
+            "timezone": subject.candidate.timezone, "timezone_source": subject.candidate.timezone_source}
 
 
 def applications(subject: Subject) -> list[dict]:
@@ -98,6 +108,7 @@ def resumes(subject: Subject) -> list[dict]:
 
 COLLECTORS: tuple[tuple[str, Callable[[Subject], object]], ...] = (
     ("candidate", candidate),
+    ("consent", consent),
     ("applications", applications),
     ("questions", questions),
     ("calls", calls),

@@ -12,6 +12,10 @@ class ExportSchema(ma.Schema):
 
     exported_at = ma.fields.String(required=True, metadata={"description": "When the document was assembled (UTC)"})
     candidate = ma.fields.Dict(required=True, metadata={"description": "The candidate record, as GET /v1/candidates/{id}"})
+    consent = ma.fields.Dict(required=True, metadata={
+        "description": "Their consent to calls, texts and emails: `current` per channel (granted, source, changed_at), "
+                       "`changes` (each grant or revocation still kept as a candidate.consent event), and the time "
+                       "zone their calls follow (`timezone`, `timezone_source`)"})
     applications = ma.fields.List(ma.fields.Dict(), required=True, metadata={"description": "Their applications"})
     questions = ma.fields.List(ma.fields.Dict(), required=True, metadata={
         "description": "Screening questions asked on their applications only"})

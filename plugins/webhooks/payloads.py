@@ -11,7 +11,7 @@ import marshmallow as ma
 
 import orjson
 
-from app.data.events import APPLICATION_ACTIVITY, CALL_ACTIVITY, CANDIDATE_DELETED
+from app.data.events import APPLICATION_ACTIVITY, CALL_ACTIVITY, CANDIDATE_CONSENT, CANDIDATE_DELETED
 from app.http.listing import shown_instant
 
 JSON = "application/json"
@@ -23,6 +23,7 @@ RECORD_SCHEMAS = {
     CALL_ACTIVITY: ("plugins.calls.schemas", "CallSchema"),
     APPLICATION_ACTIVITY: ("plugins.applications.schemas", "ApplicationSchema"),
     CANDIDATE_DELETED: ("plugins.privacy.schemas", "CandidateDeletedSchema"),
+    CANDIDATE_CONSENT: ("plugins.candidates.schemas", "CandidateConsentEventSchema"),
 }
 # Used while a family's schema does not exist yet: its table's columns plus the embedded summaries
 FALLBACK_RECORD_FIELDS = {

@@ -19,7 +19,8 @@ class TenantWebhookBodySchema(StrictSchema):
 
     tenant_id = Text(required=True, max_length=64, metadata={"description": "Must be your own tenant id (GET /v1/tenant)"})
     triggered_event = ma.fields.String(required=True, validate=ma.validate.OneOf(EVENT_TYPES),
-                                       metadata={"description": "call_activity or application_activty (spelled so)"})
+                                       metadata={"description": "call_activity, application_activty (spelled so), "
+                                                                 "candidate.deleted or candidate.consent"})
     type = ma.fields.String(required=True, validate=ma.validate.OneOf(WEBHOOK_TYPES))
     fields = ma.fields.List(Text(max_length=64), required=True, validate=ma.validate.Length(min=1, max=50),
                             metadata={"description": "Record fields to send, e.g. id, status, candidate_id, job_id",

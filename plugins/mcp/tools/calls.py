@@ -5,9 +5,9 @@ from __future__ import annotations
 import marshmallow as ma
 
 from app.http.fields import StrictSchema
-from plugins.calls import services
+from plugins.calls import rescheduling, services
 from plugins.calls.models import STATUSES
-from plugins.calls.schemas import CallListArgsSchema, CallSchema, CallWithRemindersSchema
+from plugins.calls.schemas import CallListArgsSchema, CallSchema, CallWithRemindersSchema, RescheduleBodySchema
 from plugins.mcp.tools import Tool, get_tool, list_tool
 from plugins.mcp.tools.applications import ApplicationIdArgsSchema
 
@@ -17,6 +17,26 @@ class CallIdArgsSchema(StrictSchema):
 
     call_id = ma.fields.String(required=True, metadata={
         "description": "The call's id (a UUID from start_instant_call or list_calls)"})
+
+
+class InstantCallToolArgsSchema(ApplicationIdArgsSchema):
+    """Which application's candidate to call, and what to do outside their calling hours."""
+
+    outside_calling_hours = ma.fields.String(load_default="refuse", validate=ma.validate.OneOf(("refuse", "queue")),
+                                             metadata={"description": (
+        "When the candidate may not be called now (their calling hours, in their zone, or the daily cap): `refuse` "
+        "(default) fails naming the next allowed moment; `queue` queues the call for that moment")})
+
+
+class RescheduleToolArgsSchema(CallIdArgsSchema, RescheduleBodySchema):
+    """Which call, and its new time."""
+
+
+class CancelToolArgsSchema(CallIdArgsSchema):
+    """Which call, and why."""
+
+    reason = ma.fields.String(load_default=None, allow_none=True, validate=ma.validate.Length(max=500),
+                              metadata={"description": "Why it is canceled (kept as the call's error)"})
 
 
 CALL_FIELDS = ("The call has status ({statuses}), summary, assessment (score 0-100, recommendation advance/hold/reject, "
@@ -49,17 +69,53 @@ TOOLS = (
         description=(
             "Phone the candidate of an application (by application_id) right away for an automated screening interview "
             "that asks the job's screening questions. Fails if the application already has a call queued, ringing or in "
-            "progress (the message names that call's id), or if the candidate has no phone number. Returns the new call; "
+            "progress (the message names that call's id), if the candidate has no phone number, withdrew consent to "
+            "calls or is on the do-not-call list, and outside the candidate's calling hours in their own zone (the "
+            "error names the next allowed moment; outside_calling_hours=queue queues the call for it instead). "
+            "Returns the new call; "
             f"read its progress and outcome later with get_call. {CALL_FIELDS}"
         ),
-        arguments=ApplicationIdArgsSchema,
+        arguments=InstantCallToolArgsSchema,
         result=CallSchema,
-        run=lambda tenant_id, args: services.start_instant_call(tenant_id, args["application_id"]),
+        run=lambda tenant_id, args: services.start_instant_call(
+            tenant_id, args["application_id"], outside_calling_hours=args["outside_calling_hours"]),
         plugin="calls",
         read_only=False,
         idempotent=False,
         annotations={"openWorldHint": True},  # it rings a real person's phone
         confirm=confirm_instant_call,
+    ),
+    Tool(
+        name="reschedule_call",
+        title="Move a queued call to another time",
+        description=(
+            "Move a queued screening call (by call_id) to scheduled_for (ISO 8601; without an offset it is read in the "
+            "candidate's own zone). The time must fall in the job's calling window and days and the candidate's "
+            "calling hours, in their zone: otherwise it fails naming the next allowed moment. A call ringing, in "
+            f"progress or finished cannot be moved. Returns the call. {CALL_FIELDS}"
+        ),
+        arguments=RescheduleToolArgsSchema,
+        result=CallSchema,
+        run=lambda tenant_id, args: rescheduling.reschedule_request(tenant_id, args["call_id"], args["scheduled_for"]),
+        plugin="calls",
+        read_only=False,
+        idempotent=True,
+    ),
+    Tool(
+        name="cancel_call",
+        title="Cancel a queued call",
+        description=(
+            "Cancel a queued screening call (by call_id) and its reminders; a scheduled series it belongs to stops. "
+            "A call ringing, in progress or finished cannot be canceled. Returns the call, status canceled."
+        ),
+        arguments=CancelToolArgsSchema,
+        result=CallSchema,
+        run=lambda tenant_id, args: rescheduling.cancel(tenant_id, args["call_id"],
+                                                        reason=args.get("reason") or "canceled by the client"),
+        plugin="calls",
+        read_only=False,
+        destructive=True,
+        idempotent=False,
     ),
     get_tool("calls", "get_call", "Get a call", CallIdArgsSchema, CallWithRemindersSchema, services.get_call_with_reminders,
              f"Read one screening call by its id (a UUID). {CALL_FIELDS} A scheduled call also lists its reminders "

@@ -1,0 +1,141 @@
+"""The candidate's own page: reached from the link in a reminder, rendered by the server, working without JavaScript
+in a real browser (headless Chromium): a reschedule and an opt-out clicked through show in the API; forged, expired
+and used links show one plain page; the forms are CSRF-protected and the only cookie is the CSRF one."""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+
+import pytest
+from werkzeug.serving import make_server
+
+from tests.call_factories import create_application, create_candidate, create_job_with_questions
+from tests.headless_chromium import Chromium
+from tests.test_call_reminders import SMS_NOW, get_call, run_due
+from tests.test_call_scheduling import calls_of
+
+LINK = re.compile(r"https?://\S+/c/[A-Za-z0-9._-]+")
+
+
+@pytest.fixture
+def served(make_app):
+    """(app, base URL) of the app behind a real server, its links pointing at it."""
+    app = make_app()
+    server = make_server("127.0.0.1", 0, app, threaded=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    base = f"http://127.0.0.1:{server.server_port}"
+    app.config["CANDIDATE_PAGE_BASE_URL"] = base
+    yield app, base
+    server.shutdown()
+    thread.join(timeout=5)
+
+
+def reminded_call(app, tenant) -> tuple[dict, dict, str]:
+    """(candidate, queued call, the link in its SMS reminder) of a Chicago candidate on a job with scheduling on and
+    the default window (09:00-17:00, Monday to Friday)."""
+    from plugins.calls.telephony import get_provider
+
+    client = app.test_client()
+    job = create_job_with_questions(client, tenant, title="ICU Nurse", client_name="Mercy Hospital")
+    client.put(f"/v1/jobs/{job['id']}/schedule-setting", json={
+        "window_start_time": "09:00:00", "window_end_time": "17:00:00", "days_of_week": [1, 2, 3, 4, 5],
+        "call_schedule_minutes": 60 * 24, **SMS_NOW, "sms_notify_minutes": 60 * 48}, headers=tenant.headers)
+    client.patch(f"/v1/jobs/{job['id']}/scheduling", json={"scheduling": True}, headers=tenant.headers)
+    candidate = create_candidate(client, tenant, phone_no="+13125550100")
+    (call,) = calls_of(client, tenant, create_application(client, tenant, job, candidate))
+    assert run_due(app) == "0 scheduled call(s) run, 1 reminder(s) sent"
+    with app.app_context():
+        (message,) = [sms for sms in get_provider().messages if sms["to"] == candidate["phone_no"]]
+    return candidate, call, LINK.search(message["body"]).group(0)
+
+
+def test_a_candidate_moves_then_stops_calls_from_their_page_in_a_browser(served, tenant_a):
+    app, base = served
+    client = app.test_client()
+    candidate, call, link = reminded_call(app, tenant_a)
+    assert link.startswith(base)
+    browser = Chromium()
+    try:
+        browser.goto(link)
+        assert browser.evaluate("document.documentElement.lang") == "en"
+        assert "ICU Nurse" in browser.text("main") and "Mercy Hospital" in browser.text("main")
+        assert "America/Chicago" in browser.text("#call-time")
+        assert browser.evaluate("[...document.querySelectorAll('input[type=radio]')].every(i => i.labels.length)")
+        chosen = browser.evaluate("document.querySelector('#slot-2').value")
+        chosen_label = browser.evaluate("document.querySelector('label[for=slot-2]').innerText").strip()
+        browser.click("#slot-2")
+        browser.click_and_wait("#move", lambda page: page.text("[role=status]") == "Your call has been moved.")
+        assert browser.text("#call-time") == chosen_label
+        assert [cookie["name"] for cookie in browser.cookies()] == ["hk_csrf"]
+        assert browser.cookies()[0]["httpOnly"] and browser.cookies()[0]["sameSite"] == "Strict"
+
+        moved = get_call(client, tenant_a, call["id"])
+        assert moved["status"] == "queued" and moved["booked_by"] == "candidate_page"
+        assert moved["scheduled_for"].startswith(chosen)
+
+        browser.click_and_wait("#stop-calls", lambda page: page.text("#done") == "We will not call you again.")
+        shown = client.get(f"/v1/candidates/{candidate['id']}", headers=tenant_a.headers).json
+        assert shown["consent"]["voice"]["granted"] is False
+        assert shown["consent"]["voice"]["source"] == "candidate_page"
+        assert get_call(client, tenant_a, call["id"])["status"] == "canceled"
+
+        browser.goto(link)  # the first link was used
+        assert browser.text("h1") == "This link is not available"
+    finally:
+        browser.close()
+
+
+def page_unavailable(response) -> bool:
+    body = response.get_data(as_text=True)
+    return "This link is not available" in body and "ICU" not in body and "Mercy" not in body
+
+
+def test_forged_expired_and_used_links_reveal_nothing(served, tenant_a):
+    app, base = served
+    client = app.test_client()
+    candidate, call, link = reminded_call(app, tenant_a)
+    path = link[len(base):]
+    assert client.get(path).status_code == 200
+    token = path.rsplit("/", 1)[1]
+    forged = token[:-3] + ("AAA" if not token.endswith("AAA") else "BBB")
+    for attempt in (f"/c/{forged}", "/c/nothing", "/c/" + "x" * 400):
+        response = client.get(attempt)
+        assert response.status_code == 404 and page_unavailable(response)
+        assert "Set-Cookie" not in response.headers
+    app.config["CANDIDATE_PAGE_TTL_DAYS"] = 1 / 86400  # a lifetime of one second, and the link is older
+    time.sleep(2.1)
+    expired = client.get(path)
+    assert expired.status_code == 404 and page_unavailable(expired)
+
+
+def test_the_forms_refuse_a_cross_site_post(served, tenant_a):
+    app, base = served
+    client = app.test_client()
+    candidate, call, link = reminded_call(app, tenant_a)
+    path = link[len(base):]
+    page = client.get(path)
+    csrf = re.search(r'name="csrf" value="([^"]+)"', page.get_data(as_text=True)).group(1)
+    other = app.test_client()  # another browser: no CSRF cookie of its own for this form
+    refused = other.post(path, data={"action": "cancel", "csrf": csrf})
+    assert refused.status_code == 403 and page_unavailable(refused)
+    forged = client.post(path, data={"action": "cancel", "csrf": "0" * 64})
+    assert forged.status_code == 403
+    assert get_call(client, tenant_a, call["id"])["status"] == "queued"
+    done = client.post(path, data={"action": "cancel", "csrf": csrf})
+    assert done.status_code == 200 and "Your call has been canceled." in done.get_data(as_text=True)
+    assert get_call(client, tenant_a, call["id"])["status"] == "canceled"
+    assert client.post(path, data={"action": "cancel", "csrf": csrf}).status_code == 404  # used
+
+
+def test_a_time_not_offered_is_refused_on_the_page(served, tenant_a):
+    app, base = served
+    client = app.test_client()
+    _, call, link = reminded_call(app, tenant_a)
+    path = link[len(base):]
+    csrf = re.search(r'name="csrf" value="([^"]+)"', client.get(path).get_data(as_text=True)).group(1)
+    refused = client.post(path, data={"action": "reschedule", "slot": "2026-12-25T03:00", "csrf": csrf})
+    assert refused.status_code == 200 and "Please choose one of the times offered." in refused.get_data(as_text=True)
+    assert get_call(client, tenant_a, call["id"])["scheduled_for"] == call["scheduled_for"]

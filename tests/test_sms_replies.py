@@ -1,0 +1,126 @@
+"""Two-way SMS: replies to a reminder move, confirm or stop the pending call in the candidate's zone and get a short
+answer; what is not understood gets one help text per call; STOP still opts out; a number with no pending call gets
+nothing back; unsigned messages are refused."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from tests.call_factories import create_application, create_candidate, create_job_with_questions
+from tests.test_call_reminders import get_call
+from tests.test_call_scheduling import calls_of
+from tests.test_contact_opt_out import AUTH_TOKEN, PUBLIC_BASE, incoming_message
+
+CHICAGO = ZoneInfo("America/Chicago")
+NUMBER = "+13125550100"
+
+
+@pytest.fixture
+def sms_app(make_app):
+    return make_app(TWILIO_AUTH_TOKEN=AUTH_TOKEN, TWILIO_CALLBACK_BASE_URL=PUBLIC_BASE)
+
+
+def pending_call(client, tenant, phone_no=NUMBER) -> dict:
+    """A queued scheduled call to a Chicago candidate about a job with the default window (09:00-17:00, Mon-Fri)."""
+    job = create_job_with_questions(client, tenant)
+    client.patch(f"/v1/jobs/{job['id']}/scheduling", json={"scheduling": True}, headers=tenant.headers)
+    candidate = create_candidate(client, tenant, phone_no=phone_no)
+    (call,) = calls_of(client, tenant, create_application(client, tenant, job, candidate))
+    assert call["status"] == "queued"
+    return call
+
+
+def said(response) -> str | None:
+    """The text the TwiML answer sends back, or None."""
+    found = re.search(r"<Message>(.*)</Message>", response.get_data(as_text=True), re.S)
+    return found.group(1) if found else None
+
+
+def local(instant: str) -> dt.datetime:
+    return dt.datetime.fromisoformat(instant.replace("Z", "+00:00")).astimezone(CHICAGO)
+
+
+def next_weekday() -> dt.date:
+    day = dt.datetime.now(CHICAGO).date() + dt.timedelta(days=1)
+    while day.isoweekday() > 5:
+        day += dt.timedelta(days=1)
+    return day
+
+
+def test_a_time_in_words_moves_the_call_in_the_candidates_zone(sms_app, tenant_a):
+    client = sms_app.test_client()
+    call = pending_call(client, tenant_a)
+    day = next_weekday()
+    answer = incoming_message(client, f"Call me on {day:%B} {day.day} at 2:30pm please", NUMBER)
+    assert answer.status_code == 200 and said(answer).startswith("Done: we will call you on")
+    moved = get_call(client, tenant_a, call["id"])
+    assert local(moved["scheduled_for"]) == dt.datetime.combine(day, dt.time(14, 30), tzinfo=CHICAGO)
+    assert moved["booked_by"] == "candidate_sms" and moved["status"] == "queued"
+    assert "2:30" not in said(answer) and "14:30" in said(answer) and "America/Chicago" in said(answer)
+
+
+def test_a_day_part_and_later_pick_allowed_moments(sms_app, tenant_a):
+    client = sms_app.test_client()
+    call = pending_call(client, tenant_a)
+    day = next_weekday()
+    answer = incoming_message(client, f"{day:%A} morning", NUMBER)
+    assert said(answer).startswith("Done")
+    morning = local(get_call(client, tenant_a, call["id"])["scheduled_for"])
+    assert morning.date() == day and morning.time() == dt.time(9, 0)
+    later = incoming_message(client, "later", NUMBER)
+    assert said(later).startswith("Done")
+    after = local(get_call(client, tenant_a, call["id"])["scheduled_for"])
+    assert after - morning >= dt.timedelta(hours=2) and 9 <= after.hour < 17
+
+
+def test_a_time_outside_the_window_is_refused_naming_the_next_allowed(sms_app, tenant_a):
+    client = sms_app.test_client()
+    call = pending_call(client, tenant_a)
+    day = next_weekday()
+    answer = incoming_message(client, f"{day:%B} {day.day} at 11pm", NUMBER)
+    assert said(answer).startswith("Sorry, we cannot call then. The next time we can is")
+    assert get_call(client, tenant_a, call["id"])["scheduled_for"] == call["scheduled_for"]
+
+
+def test_ok_confirms_and_wrong_number_stops_calls_and_texts(sms_app, tenant_a):
+    client = sms_app.test_client()
+    call = pending_call(client, tenant_a)
+    assert said(incoming_message(client, "OK!", NUMBER)).startswith("Thanks, we will call you on")
+    stopped = incoming_message(client, "Sorry, wrong number", NUMBER)
+    assert "not call or text this number again" in said(stopped)
+    candidate = client.get(f"/v1/candidates/{call['candidate_id']}", headers=tenant_a.headers).json
+    assert candidate["consent"]["voice"]["granted"] is False and candidate["consent"]["sms"]["source"] == "candidate_sms"
+    assert get_call(client, tenant_a, call["id"])["status"] == "canceled"
+    assert said(incoming_message(client, "hello?", NUMBER)) is None  # no pending call now: nothing back
+
+
+def test_what_is_not_understood_gets_one_help_text_only(sms_app, tenant_a):
+    client = sms_app.test_client()
+    pending_call(client, tenant_a)
+    first = said(incoming_message(client, "banana", NUMBER))
+    assert first.startswith("Your call is on") and "STOP" in first
+    for text in ("banana", "what?", "x" * 300):
+        assert said(incoming_message(client, text, NUMBER)) is None
+
+
+def test_stop_still_opts_out_and_a_number_without_a_pending_call_gets_nothing(sms_app, tenant_a):
+    client = sms_app.test_client()
+    stranger = incoming_message(client, "tomorrow 10am", "+13125550199")
+    assert stranger.status_code == 200 and said(stranger) is None
+    create_candidate(client, tenant_a, phone_no="+13125550198")  # a candidate, but no call pending
+    assert said(incoming_message(client, "tomorrow 10am", "+13125550198")) is None
+    call = pending_call(client, tenant_a)
+    stop = incoming_message(client, "STOP", NUMBER)
+    assert said(stop) is None and get_call(client, tenant_a, call["id"])["status"] == "canceled"
+
+
+def test_an_unsigned_reply_is_403_and_moves_nothing(sms_app, tenant_a):
+    client = sms_app.test_client()
+    call = pending_call(client, tenant_a)
+    refused = incoming_message(client, "tomorrow 10am", NUMBER, sign=False)
+    assert refused.status_code == 403
+    assert get_call(client, tenant_a, call["id"])["scheduled_for"] == call["scheduled_for"]
