@@ -315,3 +315,19 @@ def test_a_person_lists_and_revokes_authorized_applications_on_their_page(live_u
     assert after.status_code == 200 and "can no longer use Hirekit" in after.text
     assert "You have not authorized any application" in after.text
     assert rpc(live_url, "/mcp", tokens["access_token"], "tools/list").status_code == 401
+
+
+def test_the_users_command_makes_people_who_sign_in_and_disables_them(app, live_url, tenant_a):
+    runner = app.test_cli_runner()
+    made = runner.invoke(args=["users", "create", tenant_a.id, "Op@Example.com", "--name", "Op", "--password",
+                               "correct horse battery staple"])
+    assert made.exit_code == 0 and "created user op@example.com" in made.output
+    weak = runner.invoke(args=["users", "create", tenant_a.id, "weak@example.com", "--password", "short"])
+    assert weak.exit_code == 1 and "12 to 256 characters" in weak.output
+    assert "op@example.com" in runner.invoke(args=["users", "list", tenant_a.id]).output
+    _, tokens = grant(live_url, Person("op@example.com"))
+    assert rpc(live_url, "/mcp", tokens["access_token"], "tools/list").status_code == 200
+    assert runner.invoke(args=["users", "disable", "op@example.com"]).exit_code == 0
+    assert rpc(live_url, "/mcp", tokens["access_token"], "tools/list").status_code == 401
+    unknown = runner.invoke(args=["users", "disable", "nobody@example.com"])
+    assert unknown.exit_code == 1 and "no user with email" in unknown.output
