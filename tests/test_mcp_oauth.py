@@ -223,6 +223,11 @@ def test_registration_refuses_bad_metadata(live_url):
     for uri in ("javascript:alert(1)", "http://evil.example/callback", "https://app.example/cb#fragment"):
         refused = register(json={"redirect_uris": [uri], "token_endpoint_auth_method": "none"})
         assert refused.status_code == 400 and refused.json()["error"] == "invalid_redirect_uri", uri
+    assert register(json={"redirect_uris": ["https://app.example/cb"], "client_name": 5}).json()["error"] == \
+        "invalid_client_metadata"
+    nul = requests.get(f"{live_url}/oauth/authorize", params={"client_id": "https://a.example/\x00", "state": "s"},
+                       timeout=10)
+    assert nul.status_code == 422 and nul.json()["error"]["type"] == "validation_error"
     confidential = register(json={"redirect_uris": ["https://app.example/cb"], "client_name": "Web app",
                                   "grant_types": ["authorization_code", "refresh_token"]})
     assert confidential.status_code == 201 and confidential.json()["client_secret"]

@@ -34,7 +34,7 @@ OAUTH_ERROR = {"description": "An OAuth error (RFC 6749 5.2): error and error_de
 metadata_blp = Blueprint("oauth_metadata", __name__, url_prefix="/.well-known", auth=None,
                          description="OAuth metadata: the authorization server (RFC 8414) and the MCP endpoints as "
                                      "protected resources (RFC 9728)")
-oauth_blp = Blueprint("oauth", __name__, url_prefix="/oauth", auth=None, reads_raw_body=True,
+oauth_blp = Blueprint("oauth", __name__, url_prefix="/oauth", auth=None,
                       description="The authorization server agent hosts sign people in with: authorization code "
                                   "with PKCE, tokens, registration, revocation, and the sign-in and consent pages")
 users_blp = Blueprint("users", __name__, url_prefix="/v1/users",
@@ -276,6 +276,10 @@ def register():
         return oauth_error(400, "invalid_client_metadata", "The body is not valid JSON.")
     if not isinstance(body, dict) or not body:
         return oauth_error(400, "invalid_client_metadata", "The client metadata must be a JSON object.")
+    texts = [name for name in ("client_name", "client_uri", "logo_uri", "scope", "token_endpoint_auth_method")
+             if name in body and not isinstance(body[name], str)]
+    if texts:
+        return oauth_error(400, "invalid_client_metadata", f"{', '.join(texts)}: must be a JSON string.")
     problem = redirect_uris_problem(body.get("redirect_uris"))
     if problem:
         return oauth_error(400, "invalid_redirect_uri", problem)

@@ -98,7 +98,7 @@ class Client(ClientMixin):
 
 def query_client(client_id: str) -> Client | None:
     """A registered client, or a metadata document client (fetched now when not cached or stale)."""
-    if not isinstance(client_id, str) or not client_id or len(client_id) > 2048:
+    if not isinstance(client_id, str) or not client_id or len(client_id) > 2048 or not client_id.isprintable():
         return None
     row = OAuthClient.get_or_none(OAuthClient.client_id == client_id)
     if not client_documents.is_document_id(client_id):
