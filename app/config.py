@@ -76,6 +76,8 @@ DEFAULTS: dict[str, object] = {
     "LLM_API_KEY": "",  # bearer key sent to LLM_URL
     "LLM_MODEL": "gpt-4o-mini",  # model name sent to LLM_URL
     "LLM_TIMEOUT": 10.0,  # seconds one LLM call may take before the rule-based answer is used
+    "CALL_FOLLOW_UPS": 2,  # follow-ups a call asks when an answer lacks what its question asks, then it moves on
+    "CALL_LANGUAGE": "en-US",  # the conversation's language when the relay names none (BCP 47)
     "TELEPHONY": "simulated",  # `simulated` (a deterministic call, no phone) or `twilio`
     "CALL_STALL_SECONDS": 3600.0,  # a call ringing or in progress this long without news has lost its worker: failed
     "CALL_REAPER_INTERVAL": 300.0,  # seconds between passes failing stalled calls (0: off)

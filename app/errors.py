@@ -161,7 +161,22 @@ def handle_integrity_error(error: pw.IntegrityError):
     return error_response(409, "The record conflicts with one that already exists.")
 
 
+# PostgreSQL's SQLSTATEs for a transaction rolled back because it raced another: deadlock_detected and
+# serialization_failure. The database answered: it is a conflict to retry, not a database out of reach.
+TRANSACTION_ROLLBACK_CODES = frozenset({"40P01", "40001"})
+
+
+def driver_error_code(error: Exception) -> str | None:
+    """The SQLSTATE of the driver's error a peewee error wraps (peewee passes it as its first argument)."""
+    original = error.args[0] if error.args and isinstance(error.args[0], Exception) else error.__context__
+    return getattr(original, "pgcode", None)
+
+
 def handle_database_unavailable(error: Exception):
+    if driver_error_code(error) in TRANSACTION_ROLLBACK_CODES:
+        log.warning("transaction rolled back by a concurrent one [%s]: %s", g.get("request_id"), error)
+        return error_response(409, "This write conflicted with a concurrent write to the same records and was rolled "
+                                   "back; nothing of it was kept. Retry it.", headers={"Retry-After": "1"})
     log.error("database unavailable [%s]: %s", g.get("request_id"), error)
     return error_response(503, "The database is not reachable right now; retry shortly.")
 

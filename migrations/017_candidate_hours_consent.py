@@ -29,9 +29,7 @@ def migrate(migrator: Migrator, database: pw.Database, *, fake=False):
     migrator.add_fields(
         'calls',
 
-        booked_by=pw.CharField(max_length=16, null=True),
-        page_nonce=pw.CharField(max_length=32, null=True),
-        sms_help_sent_at=pw.DateTimeField(null=True))
+        booked_by=pw.CharField(max_length=16, null=True))
 
     migrator.sql(f"UPDATE candidates SET consent = '{consent(True, 'ats')}' WHERE consent IS NULL "
                  "AND NOT contact_opt_out")
@@ -68,7 +66,7 @@ def migrate(migrator: Migrator, database: pw.Database, *, fake=False):
 
 def rollback(migrator: Migrator, database: pw.Database, *, fake=False):
 
-    migrator.remove_fields('calls', 'booked_by', 'page_nonce', 'sms_help_sent_at')
+    migrator.remove_fields('calls', 'booked_by')
 
     migrator.drop_index('calls', 'tenant', 'phone_no', 'dialled_at')
 

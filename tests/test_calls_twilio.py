@@ -195,3 +195,26 @@ def test_an_answer_to_a_question_number_the_call_does_not_have_is_422_and_the_ca
         assert response.status_code == 422, (number, response.get_data(as_text=True))
     stored = get_call(client, tenant_a, call["id"])
     assert stored["transcript"] == []
+
+
+@pytest.mark.parametrize("then", ["completed", "anonymized"])
+def test_a_replayed_speech_callback_adds_nothing_to_a_call_in_a_final_state(twilio_app, twilio_api, tenant_a, then):
+    client = twilio_app.test_client()
+    application = application_for(client, tenant_a)
+    call = instant_call(client, tenant_a, application).json
+    status_path = f"{CALLBACK_PATH}?call_id={call['id']}"
+    for sequence, status in enumerate(("initiated", "ringing", "in-progress")):
+        assert callback(client, status_path, status_form(status, call, sequence)).status_code == 200
+    path = action_path(gathers(twilio_api.placed[0].form["Twiml"])[0][0]["action"])
+    form = speech_form(call, "My secret answer about my health.")
+    assert callback(client, path, form).status_code == 200
+    assert callback(client, status_path, status_form("completed", call, 3)).status_code == 200
+    if then == "anonymized":
+        anonymized = client.post(f"/v1/candidates/{application['candidate_id']}/anonymize", headers=tenant_a.headers,
+                                 json={"fields": ["call_content"]})
+        assert anonymized.status_code == 200
+    before = get_call(client, tenant_a, call["id"])["transcript"]
+    replayed = callback(client, path, form)  # a signed callback sent again (or late)
+    assert replayed.status_code == 200 and "<Hangup" in replayed.get_data(as_text=True)
+    assert get_call(client, tenant_a, call["id"])["transcript"] == before
+    assert "My secret answer" not in str(before) or then == "completed"

@@ -33,15 +33,15 @@ def served(make_app):
     thread.join(timeout=5)
 
 
-def reminded_call(app, tenant) -> tuple[dict, dict, str]:
+def reminded_call(app, tenant, window=("09:00:00", "17:00:00"), days=(1, 2, 3, 4, 5)) -> tuple[dict, dict, str]:
     """(candidate, queued call, the link in its SMS reminder) of a Chicago candidate on a job with scheduling on and
-    the default window (09:00-17:00, Monday to Friday)."""
+    the window (by default 09:00-17:00, Monday to Friday)."""
     from plugins.calls.telephony import get_provider
 
     client = app.test_client()
     job = create_job_with_questions(client, tenant, title="ICU Nurse", client_name="Mercy Hospital")
     client.put(f"/v1/jobs/{job['id']}/schedule-setting", json={
-        "window_start_time": "09:00:00", "window_end_time": "17:00:00", "days_of_week": [1, 2, 3, 4, 5],
+        "window_start_time": window[0], "window_end_time": window[1], "days_of_week": list(days),
         "call_schedule_minutes": 60 * 24, **SMS_NOW, "sms_notify_minutes": 60 * 48}, headers=tenant.headers)
     client.patch(f"/v1/jobs/{job['id']}/scheduling", json={"scheduling": True}, headers=tenant.headers)
     candidate = create_candidate(client, tenant, phone_no="+13125550100")
@@ -139,3 +139,17 @@ def test_a_time_not_offered_is_refused_on_the_page(served, tenant_a):
     refused = client.post(path, data={"action": "reschedule", "slot": "2026-12-25T03:00", "csrf": csrf})
     assert refused.status_code == 200 and "Please choose one of the times offered." in refused.get_data(as_text=True)
     assert get_call(client, tenant_a, call["id"])["scheduled_for"] == call["scheduled_for"]
+
+
+def test_call_me_now_is_offered_when_allowed_and_places_the_call(served, tenant_a):
+    app, base = served
+    client = app.test_client()
+    _, call, link = reminded_call(app, tenant_a, window=("00:00:00", "23:59:59"), days=range(1, 8))
+    path = link[len(base):]
+    page = client.get(path).get_data(as_text=True)
+    assert 'id="call-now"' in page
+    csrf = re.search(r'name="csrf" value="([^"]+)"', page).group(1)
+    done = client.post(path, data={"action": "call_now", "csrf": csrf})
+    assert done.status_code == 200 and "We will call you in a moment." in done.get_data(as_text=True)
+    called = get_call(client, tenant_a, call["id"])
+    assert called["status"] == "completed" and called["booked_by"] == "candidate_page"

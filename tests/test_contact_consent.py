@@ -279,3 +279,43 @@ def test_mcp_tools_reschedule_cancel_and_queue_outside_the_hours(make_app, tenan
     queued = tool_result(client, tenant_a, "start_instant_call", {"application_id": application["id"],
                                                                    "outside_calling_hours": "queue"})
     assert queued["isError"] is False and queued["structuredContent"]["scheduled_for"]
+
+
+def test_a_reschedule_at_the_edges_of_time_is_422_not_500(client, tenant_a):
+    call = queued_call(client, tenant_a)
+    for when in ("9999-12-31T23:59:59-05:00", "0001-01-01T00:00:00+05:00", "2999-01-04T10:00:00Z"):
+        response = client.post(f"/v1/calls/{call['id']}/reschedule", json={"scheduled_for": when},
+                               headers=tenant_a.headers)
+        assert response.status_code == 422 and "scheduled_for" in response.json["error"]["fields"], (when, response.json)
+
+
+def test_no_text_reminder_reaches_a_number_on_the_do_not_call_list(make_app, tenant_a):
+    app = make_app()
+    client = app.test_client()
+    _, candidate, call = scheduled_call(client, tenant_a, **SMS_NOW, **EMAIL_NOW)
+    client.post("/v1/do-not-call", json={"phone_no": candidate["phone_no"]}, headers=tenant_a.headers)
+    run_due(app)
+    reminders = {r["channel"]: r for r in get_call(client, tenant_a, call["id"])["reminders"]}
+    assert reminders["sms"]["status"] == "skipped" and "do-not-call" in reminders["sms"]["error"]
+    assert reminders["email"]["status"] == "sent"  # an email is not a call or a text
+
+
+def test_a_scheduled_attempt_due_in_quiet_hours_moves_to_the_next_allowed_moment(make_app, tenant_a):
+    from tests.test_calling_hours import zone_with_local_hour
+
+    app = make_app()
+    client = app.test_client()
+    job = scheduled_job(client, tenant_a)  # any hour, any day
+    candidate = create_candidate(client, tenant_a)
+    (call,) = calls_of(client, tenant_a, create_application(client, tenant_a, job, candidate))
+    assert call["status"] == "queued"
+    client.put(f"/v1/candidates/{candidate['id']}/timezone", json={"timezone": zone_with_local_hour(3)},
+               headers=tenant_a.headers)
+    client.put("/v1/tenant/contact-settings", json={"calling_hours_start": "08:00", "calling_hours_end": "21:00"},
+               headers=tenant_a.headers)
+    run_due(app)
+    (waiting,) = calls_of(client, tenant_a, {"id": call["application_id"]})
+    assert waiting["status"] == "queued" and waiting["scheduled_for"] > call["scheduled_for"]
+    local = dt.datetime.fromisoformat(waiting["scheduled_for"].replace("Z", "+00:00")).astimezone(
+        ZoneInfo(zone_with_local_hour(3)))
+    assert (local.hour, local.minute) == (8, 0)

@@ -9,6 +9,7 @@ from plugins.jobs.models import Job
 from tests.factories import job_body
 
 LIMIT = 64 * 1024
+SMALL_LIMIT = 32 * 1024  # a job answer can reach it within the description's bound
 
 
 def with_key(tenant, key: str) -> dict:
@@ -29,10 +30,12 @@ def test_the_cap_is_64_kib_by_default(app):
     assert app.config["IDEMPOTENCY_MAX_STORED_BYTES"] == LIMIT
 
 
-def test_an_answer_past_the_cap_is_not_stored_and_its_retry_runs_nothing(app, client, tenant_a):
-    body = job_body(source_id="long-description", desc="A long job description. " * 3000)  # ~72 KB answered
+def test_an_answer_past_the_cap_is_not_stored_and_its_retry_runs_nothing(make_app, tenant_a):
+    app = make_app(IDEMPOTENCY_MAX_STORED_BYTES=SMALL_LIMIT)
+    client = app.test_client()
+    body = job_body(source_id="long-description", desc="A long job description. " * 2000)  # ~48 KB answered
     first = client.post("/v1/jobs", json=body, headers=with_key(tenant_a, "big-1"))
-    assert first.status_code == 201 and len(first.get_data()) > LIMIT
+    assert first.status_code == 201 and len(first.get_data()) > SMALL_LIMIT
 
     assert len(bytes(stored_row(app, "big-1").body)) < 1024  # the note, not the answer
 
@@ -44,7 +47,7 @@ def test_an_answer_past_the_cap_is_not_stored_and_its_retry_runs_nothing(app, cl
     note = again.json
     assert note["answer_omitted"] == "too-large" and note["status"] == 201 and note["replayed"] is True
     assert note["id"] == first.json["id"]
-    assert "65,536 bytes" in note["message"]
+    assert f"{SMALL_LIMIT:,} bytes" in note["message"]
     assert jobs(app, tenant_a) == 1  # the write did not run again
     fetched = client.get(f"/v1/jobs/{note['id']}", headers=tenant_a.headers)
     assert fetched.status_code == 200 and fetched.json["desc"] == body["desc"].strip()
@@ -88,3 +91,16 @@ def test_an_mcp_write_past_the_cap_answers_the_note_on_retry(make_app, tenant_a)
     assert first["isError"] is False and again["isError"] is False
     assert "too-large" in again["content"][0]["text"] and "y" * 5000 not in again["content"][0]["text"]
     assert jobs(app, tenant_a) == 1
+
+
+def test_a_batch_answer_past_the_cap_is_still_replayed_whole(client, tenant_a):
+    from app.http.batch_upserts import MAX_BATCH_ITEMS
+
+    headers = {**tenant_a.headers, "Idempotency-Key": "a-long-batch"}
+    body = {"items": [job_body(source_id=f"{index:05d}-" + "s" * 249) for index in range(MAX_BATCH_ITEMS)]}
+    first = client.put("/v1/jobs/by-source-id", json=body, headers=headers)
+    assert first.status_code == 200 and first.json["created"] == MAX_BATCH_ITEMS
+    assert len(first.get_data()) > 64 * 1024  # past the cap other answers meet
+    replay = client.put("/v1/jobs/by-source-id", json=body, headers=headers)
+    assert replay.headers["Idempotent-Replayed"] == "true" and "Idempotent-Answer-Omitted" not in replay.headers
+    assert replay.get_data() == first.get_data()

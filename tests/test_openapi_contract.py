@@ -68,6 +68,18 @@ def test_narrowed_types_and_new_required_request_fields_and_parameters_are_break
     assert len(found) == 4, found
 
 
+def test_an_operation_body_becoming_another_component_is_breaking(snapshot):
+    changed = copy.deepcopy(snapshot)
+    read_call = changed["paths"]["/v1/calls/{call_id}"]["get"]["responses"]["200"]["content"]["application/json"]
+    was = read_call["schema"]["$ref"].rsplit("/", 1)[-1]
+    read_call["schema"] = {"$ref": "#/components/schemas/Call" if was != "Call" else "#/components/schemas/Job"}
+    create_job = changed["paths"]["/v1/jobs"]["post"]["requestBody"]["content"]["application/json"]
+    create_job["schema"] = {"$ref": "#/components/schemas/JobUpdate"}
+    changes = dict(contract.breaking_changes(snapshot, changed))
+    assert changes["GET /v1/calls/{call_id}"].startswith(f"response 200 application/json component {was} changed to ")
+    assert changes["POST /v1/jobs"] == "request body application/json component JobCreate changed to JobUpdate"
+
+
 def test_additions_are_not_breaking(snapshot):
     changed = copy.deepcopy(snapshot)
     changed["paths"]["/v1/new-family"] = {"get": {"operationId": "list_new", "responses": {}}}

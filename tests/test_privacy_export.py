@@ -3,7 +3,7 @@ fields by a marker and keeps the record; on SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
-from tests.privacy_factories import a_person, candidate_with_everything, files_holding, rows_holding
+from tests.privacy_factories import a_person, candidate_body, candidate_with_everything, files_holding, rows_holding
 
 
 def test_the_export_lists_every_kind_of_record_held_about_the_candidate(client, tenant_a, tenant_b, httpserver):
@@ -70,3 +70,10 @@ def test_anonymize_refuses_unknown_or_no_fields_with_422(client, tenant_a, tenan
     assert client.post(path, json={"fields": ["email"]}, headers=tenant_b.headers).status_code == 404
     unchanged = client.get(f"/v1/candidates/{held.candidate['id']}", headers=tenant_a.headers).json
     assert unchanged["first_name"] == held.candidate["first_name"]
+
+
+def test_the_export_is_never_stored_by_a_cache(client, tenant_a):
+    person = a_person()
+    candidate = client.post("/v1/candidates", json=candidate_body(person), headers=tenant_a.headers).json
+    export = client.get(f"/v1/candidates/{candidate['id']}/export", headers=tenant_a.headers)
+    assert export.status_code == 200 and export.headers["Cache-Control"] == "no-store"

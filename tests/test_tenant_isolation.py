@@ -56,6 +56,9 @@ def request_for(rule: str, method: str, a: dict) -> dict | None:
         ("POST", "/v1/candidates/<candidate_id>/anonymize"): {"json": {"fields": ["first_name", "email"]}},
         ("PATCH", "/v1/jobs/<job_id>/scheduling"): {"json": {"scheduling": True}},
         ("PUT", "/v1/jobs/<job_id>/schedule-setting"): {"json": SCHEDULE_SETTING},
+        ("PUT", "/v1/jobs/<job_id>/faq"): {
+            "json": {"entries": [{"question": "Planted?", "answer": "planted"}]}},
+        ("PUT", "/v1/jobs/<job_id>/questions/<question_id>/rubric"): {"json": {"knockout": True}},
         ("POST", "/v1/tenant-webhook/subscribe/<tenant_webhook_id>"): {},
         ("POST", "/v1/tenant-webhook/unsubscribe/<tenant_webhook_id>"): {},
         ("POST", "/v1/tenant-webhook/deliveries/<delivery_id>/redeliver"): {},
@@ -177,6 +180,8 @@ def snapshot(client, tenant, a: dict) -> dict:
              f"/v1/calls/{a['call_id']}", f"/v1/jobs/{a['job_id']}/questions", f"/v1/jobs/{a['job_id']}/scheduling",
              f"/v1/jobs/{a['job_id']}/schedule-setting", f"/v1/jobs/{a['job_id']}/questions/{a['question_id']}",
              f"/v1/users/{a['user_id']}",
+             f"/v1/jobs/{a['job_id']}/faq",
+             f"/v1/jobs/{a['job_id']}/questions/{a['question_id']}/rubric",
              f"/v1/tenant-webhook/{a['tenant_webhook_id']}/deliveries{pages}", f"/v1/candidates/{a['candidate_id']}/resume",
              "/v1/tenant-webhook", f"/v1/jobs{pages}", f"/v1/candidates{pages}", f"/v1/applications{pages}", f"/v1/calls{pages}",
              "/v1/events?size=100", f"/v1/candidates/{a['candidate_id']}/export", f"/v1/privacy/erasures{pages}",

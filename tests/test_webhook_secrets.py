@@ -54,3 +54,18 @@ def test_other_secrets_are_422_naming_secret(client, tenant_a, receiver, secret)
     response = client.post("/v1/tenant-webhook", json=webhook_body(tenant_a, receiver.url_for("/hook"), secret=secret),
                            headers=tenant_a.headers)
     assert response.status_code == 422 and list(response.json["error"]["fields"]) == ["secret"]
+
+
+def test_a_generated_secret_is_not_kept_in_the_idempotent_answer(app, client, tenant_a, receiver, db_url):
+    from tests.privacy_factories import rows_holding
+
+    headers = {**tenant_a.headers, "Idempotency-Key": "webhook-with-generated-secret"}
+    body = webhook_body(tenant_a, receiver.url_for("/hook"))
+    created = client.post("/v1/tenant-webhook", json=body, headers=headers)
+    assert created.status_code == 201 and created.json["secret"]
+    stored = [row for row in rows_holding(db_url, {"secret": created.json["secret"].encode()})
+              if not row.startswith("tenant_webhooks.")]  # where it belongs
+    assert stored == []
+    replay = client.post("/v1/tenant-webhook", json=body, headers=headers)
+    assert replay.status_code == 201 and replay.headers["Idempotent-Replayed"] == "true"
+    assert "secret" not in replay.json and replay.json["id"] == created.json["id"]

@@ -21,6 +21,7 @@ import pytest
 from app.plugins import load_plugin
 
 ROOT = Path(__file__).resolve().parent.parent
+SLACK = 10  # times a time bound that a loaded machine may need
 
 
 class SilentRedis:
@@ -44,6 +45,17 @@ class SilentRedis:
             except OSError:
                 continue
             self.accepted.append(connection)  # held open, unanswered, until close()
+
+    def connections(self) -> int:
+        """Every connection made so far, the ones still waiting in the listen queue included (stops accepting)."""
+        self._stop.set()
+        self._thread.join(5)
+        self.socket.setblocking(False)
+        while True:
+            try:
+                self.accepted.append(self.socket.accept()[0])
+            except (BlockingIOError, OSError):
+                return len(self.accepted)
 
     def close(self):
         self._stop.set()
@@ -73,8 +85,9 @@ def timed_flask(args, env) -> tuple[float, subprocess.CompletedProcess]:
 
 
 def test_cli_command_with_redis_down_answers_at_once_and_never_connects(tmp_path):
-    """`flask tenants list` with Redis on a closed port, or on a listener that never answers, costs no more than the
-    same command with no Redis configured at all, and opens no connection."""
+    """`flask tenants list` with Redis on a closed port, or on a listener that never answers, opens no connection
+    and answers as a command with no Redis configured does (within SLACK times its time, for a loaded machine: a
+    command that waited on the silent Redis would wait for the subprocess timeout)."""
     embedded = cli_env(tmp_path, "")
     _, migrated = timed_flask(["db", "upgrade"], embedded)
     assert migrated.returncode == 0, migrated.stderr
@@ -83,16 +96,15 @@ def test_cli_command_with_redis_down_answers_at_once_and_never_connects(tmp_path
 
     took, listed = timed_flask(["tenants", "list"], cli_env(tmp_path, f"redis://127.0.0.1:{closed_port()}/0"))
     assert listed.returncode == 0, listed.stderr
-    assert took - baseline < 1.0, f"tenants list took {took:.2f}s with Redis down, {baseline:.2f}s without Redis"
+    assert took < SLACK * baseline, f"tenants list took {took:.2f}s with Redis down, {baseline:.2f}s without Redis"
 
     silent = SilentRedis()
     try:
         for args in (["tenants", "list"], ["db", "upgrade"]):
             took, done = timed_flask(args, cli_env(tmp_path, f"redis://127.0.0.1:{silent.port}/0"))
             assert done.returncode == 0, done.stderr
-            assert took - baseline < 1.0, f"{' '.join(args)} took {took:.2f}s on a silent Redis, {baseline:.2f}s without"
-        time.sleep(0.3)
-        assert len(silent.accepted) == 0
+            assert took < SLACK * baseline, f"{' '.join(args)} took {took:.2f}s on a silent Redis, {baseline:.2f}s without"
+        assert silent.connections() == 0
     finally:
         silent.close()
 

@@ -286,6 +286,15 @@ def resolve_key(plaintext: str, *, cache_seconds: float = 0, before_lookup: Call
     return caller
 
 
+def live_key_hashes(after_id: int = 0) -> list[tuple[int, str]]:
+    """(id, key_hash) of every key that is not revoked with an id above `after_id`, by id: what
+    app.security.auth's memory of keys that can authenticate loads, whole or only the newer keys."""
+    query = (ApiKey.select(ApiKey.id, ApiKey.key_hash)
+             .where((ApiKey.id > after_id) & (ApiKey.revoked == False))  # noqa: E712
+             .order_by(ApiKey.id))
+    return list(query.tuples())
+
+
 def _note_use(key_id: int, last_used_at) -> None:
     """Record when a key was last used, at most once a minute per key: the write is skipped while the stored time is
     fresh, and the update's condition keeps workers that read the same stale time from writing it again."""

@@ -75,6 +75,17 @@ def hidden():
         setattr(g, HIDDEN, before)
 
 
+def buried_since(tenant_id: str, since: dt.datetime) -> list[str]:
+    """The ids of the tenant's records erased at `since` or later, in every declared list (few: an erasure's
+    records), for a write that must not keep what it answered about a record erased meanwhile."""
+    lists = sorted(current_app.extensions.get(DECLARED, ()))
+    if not lists:
+        return []
+    query = Tombstone.select(Tombstone.record_id).where(
+        (Tombstone.tenant == tenant_id) & Tombstone.list_name.in_(lists) & (Tombstone.deleted_at >= since))
+    return [str(row.record_id) for row in query]
+
+
 def bury(tenant_id: str, list_name: str, record_ids, at: dt.datetime) -> None:
     """Tombstones for erased records of the tenant's list (inside the erasing transaction)."""
     rows = [{"tenant": tenant_id, "list_name": list_name, "record_id": record_id, "deleted_at": at}

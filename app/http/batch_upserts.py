@@ -13,7 +13,9 @@ created or replaced as app.http.upserts' single upsert does, in one transaction 
   its items sent one by one would (app.security.limits.count_items_beyond_first), refused whole (429) past it.
 - The answer (200) lists every item's outcome in request order: `status` (201 created, 200 replaced, or the error's
   status), `source_id`, `id` of the record written, or `error`; and how many were created, replaced and failed.
-  It holds no records, so an answer of 500 items stays under the size an Idempotency-Key replays.
+  It holds no records: an item's outcome is under ITEM_ANSWER_BYTES, and the whole answer is kept for an
+  Idempotency-Key's replay up to MAX_BATCH_ITEMS of them (past the cap other answers meet), so a retried batch always
+  gets every item's outcome back.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import marshmallow as ma
 import peewee as pw
 from flask import jsonify
 
+from app.http import idempotency
 from app.security import limits
 from app.http.api import ErrorDetailSchema, Schema
 from app.security.auth import current_tenant_id
@@ -34,6 +37,9 @@ from app.data.row_upserts import upsert_rows
 from app.http.upserts import SourceIdUpsert
 
 MAX_BATCH_ITEMS = 500
+# The most one item's outcome takes in the answer: status, a source_id of up to 255 characters (6 bytes each when
+# JSON escapes them), an id, or an error naming the item's fields.
+ITEM_ANSWER_BYTES = 2 * 1024
 PATH = "/by-source-id"
 
 
@@ -209,6 +215,7 @@ def register_batch_upsert_route(blp, upsert: SourceIdUpsert) -> None:
     def put(self, values):
         # answered as built: batch_answer makes BatchAnswerSchema's shape, and dumping 500 items through it again
         # would cost about a tenth of the batch
+        idempotency.store_answers_up_to(MAX_BATCH_ITEMS * ITEM_ANSWER_BYTES)
         return jsonify(run_batch(upsert, current_tenant_id(), values))
 
     put.__doc__ = (f"Create or replace up to {MAX_BATCH_ITEMS} {plural} by source_id (a batch, for initial syncs)\n\n"

@@ -48,8 +48,9 @@ import peewee as pw
 from flask import Response, after_this_request, current_app, g, request
 
 from app.background import periodic
-from app.data.db import BaseModel, JSONField, database, is_postgres, utcnow
-from app.errors import ApiError, ValidationFailed
+from app.data import tombstones
+from app.data.db import BaseModel, JSONField, database, utcnow
+from app.errors import ApiError, ValidationFailed, error_detail
 from app.data.tenancy import Tenant
 
 log = logging.getLogger("hirekit.idempotency")
@@ -68,6 +69,7 @@ JSON_TYPE = "application/json"
 IN_FLIGHT, DONE = "in_flight", "done"
 PURGE_QUEUE = "default"
 PURGE_JOB_ID = "hirekit-idempotency-purge"
+CLOCK_SKEW = dt.timedelta(minutes=1)  # between the clocks of the servers that claim keys and erase records
 
 
 class IdempotencyKey(BaseModel):
@@ -90,7 +92,34 @@ class IdempotencyKey(BaseModel):
         indexes = ((("tenant", "key"), True),)
 
 
-MODELS = (IdempotencyKey,)
+class IdempotencyRecordName(BaseModel):
+    """A record id a stored answer names (every UUID in its body), so an erasure finds the answers naming its records
+    by this index instead of reading every stored answer of the tenant."""
+
+    answer = pw.ForeignKeyField(IdempotencyKey, on_delete="CASCADE", column_name="idempotency_key_id")
+    tenant = pw.ForeignKeyField(Tenant, on_delete="CASCADE", column_name="tenant_id")
+    record_id = pw.CharField(max_length=36)
+
+    class Meta:
+        table_name = "idempotency_record_names"
+        indexes = ((("tenant", "record_id"), False),)
+
+
+MODELS = (IdempotencyKey, IdempotencyRecordName)
+RECORD_ID = re.compile(rb"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
+def named_records(body: bytes) -> set[str]:
+    """The record ids (UUIDs, as the API writes them) a stored body names."""
+    return {found.decode() for found in RECORD_ID.findall(body)}
+
+
+def index_names(tenant_id: str, answer_id: int, body: bytes) -> None:
+    """Keep the record ids the stored answer `answer_id` names (replacing what it named before)."""
+    IdempotencyRecordName.delete().where(IdempotencyRecordName.answer == answer_id).execute()
+    rows = [{"answer": answer_id, "tenant": tenant_id, "record_id": name} for name in sorted(named_records(body))]
+    for start in range(0, len(rows), 500):
+        IdempotencyRecordName.insert_many(rows[start:start + 500]).execute()
 
 
 @dataclass(frozen=True)
@@ -136,6 +165,7 @@ def claim(tenant_id: str, key: str, request_fingerprint: str) -> tuple[str | Non
             return token, None
         if row.expires_at <= now or (row.state == IN_FLIGHT and row.locked_until <= now):
             IdempotencyKey.update(**fresh).where(scope).execute()  # expired, or left in flight by a dead process
+            IdempotencyRecordName.delete().where(IdempotencyRecordName.answer == row.id).execute()
             return token, None
         if row.fingerprint != request_fingerprint:
             raise ApiError(422, f"The {HEADER} {key!r} was already used for another request (another method, path or "
@@ -146,18 +176,27 @@ def claim(tenant_id: str, key: str, request_fingerprint: str) -> tuple[str | Non
         return None, StoredAnswer(row.status, bytes(row.body or b""), dict(row.headers or {}))
 
 
-def store(tenant_id: str, key: str, token: str, status: int, body: bytes, headers: dict) -> None:
-    """Keep the answer of the request holding the claim (past IDEMPOTENCY_MAX_STORED_BYTES, a note in its place); a 5xx
-    or 429 answer releases the claim instead."""
+def store(tenant_id: str, key: str, token: str, status: int, body: bytes, headers: dict, *,
+          max_bytes: int | None = None) -> None:
+    """Keep the answer of the request holding the claim (past IDEMPOTENCY_MAX_STORED_BYTES, or the view's own
+    `max_bytes` when larger, a note in its place); a 5xx or 429 answer releases the claim instead."""
     mine = (IdempotencyKey.tenant == tenant_id) & (IdempotencyKey.key == key) & (IdempotencyKey.claim == token)
-    limit = int(current_app.config["IDEMPOTENCY_MAX_STORED_BYTES"])
+    limit = max(int(current_app.config["IDEMPOTENCY_MAX_STORED_BYTES"]), max_bytes or 0)
     if kept(status) and len(body) > limit:
         body, headers = omitted_answer(status, body, limit, headers)
     with database.atomic():
         if not kept(status):
             IdempotencyKey.delete().where(mine).execute()
-        else:
-            IdempotencyKey.update(state=DONE, status=status, body=body, headers=headers).where(mine).execute()
+            return
+        stored = IdempotencyKey.update(state=DONE, status=status, body=body, headers=headers).where(mine).execute()
+        if stored and body:  # after the row is locked (an erasure locks the rows in flight): see erase_answers
+            row = IdempotencyKey.select(IdempotencyKey.id, IdempotencyKey.created_at).where(mine).get()
+            erased = [record_id for record_id in tombstones.buried_since(tenant_id, row.created_at - CLOCK_SKEW)
+                      if record_id.encode() in body]
+            if erased:
+                body, headers = erased_answer(status, body, headers, erased)
+                IdempotencyKey.update(body=body, headers=headers).where(mine).execute()
+            index_names(tenant_id, row.id, body)
 
 
 def kept(status: int) -> bool:
@@ -180,34 +219,64 @@ def omitted_answer(status: int, body: bytes, limit: int, headers: dict) -> tuple
 
 
 def erase_answers(tenant_id: str, record_ids) -> int:
-    """Erasure: every stored answer of the tenant that names one of these records (its id in the body) is replaced by
-    a note saying it was erased, keeping its status, so a retry of the original request still runs nothing (the
-    erased record is not made again) and replays no personal data. Answers how many answers were replaced."""
+    """Erasure (inside its transaction): every stored answer of the tenant that names one of these records (its id in
+    the body) no longer replays what it answered, and a retry of the original request still runs nothing (the erased
+    record is not made again). A batch answer keeps every other item and loses only what the items naming a record
+    held beyond their status, source id and id; any other answer is replaced by a note (erased_answer). Answers how
+    many answers were changed.
+
+    The tenant's requests still in flight are locked first: a request whose view committed before the erasure locked
+    its subject stores its answer either before this reads the answers (and is changed here) or after the erasure
+    commits (and `store` then finds the records' tombstones and keeps the note instead)."""
     needles = [str(record_id) for record_id in record_ids]
     if not needles:
         return 0
-    names_one = None
-    for needle in needles:
-        condition = _body_contains(needle.encode())
-        names_one = condition if names_one is None else names_one | condition
+    in_flight = IdempotencyKey.select(IdempotencyKey.id).where(
+        (IdempotencyKey.tenant == tenant_id) & (IdempotencyKey.state == IN_FLIGHT))
+    if database.for_update:
+        list(in_flight.for_update())
+    naming = IdempotencyRecordName.select(IdempotencyRecordName.answer).where(
+        (IdempotencyRecordName.tenant == tenant_id) & IdempotencyRecordName.record_id.in_(needles))
     replaced = 0
     for row in IdempotencyKey.select().where((IdempotencyKey.tenant == tenant_id) & (IdempotencyKey.state == DONE)
-                                             & names_one):
-        note = {"status": row.status, "replayed": True, "answer_omitted": OMITTED_ERASED,
-                "message": f"This request already ran and answered {row.status}; what it answered was erased on the "
-                           "data subject's request, so it is not replayed and nothing was run again."}
-        kept = {name: value for name, value in (row.headers or {}).items() if name == "Location"}
-        replaced += (IdempotencyKey.update(body=orjson.dumps(note), headers={
-            **kept, "Content-Type": JSON_TYPE, OMITTED_HEADER: OMITTED_ERASED}).where(IdempotencyKey.id == row.id).execute())
+                                             & IdempotencyKey.id.in_(naming)):
+        body, headers = erased_answer(row.status, bytes(row.body or b""), dict(row.headers or {}), needles)
+        replaced += IdempotencyKey.update(body=body, headers=headers).where(IdempotencyKey.id == row.id).execute()
+        index_names(tenant_id, row.id, body)
     return replaced
 
 
-def _body_contains(data: bytes):
-    """The stored body holds these bytes: LIKE on PostgreSQL's bytea (ids are hex and dashes, nothing LIKE treats
-    specially), instr on SQLite's blob (where LIKE compares no blob)."""
-    if is_postgres():
-        return pw.Expression(IdempotencyKey.body, "LIKE", b"%" + data + b"%")
-    return pw.fn.instr(IdempotencyKey.body, data) > 0
+def erased_answer(status: int, body: bytes, headers: dict, needles: list[str]) -> tuple[bytes, dict]:
+    """What is kept of a stored answer naming an erased record: a batch answer (`items` of outcomes) with only the
+    items naming it reduced to their status, source id and id; an error answer (4xx) as the one error body saying it
+    was erased; any other as a note (`status`, `replayed`, `answer_omitted`, `message`) with
+    `Idempotent-Answer-Omitted: erased`. The Location header is kept."""
+    batch = batch_items(body)
+    if batch is not None:
+        for index, item in enumerate(batch["items"]):
+            if isinstance(item, dict) and any(needle.encode() in orjson.dumps(item) for needle in needles):
+                batch["items"][index] = {name: item.get(name) for name in ("status", "source_id", "id")
+                                         if name in item}
+        return orjson.dumps(batch), headers
+    message = (f"This request already ran and answered {status}; what it answered was erased on the data subject's "
+               "request, so it is not replayed and nothing was run again.")
+    kept = {name: value for name, value in headers.items() if name == "Location"}
+    if status >= 400:
+        answer = {"status": status, "error": error_detail(status, message)}
+    else:
+        answer = {"status": status, "replayed": True, "answer_omitted": OMITTED_ERASED, "message": message}
+    return orjson.dumps(answer), {**kept, "Content-Type": JSON_TYPE, OMITTED_HEADER: OMITTED_ERASED}
+
+
+def batch_items(body: bytes) -> dict | None:
+    """The decoded answer when it is a batch answer (app.http.batch_upserts: `items` and the counts), else None."""
+    if not body.startswith(b'{"items":'):
+        return None
+    try:
+        answer = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return None
+    return answer if isinstance(answer, dict) and isinstance(answer.get("items"), list) else None
 
 
 def answered_id(body: bytes) -> str | None:
@@ -228,9 +297,12 @@ def release(tenant_id: str, key: str, token: str) -> None:
 
 
 def purge_expired(now: dt.datetime | None = None) -> int:
-    """Delete the keys past their retention; answers how many."""
+    """Delete the keys past their retention (and the record ids their answers named); answers how many."""
+    expired = IdempotencyKey.expires_at <= (now or utcnow())
     with database.atomic():
-        return IdempotencyKey.delete().where(IdempotencyKey.expires_at <= (now or utcnow())).execute()
+        IdempotencyRecordName.delete().where(
+            IdempotencyRecordName.answer.in_(IdempotencyKey.select(IdempotencyKey.id).where(expired))).execute()
+        return IdempotencyKey.delete().where(expired).execute()
 
 
 @periodic.chained(job_id=PURGE_JOB_ID, queue=PURGE_QUEUE, interval_setting="IDEMPOTENCY_PURGE_INTERVAL")
@@ -300,11 +372,39 @@ def claim_before_view():
     return None
 
 
+WITHHELD = "hirekit_idempotency_withheld"  # g: top-level answer fields the stored answer leaves out
+STORED_UP_TO = "hirekit_idempotency_stored_up_to"  # g: a view's own bound on its stored answer
+
+
+def store_answers_up_to(max_bytes: int) -> None:
+    """The view's answer is bounded by the view (a batch answer: its items' outcomes) and kept whole for a replay up
+    to `max_bytes`, past IDEMPOTENCY_MAX_STORED_BYTES when that is smaller."""
+    setattr(g, STORED_UP_TO, max_bytes)
+
+
+def withhold_from_stored_answer(*names: str) -> None:
+    """The view's answer carries these top-level fields once (a generated secret): the answer kept for a retry with
+    the same Idempotency-Key leaves them out, so they are stored nowhere but where they belong."""
+    setattr(g, WITHHELD, (*g.get(WITHHELD, ()), *names))
+
+
+def without_withheld(body: bytes, names: tuple) -> bytes:
+    try:
+        answer = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return body
+    if not isinstance(answer, dict) or not any(name in answer for name in names):
+        return body
+    return orjson.dumps({key: value for key, value in answer.items() if key not in names})
+
+
 def store_after_view(response: Response) -> Response:
     """after_this_request of a claiming request: keep its answer (5xx or 429: release it)."""
     held = g.pop("idempotency")  # set by claim_before_view, which registered this step
     headers = {name: response.headers[name] for name in STORED_HEADERS if name in response.headers}
-    store(*held, response.status_code, response.get_data(), headers)
+    body, withheld = response.get_data(), g.get(WITHHELD, ())
+    store(*held, response.status_code, without_withheld(body, withheld) if withheld else body, headers,
+          max_bytes=g.get(STORED_UP_TO))
     return response
 
 
@@ -378,8 +478,8 @@ def run_once(tenant_id: str, key: str, request_fingerprint: str, run: Callable[[
     token, answer = claim(tenant_id, valid_key(key), request_fingerprint)
     if answer is not None:
         stored = orjson.loads(answer.body)
-        if answer.status >= 400 and OMITTED_HEADER in answer.headers:  # past the size cap: the note's message
-            raise ApiError(answer.status, stored["message"])
+        if answer.status >= 400 and OMITTED_HEADER in answer.headers:  # past the size cap, or erased: its message
+            raise ApiError(answer.status, stored.get("message") or stored.get("error", {}).get("message", ""))
         if answer.status >= 400:
             raise ApiError(answer.status, stored["message"], type=stored["type"], fields=stored.get("fields"),
                            extra=stored.get("extra"))

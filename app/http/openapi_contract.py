@@ -37,7 +37,7 @@ def read_snapshot(path: Path = SNAPSHOT) -> dict | None:
 def breaking_changes(old: dict, new: dict) -> list[tuple[str, str]]:
     """(subject, change) for every change of `new` that can break a client written against `old`: a removed or
     renamed path, operation or component, a removed field or parameter, a narrowed type or enum, a new required request
-    field or parameter. The subject (`GET /v1/jobs`, `Job.title`, `PersonSearch`) is what CHANGELOG.md must name."""
+    field or parameter, an operation's request or response body becoming another component. The subject (`GET /v1/jobs`, `Job.title`, `PersonSearch`) is what CHANGELOG.md must name."""
     found: list[tuple[str, str]] = []
     old_paths, new_paths = old.get("paths", {}), new.get("paths", {})
     for path, old_item in old_paths.items():
@@ -72,6 +72,27 @@ def _operation_changes(subject: str, old: dict, new: dict | None) -> list[tuple[
             found.append((subject, f"{key[0]} parameter {key[1]} now required"))
     for key in old_parameters.keys() - new_parameters.keys():
         found.append((subject, f"{key[0]} parameter {key[1]} removed"))
+    new_bodies = body_components(new)
+    for where, component in body_components(old).items():
+        if where in new_bodies and new_bodies[where] != component:  # a generated client's type for it changes
+            found.append((subject, f"{where} component {component} changed to {new_bodies[where]}"))
+    return found
+
+
+def body_components(operation: dict) -> dict[str, str]:
+    """The component each body of an operation is (its request body's and each response's, by content type): what
+    a generated client types the body as. An array of a component counts as that component's list."""
+    bodies = {"request body": (operation.get("requestBody") or {}).get("content", {})}
+    bodies.update({f"response {status}": (response or {}).get("content", {})
+                   for status, response in operation.get("responses", {}).items() if isinstance(response, dict)})
+    found = {}
+    for where, content in bodies.items():
+        for content_type, media in content.items():
+            schema = (media or {}).get("schema") or {}
+            if "$ref" in schema:
+                found[f"{where} {content_type}"] = schema["$ref"].rsplit("/", 1)[-1]
+            elif schema.get("type") == "array" and "$ref" in schema.get("items", {}):
+                found[f"{where} {content_type}"] = f"list of {schema['items']['$ref'].rsplit('/', 1)[-1]}"
     return found
 
 

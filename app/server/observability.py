@@ -84,6 +84,12 @@ def redact_keys(text: str) -> str:
     return text
 
 
+# What would break the JSON access line (deploy/gunicorn.conf.py) inside a string, besides the `"` gunicorn escapes:
+# a backslash (a User-Agent ending in `\` would escape the closing quote) and control characters.
+JSON_UNSAFE = re.compile(r'[\\\x00-\x1f\x7f]')
+JSON_ESCAPES = {"\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
 class RedactingGunicornLogger(GunicornLogger):
     """gunicorn's logger whose access-log atoms and error-log messages never carry an API key (deploy/gunicorn.conf.py
     sets it as logger_class)."""
@@ -101,6 +107,10 @@ class RedactingGunicornLogger(GunicornLogger):
         for name in KEY_HEADER_ATOMS:
             if name in atoms:
                 atoms[name] = REDACTED
+        for name, value in atoms.items():  # gunicorn escapes `"` itself (SafeAtoms): the rest of JSON's escaping here
+            if isinstance(value, str) and JSON_UNSAFE.search(value):
+                atoms[name] = JSON_UNSAFE.sub(lambda found: JSON_ESCAPES.get(found[0], f"\\u{ord(found[0]):04x}"),
+                                              value)
         return atoms
 
 

@@ -16,9 +16,10 @@ from app.data.records import apply_changes, apply_filters, find_by_source_id, so
 from app.files import uploads
 from app.http.upserts import SourceIdUpsert
 from plugins.applications.models import Application
-from plugins.applications.resume_files import remove_unreferenced
+from plugins.applications.resume_files import resume_kept_by
 from plugins.applications.schemas import ApplicationCreateSchema, ApplicationSchema
 from plugins.candidates.models import Candidate
+from plugins.candidates.services import held_candidate
 from plugins.jobs.models import Job
 
 _record_schema = ApplicationSchema()
@@ -109,29 +110,36 @@ def create_for(tenant_id: str, candidate: Candidate, job: Job, values: dict, *,
     _refuse_duplicates(tenant_id, candidate, job, values.get("source_id"))
     columns = uploads.take_from(values, tenant_id)
     values.update(candidate_source_id=candidate.source_id, job_source_id=job.source_id)
-    try:
-        with database.atomic():
-            application = Application.create(tenant=tenant_id, candidate=candidate, job=job, **values, **columns)
-            if attach is not None:
-                attach(application)
-            events.emit(tenant_id, events.APPLICATION_ACTIVITY, application_record(application))
-    except pw.IntegrityError:
-        _refuse_duplicates(tenant_id, candidate, job, values.get("source_id"))
-        if not Candidate.select().where(Candidate.id == candidate.id).exists():  # erased while this was written
-            remove_unreferenced(tenant_id, [columns.get("resume_sha256")])
-            raise NotFound("candidate", candidate.id) from None
-        raise
+    with resume_kept_by(tenant_id, columns):  # a create refused or failed keeps no file
+        try:
+            with database.atomic():
+                held_candidate(tenant_id, candidate.id)  # 404 once erased; an erasure waits for this write
+                application = Application.create(tenant=tenant_id, candidate=candidate, job=job, **values, **columns)
+                if attach is not None:
+                    attach(application)
+                events.emit(tenant_id, events.APPLICATION_ACTIVITY, application_record(application))
+        except pw.IntegrityError:
+            _refuse_duplicates(tenant_id, candidate, job, values.get("source_id"))
+            if not Candidate.select().where(Candidate.id == candidate.id).exists():  # erased while this was written
+                raise NotFound("candidate", candidate.id) from None
+            raise
     return application
 
 
 def update_application(tenant_id: str, application_id, values: dict) -> Application:
-    """Change status and stage (and the resume when one is sent), and announce the change."""
+    """Change status and stage (and the resume when one is sent), and announce the change; 404 when the candidate
+    was erased meanwhile (nothing written, the resume sent not kept). A resume replaced goes once no record of the
+    tenant names it."""
     application = get_application(tenant_id, application_id)
     values = dict(values)
-    values.update(uploads.take_from(values, tenant_id))
-    with database.atomic():
-        apply_changes(application, values)
-        events.emit(tenant_id, events.APPLICATION_ACTIVITY, application_record(application))
+    columns = uploads.take_from(values, tenant_id)
+    values.update(columns)
+    with resume_kept_by(tenant_id, columns, replaced_sha256=application.resume_sha256):
+        with database.atomic():
+            held_candidate(tenant_id, application.candidate_id)  # before any write: see held_candidate
+            application = get_application(tenant_id, application_id)  # as it is now (anonymized meanwhile?)
+            apply_changes(application, values)
+            events.emit(tenant_id, events.APPLICATION_ACTIVITY, application_record(application))
     return application
 
 

@@ -3,9 +3,11 @@
 from app.data import events
 from app.background.periodic import PeriodicJob
 from app.plugins import Plugin, Tasks
+from app.security.auth import accept_signed_forms
 from plugins.calls import tasks
+from plugins.calls.callbacks import TWILIO_FORM
 from plugins.calls.cli import calls_cli
-from plugins.calls.models import Call, CallPlan, CallReminder
+from plugins.calls.models import Call, CallPlan, CallReminder, JobFaq, QuestionRubric
 from plugins.calls.page_routes import page_blp
 from plugins.calls.routes import blp, callbacks_blp
 from plugins.calls.scheduling import (
@@ -20,6 +22,7 @@ from plugins.candidates.services import add_opt_out_listener
 
 
 def init_app(app) -> None:
+    accept_signed_forms(app, callbacks_blp.name, TWILIO_FORM)
     events.add_listener(app, on_application_activity)
     events.add_listener(app, on_call_activity, once_committed=True)
     add_opt_out_listener(app, on_contact_opt_out)
@@ -30,7 +33,8 @@ def init_app(app) -> None:
         add_toggle_listener(app, on_scheduling_toggled)
 
 
-PLUGIN = Plugin(name="calls", blueprints=(blp, callbacks_blp, page_blp), models=(Call, CallPlan, CallReminder),
+PLUGIN = Plugin(name="calls", blueprints=(blp, callbacks_blp, page_blp),
+                models=(Call, CallPlan, CallReminder, JobFaq, QuestionRubric),
                 needs=("jobs", "candidates", "applications", "questions", "scheduling"),
                 tasks=Tasks(queues=(tasks.QUEUE,), periodic=(
                     PeriodicJob("plugins.calls.tasks.reap_stalled_calls", tasks.QUEUE, "CALL_REAPER_INTERVAL"),)),

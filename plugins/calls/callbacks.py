@@ -8,18 +8,27 @@ from twilio.request_validator import RequestValidator
 
 from app.data.db import utcnow
 from app.errors import ApiError
+from app.security.auth import SignedForm
 from app.data.records import get_or_404
 from plugins.calls import sms_replies
 from plugins.calls.lifecycle import advance, questions_for
-from plugins.calls.models import Call
+from plugins.calls.models import FINAL_STATUSES, Call
 from plugins.calls.telephony import Progress
 from plugins.calls.telephony.twilio import STATUS_MAP, question_twiml
 from plugins.candidates.services import opt_in_phone_number, opt_out_phone_number
 
 EMPTY_TWIML = '<?xml version="1.0" encoding="UTF-8"?><Response />'
+HANG_UP_TWIML = '<?xml version="1.0" encoding="UTF-8"?><Response><Hangup/></Response>'
 # Twilio's default opt-out and opt-in keywords: a message that is one of them, whatever its case and spacing
 OPT_OUT_KEYWORDS = frozenset({"STOP", "STOPALL", "STOP ALL", "UNSUBSCRIBE", "CANCEL", "END", "QUIT", "OPTOUT", "REVOKE"})
 OPT_IN_KEYWORDS = frozenset({"START", "YES", "UNSTOP"})
+NOT_CONFIGURED = "Twilio callbacks are not configured (HIREKIT_TWILIO_AUTH_TOKEN)."
+# What Twilio posts, with room to spare: about 40 fields, the longest an SMS body of 1,600 characters (under 15 KB
+# percent-encoded at worst); anything larger is refused before it is read, let alone parsed or its signature checked.
+TWILIO_FORM_MAX_BYTES = 32 * 1024
+TWILIO_FORM_MAX_FIELDS = 100
+TWILIO_FORM = SignedForm(max_bytes=TWILIO_FORM_MAX_BYTES, max_fields=TWILIO_FORM_MAX_FIELDS,
+                         configured_by="TWILIO_AUTH_TOKEN", not_configured=NOT_CONFIGURED)
 
 
 def public_url(path_with_query: str, request_url: str) -> str:
@@ -31,7 +40,7 @@ def public_url(path_with_query: str, request_url: str) -> str:
 def verify_signature(url: str, form: dict, signature: str | None) -> None:
     token = current_app.config["TWILIO_AUTH_TOKEN"]
     if not token:
-        raise ApiError(404, "Twilio callbacks are not configured (HIREKIT_TWILIO_AUTH_TOKEN).")
+        raise ApiError(404, NOT_CONFIGURED)
     if not signature or not RequestValidator(token).validate(url, form, signature):
         raise ApiError(403, "The X-Twilio-Signature header does not match this request.")
 
@@ -51,6 +60,10 @@ def handle(url: str, form: dict, signature: str | None, *, call_id: str, questio
 
 
 def record_answer(call: Call, question: str, speech: str | None, *, silent: bool) -> str:
+    """Add the candidate's answer to the transcript and ask the next question; a call already in a final state
+    (completed, failed, canceled, anonymized or not) takes no more content: Twilio is told to hang up."""
+    if call.status in FINAL_STATUSES:
+        return HANG_UP_TWIML
     try:
         index = int(question)
     except ValueError:
@@ -66,7 +79,10 @@ def record_answer(call: Call, question: str, speech: str | None, *, silent: bool
     following = index + 1
     if following < len(questions):
         transcript.append({"speaker": "agent", "text": questions[following], "question_index": following})
-    Call.update(transcript=transcript, updated_at=utcnow()).where(Call.id == call.id).execute()  # news: not stalled
+    updated = Call.update(transcript=transcript, updated_at=utcnow()).where(  # news: not stalled
+        (Call.id == call.id) & Call.status.not_in(FINAL_STATUSES)).execute()
+    if not updated:  # ended (or anonymized) since it was read
+        return HANG_UP_TWIML
     return question_twiml(current_app.config["TWILIO_CALLBACK_BASE_URL"], str(call.id), questions, following)
 
 

@@ -9,15 +9,19 @@ from flask import current_app
 
 from app.data import events
 from app.data.db import database, utcnow
-from app.errors import Conflict, ValidationFailed
+from app.errors import Conflict, NotFound, ValidationFailed
 from plugins.applications.models import Application
 from plugins.calls.analysis import CallContext, analyze, configured_model
+from plugins.calls.rubric import assess
 from plugins.calls.models import ACTIVE_STATUSES, COMPLETED, FINAL_STATUSES, IN_PROGRESS, QUEUED, RINGING, Call
 from plugins.calls.schemas import CallSchema
 from plugins.calls.telephony import Progress
+from plugins.candidates.services import held_candidate
 from plugins.questions.models import Question
 
 _call_schema = CallSchema()
+ANSWER_KEYS = ("question", "answer", "meets_requirement", "note", "answer_type", "value", "score",
+               "evidence", "follow_ups", "knockout", "weight")
 
 
 def call_record(call: Call) -> dict:
@@ -27,6 +31,16 @@ def call_record(call: Call) -> dict:
 def emit_activity(call: Call) -> None:
     """Every status change is a call_activity event (and so a webhook delivery)."""
     events.emit(call.tenant_id, events.CALL_ACTIVITY, call_record(call))
+
+
+def candidate_held(call: Call) -> bool:
+    """Inside a transaction that changes the call: its candidate's row held first (the order an erasure locks in),
+    so a change either commits before an erasure reads what to erase or finds the candidate gone (False)."""
+    try:
+        held_candidate(call.tenant_id, call.candidate_id)
+    except NotFound:
+        return False
+    return True
 
 
 def active_call(application_id) -> Call | None:
@@ -55,13 +69,17 @@ def new_call(application: Application, *, trigger: str, attempt: int = 1, series
     return call
 
 
-def questions_for(call: Call) -> list[str]:
+def question_rows_for(call: Call) -> list[Question]:
     """The job's questions, then the application's own, in their order."""
-    query = (Question.select(Question.question_text)
-             .where((Question.job == call.job_id) & Question.deleted_at.is_null()
-                    & (Question.application.is_null() | (Question.application == call.application_id)))
-             .order_by(Question.application.is_null(False), Question.position, Question.created_at))
-    return [q.question_text for q in query]
+    own = Question.application.is_null() | (Question.application == call.application_id)
+    return list(Question.select()
+                .where((Question.job == call.job_id) & Question.deleted_at.is_null() & own)
+                .order_by(Question.application.is_null(False), Question.position,
+                          Question.created_at))
+
+
+def questions_for(call: Call) -> list[str]:
+    return [question.question_text for question in question_rows_for(call)]
 
 
 def analysis_context(call: Call, transcript: list[dict]) -> CallContext:
@@ -84,10 +102,13 @@ def advance(call_id, progress: Progress) -> Call | None:
     if progress.status == COMPLETED:
         summary, assessment = analyze(analysis_context(call, transcript), configured_model(current_app.config),
                                       current_app.config.get("LLM_MODEL", ""))
+        summary, assessment = conversation_outcome(call, summary, assessment)
     now = utcnow()
     with database.atomic():
-        call = Call.get(Call.id == call_id)
-        if call.status in FINAL_STATUSES:
+        if not candidate_held(call):
+            return None
+        call = Call.get_or_none(Call.id == call_id)
+        if call is None or call.status in FINAL_STATUSES:
             return call
         call.status = progress.status
         call.transcript = transcript
@@ -106,6 +127,47 @@ def advance(call_id, progress: Progress) -> Call | None:
     return call
 
 
+def conversation_outcome(call: Call, summary: str, assessment: dict) -> tuple[str, dict | None]:
+    """A conversation's typed, rubric-scored answers make its assessment (the analyzer's
+    summary stays); a conversation that ended before screening (wrong person, opt-out, callback)
+    has none."""
+    if not call.answers:
+        return summary, assessment
+    declined = (call.dialogue or {}).get("declined")
+    if call.end_reason not in (None, "completed", "hung_up") or declined:
+        reasons = {"wrong_person": "the person who answered was not the candidate",
+                   "opted_out": "the candidate asked not to be called again",
+                   "callback_booked": "the candidate asked to be called back"}
+        why = reasons.get(call.end_reason, "the candidate declined the screening")
+        return f"The screening call did not take place: {why}.", None
+    answers = [{key: entry.get(key) for key in ANSWER_KEYS} for entry in call.answers]
+    outcome = {**assess(call.answers), "answers": answers, "analyzer": call.analyzer or "rules"}
+    if assessment.get("analyzer") == "rules":
+        summary = conversation_summary(call, outcome)
+    return summary, outcome
+
+
+def conversation_summary(call: Call, outcome: dict) -> str:
+    """The rules' summary of a conversation: each answer, what the candidate asked, the outcome."""
+    candidate = call.candidate
+    name = " ".join(part for part in (candidate.first_name, candidate.last_name) if part)
+    parts = [f"{name} was screened by phone for the {call.job.title} position."]
+    for entry in call.answers:
+        evidence = entry.get("evidence")
+        said = f'said "{evidence.rstrip(".")}"' if evidence else "gave no answer"
+        parts.append(f'Asked "{entry["question"]}", they {said}.')
+    passed = [q["question"] for q in call.candidate_questions or [] if q.get("passed_to_recruiter")]
+    if call.candidate_questions:
+        parts.append(f"They asked {len(call.candidate_questions)} question(s) of their own"
+                     + (f"; for the recruiter: {'; '.join(passed)}" if passed else "") + ".")
+    met = sum(1 for entry in call.answers if entry.get("meets_requirement"))
+    parts.append(f"{met} of {len(call.answers)} requirements met; score {outcome['score']}; "
+                 f"recommendation: {outcome['recommendation']}.")
+    if outcome["knockouts_failed"]:
+        parts.append(f"Knockout failed: {'; '.join(outcome['knockouts_failed'])}.")
+    return " ".join(parts)
+
+
 def end_call(call: Call, status: str, reason: str, *, as_read: bool = False, now: dt.datetime | None = None) -> bool:
     """End the call as `status` (canceled, failed) with `reason` if it is still in the status it was read in (with
     `as_read`, also not updated since it was read): a call that moved meanwhile is alive. Answers whether it ended."""
@@ -114,6 +176,8 @@ def end_call(call: Call, status: str, reason: str, *, as_read: bool = False, now
     if as_read:
         condition &= Call.updated_at == call.updated_at
     with database.atomic():
+        if not candidate_held(call):
+            return False
         ended = Call.update(status=status, error=reason, ended_at=now, updated_at=now).where(condition).execute()
         if ended:
             emit_activity(Call.get(Call.id == call.id))

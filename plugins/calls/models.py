@@ -8,6 +8,7 @@ from app.data.tenancy import Tenant
 from plugins.applications.models import Application
 from plugins.candidates.models import Candidate
 from plugins.jobs.models import Job
+from plugins.questions.models import Question
 
 QUEUED, RINGING, IN_PROGRESS = "queued", "ringing", "in_progress"
 COMPLETED, NO_ANSWER, BUSY, FAILED, CANCELED = "completed", "no_answer", "busy", "failed", "canceled"
@@ -49,6 +50,16 @@ class Call(TenantRecord):
     dialled_at = pw.DateTimeField(null=True)  # set once, by the one job that claims the call to dial it
     started_at = pw.DateTimeField(null=True)
     ended_at = pw.DateTimeField(null=True)
+    # What the conversation kept (plugins.calls.conversation): per-question results, the
+    # candidate's own questions, why it ended, how long it lasted, its language, who led it
+    # (rules or llm:<model>), and where it stands
+    answers = JSONField(default=list)
+    candidate_questions = JSONField(default=list)
+    end_reason = pw.CharField(max_length=16, null=True)
+    duration_seconds = pw.IntegerField(null=True)
+    language = pw.CharField(max_length=16, null=True)
+    analyzer = pw.CharField(max_length=100, null=True)
+    dialogue = JSONField(null=True)
 
     class Meta:
         table_name = "calls"
@@ -106,3 +117,36 @@ class CallPlan(TimestampedModel):
 
     class Meta:
         table_name = "call_plans"
+
+
+class JobFaq(TimestampedModel):
+    """A job's answers to questions candidates ask on a call, beyond the job record itself."""
+
+    job = pw.ForeignKeyField(Job, primary_key=True, on_delete="CASCADE", column_name="job_id")
+    tenant = pw.ForeignKeyField(Tenant, on_delete="CASCADE", column_name="tenant_id")
+    entries = JSONField(default=list)  # [{"question": ..., "answer": ...}]
+
+    class Meta:
+        table_name = "job_faqs"
+
+
+ANSWER_TYPES = ("yes_no", "number", "choice", "text")
+
+
+class QuestionRubric(TimestampedModel):
+    """How one screening question's answer is judged: its type, what meets it, whether failing it
+    rejects, its weight."""
+
+    question = pw.ForeignKeyField(Question, primary_key=True, on_delete="CASCADE",
+                                  column_name="question_id")
+    tenant = pw.ForeignKeyField(Tenant, on_delete="CASCADE", column_name="tenant_id")
+    answer_type = pw.CharField(max_length=8, null=True)  # None: inferred from the wording
+    expected = pw.CharField(max_length=3, null=True)  # yes_no: "yes" or "no"
+    minimum = pw.DoubleField(null=True)  # number: the least that meets it
+    choices = JSONField(default=list)  # choice: the options
+    accepted = JSONField(default=list)  # choice: the options that meet it
+    knockout = pw.BooleanField(default=False)
+    weight = pw.DoubleField(default=1.0)
+
+    class Meta:
+        table_name = "question_rubrics"

@@ -26,6 +26,7 @@ from plugins.calls.models import ACTIVE_STATUSES, CALLBACK, FINAL_STATUSES, QUEU
 from plugins.candidates.consent import API, VOICE
 
 PAST_SLACK = dt.timedelta(seconds=60)  # "now" as a client's clock says it may be a little behind ours
+FARTHEST_AHEAD = dt.timedelta(days=366)  # a call is booked within a year
 
 
 def movable(call: Call) -> bool:
@@ -47,6 +48,8 @@ def check_call_time(call: Call, when: dt.datetime, schedule: dict) -> None:
     zone = candidate_timezone(candidate)
     if when < now - PAST_SLACK:
         raise CallTimeNotAllowed("the time has passed", next_allowed_at(candidate, schedule, now), zone)
+    if when > now + FARTHEST_AHEAD:
+        raise CallTimeNotAllowed("more than a year ahead", next_allowed_at(candidate, schedule, now), zone)
     when = max(when, now)
     if not is_allowed_at(candidate, schedule, when):
         raise CallTimeNotAllowed(f"outside the {hours_description(candidate, schedule)}",
@@ -130,7 +133,11 @@ def reschedule_request(tenant_id: str, call_id, when: dt.datetime) -> Call:
     call = get_owned(Call, tenant_id, call_id)
     if when.tzinfo is None:
         when = when.replace(tzinfo=candidate_timezone(call.candidate).zone)
-    return reschedule(tenant_id, call.id, when.astimezone(dt.timezone.utc).replace(tzinfo=None), source=API)
+    try:
+        when = when.astimezone(dt.timezone.utc).replace(tzinfo=None)
+    except OverflowError:
+        raise ApiError(422, "scheduled_for: out of range", fields={"scheduled_for": ["Out of range."]}) from None
+    return reschedule(tenant_id, call.id, when, source=API)
 
 
 def cancel(tenant_id: str, call_id, *, reason: str) -> Call:

@@ -6,15 +6,19 @@ from flask.views import MethodView
 from app.http.api import Blueprint
 from app.security.auth import current_tenant_id
 from app.http.record_routes import add_list_route, add_read_route
-from plugins.calls import callbacks, rescheduling, services
+from plugins.calls import callbacks, rescheduling, screening, services
 from plugins.calls.models import Call
 from plugins.calls.schemas import (
     CallListArgsSchema,
     CallSchema,
     CallWithRemindersSchema,
     CancelBodySchema,
+    FaqBodySchema,
+    FaqSchema,
     InstantCallArgsSchema,
     RescheduleBodySchema,
+    RubricBodySchema,
+    RubricSchema,
 )
 
 blp = Blueprint("calls", __name__, url_prefix="/v1", template_folder="templates",
@@ -72,6 +76,34 @@ class CallCancel(MethodView):
         A call ringing, in progress or finished answers 409. The cancel is a call_activity event (status canceled)."""
         return rescheduling.cancel(current_tenant_id(), call_id,
                                    reason=(body or {}).get("reason") or "canceled by the client")
+
+
+@blp.route("/jobs/<job_id>/faq")
+class JobFaq(MethodView):
+    @blp.response(200, FaqSchema)
+    def get(self, job_id):
+        """The job's FAQ: what a call may answer to candidates' questions (empty until PUT)"""
+        return screening.get_faq(current_tenant_id(), job_id)
+
+    @blp.arguments(FaqBodySchema)
+    @blp.response(200, FaqSchema)
+    def put(self, values, job_id):
+        """Replace the job's FAQ (at most 100 question and answer pairs)"""
+        return screening.replace_faq(current_tenant_id(), job_id, values)
+
+
+@blp.route("/jobs/<job_id>/questions/<question_id>/rubric")
+class QuestionRubric(MethodView):
+    @blp.response(200, RubricSchema)
+    def get(self, job_id, question_id):
+        """How the question's answer is judged on a call (the inferred defaults until one is PUT)"""
+        return screening.get_rubric(current_tenant_id(), job_id, question_id)
+
+    @blp.arguments(RubricBodySchema)
+    @blp.response(200, RubricSchema)
+    def put(self, values, job_id, question_id):
+        """Replace the question's rubric: answer type, expected or minimum, knockout, weight"""
+        return screening.replace_rubric(current_tenant_id(), job_id, question_id, values)
 
 
 @callbacks_blp.route("/twilio")

@@ -24,6 +24,7 @@ from plugins.calls.calling_hours import (
 )
 from plugins.calls.models import INSTANT, Call, CallReminder
 from plugins.candidates.consent import VOICE
+from plugins.candidates.services import held_candidate
 
 FILTER_COLUMNS = {"job_id": Call.job, "candidate_id": Call.candidate, "application_id": Call.application,
                   "application_source_id": Call.application_source_id, "job_source_id": Call.job_source_id,
@@ -71,17 +72,18 @@ def start_instant_call(tenant_id: str, application_id, *, outside_calling_hours:
     down answers 503 with nothing stored rather than a call that would wait for the reaper.
     """
     application = get_owned(Application, tenant_id, application_id)
-    candidate = application.candidate
-    refusal = contact_refusal(candidate, VOICE) if not candidate.contact_opt_out else None
-    if refusal:
-        raise Conflict(f"no call can be made: {refusal}")
-    now = utcnow()
-    allowed, reason = next_allowed_at(candidate, None, now), f"outside the {hours_description(candidate)}"
-    if allowed == now and candidate.phone_no:
-        capped = daily_cap_next_day(candidate, candidate.phone_no, now, None)
-        if capped is not None:
-            allowed, reason = capped, daily_cap_reason(candidate)
     with database.atomic():
+        # first: 404 once erased, and an erasure waits for this write
+        candidate = held_candidate(tenant_id, application.candidate_id)
+        refusal = contact_refusal(candidate, VOICE) if not candidate.contact_opt_out else None
+        if refusal:
+            raise Conflict(f"no call can be made: {refusal}")
+        now = utcnow()
+        allowed, reason = next_allowed_at(candidate, None, now), f"outside the {hours_description(candidate)}"
+        if allowed == now and candidate.phone_no:
+            capped = daily_cap_next_day(candidate, candidate.phone_no, now, None)
+            if capped is not None:
+                allowed, reason = capped, daily_cap_reason(candidate)
         existing = active_call(application.id)
         if existing is not None:
             raise Conflict(f"application {application.id} already has a call {existing.status}", existing_id=existing.id)

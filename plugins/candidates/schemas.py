@@ -15,8 +15,18 @@ from plugins.candidates.zones import SOURCES as ZONE_SOURCES
 PHONE_EXAMPLE = "+1 415 555 2671"
 
 
+PHONE_NUMBER_MAX_LENGTH = 64  # characters as sent: far more than any number with its spaces and extension
+
+
 class PhoneNumber(ma.fields.String):
-    """An international phone number with its country code, answered and stored in E.164 (+14155552671)."""
+    """An international phone number with its country code, answered and stored in E.164 (+14155552671); at most
+    MAX_LENGTH characters as sent (spaces, dashes and an extension included), documented as maxLength."""
+
+    MAX_LENGTH = PHONE_NUMBER_MAX_LENGTH
+
+    def __init__(self, **kwargs):
+        kwargs["validate"] = [*(kwargs.get("validate") or []), ma.validate.Length(max=self.MAX_LENGTH)]
+        super().__init__(**kwargs)
 
     default_error_messages = {
         "no_country_code": f"Include the country code in international format, e.g. {PHONE_EXAMPLE}.",
@@ -25,6 +35,8 @@ class PhoneNumber(ma.fields.String):
     }
 
     def _deserialize(self, value, attr, data, **kwargs):
+        if isinstance(value, str) and len(value) > self.MAX_LENGTH:  # refused before it is parsed
+            raise ma.ValidationError(f"Longer than maximum length {self.MAX_LENGTH}.")
         text = super()._deserialize(value, attr, data, **kwargs).strip()
         if not text.startswith("+") and not text.startswith("00"):
             raise self.make_error("no_country_code")

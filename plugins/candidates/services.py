@@ -41,11 +41,25 @@ def find_by_email(tenant_id: str, email: str) -> Candidate | None:
 
 
 def create_candidate(tenant_id: str, values: dict) -> Candidate:
-    """A new candidate; its source_id is unique per tenant (409 naming the existing one)."""
+    """A new candidate; its source_id is unique per tenant (409 naming the existing one, the resume sent not kept)."""
+    from plugins.applications.resume_files import resume_kept_by
+
     values = dict(values)
     columns = uploads.take_from(values, tenant_id)
     columns.update(zone_columns(Candidate(tenant=tenant_id, **values)))
-    return create_with_source_id(Candidate, tenant_id, values, **columns)
+    with resume_kept_by(tenant_id, columns):
+        return create_with_source_id(Candidate, tenant_id, values, **columns)
+
+
+def held_candidate(tenant_id: str, candidate_id) -> Candidate:
+    """Inside a write's transaction, before it writes anything about the candidate: their row, held FOR SHARE on
+    PostgreSQL, so an erasure or anonymization (which lock it FOR UPDATE first) either waits for the write to commit
+    or runs first and the write finds the candidate gone (404). SQLite's writing transaction holds the write lock."""
+    query = Candidate.select().where((Candidate.tenant == tenant_id) & (Candidate.id == candidate_id))
+    candidate = (query.for_update("FOR SHARE") if database.for_update else query).first()
+    if candidate is None:
+        raise NotFound("candidate", candidate_id)
+    return candidate
 
 
 def update_candidate(tenant_id: str, candidate_id, values: dict) -> Candidate:
@@ -55,7 +69,16 @@ def update_candidate(tenant_id: str, candidate_id, values: dict) -> Candidate:
         existing = find_by_source_id(Candidate, tenant_id, new_source_id)
         if existing is not None:
             raise source_id_taken(Candidate, new_source_id, existing.id)
-    return still_there(with_current_zone(apply_changes(candidate, values)))
+    return changed(candidate, values)
+
+
+def changed(candidate: Candidate, values: dict) -> Candidate:
+    """The candidate with `values` saved and its zone recomputed (404 when erased meanwhile); a resume it replaced
+    goes once no record of the tenant names it."""
+    from plugins.applications.resume_files import resume_kept_by
+
+    with resume_kept_by(candidate.tenant_id, values, replaced_sha256=candidate.resume_sha256):
+        return still_there(with_current_zone(apply_changes(candidate, values)))
 
 
 def with_current_zone(candidate: Candidate) -> Candidate:
@@ -78,7 +101,7 @@ def replace_candidate(tenant_id: str, candidate: Candidate, values: dict) -> Can
     """The upsert's replace: every field of the create body (its resume too, when one is sent) over the stored ones."""
     values = dict(values)
     values.update(uploads.take_from(values, tenant_id))
-    return still_there(with_current_zone(apply_changes(candidate, values)))
+    return changed(candidate, values)
 
 
 def resume_of(tenant_id: str, candidate_id):

@@ -6,6 +6,10 @@ from app.http.api import PageArgsSchema, RecordSchema
 from app.http.fields import IsoDateString, OnlySentFields, StrictSchema, Text, optional_text
 
 MONEY = ma.validate.Range(min=0)
+# The longest job description (characters): several times the longest postings ATSs carry, HTML included; it bounds
+# what a job costs to store, list, show on the board and generate questions from.
+MAX_DESCRIPTION_LENGTH = 50_000
+DESCRIPTION = {"description": f"Job description (at most {MAX_DESCRIPTION_LENGTH:,} characters)"}
 
 
 class JobFieldsSchema(StrictSchema):
@@ -34,7 +38,8 @@ class JobFieldsSchema(StrictSchema):
     recruiter_email = ma.fields.Email(load_default=None, allow_none=True)
     recruiter_work_phone_no = optional_text(max_length=64)
     status = optional_text(max_length=100, metadata={"description": "Free text; open, closed and draft are suggested"})
-    desc = optional_text(attribute="description", data_key="desc", metadata={"description": "Job description"})
+    desc = optional_text(attribute="description", data_key="desc", max_length=MAX_DESCRIPTION_LENGTH,
+                         metadata=DESCRIPTION)
 
     @ma.validates_schema
     def pay_range_in_order(self, data, **kwargs):
@@ -52,7 +57,8 @@ class JobCreateSchema(JobFieldsSchema):
     recruiter_email = ma.fields.Email(required=True)
     recruiter_work_phone_no = Text(required=True, max_length=64)
     status = Text(required=True, max_length=100, metadata={"description": "Free text; open, closed and draft are suggested"})
-    desc = Text(required=True, attribute="description", data_key="desc", metadata={"description": "Job description"})
+    desc = Text(required=True, attribute="description", data_key="desc", max_length=MAX_DESCRIPTION_LENGTH,
+                metadata=DESCRIPTION)
     source_id = Text(required=True, max_length=255, metadata={"description": "The job's id in your system; unique per tenant"})
 
 

@@ -53,7 +53,8 @@ class Spend:
     def add_pattern(self, where: str) -> None:
         self.patterns += 1
         if self.patterns > MAX_PATTERNS:
-            raise DslError(where, f"a query holds at most {MAX_PATTERNS} prefix and wildcard patterns (query budget)")
+            raise DslError(where, f"a query holds at most {MAX_PATTERNS} prefix and wildcard patterns and ranges on "
+                                  "keyword fields (query budget)")
         self.add_terms(1, where)
 
 
@@ -206,7 +207,10 @@ def _range(body, where: str, depth: int, spend: Spend) -> dict:
     _only_options(bounds, set(RANGE_BOUNDS), here)
     if "gt" in bounds and "gte" in bounds or "lt" in bounds and "lte" in bounds:
         raise DslError(here, "give at most one lower bound (gt or gte) and one upper bound (lt or lte)")
-    spend.add_terms(1, here)
+    if f.kind == KEYWORD:  # the embedded engine compiles a keyword's range into an automaton, like a pattern
+        spend.add_pattern(here)
+    else:
+        spend.add_terms(1, here)
     return {f.path: {name: _scalar(f, value, f"{here}.{name}") for name, value in bounds.items()}}
 
 

@@ -13,7 +13,7 @@ MAX_PATTERN_WILDCARDS = 4  # * and ? in one wildcard pattern (% in an SQL LIKE p
 # step that holds the interpreter lock, and its cost grows with what follows the first wildcard (with 10 wildcards and
 # 100 characters, 50-100 ms, during which every other request thread of the worker waited); the text before it is cheap.
 MAX_WILDCARD_TAIL = 20
-MAX_PATTERNS = 5  # prefix and wildcard clauses in one query: each compiles to an automaton
+MAX_PATTERNS = 5  # prefix and wildcard clauses and ranges on keyword fields in one query: each compiles to an automaton
 MAX_CLAUSES = 200  # clauses in one query, bool clauses included
 MAX_DEPTH = 20  # levels bool clauses nest
 MAX_VALUES = 1_000  # values in one array (terms values, a bool's clause list)
@@ -31,7 +31,8 @@ BUDGET_DOC = (
     f"{MAX_TOKENS} tokens each; a prefix or wildcard pattern (an SQL LIKE pattern too) at most {MAX_PATTERN_LENGTH} "
     f"characters, and a wildcard at most {MAX_PATTERN_WILDCARDS} * or ? (SQL: %) and at most {MAX_WILDCARD_TAIL} characters "
     f"from its first * or ? to its end, at most {MAX_PATTERNS} patterns a "
-    f"query; on the embedded engine a pattern must "
+    f"query (a range on a keyword field counts as a pattern: it compiles to an automaton); on the embedded engine a "
+    f"pattern must "
     f"also compile to at most {ENGINE_AUTOMATON_STATES:,} automaton states (several ? after a * and a character do not); "
     f"at most {MAX_CLAUSES} clauses (bool included), nested at most {MAX_DEPTH} deep; at most {MAX_VALUES:,} values in "
     f"one array and {MAX_TERMS:,} terms in the whole query (each term or terms value, match token, pattern, range and "

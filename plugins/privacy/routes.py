@@ -1,5 +1,6 @@
 """Privacy routes: a candidate's export, erasure and anonymization, and the tenant's erasure log."""
 
+from flask import after_this_request
 from flask.views import MethodView
 
 from app.http.api import Blueprint
@@ -22,8 +23,15 @@ class CandidateExport(MethodView):
     @blp.response(200, ExportSchema)
     @blp.doc(operationId="export_candidate")
     def get(self, candidate_id):
-        """Everything held about a candidate, as one JSON document (access request)"""
+        """Everything held about a candidate, as one JSON document (access request); never stored by a cache"""
+        after_this_request(kept_by_no_cache)
         return export_candidate(current_tenant_id(), candidate_id)
+
+
+def kept_by_no_cache(response):
+    """Personal data: no browser or proxy cache keeps the answer (as for the resume downloads)."""
+    response.headers["Cache-Control"] = "no-store"
+    return response
 
 
 @blp.route("/candidates/<candidate_id>")

@@ -13,6 +13,11 @@ from typing import Protocol
 
 from app.outbound import llm
 
+# Questions are generated from the first this many characters of a description (a posting's requirements come well
+# within them): the rules scan the text once per term they know, so this bounds what one generation costs (well
+# under a second of one core) whatever the description's length, up to its bound of 50,000.
+MAX_DESCRIPTION_READ = 20_000
+
 log = logging.getLogger("hirekit.questions")
 
 MIN_QUESTIONS = 5
@@ -41,7 +46,7 @@ class JobFacts:
     @classmethod
     def of(cls, job) -> JobFacts:
         return cls(**{name: getattr(job, name, None) for name in cls.__dataclass_fields__ if name != "description"},
-                   description=job.description or "")
+                   description=(job.description or "")[:MAX_DESCRIPTION_READ])
 
 
 class QuestionGenerator(Protocol):

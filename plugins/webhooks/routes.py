@@ -3,6 +3,7 @@ and replay deliveries (SPEC 2.8, 3, 4.1)."""
 
 from flask.views import MethodView
 
+from app.http import idempotency
 from app.http.api import Blueprint, page_schema
 from app.security.auth import current_tenant_id
 from app.http.listing import WholeListArgsSchema
@@ -35,7 +36,9 @@ class TenantWebhooks(MethodView):
     @blp.alt_response(200, schema=TenantWebhookSchema, description="An existing webhook for the event was updated")
     @blp.errors(403)
     def post(self, values):
-        """Create the webhook for an event (201), or update it (200); a generated secret is shown in this answer only"""
+        """Create the webhook for an event (201), or update it (200); a generated secret is shown in this answer only
+        (a retry with the same Idempotency-Key replays the answer without it)"""
+        idempotency.withhold_from_stored_answer("secret")
         webhook, created = services.save_webhook(current_tenant_id(), values)
         return webhook, 201 if created else 200
 

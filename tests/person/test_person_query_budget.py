@@ -44,6 +44,14 @@ OVER_BUDGET = [
                  id="characters after the first wildcard"),
     pytest.param(should([{"wildcard": {"summary": f"*{c}*e*"}} for c in "abcdefghijk"[:MAX_PATTERNS + 1]]),
                  f"at most {MAX_PATTERNS} prefix and wildcard patterns", id="patterns per query"),
+    pytest.param(should([{"range": {"emails.address": {"gte": c, "lt": f"{c}z"}}} for c in "abcdefghij"[:MAX_PATTERNS + 1]]),
+                 f"at most {MAX_PATTERNS} prefix and wildcard patterns and ranges on keyword fields",
+                 id="keyword ranges per query"),
+    pytest.param(should([{"range": {"emails.address": {"gte": f"a{i}"}}} for i in range(199)]),
+                 f"at most {MAX_PATTERNS} prefix and wildcard patterns and ranges on keyword fields",
+                 id="199 keyword ranges"),
+    pytest.param(should([{"prefix": {"full_name": "a"}}] * (MAX_PATTERNS - 1) + [{"range": {"emails.address": {"lt": "m"}}}] * 2),
+                 f"at most {MAX_PATTERNS} prefix and wildcard patterns", id="patterns and keyword ranges together"),
     pytest.param(should([{"term": {"skills": f"s{i}"}} for i in range(MAX_CLAUSES)]), f"at most {MAX_CLAUSES} clauses",
                  id="clauses"),
     pytest.param(should([{"terms": {"skills": [f"s{i}" for i in range(600)]}}, {"terms": {"skills": [f"t{i}" for i in range(401)]}}]),
@@ -110,6 +118,8 @@ def test_queries_at_the_bounds_still_answer(person_client):
         {"wildcard": {"location_locality": "*o"}},
         {"wildcard": {"full_name": "e" * (MAX_PATTERN_LENGTH - MAX_WILDCARD_TAIL) + "*" + "n" * (MAX_WILDCARD_TAIL - 1)}},
         should([{"prefix": {"full_name": c}} for c in "abcdefghij"[:MAX_PATTERNS]]),
+        should([{"range": {"emails.address": {"gte": c, "lt": f"{c}z"}}} for c in "abcdefghij"[:MAX_PATTERNS]]),
+        should([{"range": {"birth_year": {"gte": 1900 + i}}} for i in range(50)]),  # numeric ranges are no automata
         should([{"term": {"skills": f"s{i}"}} for i in range(MAX_CLAUSES - 1)]),
         should([{"terms": {"skills": [f"s{i}" for i in range(600)]}}, {"terms": {"skills": [f"t{i}" for i in range(400)]}}]),
     ]

@@ -39,8 +39,13 @@ class CancelToolArgsSchema(CallIdArgsSchema):
                               metadata={"description": "Why it is canceled (kept as the call's error)"})
 
 
-CALL_FIELDS = ("The call has status ({statuses}), summary, assessment (score 0-100, recommendation advance/hold/reject, "
-               "per-question answers), transcript, started_at, ended_at and attempt.").format(statuses=", ".join(STATUSES))
+CALL_FIELDS = ("The call has status ({statuses}), summary, assessment (score 0-100, "
+               "recommendation advance/hold/reject, per-question answers, knockouts_failed), "
+               "transcript (turns with speaker, text, at_ms, question_index, interrupted), answers "
+               "(per question: answer, typed value, score 0-5, meets_requirement, evidence, "
+               "follow_ups, status), candidate_questions (the candidate's questions and answers "
+               "given, or passed to the recruiter), end_reason, duration_seconds, language, "
+               "analyzer, started_at, ended_at and attempt.").format(statuses=", ".join(STATUSES))
 
 def confirm_instant_call(tenant_id: str, arguments: dict) -> str:
     """The question the person answers before start_instant_call rings anyone: who, which country's number, which job."""
