@@ -164,6 +164,16 @@ DEFAULTS: dict[str, object] = {
     # browser origins allowed to call the MCP servers (DNS-rebinding protection); a request without Origin is never
     # refused; `*` allows any
     "MCP_ALLOWED_ORIGINS": [],
+    # --- OAuth for the MCP servers ---
+    # the authorization server's issuer and the base of the MCP endpoints' resource identifiers, as clients reach them
+    # (https://hirekit.example.com); empty: the scheme and host each request came to
+    "OAUTH_ISSUER": "",
+    "OAUTH_ACCESS_TOKEN_SECONDS": 900,  # how long an access token works; clients refresh it after
+    "OAUTH_REFRESH_TOKEN_DAYS": 30.0,  # how long an unused refresh token stays valid (each refresh rotates it)
+    "OAUTH_SIGN_IN_SECONDS": 3600,  # how long a person stays signed in to the sign-in and consent pages
+    "OAUTH_CLIENT_DOCUMENT_MAX_BYTES": 5120,  # largest client metadata document fetched (a larger one: invalid_client)
+    "OAUTH_CLIENT_DOCUMENT_TIMEOUT": 5.0,  # seconds a client metadata document's fetch may take, connect to last byte
+    "OAUTH_CLIENT_DOCUMENT_CACHE_SECONDS": 3600.0,  # seconds a fetched client metadata document is used before a refetch
 }
 
 ENV_PREFIX = "HIREKIT_"

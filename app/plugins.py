@@ -23,6 +23,7 @@ ALL_PLUGINS = (  # the families HIREKIT_PLUGINS selects from
     "privacy",
     "person",
     "mcp",
+    "oauth",
     "board",
 )
 

@@ -7,6 +7,7 @@ points another tenant's key at them.
 from __future__ import annotations
 
 import base64
+import uuid
 
 from tests.factories import candidate_body, create_job, pdf_bytes
 
@@ -43,6 +44,8 @@ def seed_records(client, tenant) -> dict:
     call = ok(client.post(f"/v1/applications/{application['id']}/instant-call", headers=headers), 202)
     erased = ok(client.post("/v1/candidates", headers=headers, json=candidate_body(source_id=f"{tenant.id}-erased")), 201)
     assert client.delete(f"/v1/candidates/{erased['id']}", headers=headers).status_code == 204  # a tombstone, a log row
+    user = ok(client.post("/v1/users", headers=headers, json={"email": f"{tenant.id}-user@example.com", "name": "Admin",
+                                                              "password": "correct horse battery staple"}), 201)
     unwanted = f"+1415555{1000 + sum(map(ord, tenant.id)) % 9000}"  # a number of the tenant's own, and only its
     ok(client.post("/v1/do-not-call", headers=headers, json={"phone_no": unwanted}), 201)
     deliveries = ok(client.get(f"/v1/tenant-webhook/{webhook['id']}/deliveries?page=1&size=1", headers=headers))
@@ -53,6 +56,8 @@ def seed_records(client, tenant) -> dict:
         "delivery_id": deliveries["data"][0]["id"], "person_id": PERSON_ID,
         "source_id": job["source_id"],  # the by-source-id upserts' path value
         "erased_candidate_id": erased["id"],
+        # no authorization exists: B must get 404 all the same
+        "user_id": user["id"], "authorization_id": str(uuid.uuid4()), "consent_id": str(uuid.uuid4()),
         "phone_no": unwanted,  # on the tenant's do-not-call list
         "token": "not-a-page-link",  # the candidate's page is opened by its signed link, never by a key
     }

@@ -66,8 +66,10 @@ def test_the_sdk_client_lists_reads_and_writes_jobs(live_url, client, tenant_a, 
         assert all(header == ("2026-07-28", method) for header, method in zip(sent[1:], ["tools/list"] + ["tools/call"] * 4))
 
     names = [tool.name for tool in tools]
-    assert names == ["list_jobs", "get_job", "create_job", "update_job", "upsert_jobs", "list_applications", "get_application",
-                     "list_job_questions", "generate_job_questions", "start_instant_call", "get_call", "list_calls"]
+    assert names == ["list_jobs", "get_job", "create_job", "update_job", "upsert_jobs", "upsert_candidate",
+                     "get_candidate", "list_candidates", "upsert_application", "list_applications", "get_application",
+                     "list_job_questions", "generate_job_questions", "start_instant_call", "reschedule_call",
+                     "cancel_call", "get_call", "list_calls"]
     assert_valid_tool_schemas(tools)
     by_name = {tool.name: tool for tool in tools}
     assert by_name["list_jobs"].annotations.read_only_hint is True

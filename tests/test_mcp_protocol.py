@@ -52,7 +52,9 @@ def test_initialize_answers_the_clients_version_when_supported(client, tenant_a,
         result = response.json["result"]
         assert response.json["id"] == 1
         assert result["protocolVersion"] == version
-        assert result["capabilities"] == {"tools": {"listChanged": False}}
+        assert result["capabilities"] == {"/mcp": {"tools": {"listChanged": False}, "resources": {"listChanged": False},
+                                                   "prompts": {"listChanged": False}},
+                                          "/mcp/sourcing": {"tools": {"listChanged": False}}}[path]
         assert result["serverInfo"]["name"] == {"/mcp": "hirekit-jobs", "/mcp/sourcing": "hirekit-sourcing"}[path]
         assert "stateless" in result["instructions"]
 
@@ -121,8 +123,9 @@ def test_an_invalid_request_object_is_400_invalid_request(client, tenant_a):
 
 
 def test_an_unknown_method_is_method_not_found_on_200(client, tenant_a):
-    for method in ("resources/list", "prompts/list", "server/discover", "tools/destroy"):
-        response = call(client, tenant_a, method, {}, request_id="abc")
+    for method, path in (("resources/list", "/mcp/sourcing"), ("prompts/list", "/mcp/sourcing"),
+                         ("server/discover", "/mcp"), ("tools/destroy", "/mcp")):
+        response = call(client, tenant_a, method, {}, request_id="abc", path=path)
         assert response.status_code == 200
         assert response.json["id"] == "abc"
         assert response.json["error"]["code"] == -32601

@@ -21,7 +21,8 @@ from tests.factories import candidate_body, create_job, job_body, pdf_bytes
 from tests.tenant_records import seed_records
 
 # routes that hold no tenant data: health, the API document, and the person dataset (shared, read-only)
-NO_TENANT_DATA = re.compile(r"^/(healthz|readyz|openapi\.json|docs|static/|v[12]/(sandbox/)?person/)")
+# /oauth and /.well-known: the authorization server reaches a tenant only through a person's sign-in (test_mcp_oauth)
+NO_TENANT_DATA = re.compile(r"^/(healthz|readyz|openapi\.json|docs|static/|v[12]/(sandbox/)?person/|oauth/|\.well-known/)")
 METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
 SCHEDULE_SETTING = {"window_start_time": "09:00:00", "window_end_time": "17:00:00", "daily_attempts": 1, "total_attempts": 1,
                     "retry_interval": 60, "days_of_week": [1, 2, 3, 4, 5]}
@@ -92,7 +93,21 @@ def request_for(rule: str, method: str, a: dict) -> dict | None:
         # creates that name nothing of A's: they land in B's tenant
         ("POST", "/v1/jobs"): {"json": job_body()},
         ("POST", "/v1/candidates"): {"json": candidate_body()},
-        ("GET", "/v1/events"): {"query_string": {"size": 100}},  # the event feed has no pages, only `after`
+        ("POST", "/v1/users"): {"json": {"email": "mallory@example.com", "name": "Mallory",
+                                         "password": "correct horse battery staple"}},
+        ("PATCH", "/v1/users/<user_id>"): {"json": {"name": "Mallory", "disabled": True}},
+        ("DELETE", "/v1/users/<user_id>"): {},
+        ("DELETE", "/v1/users/<user_id>/authorizations/<authorization_id>"): {},
+        ("GET", "/v1/events"): {"query_string": {"size": 100}},
+        # the authorization server's forms and endpoints, sent without a sign-in, a form token or a client
+        ("POST", "/oauth/authorize"): {"data": {"decision": "allow"}},
+        ("POST", "/oauth/sign-in"): {"data": {"email": "mallory@example.com", "password": "guess"}},
+        ("POST", "/oauth/sign-out"): {},
+        ("POST", "/oauth/authorizations/<consent_id>/revoke"): {},
+        ("POST", "/oauth/token"): {"data": {"grant_type": "authorization_code", "code": "stolen"}},
+        ("POST", "/oauth/revoke"): {"data": {"token": "hkat_stolen"}},
+        ("POST", "/oauth/register"): {"json": {"redirect_uris": ["https://app.example/cb"],
+                                               "token_endpoint_auth_method": "none"}},  # the event feed has no pages, only `after`
         # Twilio calls back with its signature, not a key: an unsigned callback about A's call is refused
         ("POST", "/v1/calls/callbacks/twilio"): {"query_string": {"call_id": a["call_id"]}, "data": {"CallStatus": "completed"}},
         # and an unsigned STOP opts nobody out
@@ -128,7 +143,7 @@ def without_source_id(body: dict) -> dict:
 # what B may be answered on creates that name A's records (never 2xx); creates in B's own tenant are 201
 CREATE_EXPECTED = {"/v1/applications": {404, 422}, "/v1/applications/with-questions": {404, 422}, "/v1/tenant-webhook": {403},
                    "/v1/jobs": {201}, "/v1/candidates": {201}, "/v1/calls/callbacks/twilio": {403, 404},
-                   "/v1/calls/callbacks/twilio/sms": {403, 404}, "/v1/do-not-call": {201}}
+                   "/v1/calls/callbacks/twilio/sms": {403, 404}, "/v1/users": {201}, "/v1/do-not-call": {201}}
 
 
 @pytest.fixture
@@ -165,6 +180,7 @@ def snapshot(client, tenant, a: dict) -> dict:
     paths = [f"/v1/jobs/{a['job_id']}", f"/v1/candidates/{a['candidate_id']}", f"/v1/applications/{a['application_id']}",
              f"/v1/calls/{a['call_id']}", f"/v1/jobs/{a['job_id']}/questions", f"/v1/jobs/{a['job_id']}/scheduling",
              f"/v1/jobs/{a['job_id']}/schedule-setting", f"/v1/jobs/{a['job_id']}/questions/{a['question_id']}",
+             f"/v1/users/{a['user_id']}",
              f"/v1/jobs/{a['job_id']}/faq",
              f"/v1/jobs/{a['job_id']}/questions/{a['question_id']}/rubric",
              f"/v1/tenant-webhook/{a['tenant_webhook_id']}/deliveries{pages}", f"/v1/candidates/{a['candidate_id']}/resume",

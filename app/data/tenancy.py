@@ -68,12 +68,17 @@ MODELS = (Tenant, ApiKey, Counter)
 
 @dataclass(frozen=True)
 class Caller:
-    """Who is calling: resolved once per request from the API key."""
+    """Who is calling: resolved once per request from the API key, or from an OAuth access token (then `key_id` is
+    None, `principal` names the authorization for rate limits and `scopes` holds what it was granted; a key's caller
+    has scopes None: it is not scoped)."""
 
     tenant_id: str
-    key_id: int
+    key_id: int | None
     key_prefix: str
     rate_limit: str | None
+    scopes: frozenset[str] | None = None
+    principal: str | None = None
+    user_id: str | None = None
 
 
 def hash_key(key: str) -> str:

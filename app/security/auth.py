@@ -5,12 +5,13 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass
+from typing import Callable
 
 from flask import current_app, g, request
 
 from app.security import limits
 from app.errors import ApiError
-from app.data.tenancy import Caller, hash_key, live_key_hashes, resolve_key
+from app.data.tenancy import KEY_PREFIX, Caller, hash_key, live_key_hashes, resolve_key
 
 FAILURE_LIMIT = "AUTH_FAILURE_LIMIT"  # the setting limiting requests with unknown keys per client address
 
@@ -133,14 +134,28 @@ def authenticate() -> None:
                  f"the X-API-Key header or the api_key parameter (in a JSON body of at most {API_KEY_BODY_MAX_BYTES} "
                  "bytes)")
         raise ApiError(401, f"Missing API key: send it in {where}.")
-    caller = resolve_key(key, cache_seconds=app.config["AUTH_CACHE_SECONDS"],
-                         before_lookup=lambda: refuse_failing_address(app, key))
+    token_resolver = app.extensions.get("hirekit_access_tokens", {}).get(req.blueprint) if scheme == BEARER else None
+    if token_resolver is not None and not key.startswith(KEY_PREFIX):
+        refuse_failing_address(app, key)
+        caller = token_resolver(key)
+        unknown = "Unknown, expired or revoked access token."
+    else:
+        caller = resolve_key(key, cache_seconds=app.config["AUTH_CACHE_SECONDS"],
+                             before_lookup=lambda: refuse_failing_address(app, key))
+        unknown = "Unknown or revoked API key."
     if caller is None:
         failures = limits.count_hit(FAILURE_LIMIT)
         if failures is not None and not failures.allowed:
             raise too_many_failures(failures)
-        raise ApiError(401, "Unknown or revoked API key.")
+        raise ApiError(401, unknown)
     ctx.caller = caller
+
+
+def accept_access_tokens(app, blueprint_name: str, resolver: Callable[[str], Caller | None]) -> None:
+    """Let the blueprint's Bearer scheme take OAuth access tokens besides API keys: a presented value that is not an
+    API key goes to `resolver`, which answers its caller, None when it is unknown (a failed attempt, as a bad key is),
+    or raises ApiError (401) when it is valid but not for this blueprint."""
+    app.extensions.setdefault("hirekit_access_tokens", {})[blueprint_name] = resolver
 
 
 def refuse_failing_address(app, key: str) -> None:

@@ -134,7 +134,9 @@ def rate_limit_key() -> str:
 
 
 def caller_key(caller) -> str:
-    return f"key:{caller.key_id}" if caller else f"ip:{request.remote_addr or '127.0.0.1'}"
+    if caller is None:
+        return f"ip:{request.remote_addr or '127.0.0.1'}"
+    return f"key:{caller.key_id}" if caller.key_id is not None else f"token:{caller.principal}"
 
 
 class KeyLimits:

@@ -7,8 +7,8 @@ from flask import current_app
 from app.data.db import database, utcnow
 from app.errors import NotFound
 from app.files import uploads
-from app.http import listing
 from app.data.records import apply_changes, apply_filters, create_with_source_id, find_by_source_id, get_owned, source_id_taken
+from app.http import listing
 from app.http.upserts import SourceIdUpsert
 from plugins.candidates import consent as contact_consent
 from plugins.candidates.models import Candidate
@@ -24,7 +24,7 @@ def candidates_query(tenant_id: str, **filters):
 
 
 def list_candidates(tenant_id: str, **args) -> dict:
-    """A page of the tenant's candidates in either list mode (app.http.listing)."""
+    """A page of the tenant's candidates in either list mode (app.http.listing): what REST and MCP answer."""
     window, filters = listing.split_window(args)
     return listing.answer(candidates_query(tenant_id, **filters), window, tenant_id=tenant_id,
                           list_name="candidates", filters=filters)

@@ -253,7 +253,7 @@ def dispatch_modern(payload, handler: MethodHandler, *, version: str, headers: d
     if "error" in reply:
         return Reply(MODERN_HTTP_STATUS.get(reply["error"]["code"], 200), reply)
     result = reply["result"]
-    reply["result"] = {**result, "resultType": "complete",
+    reply["result"] = {"resultType": "complete", **result,  # a result may be "input_required" (multi round-trip)
                        "_meta": {**result.get("_meta", {}), SERVER_INFO_META_KEY: handler.server_info()}}
     return Reply(200, reply)
 

@@ -26,11 +26,13 @@ JOBS_SERVER = McpServer(
     name="hirekit-jobs",
     title="Hirekit jobs",
     instructions=(
-        "Tools for an organisation's recruiting data: list, read, create and update job postings, read applications "
-        "and screening questions, generate questions from a job description, and start or read screening calls. "
+        "Tools for an organisation's recruiting data: list, read, create and update job postings, candidates and "
+        "applications, read screening questions, generate questions from a job description, and start or read "
+        "screening calls; resources hold job descriptions, questions, call transcripts and scorecards. "
         "Ids are UUIDs returned by the list and create tools."
     ),
-    families=("jobs", "applications", "questions", "calls"),
+    families=("jobs", "candidates", "applications", "questions", "calls"),
+    offers_resources=True,
 )
 
 SOURCING_SERVER = McpServer(
@@ -58,16 +60,47 @@ def reject_foreign_origin(endpoint, values) -> None:
         raise ApiError(403, f"Origin {origin} is not allowed to call this MCP server (see MCP_ALLOWED_ORIGINS).")
 
 
-def describe_invalid_token(response):
-    """A 401 names the failure in WWW-Authenticate the way MCP clients read it (RFC 6750 error attributes)."""
-    if response.status_code == 401:
-        body = response.get_json(silent=True) or {}
-        description = (body.get("error") or {}).get("message", "A valid API key is required.")
-        description = description.replace("\\", "").replace('"', "'")
-        response.headers["WWW-Authenticate"] = (
-            f'Bearer realm="hirekit", error="invalid_token", error_description="{description}"'
-        )
-    return response
+def authorization_challenge(path: str) -> str:
+    """What the OAuth authorization server adds to this endpoint's challenges (where its Protected Resource Metadata
+    is, which scopes to ask for), or "" when the oauth family is off and only API keys are taken."""
+    attributes = current_app.extensions.get("hirekit_mcp_challenge")
+    return attributes(path) if attributes is not None else ""
+
+
+def describe_invalid_token(path: str):
+    """A 401 names the failure in WWW-Authenticate the way MCP clients read it (RFC 6750 error attributes), and, with
+    OAuth on, where the endpoint's Protected Resource Metadata is (RFC 9728) and the scopes it offers."""
+
+    def describe(response):
+        if response.status_code == 401:
+            body = response.get_json(silent=True) or {}
+            description = (body.get("error") or {}).get("message", "A valid API key is required.")
+            description = description.replace("\\", "").replace('"', "'")
+            challenge = authorization_challenge(path)
+            response.headers["WWW-Authenticate"] = (
+                f'Bearer realm="hirekit", error="invalid_token", error_description="{description}"'
+                + (f", {challenge}" if challenge else "")
+            )
+        return response
+
+    return describe
+
+
+def refuse_insufficient_scope(server: McpServer, path: str, payload) -> None:
+    """A lone request for a tool, resource or prompt its access token's scopes do not cover: HTTP 403 with
+    `WWW-Authenticate: Bearer error="insufficient_scope"` naming the scope needed, as MCP clients step up on it."""
+    if not isinstance(payload, dict) or not isinstance(payload.get("params", {}), dict):
+        return
+    needed = server.missing_scope(payload.get("method"), payload.get("params") or {})
+    if needed is None:
+        return
+    message = (f"This access token does not carry the scope {needed}, which {payload.get('method')} of this item "
+               "needs: authorize again asking for it.")
+    challenge = authorization_challenge(path)
+    resource_metadata = next((part for part in challenge.split(", ") if part.startswith("resource_metadata=")), "")
+    header = f'Bearer error="insufficient_scope", scope="{needed}", error_description="{message}"'
+    raise ApiError(403, message, type="insufficient_scope",
+                   headers={"WWW-Authenticate": header + (f", {resource_metadata}" if resource_metadata else "")})
 
 
 def serialize(body: dict | list) -> bytes:
@@ -89,7 +122,7 @@ def json_rpc_response(reply: protocol.Reply):
     return response
 
 
-def answer(server: McpServer):
+def answer(server: McpServer, path: str):
     """Check the transport headers, decode the body and let the dispatcher answer it."""
     header = request.headers.get(protocol.VERSION_HEADER)
     version = protocol.VERSION_WITHOUT_HEADER if header is None else header.strip()
@@ -105,6 +138,7 @@ def answer(server: McpServer):
         return json_rpc_response(protocol.parse_error())
     except ApiError as refusal:  # nested past MAX_JSON_DEPTH, a number out of range, a lone surrogate
         return json_rpc_response(protocol.invalid_request(refusal.message))
+    refuse_insufficient_scope(server, path, payload)
     if modern:
         headers = {name: request.headers.get(name) for name in protocol.ROUTING_HEADERS}
         return json_rpc_response(protocol.dispatch_modern(payload, server, version=version, headers=headers))
@@ -116,7 +150,7 @@ def server_blueprint(server: McpServer, name: str, path: str, description: str) 
     # reads_raw_body: every malformed message is answered as a JSON-RPC error, not the REST error body (app.http.nul_guard)
     blp = Blueprint(name, __name__, url_prefix=path, auth=BEARER, description=description, reads_raw_body=True)
     blp.url_value_preprocessor(reject_foreign_origin)
-    blp.after_request(describe_invalid_token)
+    blp.after_request(describe_invalid_token(path))
 
     @blp.route("")
     class Endpoint(MethodView):
@@ -170,9 +204,9 @@ def server_blueprint(server: McpServer, name: str, path: str, description: str) 
         @blp.alt_response(429, schema={"oneOf": [ErrorSchema, JsonRpcResponseSchema]}, description=(
             "Over the key's rate limit: the POST itself (the REST error body), or a lone request over the limit it "
             f"meets (JSON-RPC error {protocol.RATE_LIMITED}, data.retry_after); Retry-After either way"))
-        @blp.errors(403, 406)
+        @blp.errors(403, 406)  # 403: a foreign Origin, or an access token without the scope a request needs
         def post(self):
-            return answer(server)
+            return answer(server, path)
 
     return blp
 

@@ -25,6 +25,7 @@ from plugins.mcp.protocol import (
     SUPPORTED_VERSIONS,
     RpcError,
 )
+from plugins.mcp import confirmation, prompts, resources, scopes
 from plugins.mcp.tools import InvalidArguments, Tool, describe_api_error, failure, success
 
 log = logging.getLogger("hirekit.mcp")
@@ -34,13 +35,15 @@ log = logging.getLogger("hirekit.mcp")
 ARGUMENT_ERRORS_AS_RESULTS_SINCE = "2025-11-25"
 
 CAPABILITIES = {"tools": {"listChanged": False}}
+WITH_RESOURCES = {**CAPABILITIES, "resources": {"listChanged": False}, "prompts": {"listChanged": False}}
 # 2026-07-28 lets clients cache discover and list answers: the tool list changes only with a deployment's plugins. It
 # is the same for every key, but only callers with a key may read it, so shared caches must not serve it ("private").
 LIST_TTL_MS = 5 * 60 * 1000
 CACHE_SCOPE = "private"
 
 STATELESS_NOTE = ("This server is stateless: there is no session, every request stands alone and is authorised by "
-                  "its Bearer API key; records are scoped to the key's organisation.")
+                  "its Bearer API key or OAuth access token; records are scoped to its organisation, and a token "
+                  "sees only the tools its scopes allow.")
 
 
 @dataclass(frozen=True)
@@ -51,6 +54,11 @@ class McpServer:
     title: str
     instructions: str
     families: tuple[str, ...]
+    offers_resources: bool = False  # resources (transcripts, scorecards, job descriptions) and prompts
+
+    @property
+    def capabilities(self) -> dict:
+        return WITH_RESOURCES if self.offers_resources else CAPABILITIES
 
     def tools(self) -> list[Tool]:
         """The tools of the families enabled in this app, in a stable order; computed once per app."""
@@ -68,6 +76,25 @@ class McpServer:
     def tool(self, name: str) -> Tool | None:
         self.tools()
         return current_app.extensions["hirekit_mcp_tools"][self.name].get(name)
+
+    def allowed_tools(self) -> list[Tool]:
+        """The tools the caller's scopes allow (all of them for an API key)."""
+        return [tool for tool in self.tools() if scopes.allows(tool_scope(tool))]
+
+    def missing_scope(self, method, params: dict) -> str | None:
+        """The scope a request needs that the caller lacks, or None (also for requests of no scoped item)."""
+        if scopes.granted() is None:
+            return None
+        needed = None
+        if method == "tools/call":
+            tool = self.tool(params.get("name")) if isinstance(params.get("name"), str) else None
+            needed = tool_scope(tool) if tool is not None else None
+        elif method == "resources/read" and self.offers_resources:
+            needed = resources.required_scope(params.get("uri"))
+        elif method == "prompts/get" and self.offers_resources:
+            prompt = prompts.prompt_named(params.get("name"))
+            needed = prompt.scope if prompt is not None else None
+        return needed if needed is not None and not scopes.allows(needed) else None
 
     def family_limit(self, tool: Tool) -> str | None:
         """The setting of the limit the REST routes of the tool's family meet besides the default (PERSON_RATE_LIMIT
@@ -87,6 +114,8 @@ class McpServer:
             return self.list_tools(params, cacheable=modern)
         if method == "tools/call":
             return self.call_tool(params, version=version)
+        if self.offers_resources and method in RESOURCE_METHODS:
+            return self.answer_resources(method, params, cacheable=modern)
         if modern and method == "server/discover":
             return self.discover()
         if not modern and method == "initialize":
@@ -103,7 +132,7 @@ class McpServer:
 
     def discover(self) -> dict:
         """server/discover (2026-07-28): every version this server speaks, newest first, and what it offers."""
-        return {"supportedVersions": list(SUPPORTED_VERSIONS), "capabilities": CAPABILITIES,
+        return {"supportedVersions": list(SUPPORTED_VERSIONS), "capabilities": self.capabilities,
                 "instructions": f"{self.instructions} {STATELESS_NOTE}", "ttlMs": LIST_TTL_MS, "cacheScope": CACHE_SCOPE}
 
     def handle_notification(self, method: str, params: dict) -> None:
@@ -116,7 +145,7 @@ class McpServer:
                            {"supported": list(HANDSHAKE_VERSIONS)})
         return {
             "protocolVersion": requested if requested in HANDSHAKE_VERSIONS else LATEST_HANDSHAKE_VERSION,
-            "capabilities": CAPABILITIES,
+            "capabilities": self.capabilities,
             "serverInfo": self.server_info(),
             "instructions": f"{self.instructions} {STATELESS_NOTE}",
         }
@@ -126,7 +155,7 @@ class McpServer:
         if cursor is not None:
             # Every tool fits on one page, so this server never hands out a cursor to come back with.
             raise RpcError(INVALID_PARAMS, "Invalid params: unknown cursor (tools/list has a single page)")
-        listed = {"tools": [tool.definition for tool in self.tools()]}
+        listed = {"tools": [tool.definition for tool in self.allowed_tools()]}
         if cacheable:
             listed.update(ttlMs=LIST_TTL_MS, cacheScope=CACHE_SCOPE)
         return listed
@@ -143,11 +172,19 @@ class McpServer:
         tool = self.tool(name)
         if tool is None:
             raise RpcError(INVALID_PARAMS, f"Unknown tool: {name}",
-                           {"available": [t.name for t in self.tools()]})
+                           {"available": [t.name for t in self.allowed_tools()]})
+        if not scopes.allows(tool_scope(tool)):
+            raise RpcError(INVALID_PARAMS, f"The tool {name} needs the scope {tool_scope(tool)}, which this access "
+                                           "token was not granted", {"scope": tool_scope(tool)})
         family_limit = self.family_limit(tool)
         if family_limit:
             refuse_over_limit(family_limit, f", shared with the {tool.plugin} REST routes")
         try:
+            if tool.confirm is not None and scopes.granted() is not None:
+                pending = confirmation.answer_before_running(tool, current_tenant_id(), arguments, params,
+                                                             version=version)
+                if pending is not None:
+                    return pending
             return success(tool.call(current_tenant_id(), arguments))
         except InvalidArguments as error:
             if version >= ARGUMENT_ERRORS_AS_RESULTS_SINCE:
@@ -168,6 +205,34 @@ class McpServer:
         except (pw.OperationalError, pw.InterfaceError) as error:
             log.error("database unavailable during tool %s: %s", name, error)
             return failure("The database is not reachable right now; retry shortly.")
+
+
+    def answer_resources(self, method: str, params: dict, *, cacheable: bool) -> dict:
+        """resources/list, resources/templates/list, resources/read, prompts/list and prompts/get."""
+        tenant_id = current_tenant_id()
+        if params.get("cursor") is not None and method.endswith("list"):
+            raise RpcError(INVALID_PARAMS, f"Invalid params: unknown cursor ({method} has a single page)")
+        if method == "resources/read":
+            return resources.read_resource(tenant_id, params.get("uri"))
+        if method == "prompts/get":
+            return prompts.get_prompt(tenant_id, params)
+        if method == "resources/list":
+            listed = {"resources": resources.list_resources(tenant_id)}
+        elif method == "resources/templates/list":
+            listed = {"resourceTemplates": [kind.definition() for kind in resources.available_kinds()]}
+        else:
+            listed = {"prompts": [prompt.definition() for prompt in prompts.available_prompts()]}
+        if cacheable:  # resources/list follows the records: clients ask again rather than keep it
+            listed.update(ttlMs=0 if method == "resources/list" else LIST_TTL_MS, cacheScope=CACHE_SCOPE)
+        return listed
+
+
+RESOURCE_METHODS = frozenset({"resources/list", "resources/templates/list", "resources/read", "prompts/list",
+                              "prompts/get"})
+
+
+def tool_scope(tool: Tool) -> str:
+    return scopes.tool_scope(tool.plugin, tool.read_only)
 
 
 def refuse_over_limit(config_name: str, shared: str) -> None:

@@ -150,10 +150,12 @@ def _retry_after_seconds(value: str | None) -> float | None:
     return None
 
 
-def send(method: str, target: Target, body: bytes, headers: dict, *, timeout: float) -> Outcome:
+def send(method: str, target: Target, body: bytes, headers: dict, *, timeout: float,
+         max_response_bytes: int = MAX_RESPONSE_BYTES) -> Outcome:
     """Send once to the target's checked addresses (the next one only when one refuses the connection); a 3xx is a
     failure (redirects are not followed), errors become Outcome.error. The whole send, connect to the last byte read
-    of the (capped) response, ends within `timeout` seconds: past it its connection is shut down and it timed out."""
+    of the (capped) response, ends within `timeout` seconds: past it its connection is shut down and it timed out.
+    At most `max_response_bytes` of the answer are read and kept."""
     started = time.perf_counter()
     http = session()
     timed_out = f"timed out after {timeout:g} s"
@@ -168,13 +170,13 @@ def send(method: str, target: Target, body: bytes, headers: dict, *, timeout: fl
                 request.target = target
                 with http.send(request, timeout=(min(remaining, CONNECT_TIMEOUT), remaining), allow_redirects=False,
                                stream=True) as response:
-                    excerpt = response.raw.read(MAX_RESPONSE_BYTES + 1, decode_content=True)
+                    excerpt = response.raw.read(max_response_bytes + 1, decode_content=True)
                     if send_deadline.expired:  # shut down mid-answer: what was read may be cut short
                         return Outcome(None, _elapsed_ms(started), error=timed_out)
-                    if len(excerpt) <= MAX_RESPONSE_BYTES:
+                    if len(excerpt) <= max_response_bytes:
                         response.raw.release_conn()  # read to its end: the connection goes back to the keep-alive pool
                     return Outcome(status_code=response.status_code, duration_ms=_elapsed_ms(started),
-                                   response_body=excerpt[:MAX_RESPONSE_BYTES].decode("utf-8", "replace") or None,
+                                   response_body=excerpt[:max_response_bytes].decode("utf-8", "replace") or None,
                                    retry_after=_retry_after_seconds(response.headers.get("Retry-After")))
             except requests.Timeout:
                 return Outcome(None, _elapsed_ms(started), error=timed_out)

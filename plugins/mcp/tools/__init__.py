@@ -47,6 +47,9 @@ class Tool:
     destructive: bool = False
     idempotent: bool = True
     annotations: dict = field(default_factory=dict)
+    # For a tool acting in the world (placing a phone call): confirm(tenant_id, arguments) is the question the person
+    # who authorized an OAuth client must answer yes to before it runs (plugins.mcp.confirmation)
+    confirm: Callable[[str, dict], str] | None = None
 
     @cached_property
     def _argument_schema(self) -> ma.Schema:

@@ -6,8 +6,8 @@ import marshmallow as ma
 
 from app.http.fields import StrictSchema
 from plugins.applications import services
-from plugins.applications.schemas import ApplicationListArgsSchema, ApplicationSchema
-from plugins.mcp.tools import get_tool, list_tool
+from plugins.applications.schemas import ApplicationCreateSchema, ApplicationListArgsSchema, ApplicationSchema
+from plugins.mcp.tools import Tool, get_tool, list_tool
 
 
 class ApplicationIdArgsSchema(StrictSchema):
@@ -17,7 +17,35 @@ class ApplicationIdArgsSchema(StrictSchema):
         "description": "The application's id (a UUID from list_applications)"})
 
 
+def upsert_application(tenant_id: str, arguments: dict):
+    """With a source_id: create or replace the application that has it (PUT /v1/applications/by-source-id); without
+    one: create it (POST /v1/applications), refused when the candidate already applied to the job."""
+    source_id = arguments.pop("source_id", None)
+    if source_id is None:
+        return services.create_application(tenant_id, arguments)
+    record, _created = services.APPLICATION_UPSERT.upsert(tenant_id, source_id, arguments)
+    return record
+
+
 TOOLS = (
+    Tool(
+        name="upsert_application",
+        title="Create or replace an application",
+        description=(
+            "Apply a candidate to a job. Required: candidate_source_id and job_source_id (the source_ids of one of "
+            "your candidates and one of your jobs; candidate_id and job_id may be sent too and must match), "
+            "source_application_status (e.g. applied) and application_stage (ACTIVE or PASSIVE). With source_id "
+            "(your id for the application) an existing application with it is replaced; without one a new "
+            "application is created, and a candidate who already applied to the job fails naming that "
+            "application's id. Returns the application with summaries of its candidate and job."
+        ),
+        arguments=ApplicationCreateSchema,
+        result=ApplicationSchema,
+        run=upsert_application,
+        plugin="applications",
+        read_only=False,
+        idempotent=True,
+    ),
     list_tool("applications", ApplicationListArgsSchema, ApplicationSchema, services.list_applications, (
         "List candidates' applications to jobs, oldest first, one page at a time. Each application embeds a "
         "summary of its candidate and its job, its source_application_status and its application_stage "

@@ -47,6 +47,26 @@ CALL_FIELDS = ("The call has status ({statuses}), summary, assessment (score 0-1
                "given, or passed to the recruiter), end_reason, duration_seconds, language, "
                "analyzer, started_at, ended_at and attempt.").format(statuses=", ".join(STATUSES))
 
+def confirm_instant_call(tenant_id: str, arguments: dict) -> str:
+    """The question the person answers before start_instant_call rings anyone: who, which country's number, which job."""
+    import phonenumbers
+    from phonenumbers import geocoder
+
+    from plugins.applications.services import get_application
+
+    application = get_application(tenant_id, arguments.get("application_id"))
+    candidate, job = application.candidate, application.job
+    name = " ".join(part for part in (candidate.first_name, candidate.last_name) if part)
+    country = "an unknown country"
+    try:
+        number = phonenumbers.parse(candidate.phone_no or "", None)
+        country = geocoder.country_name_for_number(number, "en") or f"country code +{number.country_code}"
+    except phonenumbers.NumberParseException:
+        pass
+    return (f"Place a screening call now to {name}, on their phone number in {country}, for the job "
+            f"\"{job.title}\"? Their phone will ring right away.")
+
+
 TOOLS = (
     Tool(
         name="start_instant_call",
@@ -68,6 +88,7 @@ TOOLS = (
         read_only=False,
         idempotent=False,
         annotations={"openWorldHint": True},  # it rings a real person's phone
+        confirm=confirm_instant_call,
     ),
     Tool(
         name="reschedule_call",

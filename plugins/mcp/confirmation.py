@@ -1,0 +1,74 @@
+"""A person confirms a tool that acts in the world (placing a phone call) before it runs, when an OAuth client calls
+it: MCP 2026-07-28's multi round-trip flow. The first call answers `input_required` with a form elicitation naming
+what will happen; the client asks the person and calls again with their answer and the signed request state; only an
+accepted "yes" for the very same arguments lets the tool run.
+
+Handshake revisions (2025-11-25 and earlier) elicit over a server-to-client request on an open stream, which this
+stateless server (plain JSON, no sessions) does not hold: a client speaking them gets a tool error saying how to
+connect so that the person can be asked. API keys are not asked (their callers are programs, not agents of a person)."""
+
+from __future__ import annotations
+
+import hashlib
+
+import orjson
+from flask import g
+
+from app.security import tokens
+from plugins.mcp.protocol import CLIENT_CAPABILITIES_META_KEY, MODERN_VERSIONS
+from plugins.mcp.tools import Tool, failure
+
+CONFIRMATION_KEY = "confirm"  # the input request's key, and the form's one field
+STATE_KIND = "mcp-confirmation"
+STATE_SECONDS = 600  # a confirmation is answered within ten minutes, else asked again
+
+CONFIRM_SCHEMA = {"type": "object", "required": [CONFIRMATION_KEY], "properties": {
+    CONFIRMATION_KEY: {"type": "boolean", "title": "Yes, place this call",
+                       "description": "Nothing is placed unless you answer yes."}}}
+
+
+def fingerprint(tool: Tool, arguments: dict) -> str:
+    """What a confirmation is bound to: the tool, its arguments and the authorization calling it."""
+    caller = g.get("caller")
+    principal = caller.principal if caller is not None else ""
+    body = orjson.dumps({"tool": tool.name, "arguments": arguments, "by": principal}, option=orjson.OPT_SORT_KEYS)
+    return hashlib.sha256(body).hexdigest()
+
+
+def answer_before_running(tool: Tool, tenant_id: str, arguments: dict, params: dict, *, version: str) -> dict | None:
+    """None when the person has confirmed this call; otherwise what tools/call answers instead: the input_required
+    result asking them, or a tool error (declined, expired, a client that cannot ask)."""
+    if version not in MODERN_VERSIONS:
+        return failure(
+            f"{tool.name} needs the confirmation of the person who connected this agent before it acts, and this "
+            f"server asks for it through MCP {MODERN_VERSIONS[0]}'s input_required flow (form elicitation). This "
+            f"request speaks {version}: connect with protocol version {MODERN_VERSIONS[0]} from a client that "
+            "supports elicitation, and call the tool again. Nothing was done.")
+    capabilities = (params.get("_meta") or {}).get(CLIENT_CAPABILITIES_META_KEY)
+    if not isinstance(capabilities, dict) or "elicitation" not in capabilities:
+        return failure(
+            f"{tool.name} needs the confirmation of the person who connected this agent before it acts, and this "
+            "client did not declare the elicitation capability, so it cannot ask them. Use a client that supports "
+            "elicitation. Nothing was done.")
+    calling = {key: value for key, value in arguments.items() if key != "idempotency_key"}
+    bound_to = fingerprint(tool, calling)
+    responses, state = params.get("inputResponses"), params.get("requestState")
+    if responses is None and state is None:
+        return {"resultType": "input_required",
+                "inputRequests": {CONFIRMATION_KEY: {"method": "elicitation/create", "params": {
+                    "mode": "form", "message": tool.confirm(tenant_id, calling), "requestedSchema": CONFIRM_SCHEMA}}},
+                "requestState": tokens.sign(STATE_KIND, {"for": bound_to})}
+    try:
+        signed = tokens.verify(STATE_KIND, state if isinstance(state, str) else "", STATE_SECONDS)
+    except tokens.InvalidToken:
+        return failure("The confirmation is missing, expired or not this server's: call the tool again without "
+                       "inputResponses to ask the person again. Nothing was done.")
+    if not isinstance(signed, dict) or signed.get("for") != bound_to:
+        return failure("The confirmation was given for other arguments: call the tool again without inputResponses "
+                       "to ask the person about these. Nothing was done.")
+    answer = responses.get(CONFIRMATION_KEY) if isinstance(responses, dict) else None
+    accepted = isinstance(answer, dict) and answer.get("action") == "accept" and \
+        isinstance(answer.get("content"), dict) and answer["content"].get(CONFIRMATION_KEY) is True
+    if not accepted:
+        return failure("The person did not confirm: nothing was done.")
+    return None

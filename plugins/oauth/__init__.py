@@ -1,0 +1,22 @@
+"""The oauth family: an OAuth 2.1 authorization server for the MCP endpoints (metadata, sign-in and consent pages,
+authorization code with PKCE, client metadata documents and registration, tokens bound to one endpoint, revocation),
+the endpoints' Protected Resource Metadata, and the tenant users who sign in (/v1/users, `flask users`)."""
+
+from app.plugins import Plugin
+from app.security import auth
+from plugins.oauth.cli import users_cli
+from plugins.oauth.models import MODELS
+from plugins.oauth.resources import ENDPOINTS, challenge_attributes, token_resolver
+from plugins.oauth.routes import metadata_blp, oauth_blp, users_blp
+from plugins.oauth.server import build_server
+
+
+def init_app(app) -> None:
+    app.extensions["hirekit_oauth_server"] = build_server(app)
+    app.extensions["hirekit_mcp_challenge"] = challenge_attributes
+    for endpoint in ENDPOINTS:
+        auth.accept_access_tokens(app, endpoint.blueprint, token_resolver(endpoint))
+
+
+PLUGIN = Plugin(name="oauth", blueprints=(metadata_blp, oauth_blp, users_blp), models=MODELS, needs=("mcp",),
+                init_app=init_app, cli=(users_cli,))
