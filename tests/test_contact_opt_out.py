@@ -161,6 +161,21 @@ def test_stop_by_sms_opts_out_every_candidate_with_that_number(twilio_app, make_
     assert read_candidate(client, tenant_a, same_number[0]["id"])["contact_opt_out"] is False
 
 
+def test_an_sms_start_reverses_only_an_sms_opt_out(twilio_app, make_tenant):
+    """A tenant's own opt-out (through the API) stays whatever the number texts; the candidate's SMS STOP is what
+    their START takes back."""
+    client = twilio_app.test_client()
+    by_tenant, by_sms = make_tenant("optout-api"), make_tenant("optout-sms")
+    kept_out = create_candidate(client, by_tenant, phone_no="+14155550177")
+    texted_out = create_candidate(client, by_sms, phone_no="+14155550177")
+    assert opt_out(client, by_tenant, kept_out["id"]).status_code == 200
+    incoming_message(client, "STOP", "+14155550177")
+    for word in ("START", "Yes", "unstop"):
+        assert incoming_message(client, word, "+14155550177").status_code == 200
+        assert read_candidate(client, by_tenant, kept_out["id"])["contact_opt_out"] is True, word
+        assert read_candidate(client, by_sms, texted_out["id"])["contact_opt_out"] is False, word
+
+
 def test_twilios_opt_out_type_and_its_other_keywords_count_and_other_texts_do_not(twilio_app, tenant_a):
     client = twilio_app.test_client()
     candidate = create_candidate(client, tenant_a, phone_no="+14155550164")

@@ -153,11 +153,19 @@ def opt_out_phone_number(phone_no: str) -> int:
 
 
 def opt_in_phone_number(phone_no: str) -> int:
-    """An SMS START from `phone_no`: every candidate with that number may be contacted again; answers how many."""
-    found = candidates_with_phone_number(phone_no)
-    for tenant_id, candidate_id in found:
-        opt_in(tenant_id, candidate_id, source=contact_consent.CANDIDATE_SMS)
-    return len(found)
+    """An SMS START from `phone_no`: for every candidate with that number, the channels an SMS opt-out revoked are
+    granted again; a revocation the tenant recorded (API, ATS) or the candidate made elsewhere (their page, a call)
+    stays. Answers how many candidates had a channel granted again."""
+    granted = 0
+    for tenant_id, candidate_id in candidates_with_phone_number(phone_no):
+        with database.atomic():
+            candidate = get_candidate(tenant_id, candidate_id)
+            revoked_by_sms = [channel for channel, entry in contact_consent.consent_of(candidate).items()
+                              if not entry["granted"] and entry["source"] == contact_consent.CANDIDATE_SMS]
+            if contact_consent.change_consent(candidate, dict.fromkeys(revoked_by_sms, True),
+                                              contact_consent.CANDIDATE_SMS):
+                granted += 1
+    return granted
 
 
 CANDIDATE_UPSERT = SourceIdUpsert(model=Candidate, record_schema=CandidateSchema, create_schema=CandidateCreateSchema,
