@@ -91,6 +91,7 @@ def backend_client(person_client, cluster_config, tmp_path):
 ENGINE_ONLY_MODULES = frozenset({
     "test_embedded_minimum_should_match", "test_embedded_sort_plan", "test_person_appended_index", "test_person_contact_fields",
     "test_person_keyword_range", "test_person_known_totals", "test_person_search", "test_person_search_threads", "test_person_sql",
+    "test_person_backend_walks",
 })
 
 
