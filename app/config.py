@@ -122,7 +122,9 @@ DEFAULTS: dict[str, object] = {
     # how long Elasticsearch keeps a scroll's point in time between two of its pages (an Elasticsearch time: `5m`, `90s`);
     # a next page after longer, or after a replacing load, is 400 and the client starts the scroll again
     "ELASTICSEARCH_SCROLL_KEEP_ALIVE": "5m",
-    "OPENSEARCH_URL": "",  # the cluster when SEARCH_BACKEND is `opensearch` (https:// for TLS)
+    # the cluster when SEARCH_BACKEND is `opensearch` (https:// for TLS); several nodes comma-separated, so a request
+    # to a node that is down is sent to another
+    "OPENSEARCH_URL": "",
     "OPENSEARCH_INDEX": "person",  # the alias searched; a replacing load fills a new dated index behind it
     "OPENSEARCH_USERNAME": "",  # OpenSearch basic-auth user (the security plugin's internal users, or a proxy's)
     "OPENSEARCH_PASSWORD": "",  # OpenSearch basic-auth password

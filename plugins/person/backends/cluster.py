@@ -41,6 +41,8 @@ TIEBREAKER = "id"
 INFO_CACHE_SECONDS = 30.0
 BULK_CHUNK = 1000
 DEADLINE_GRACE = 1.0  # seconds the HTTP request may outlast a search's deadline, so the cluster can answer timed_out itself
+BULK_RETRIES = 5  # times the documents a bulk request failed for the moment (429, 5xx) are sent again
+BULK_BACKOFF = 0.5  # seconds before the first resend, doubling each time (about 15 s in all)
 CLOSE_TIMEOUT = 1.0  # seconds closing a finished walk's point in time may take (unclosed, it expires at its keep_alive)
 
 log = logging.getLogger("hirekit.person.cluster")
@@ -327,9 +329,19 @@ class ClusterBackend(SearchBackend):
 
     def _create_dated_index(self, *, alias: bool = False) -> str:
         name = f"{self.index}-{dt.datetime.now(dt.timezone.utc).strftime('%Y%m%dt%H%M%S%f')}"
-        self._call(self.client.create_index, name, mappings=profile_fields.elasticsearch_mapping(),
-                   settings={"index": {"max_result_window": 10_000}}, aliases={self.index: {}} if alias else None)
+        self._call(self._create_once, name, alias)
         return name
+
+    def _create_once(self, name: str, alias: bool) -> None:
+        """Create `name`; a 400 because it exists means the client's retry of a timed-out request found what the
+        first attempt made (the dated name is this load's own), so it is done."""
+        try:
+            self.client.create_index(name, mappings=profile_fields.elasticsearch_mapping(),
+                                     settings={"index": {"max_result_window": 10_000}},
+                                     aliases={self.index: {}} if alias else None)
+        except ClusterRefused as error:
+            if error.status != 400 or "already exists" not in error.reason or not self.client.index_exists(name):
+                raise
 
     def swap_alias_to(self, fresh: str) -> None:
         """Point the alias at `fresh` in one atomic call, then delete what it pointed at before."""
@@ -370,6 +382,13 @@ class ClusterBackend(SearchBackend):
         self._call(self.client.put_settings, self.index, {"index": {"refresh_interval": interval}})
 
 
+def _failure(item: dict) -> tuple[str | None, int]:
+    """(document id, status) of one failed bulk item."""
+    outcome = next(iter(item.values()), {}) if isinstance(item, dict) else {}
+    status = outcome.get("status")
+    return outcome.get("_id"), status if isinstance(status, int) else 0
+
+
 class ClusterWriter(DatasetWriter):
     """Bulk upserts by id (the document _id is the person id) into `target`: the alias, or a replacing load's new dated
     index, which close() refreshes and swaps the alias to; records the dataset version on close. `hold_refresh` (a delta)
@@ -388,10 +407,19 @@ class ClusterWriter(DatasetWriter):
             backend.set_refresh_interval("-1")
 
     def add(self, documents: list) -> None:
+        """Index `documents`; the items a cluster refuses for the moment (429, 5xx: a node lost, a primary being
+        promoted) are sent again, BULK_RETRIES times at most, so a load survives a node's loss whole. Indexing by id is
+        idempotent: a resent document replaces itself."""
         actions = [{**action, "_index": self.target} for action in documents]
-        if not actions:
-            return
-        failures = self.backend._call(self.backend.client.bulk, actions, threads=self.threads)
+        for attempt in range(BULK_RETRIES + 1):
+            if not actions:
+                return
+            failures = self.backend._call(self.backend.client.bulk, actions, threads=self.threads)
+            retryable = {item_id for item_id, status in map(_failure, failures) if status == 429 or status >= 500}
+            if not failures or len(retryable) < len(failures) or attempt == BULK_RETRIES:
+                break
+            time.sleep(BULK_BACKOFF * 2 ** attempt)
+            actions = [action for action in actions if action["_id"] in retryable]
         if failures:
             raise RuntimeError(f"{self.backend.client.product} rejected {len(failures)} document(s), first: "
                                f"{failures[0]}")

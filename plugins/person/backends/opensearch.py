@@ -135,8 +135,9 @@ class OpenSearchBackend(ClusterBackend):
             options["http_auth"] = (config["OPENSEARCH_USERNAME"], config.get("OPENSEARCH_PASSWORD", ""))
         if config.get("OPENSEARCH_CA_CERTS"):
             options["ca_certs"] = config["OPENSEARCH_CA_CERTS"]
-        client = OpenSearch([url], retry_on_timeout=True, **options)
-        bounded = OpenSearch([url], retry_on_timeout=False, **options)
+        hosts = [host.strip() for host in url.split(",") if host.strip()]  # several nodes: a dead one is skipped
+        client = OpenSearch(hosts, retry_on_timeout=True, **options)
+        bounded = OpenSearch(hosts, retry_on_timeout=False, **options)
         return cls(OpenSearchClient(client, bounded), index, config["OPENSEARCH_SCROLL_KEEP_ALIVE"])
 
 
