@@ -1,1 +1,2 @@
-"""Deployment helpers: what starts the services Hirekit talks to on a developer's machine, in tests and in CI."""
+"""Deployment helpers: what starts the services Hirekit talks to on a developer's machine, in tests
+and in CI."""

@@ -1,4 +1,5 @@
-"""`python -m deploy.opensearch start|stop|status`: a real OpenSearch node (or three) on loopback for a developer."""
+"""`python -m deploy.opensearch start|stop|status`: a real OpenSearch node (or three) on loopback
+for a developer."""
 
 from __future__ import annotations
 
@@ -27,7 +28,10 @@ def _alive(pid: int) -> bool:
 def start(args) -> int:
     root = Path(args.dir)
     if (root / "cluster.json").exists():
-        print(f"a cluster is already started under {root}: `python -m deploy.opensearch stop` first", file=sys.stderr)
+        print(
+            f"a cluster is already started under {root}: `python -m deploy.opensearch stop` first",
+            file=sys.stderr,
+        )
         return 1
     if args.fresh:
         shutil.rmtree(root, ignore_errors=True)
@@ -35,9 +39,14 @@ def start(args) -> int:
     cluster = OpenSearchCluster(args.nodes, heap=args.heap, root=root)
     began = time.monotonic()
     cluster.start()
-    for node in cluster.nodes:  # the JVMs outlive this command: `stop` ends them by the pids in cluster.json
+    for node in (
+        cluster.nodes
+    ):  # the JVMs outlive this command: `stop` ends them by the pids in cluster.json
         node.process = None
-    print(f"green with {args.nodes} node(s) in {time.monotonic() - began:.0f} s; heap {args.heap} each")
+    print(
+        f"green with {args.nodes} node(s) in {time.monotonic() - began:.0f} s; heap {args.heap} "
+        "each"
+    )
     print(f"export HIREKIT_SEARCH_BACKEND=opensearch HIREKIT_OPENSEARCH_URL={cluster.url}")
     return 0
 
@@ -83,14 +92,24 @@ def main(argv: list[str] | None = None) -> int:
     commands = parser.add_subparsers(dest="command", required=True)
     start_parser = commands.add_parser("start", help="build (Maven), start and wait for green")
     start_parser.add_argument("--nodes", type=int, choices=(1, 3), default=1)
-    start_parser.add_argument("--heap", default="1g", help="each node's JVM heap (-Xms/-Xmx), e.g. 512m, 4g")
-    start_parser.add_argument("--fresh", action="store_true", help="remove the directory's data first")
+    start_parser.add_argument(
+        "--heap", default="1g", help="each node's JVM heap (-Xms/-Xmx), e.g. 512m, 4g"
+    )
+    start_parser.add_argument(
+        "--fresh", action="store_true", help="remove the directory's data first"
+    )
     stop_parser = commands.add_parser("stop", help="stop the nodes a `start` left running")
-    stop_parser.add_argument("--clean", action="store_true", help="also remove their data, logs and config")
+    stop_parser.add_argument(
+        "--clean", action="store_true", help="also remove their data, logs and config"
+    )
     commands.add_parser("status", help="the started nodes and whether they run")
-    commands.add_parser("build", help="build the launcher with Maven (offline when ~/.m2 has everything)")
+    commands.add_parser(
+        "build", help="build the launcher with Maven (offline when ~/.m2 has everything)"
+    )
     for sub in commands.choices.values():
-        sub.add_argument("--dir", default=str(DEFAULT_ROOT), help="where the nodes' directories live")
+        sub.add_argument(
+            "--dir", default=str(DEFAULT_ROOT), help="where the nodes' directories live"
+        )
     args = parser.parse_args(argv)
     try:
         if args.command == "build":

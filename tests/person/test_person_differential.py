@@ -1,7 +1,11 @@
-"""The embedded engine checked by a real one: Hypothesis writes queries over every clause, option and field the DSL
-accepts (and SQL searches through their translation), runs each on the embedded index and on an OpenSearch node
-holding the same generated profiles, and asserts the same total and the same hits: in the same order when sorted, and
-as the same set on the first page of a relevance-ordered search wherever OpenSearch's scores tell the hits apart."""
+"""The embedded engine checked by a real one: Hypothesis writes queries over every clause, option
+and field the DSL
+accepts (and SQL searches through their translation), runs each on the embedded index and on an
+OpenSearch node
+holding the same generated profiles, and asserts the same total and the same hits: in the same order
+when sorted, and
+as the same set on the first page of a relevance-ordered search wherever OpenSearch's scores tell
+the hits apart."""
 
 from __future__ import annotations
 
@@ -23,10 +27,13 @@ from tests.person.conftest import OPENSEARCH_MISSING
 PROFILES, SEED = 3000, 77
 EXAMPLES = int(os.environ.get("HIREKIT_DIFFERENTIAL_EXAMPLES", "2000"))
 SQL_EXAMPLES = max(1, EXAMPLES // 4)
-SCORE_TOLERANCE = 1e-3  # relative: hits whose OpenSearch scores are closer than this are not told apart
+SCORE_TOLERANCE = 1e-3  # relative: OpenSearch scores closer than this do not tell hits apart
 
-pytestmark = pytest.mark.skipif(bool(OPENSEARCH_MISSING), reason=f"the differential test starts OpenSearch with Java "
-                                                                 f"and Maven: {' and '.join(OPENSEARCH_MISSING)} not on PATH")
+pytestmark = pytest.mark.skipif(
+    bool(OPENSEARCH_MISSING),
+    reason=f"the differential test starts OpenSearch with Java "
+    f"and Maven: {' and '.join(OPENSEARCH_MISSING)} not on PATH",
+)
 
 
 def values_at(record, path: str) -> list:
@@ -42,23 +49,34 @@ def values_at(record, path: str) -> list:
 
 
 class Engines:
-    """The same profiles on both engines, and what queries are made of: each field's values as loaded."""
+    """The same profiles on both engines, and what queries are made of: each field's values as
+    loaded."""
 
-    def __init__(self, embedded: EmbeddedBackend, opensearch: OpenSearchBackend, profiles: list[dict]):
+    def __init__(
+        self, embedded: EmbeddedBackend, opensearch: OpenSearchBackend, profiles: list[dict]
+    ):
         self.embedded = embedded
         self.opensearch = opensearch
         self.pools: dict[str, list] = {}
         for path in profile_fields.FIELDS:
             seen = {value for record in profiles for value in values_at(record, path)}
             self.pools[path] = sorted(seen, key=repr)[:400] or ["absent"]
-        self.words = {path: sorted({word for value in self.pools[path] for word in str(value).lower().split()})
-                      for path, f in profile_fields.FIELDS.items() if f.kind == TEXT}
+        self.words = {
+            path: sorted(
+                {word for value in self.pools[path] for word in str(value).lower().split()}
+            )
+            for path, f in profile_fields.FIELDS.items()
+            if f.kind == TEXT
+        }
 
     def compare(self, query: dict, sort: list, size: int, offset: int) -> None:
         validated = dsl.validate_query(query)
         keys = dsl.validate_sort(sort)
         if keys and keys[-1][0] != "id":
-            keys = [*keys, ("id", "asc")]  # both engines break ties their own way: the id makes the order total
+            keys = [
+                *keys,
+                ("id", "asc"),
+            ]  # both engines break ties their own way: the id makes the order total
         embedded = self.embedded.search(validated, size=size, offset=offset, sort=keys)
         opensearch = self.opensearch.search(validated, size=size, offset=offset, sort=keys)
         assert embedded.total == opensearch.total, (query, keys)
@@ -75,13 +93,22 @@ class Engines:
             certain = {hit_id for hit_id, _ in scores}  # the page holds every hit
         else:
             edge = scores[-1][1]
-            certain = {hit_id for hit_id, score in scores if score > edge * (1 + SCORE_TOLERANCE) + 1e-9}
+            certain = {
+                hit_id for hit_id, score in scores if score > edge * (1 + SCORE_TOLERANCE) + 1e-9
+            }
         assert certain <= set(embedded_ids), (query, sorted(certain - set(embedded_ids)))
 
     def opensearch_scores(self, query: dict, size: int) -> list[tuple[str, float]]:
-        answer = self.opensearch.client.search({"query": query, "size": size, "track_total_hits": True,
-                                                "sort": [{"_score": {"order": "desc"}}, {"id": {"order": "asc"}}]},
-                                               index=self.opensearch.index, timeout=None)
+        answer = self.opensearch.client.search(
+            {
+                "query": query,
+                "size": size,
+                "track_total_hits": True,
+                "sort": [{"_score": {"order": "desc"}}, {"id": {"order": "asc"}}],
+            },
+            index=self.opensearch.index,
+            timeout=None,
+        )
         return [(hit["_id"], hit["sort"][0]) for hit in answer["hits"]["hits"]]
 
 
@@ -90,8 +117,9 @@ def engines(tmp_path_factory, sample_file, opensearch_url):
     path = sample_file(PROFILES, SEED)
     embedded = EmbeddedBackend(str(tmp_path_factory.mktemp("differential") / "index"))
     assert not load_file(embedded, path, replace=True, processes=1, writer_threads=1).skipped
-    opensearch = OpenSearchBackend.from_config({**DEFAULTS, "OPENSEARCH_TIMEOUT": 60.0}, opensearch_url,
-                                               "hirekit-differential")
+    opensearch = OpenSearchBackend.from_config(
+        {**DEFAULTS, "OPENSEARCH_TIMEOUT": 60.0}, opensearch_url, "hirekit-differential"
+    )
     opensearch.create_index(replace=True)
     assert not load_file(opensearch, path, replace=True, processes=1, writer_threads=1).skipped
     import orjson
@@ -105,7 +133,9 @@ def engines(tmp_path_factory, sample_file, opensearch_url):
 # --- the query strategies: built from the loaded values, so most clauses match something
 FIELDS = sorted(profile_fields.FIELDS)
 PATTERN_FIELDS = [path for path in FIELDS if profile_fields.FIELDS[path].kind in (KEYWORD, TEXT)]
-RANGE_FIELDS = [path for path in FIELDS if profile_fields.FIELDS[path].kind in (INTEGER, FLOAT, DATE, KEYWORD)]
+RANGE_FIELDS = [
+    path for path in FIELDS if profile_fields.FIELDS[path].kind in (INTEGER, FLOAT, DATE, KEYWORD)
+]
 SORT_FIELDS = [path for path in FIELDS if profile_fields.FIELDS[path].sortable]
 EXISTS_PATHS = sorted({*FIELDS, *profile_fields.OBJECT_PATHS})
 
@@ -114,12 +144,16 @@ def value_of(engines: Engines, draw, path: str):
     """A value for `path`: mostly one the dataset holds, sometimes one it does not."""
     f = profile_fields.FIELDS[path]
     if f.kind == TEXT:
-        return " ".join(draw(st.lists(st.sampled_from(engines.words[path] or ["x"]), min_size=1, max_size=3)))
+        return " ".join(
+            draw(st.lists(st.sampled_from(engines.words[path] or ["x"]), min_size=1, max_size=3))
+        )
     if draw(st.integers(0, 9)) == 0:
-        return {KEYWORD: "zz-absent", INTEGER: -5, FLOAT: 99.5, DATE: "1901-01", BOOLEAN: False}[f.kind]
+        return {KEYWORD: "zz-absent", INTEGER: -5, FLOAT: 99.5, DATE: "1901-01", BOOLEAN: False}[
+            f.kind
+        ]
     value = draw(st.sampled_from(engines.pools[path]))
     if f.kind == DATE and draw(st.booleans()):
-        value = str(value)[:draw(st.sampled_from([4, 7]))]  # yyyy or yyyy-MM
+        value = str(value)[: draw(st.sampled_from([4, 7]))]  # yyyy or yyyy-MM
     return value
 
 
@@ -128,17 +162,30 @@ def pattern_of(engines: Engines, draw, path: str, wildcard: bool) -> str:
     source = draw(st.sampled_from(engines.words[path] if f.kind == TEXT else engines.pools[path]))
     source = str(source) or "a"
     if not wildcard:
-        return source[:draw(st.integers(1, max(1, min(len(source), 6))))]
+        return source[: draw(st.integers(1, max(1, min(len(source), 6))))]
     cut = draw(st.integers(0, min(len(source), 8)))
-    tail = source[cut + 1:][-draw(st.integers(0, 5)):] if draw(st.booleans()) else ""
+    tail = source[cut + 1 :][-draw(st.integers(0, 5)) :] if draw(st.booleans()) else ""
     return source[:cut] + draw(st.sampled_from(["*", "?", "*?"])) + tail
 
 
 def leaf(engines: Engines):
     @st.composite
     def build(draw):
-        kind = draw(st.sampled_from(["term", "terms", "match", "match_phrase", "exists", "range", "prefix",
-                                     "wildcard", "match_all"]))
+        kind = draw(
+            st.sampled_from(
+                [
+                    "term",
+                    "terms",
+                    "match",
+                    "match_phrase",
+                    "exists",
+                    "range",
+                    "prefix",
+                    "wildcard",
+                    "match_all",
+                ]
+            )
+        )
         if kind == "match_all":
             return {"match_all": {}}
         if kind == "exists":
@@ -155,7 +202,11 @@ def leaf(engines: Engines):
             return {"range": {path: bounds or {"gte": value_of(engines, draw, path)}}}
         path = draw(st.sampled_from(FIELDS))
         if kind == "terms":
-            return {"terms": {path: [value_of(engines, draw, path) for _ in range(draw(st.integers(1, 4)))]}}
+            return {
+                "terms": {
+                    path: [value_of(engines, draw, path) for _ in range(draw(st.integers(1, 4)))]
+                }
+            }
         if kind == "term":
             return {"term": {path: value_of(engines, draw, path)}}
         text = value_of(engines, draw, path)
@@ -177,23 +228,39 @@ def leaf(engines: Engines):
 def queries(engines: Engines):
     def extend(children):
         clauses = st.lists(children, max_size=3)
-        return st.fixed_dictionaries({}, optional={"must": clauses, "filter": clauses, "should": clauses,
-                                                   "must_not": clauses,
-                                                   "minimum_should_match": st.sampled_from([0, 1, 2, "50%", "-1"])}
-                                     ).map(lambda body: {"bool": body})
+        return st.fixed_dictionaries(
+            {},
+            optional={
+                "must": clauses,
+                "filter": clauses,
+                "should": clauses,
+                "must_not": clauses,
+                "minimum_should_match": st.sampled_from([0, 1, 2, "50%", "-1"]),
+            },
+        ).map(lambda body: {"bool": body})
 
     return st.recursive(leaf(engines), extend, max_leaves=6)
 
 
 def sorts():
-    key = st.one_of(st.tuples(st.sampled_from(SORT_FIELDS), st.sampled_from(["asc", "desc"])),
-                    st.just(("_score", "desc")))
+    key = st.one_of(
+        st.tuples(st.sampled_from(SORT_FIELDS), st.sampled_from(["asc", "desc"])),
+        st.just(("_score", "desc")),
+    )
     return st.lists(key, max_size=3).map(lambda keys: [{path: order} for path, order in keys])
 
 
-DIFFERENTIAL = settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None,
-                        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                                               HealthCheck.function_scoped_fixture])
+DIFFERENTIAL = settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[
+        HealthCheck.too_slow,
+        HealthCheck.data_too_large,
+        HealthCheck.function_scoped_fixture,
+    ],
+)
 
 
 @DIFFERENTIAL
@@ -224,7 +291,11 @@ def sql_conditions(engines: Engines):
     def condition(draw):
         path = draw(st.sampled_from(FIELDS))
         f = profile_fields.FIELDS[path]
-        shape = draw(st.sampled_from(["=", "!=", "<", ">=", "like", "in", "not in", "is null", "is not null"]))
+        shape = draw(
+            st.sampled_from(
+                ["=", "!=", "<", ">=", "like", "in", "not in", "is null", "is not null"]
+            )
+        )
         if shape in ("<", ">=") and f.kind not in (INTEGER, FLOAT, DATE, KEYWORD):
             shape = "="
         if shape == "like":
@@ -236,16 +307,21 @@ def sql_conditions(engines: Engines):
                     pattern = pattern.translate({ord(c): None for c in "'\\_"}) or "a%"
                 return f"{path} LIKE '{pattern}'"
         if shape in ("in", "not in"):
-            values = ", ".join(sql_value(engines, draw, path) for _ in range(draw(st.integers(1, 3))))
+            values = ", ".join(
+                sql_value(engines, draw, path) for _ in range(draw(st.integers(1, 3)))
+            )
             return f"{path} {shape.upper()} ({values})"
         if shape.startswith("is"):
             return f"{path} {shape.upper()}"
         return f"{path} {shape} {sql_value(engines, draw, path)}"
 
     def combine(children):
-        return st.one_of(st.tuples(children, st.sampled_from([" AND ", " OR "]), children)
-                         .map(lambda parts: f"({parts[0]}{parts[1]}{parts[2]})"),
-                         children.map(lambda inner: f"NOT ({inner})"))
+        return st.one_of(
+            st.tuples(children, st.sampled_from([" AND ", " OR "]), children).map(
+                lambda parts: f"({parts[0]}{parts[1]}{parts[2]})"
+            ),
+            children.map(lambda inner: f"NOT ({inner})"),
+        )
 
     return st.recursive(condition(), combine, max_leaves=5)
 
@@ -261,4 +337,3 @@ def test_sql_searches_answer_alike_on_both_engines(engines, data):
     except (sql.SqlError, dsl.DslError):
         return
     engines.compare(query, [], data.draw(st.sampled_from([10, 50]), label="size"), 0)
-

@@ -1,4 +1,5 @@
-"""The Elasticsearch adapter of the cluster backend: its calls through the official `elasticsearch` client (which
+"""The Elasticsearch adapter of the cluster backend: its calls through the official `elasticsearch`
+client (which
 talks to Elasticsearch only: it refuses answers without Elastic's product header)."""
 
 from __future__ import annotations
@@ -8,8 +9,16 @@ from typing import Iterable, Iterator
 from elasticsearch import ApiError as EsApiError
 from elasticsearch import ConnectionTimeout, Elasticsearch, NotFoundError, TransportError, helpers
 
-from plugins.person.backends.cluster import (BULK_CHUNK, ClusterBackend, ClusterClient, ClusterError, ClusterNotFound,
-                                             ClusterRefused, ClusterTimeout, ClusterUnreachable)
+from plugins.person.backends.cluster import (
+    BULK_CHUNK,
+    ClusterBackend,
+    ClusterClient,
+    ClusterError,
+    ClusterNotFound,
+    ClusterRefused,
+    ClusterTimeout,
+    ClusterUnreachable,
+)
 
 
 class ElasticsearchClient(ClusterClient):
@@ -33,20 +42,35 @@ class ElasticsearchClient(ClusterClient):
         return None
 
     def _bounded(self, timeout: float | None) -> Elasticsearch:
-        return self.client if timeout is None else self.client.options(request_timeout=timeout, retry_on_timeout=False)
+        return (
+            self.client
+            if timeout is None
+            else self.client.options(request_timeout=timeout, retry_on_timeout=False)
+        )
 
     def search(self, body: dict, *, index: str | None, timeout: float | None) -> dict:
         with self.translated():
-            return self._bounded(timeout).search(allow_partial_search_results=False,
-                                                 **({"index": index} if index else {}), **body).body
+            return (
+                self._bounded(timeout)
+                .search(
+                    allow_partial_search_results=False,
+                    **({"index": index} if index else {}),
+                    **body,
+                )
+                .body
+            )
 
     def open_pit(self, index: str, keep_alive: str, *, timeout: float | None) -> str:
         with self.translated():
-            return self._bounded(timeout).open_point_in_time(index=index, keep_alive=keep_alive)["id"]
+            return self._bounded(timeout).open_point_in_time(index=index, keep_alive=keep_alive)[
+                "id"
+            ]
 
     def close_pit(self, pit_id: str, *, timeout: float) -> None:
         with self.translated():
-            self.client.options(request_timeout=timeout, max_retries=0).close_point_in_time(id=pit_id)
+            self.client.options(request_timeout=timeout, max_retries=0).close_point_in_time(
+                id=pit_id
+            )
 
     def mget(self, index: str, ids: list[str]) -> list[dict]:
         with self.translated():
@@ -64,10 +88,16 @@ class ElasticsearchClient(ClusterClient):
         with self.translated():
             return bool(self.client.indices.exists(index=index))
 
-    def create_index(self, name: str, *, mappings: dict, settings: dict, aliases: dict | None) -> None:
+    def create_index(
+        self, name: str, *, mappings: dict, settings: dict, aliases: dict | None
+    ) -> None:
         with self.translated():
-            self.client.indices.create(index=name, mappings=mappings, settings=settings,
-                                       **({"aliases": aliases} if aliases else {}))
+            self.client.indices.create(
+                index=name,
+                mappings=mappings,
+                settings=settings,
+                **({"aliases": aliases} if aliases else {}),
+            )
 
     def delete_index(self, name: str) -> None:
         with self.translated():
@@ -104,13 +134,26 @@ class ElasticsearchClient(ClusterClient):
     def bulk(self, actions: list[dict], *, threads: int) -> list:
         with self.translated():
             if threads > 1:
-                return [info for ok, info in helpers.parallel_bulk(self.client, actions, thread_count=threads,
-                                                                    chunk_size=BULK_CHUNK, raise_on_error=False) if not ok]
-            return helpers.bulk(self.client, actions, chunk_size=BULK_CHUNK, raise_on_error=False)[1]
+                return [
+                    info
+                    for ok, info in helpers.parallel_bulk(
+                        self.client,
+                        actions,
+                        thread_count=threads,
+                        chunk_size=BULK_CHUNK,
+                        raise_on_error=False,
+                    )
+                    if not ok
+                ]
+            return helpers.bulk(self.client, actions, chunk_size=BULK_CHUNK, raise_on_error=False)[
+                1
+            ]
 
     def streaming_bulk(self, actions: Iterable[dict]) -> Iterator[dict]:
         with self.translated():
-            for _, item in helpers.streaming_bulk(self.client, actions, chunk_size=BULK_CHUNK, raise_on_error=False):
+            for _, item in helpers.streaming_bulk(
+                self.client, actions, chunk_size=BULK_CHUNK, raise_on_error=False
+            ):
                 yield item
 
 
@@ -121,14 +164,25 @@ class ElasticsearchBackend(ClusterBackend):
 
     @classmethod
     def from_config(cls, config, url: str, index: str) -> "ElasticsearchBackend":
-        options: dict = {"request_timeout": float(config["ELASTICSEARCH_TIMEOUT"]), "max_retries": 2, "retry_on_timeout": True}
+        options: dict = {
+            "request_timeout": float(config["ELASTICSEARCH_TIMEOUT"]),
+            "max_retries": 2,
+            "retry_on_timeout": True,
+        }
         if config.get("ELASTICSEARCH_API_KEY"):
             options["api_key"] = config["ELASTICSEARCH_API_KEY"]
         elif config.get("ELASTICSEARCH_USERNAME"):
-            options["basic_auth"] = (config["ELASTICSEARCH_USERNAME"], config.get("ELASTICSEARCH_PASSWORD", ""))
+            options["basic_auth"] = (
+                config["ELASTICSEARCH_USERNAME"],
+                config.get("ELASTICSEARCH_PASSWORD", ""),
+            )
         if config.get("ELASTICSEARCH_CA_CERTS"):
             options["ca_certs"] = config["ELASTICSEARCH_CA_CERTS"]
-        return cls(ElasticsearchClient(Elasticsearch(url, **options)), index, config["ELASTICSEARCH_SCROLL_KEEP_ALIVE"])
+        return cls(
+            ElasticsearchClient(Elasticsearch(url, **options)),
+            index,
+            config["ELASTICSEARCH_SCROLL_KEEP_ALIVE"],
+        )
 
 
 def _reason(error: EsApiError) -> str:

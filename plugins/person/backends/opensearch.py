@@ -1,4 +1,5 @@
-"""The OpenSearch adapter of the cluster backend: its calls through the official `opensearch-py` client, with
+"""The OpenSearch adapter of the cluster backend: its calls through the official `opensearch-py`
+client, with
 OpenSearch's own point-in-time API (`POST /<index>/_search/point_in_time?keep_alive=`, `DELETE
 /_search/point_in_time` with `pit_id`)."""
 
@@ -9,12 +10,21 @@ from typing import Iterable, Iterator
 from opensearchpy import ConnectionError as OsConnectionError
 from opensearchpy import ConnectionTimeout, NotFoundError, OpenSearch, TransportError, helpers
 
-from plugins.person.backends.cluster import (BULK_CHUNK, ClusterBackend, ClusterClient, ClusterError, ClusterNotFound,
-                                             ClusterRefused, ClusterTimeout, ClusterUnreachable)
+from plugins.person.backends.cluster import (
+    BULK_CHUNK,
+    ClusterBackend,
+    ClusterClient,
+    ClusterError,
+    ClusterNotFound,
+    ClusterRefused,
+    ClusterTimeout,
+    ClusterUnreachable,
+)
 
 
 class OpenSearchClient(ClusterClient):
-    """The cluster calls through two `OpenSearch` clients on one configuration: `client` retries a timed-out request,
+    """The cluster calls through two `OpenSearch` clients on one configuration: `client` retries a
+    timed-out request,
     `bounded` (for requests inside a search's deadline) never does."""
 
     product = "OpenSearch"
@@ -38,12 +48,16 @@ class OpenSearchClient(ClusterClient):
         return None
 
     def _bounded(self, timeout: float | None) -> tuple[OpenSearch, dict]:
-        return (self.client, {}) if timeout is None else (self.bounded, {"request_timeout": timeout})
+        return (
+            (self.client, {}) if timeout is None else (self.bounded, {"request_timeout": timeout})
+        )
 
     def search(self, body: dict, *, index: str | None, timeout: float | None) -> dict:
         client, options = self._bounded(timeout)
         with self.translated():
-            return client.search(body=body, index=index, allow_partial_search_results=False, **options)
+            return client.search(
+                body=body, index=index, allow_partial_search_results=False, **options
+            )
 
     def open_pit(self, index: str, keep_alive: str, *, timeout: float | None) -> str:
         client, options = self._bounded(timeout)
@@ -70,10 +84,18 @@ class OpenSearchClient(ClusterClient):
         with self.translated():
             return bool(self.client.indices.exists(index=index))
 
-    def create_index(self, name: str, *, mappings: dict, settings: dict, aliases: dict | None) -> None:
+    def create_index(
+        self, name: str, *, mappings: dict, settings: dict, aliases: dict | None
+    ) -> None:
         with self.translated():
-            self.client.indices.create(index=name, body={"mappings": mappings, "settings": settings,
-                                                         **({"aliases": aliases} if aliases else {})})
+            self.client.indices.create(
+                index=name,
+                body={
+                    "mappings": mappings,
+                    "settings": settings,
+                    **({"aliases": aliases} if aliases else {}),
+                },
+            )
 
     def delete_index(self, name: str) -> None:
         with self.translated():
@@ -110,32 +132,54 @@ class OpenSearchClient(ClusterClient):
     def bulk(self, actions: list[dict], *, threads: int) -> list:
         with self.translated():
             if threads > 1:
-                return [info for ok, info in helpers.parallel_bulk(self.client, actions, thread_count=threads,
-                                                                    chunk_size=BULK_CHUNK, raise_on_error=False) if not ok]
-            return helpers.bulk(self.client, actions, chunk_size=BULK_CHUNK, raise_on_error=False)[1]
+                return [
+                    info
+                    for ok, info in helpers.parallel_bulk(
+                        self.client,
+                        actions,
+                        thread_count=threads,
+                        chunk_size=BULK_CHUNK,
+                        raise_on_error=False,
+                    )
+                    if not ok
+                ]
+            return helpers.bulk(self.client, actions, chunk_size=BULK_CHUNK, raise_on_error=False)[
+                1
+            ]
 
     def streaming_bulk(self, actions: Iterable[dict]) -> Iterator[dict]:
         with self.translated():
-            for _, item in helpers.streaming_bulk(self.client, actions, chunk_size=BULK_CHUNK, raise_on_error=False):
+            for _, item in helpers.streaming_bulk(
+                self.client, actions, chunk_size=BULK_CHUNK, raise_on_error=False
+            ):
                 yield item
 
 
 class OpenSearchBackend(ClusterBackend):
-    """The cluster backend on OpenSearch (HIREKIT_SEARCH_BACKEND=opensearch), Amazon OpenSearch Service included."""
+    """The cluster backend on OpenSearch (HIREKIT_SEARCH_BACKEND=opensearch), Amazon OpenSearch
+    Service included."""
 
     name = "opensearch"
 
     @classmethod
     def from_config(cls, config, url: str, index: str) -> "OpenSearchBackend":
-        options: dict = {"timeout": float(config["OPENSEARCH_TIMEOUT"]), "max_retries": 2,
-                         "verify_certs": bool(config["OPENSEARCH_VERIFY_CERTS"])}
+        options: dict = {
+            "timeout": float(config["OPENSEARCH_TIMEOUT"]),
+            "max_retries": 2,
+            "verify_certs": bool(config["OPENSEARCH_VERIFY_CERTS"]),
+        }
         if config.get("OPENSEARCH_API_KEY"):
             options["headers"] = {"Authorization": f"ApiKey {config['OPENSEARCH_API_KEY']}"}
         elif config.get("OPENSEARCH_USERNAME"):
-            options["http_auth"] = (config["OPENSEARCH_USERNAME"], config.get("OPENSEARCH_PASSWORD", ""))
+            options["http_auth"] = (
+                config["OPENSEARCH_USERNAME"],
+                config.get("OPENSEARCH_PASSWORD", ""),
+            )
         if config.get("OPENSEARCH_CA_CERTS"):
             options["ca_certs"] = config["OPENSEARCH_CA_CERTS"]
-        hosts = [host.strip() for host in url.split(",") if host.strip()]  # several nodes: a dead one is skipped
+        hosts = [
+            host.strip() for host in url.split(",") if host.strip()
+        ]  # several nodes: a dead one is skipped
         client = OpenSearch(hosts, retry_on_timeout=True, **options)
         bounded = OpenSearch(hosts, retry_on_timeout=False, **options)
         return cls(OpenSearchClient(client, bounded), index, config["OPENSEARCH_SCROLL_KEEP_ALIVE"])
