@@ -9,7 +9,8 @@ export HIREKIT_PORT
 # database and Redis database, see tests/conftest.py); TEST_WORKERS=0 runs the suite in this process
 TEST_WORKERS ?= 2
 
-.PHONY: run test services lint requirements upgrade-check fuzz bench install install-dev clean
+.PHONY: run test services lint requirements upgrade-check fuzz bench install install-dev clean opensearch-start \
+	opensearch-stop opensearch-test
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -44,6 +45,21 @@ test: install-dev lint
 ## on loopback, user postgres, database test) and Redis on 127.0.0.1:6379, for the full suite (.ci/run does the same)
 services:
 	bash deploy/services.sh
+
+## make opensearch-start: build deploy/opensearch with Maven (offline once ~/.m2 holds its artifacts), start a real
+## OpenSearch node on loopback (OPENSEARCH_NODES=3 for a cluster, OPENSEARCH_HEAP per node) under instance/opensearch and
+## wait until it is green; make opensearch-stop stops it and removes its data; make opensearch-test runs the launcher's
+## own Java test (JUnit, Maven Surefire)
+OPENSEARCH_NODES ?= 1
+OPENSEARCH_HEAP ?= 1g
+opensearch-start: install
+	$(BIN)/python -m deploy.opensearch start --nodes $(OPENSEARCH_NODES) --heap $(OPENSEARCH_HEAP)
+
+opensearch-stop: install
+	$(BIN)/python -m deploy.opensearch stop --clean
+
+opensearch-test:
+	cd deploy/opensearch && (mvn -B -q -o test || mvn -B -q test)
 
 # the files git tracks (a scratch file or a generated client in the tree is not the project's), every file outside git
 lint: install-dev

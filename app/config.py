@@ -128,7 +128,8 @@ DEFAULTS: dict[str, object] = {
     "CANDIDATE_RETENTION_INTERVAL": 3600.0,
     "CANDIDATE_RETENTION_BATCH": 100,  # candidates a retention pass (or `flask privacy expire`) erases per batch
     # --- Person data ---
-    "SEARCH_BACKEND": "embedded",  # `embedded` (an index on local disk), `elasticsearch` or `none` (search answers 503)
+    # `embedded` (an index on local disk), `elasticsearch`, `opensearch` or `none` (search answers 503)
+    "SEARCH_BACKEND": "embedded",
     "SEARCH_INDEX": str(INSTANCE_DIR / "search" / "person"),  # directory of the embedded index
     "ELASTICSEARCH_URL": "",  # the cluster when SEARCH_BACKEND is `elasticsearch`
     "ELASTICSEARCH_INDEX": "person",  # the alias searched; a replacing load fills a new dated index behind it
@@ -140,6 +141,20 @@ DEFAULTS: dict[str, object] = {
     # how long Elasticsearch keeps a scroll's point in time between two of its pages (an Elasticsearch time: `5m`, `90s`);
     # a next page after longer, or after a replacing load, is 400 and the client starts the scroll again
     "ELASTICSEARCH_SCROLL_KEEP_ALIVE": "5m",
+    # the cluster when SEARCH_BACKEND is `opensearch` (https:// for TLS); several nodes comma-separated, so a request
+    # to a node that is down is sent to another
+    "OPENSEARCH_URL": "",
+    "OPENSEARCH_INDEX": "person",  # the alias searched; a replacing load fills a new dated index behind it
+    "OPENSEARCH_USERNAME": "",  # OpenSearch basic-auth user (the security plugin's internal users, or a proxy's)
+    "OPENSEARCH_PASSWORD": "",  # OpenSearch basic-auth password
+    # sent as `Authorization: ApiKey <key>` instead of basic auth (API tokens, or a gateway that takes one)
+    "OPENSEARCH_API_KEY": "",
+    "OPENSEARCH_CA_CERTS": "",  # CA bundle that verifies the cluster's certificate
+    "OPENSEARCH_VERIFY_CERTS": True,  # verify the cluster's TLS certificate (off only for a test cluster)
+    "OPENSEARCH_TIMEOUT": 10.0,  # seconds per OpenSearch request
+    # how long OpenSearch keeps a scroll's point in time between two of its pages (`5m`, `90s`); a next page after
+    # longer, or after a replacing load, is 400 and the client starts the scroll again
+    "OPENSEARCH_SCROLL_KEEP_ALIVE": "5m",
     "PERSON_DATASET_REQUIRED": False,  # /readyz fails (503) while the person dataset is empty or down; off, it reports it
     "PERSON_SEARCH_TIMEOUT": 5.0,  # seconds one person search may run before it is abandoned with 503
     "PERSON_SEARCH_THREADS": 0,  # threads one embedded search runs on at once (0: one per core, at most 4; 1: one)
@@ -157,6 +172,8 @@ DEFAULTS: dict[str, object] = {
     "SANDBOX_SEARCH_INDEX": "",  # the sandbox's embedded index; empty: a "sandbox" directory beside SEARCH_INDEX
     "SANDBOX_ELASTICSEARCH_URL": "",  # the sandbox's cluster
     "SANDBOX_ELASTICSEARCH_INDEX": "person-sandbox",  # the sandbox's alias
+    "SANDBOX_OPENSEARCH_URL": "",  # the sandbox's OpenSearch cluster
+    "SANDBOX_OPENSEARCH_INDEX": "person-sandbox",  # the sandbox's OpenSearch alias
     "SANDBOX_ENRICH_VENDOR": "local",  # ENRICH_VENDOR of the sandbox routes
     "SANDBOX_ENRICH_URL": "",  # the sandbox upstream; never falls back to ENRICH_URL
     "SANDBOX_ENRICH_API_KEY": "",  # key sent to the sandbox upstream

@@ -23,6 +23,8 @@ class DatasetSettings:
     index_dir: str
     es_url: str
     es_index: str
+    os_url: str
+    os_index: str
     vendor: str
     vendor_url: str
     vendor_key: str
@@ -31,12 +33,14 @@ class DatasetSettings:
 def settings_for(config, sandbox: bool) -> DatasetSettings:
     if not sandbox:
         return DatasetSettings("production", config["SEARCH_BACKEND"], config["SEARCH_INDEX"], config["ELASTICSEARCH_URL"],
-                               config["ELASTICSEARCH_INDEX"], config["ENRICH_VENDOR"], config["ENRICH_URL"], config["ENRICH_API_KEY"])
+                               config["ELASTICSEARCH_INDEX"], config["OPENSEARCH_URL"], config["OPENSEARCH_INDEX"],
+                               config["ENRICH_VENDOR"], config["ENRICH_URL"], config["ENRICH_API_KEY"])
     index_dir = config["SANDBOX_SEARCH_INDEX"] or str(Path(config["SEARCH_INDEX"]).parent / "sandbox")
     # The sandbox never falls back to the production upstream: its URL is its own or nothing.
     vendor_url = config["SANDBOX_ENRICH_URL"] or config.get("ENRICH_SANDBOX_URL", "")
     return DatasetSettings("sandbox", config["SANDBOX_SEARCH_BACKEND"], index_dir, config["SANDBOX_ELASTICSEARCH_URL"],
-                           config["SANDBOX_ELASTICSEARCH_INDEX"], config["SANDBOX_ENRICH_VENDOR"], vendor_url,
+                           config["SANDBOX_ELASTICSEARCH_INDEX"], config["SANDBOX_OPENSEARCH_URL"],
+                           config["SANDBOX_OPENSEARCH_INDEX"], config["SANDBOX_ENRICH_VENDOR"], vendor_url,
                            config["SANDBOX_ENRICH_API_KEY"])
 
 
@@ -46,6 +50,7 @@ def build_backend(config, sandbox: bool = False) -> SearchBackend | None:
     return _chosen("search backend", settings.backend, {
         "embedded": lambda: _embedded_backend(config, settings),
         "elasticsearch": lambda: _elasticsearch_backend(config, settings),
+        "opensearch": lambda: _opensearch_backend(config, settings),
     })
 
 
@@ -83,6 +88,14 @@ def _elasticsearch_backend(config, settings: DatasetSettings) -> SearchBackend |
     from plugins.person.backends.elasticsearch import ElasticsearchBackend
 
     return ElasticsearchBackend.from_config(config, settings.es_url, settings.es_index)
+
+
+def _opensearch_backend(config, settings: DatasetSettings) -> SearchBackend | None:
+    if not settings.os_url:
+        return None
+    from plugins.person.backends.opensearch import OpenSearchBackend
+
+    return OpenSearchBackend.from_config(config, settings.os_url, settings.os_index)
 
 
 def _local_vendor(backend: SearchBackend | None) -> EnrichVendor | None:

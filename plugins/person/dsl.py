@@ -312,7 +312,9 @@ def _minimum_should_match(value, where: str):
 
 
 def resolve_minimum_should_match(spec, optional_count: int) -> int:
-    """Elasticsearch's reading of minimum_should_match (2, -1, "75%", "-25%") against the number of optional clauses."""
+    """Elasticsearch's reading of minimum_should_match (2, -1, "75%", "-25%") against the number of optional clauses.
+    Never below 0, and never cut to the number of optional clauses: asking for more than there are matches nothing,
+    as on Elasticsearch and OpenSearch."""
     if isinstance(spec, str):
         text = spec.strip()
         if text.endswith("%"):
@@ -325,7 +327,7 @@ def resolve_minimum_should_match(spec, optional_count: int) -> int:
         wanted = spec
     if wanted < 0:
         wanted = optional_count + wanted
-    return max(0, min(wanted, optional_count))
+    return max(0, wanted)
 
 
 def _only_options(options: dict, allowed: set, where: str) -> None:

@@ -3,22 +3,86 @@
 from __future__ import annotations
 
 import os
+import uuid
 from pathlib import Path
 
 import pytest
 
+from deploy.opensearch import OpenSearchCluster, missing_tools
 from plugins.person.backends.embedded import EmbeddedBackend
 from plugins.person.cli import write_sample
 from plugins.person.loader import load_file
 
 PEOPLE8 = str(Path(__file__).parent / "people8.jsonl")
 ELASTICSEARCH_URL = os.environ.get("HIREKIT_TEST_ELASTICSEARCH_URL", "")
+# a running OpenSearch node to test against; unset, the suite starts one itself (deploy/opensearch) when it first needs it
+OPENSEARCH_URL = os.environ.get("HIREKIT_TEST_OPENSEARCH_URL", "")
+OPENSEARCH_MISSING = [] if OPENSEARCH_URL else missing_tools()
+OPENSEARCH_HEAP = "512m"
 
-SEARCH_BACKENDS = [
-    pytest.param("embedded", id="embedded"),
+CLUSTER_BACKENDS = [
     pytest.param("elasticsearch", id="elasticsearch", marks=pytest.mark.skipif(
         not ELASTICSEARCH_URL, reason="Elasticsearch conformance needs HIREKIT_TEST_ELASTICSEARCH_URL (e.g. http://127.0.0.1:9200)")),
+    pytest.param("opensearch", id="opensearch", marks=pytest.mark.skipif(
+        bool(OPENSEARCH_MISSING), reason=f"OpenSearch conformance starts a node with Java and Maven: "
+                                         f"{' and '.join(OPENSEARCH_MISSING)} not on PATH")),
 ]
+SEARCH_BACKENDS = [pytest.param("embedded", id="embedded"), *CLUSTER_BACKENDS]
+
+
+@pytest.fixture(scope="session")
+def opensearch_url():
+    """A real OpenSearch node for this test process: HIREKIT_TEST_OPENSEARCH_URL, or one started here (deploy/opensearch,
+    built by Maven on first use) and stopped, its data removed, when the session ends."""
+    if OPENSEARCH_URL:
+        yield OPENSEARCH_URL
+        return
+    with OpenSearchCluster(1, heap=OPENSEARCH_HEAP, cluster_name=f"hirekit-test-{os.getpid()}") as cluster:
+        yield cluster.url
+
+
+@pytest.fixture
+def cluster_config(request):
+    """config(kind) -> the app settings that point the production dataset at a new alias on that cluster kind; the
+    alias and its indexes are dropped after the test."""
+    made = []
+
+    def config(kind: str) -> dict:
+        index = f"hirekit-test-{uuid.uuid4().hex[:8]}"
+        if kind == "elasticsearch":
+            settings = {"SEARCH_BACKEND": "elasticsearch", "ELASTICSEARCH_URL": ELASTICSEARCH_URL,
+                        "ELASTICSEARCH_INDEX": index}
+        elif kind == "opensearch":
+            settings = {"SEARCH_BACKEND": "opensearch", "OPENSEARCH_URL": request.getfixturevalue("opensearch_url"),
+                        "OPENSEARCH_INDEX": index, "OPENSEARCH_TIMEOUT": 60.0}
+        else:
+            raise ValueError(kind)
+        made.append(settings)
+        return settings
+
+    yield config
+    from plugins.person import datasets
+    from app.config import DEFAULTS
+
+    for settings in made:
+        datasets.build_backend({**DEFAULTS, **settings}).drop_index()
+
+
+@pytest.fixture
+def backend_client(person_client, cluster_config, tmp_path):
+    """make(kind, jsonl=None, **config) -> (client, headers, runner): the person API over `jsonl` loaded into the
+    `kind` backend (embedded: an index under tmp_path) through `person load --replace`."""
+
+    def make(kind: str, jsonl: str | None = None, **config):
+        settings = {"SEARCH_INDEX": str(tmp_path / f"index-{uuid.uuid4().hex[:6]}")} if kind == "embedded" else cluster_config(kind)
+        client, headers = person_client(None, **settings, **config)
+        runner = client.application.test_cli_runner()
+        if jsonl:
+            result = runner.invoke(args=["person", "load", jsonl, "--replace", "--yes"])
+            assert result.exit_code == 0, result.output
+        return client, headers, runner
+
+    return make
 
 
 # Modules that test the search engine's answers through the API: the tenant database only authenticates their requests,
@@ -27,6 +91,7 @@ SEARCH_BACKENDS = [
 ENGINE_ONLY_MODULES = frozenset({
     "test_embedded_minimum_should_match", "test_embedded_sort_plan", "test_person_appended_index", "test_person_contact_fields",
     "test_person_keyword_range", "test_person_known_totals", "test_person_search", "test_person_search_threads", "test_person_sql",
+    "test_person_backend_walks",
 })
 
 

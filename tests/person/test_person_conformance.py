@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import uuid
-
 import pytest
 
-from tests.person.conftest import ELASTICSEARCH_URL, PEOPLE8, SEARCH_BACKENDS
+from tests.person.conftest import PEOPLE8, SEARCH_BACKENDS
 
 T = lambda field, value: {"term": {field: value}}  # noqa: E731
 
@@ -106,19 +104,38 @@ CASES = [
 ]
 
 
+@pytest.fixture(scope="module")
+def cluster_people8(request):
+    """The 8 reference profiles loaded once per cluster kind for this module: kind -> its app settings."""
+    from app.config import DEFAULTS
+    from plugins.person import datasets
+    from plugins.person.loader import load_file
+    from tests.person.conftest import ELASTICSEARCH_URL
+
+    loaded: dict[str, dict] = {}
+
+    def settings(kind: str) -> dict:
+        if kind not in loaded:
+            index = f"hirekit-conformance-{kind}"
+            loaded[kind] = ({"SEARCH_BACKEND": "elasticsearch", "ELASTICSEARCH_URL": ELASTICSEARCH_URL,
+                             "ELASTICSEARCH_INDEX": index} if kind == "elasticsearch" else
+                            {"SEARCH_BACKEND": "opensearch", "OPENSEARCH_URL": request.getfixturevalue("opensearch_url"),
+                             "OPENSEARCH_INDEX": index, "OPENSEARCH_TIMEOUT": 60.0})
+            backend = datasets.build_backend({**DEFAULTS, **loaded[kind]})
+            backend.create_index(replace=True)
+            assert not load_file(backend, PEOPLE8, replace=True, processes=1, writer_threads=1).skipped
+            request.addfinalizer(backend.drop_index)
+        return loaded[kind]
+
+    return settings
+
+
 @pytest.fixture(params=SEARCH_BACKENDS)
-def conformance_client(request, person_client, person_app):
+def conformance_client(request, person_client, cluster_people8):
     """A client over the 8 reference profiles on the parametrized backend."""
     if request.param == "embedded":
         return person_client("people8")
-    index = f"hirekit-test-{uuid.uuid4().hex[:8]}"
-    client, headers = person_client(None, SEARCH_BACKEND="elasticsearch", ELASTICSEARCH_URL=ELASTICSEARCH_URL, ELASTICSEARCH_INDEX=index)
-    app = client.application
-    runner = app.test_cli_runner()
-    assert runner.invoke(args=["person", "create-index", "--replace", "--yes"]).exit_code == 0
-    assert runner.invoke(args=["person", "load", PEOPLE8]).exit_code == 0
-    request.addfinalizer(lambda: app.extensions["hirekit_person"][False].backend().drop_index())
-    return client, headers
+    return person_client(None, **cluster_people8(request.param))
 
 
 @pytest.mark.parametrize("name, body, expected", CASES, ids=[case[0] for case in CASES])

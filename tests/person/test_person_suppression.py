@@ -1,14 +1,12 @@
 """The suppression list (`flask person suppress`): a person who opted out is never answered by search, search-enrich,
-enrich, bulk, retrieve or identify, on the embedded index and Elasticsearch, also after the dataset is reloaded."""
+enrich, bulk, retrieve or identify, on the embedded index, Elasticsearch and OpenSearch, also after the dataset is reloaded."""
 
 from __future__ import annotations
-
-import uuid
 
 import orjson
 import pytest
 
-from tests.person.conftest import ELASTICSEARCH_URL, SEARCH_BACKENDS
+from tests.person.conftest import SEARCH_BACKENDS
 
 
 def profile(person_id: str, name: str, email: str, company: str = "acme") -> dict:
@@ -28,13 +26,12 @@ def write(path, people) -> str:
 
 
 @pytest.fixture(params=SEARCH_BACKENDS)
-def loaded(request, person_client, tmp_path):
+def loaded(request, person_client, cluster_config, tmp_path):
     """(client, headers, runner, reload(people)) over PEOPLE on the parametrized backend, loaded through the CLI."""
     if request.param == "embedded":
         client, headers = person_client(None, SEARCH_INDEX=str(tmp_path / "index"))
     else:
-        client, headers = person_client(None, SEARCH_BACKEND="elasticsearch", ELASTICSEARCH_URL=ELASTICSEARCH_URL,
-                                        ELASTICSEARCH_INDEX=f"hirekit-test-{uuid.uuid4().hex[:8]}")
+        client, headers = person_client(None, **cluster_config(request.param))
     runner = client.application.test_cli_runner()
     version = iter(range(1, 100))
 
@@ -44,8 +41,6 @@ def loaded(request, person_client, tmp_path):
         assert result.exit_code == 0, result.output
 
     reload(PEOPLE)
-    if request.param == "elasticsearch":
-        request.addfinalizer(lambda: client.application.extensions["hirekit_person"][False].backend().drop_index())
     return client, headers, runner, reload
 
 

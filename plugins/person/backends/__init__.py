@@ -16,7 +16,8 @@ MAX_RESULT_WINDOW = 10_000
 # Elasticsearch's cursor: [it, hits seen, the last hit's sort values] and, on a walk in a point in time, that PIT's id
 SEARCH_AFTER_CURSOR = "after"
 SETUP_HINT = ("Load a dataset with `flask --app wsgi person load FILE.jsonl` (add --sandbox for the sandbox; embedded index at HIREKIT_SEARCH_INDEX), "
-              "or set HIREKIT_SEARCH_BACKEND=elasticsearch with HIREKIT_ELASTICSEARCH_URL.")
+              "or set HIREKIT_SEARCH_BACKEND=elasticsearch with HIREKIT_ELASTICSEARCH_URL "
+              "(opensearch with HIREKIT_OPENSEARCH_URL).")
 
 
 class DatasetUnavailable(ApiError):

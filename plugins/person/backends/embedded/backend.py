@@ -174,6 +174,10 @@ class EmbeddedBackend(SearchBackend):
         snapshot = self.snapshot()
         builder = QueryBuilder(BoundedSearcher(snapshot.searcher, deadline, snapshot.parts, self.search_threads)).prepare(query)
         searcher = builder.searcher
+        if any(path == SCORE for path, _ in sort) and is_constant_score(query):
+            # every hit scores the same, so _score orders nothing: the other keys rank every hit, not only a window
+            # read in score order (a tie as large as the result would be cut in engine order)
+            sort = [(path, order) for path, order in sort if path != SCORE]
         if len(sort) > 1:
             result = by_keys(searcher, builder.build(query, scoring=any(p == SCORE for p, _ in sort)), list(sort),
                              size, offset, cursor)

@@ -116,7 +116,11 @@ class QueryBuilder:
         leaves = [self._exact(f, token, scoring) for token in tokens]
         if options.get("operator") == "and":
             return Query.boolean_query([(Occur.Must, q) for q in leaves])
+        if len(leaves) == 1:  # one token is one term query: minimum_should_match has nothing to count
+            return leaves[0]
         wanted = max(1, resolve_minimum_should_match(options.get("minimum_should_match", 1), len(leaves)))
+        if wanted > len(leaves):
+            return Query.empty_query()
         if wanted > 1 and cheaper_as_conjunctions([self.searcher.doc_freq(f.path, token) for token in tokens], wanted):
             return at_least(leaves, [self._exact(f, token, False) for token in tokens], wanted)
         return Query.boolean_query([(Occur.Should, q) for q in leaves], wanted)
@@ -202,6 +206,12 @@ class QueryBuilder:
         required = must + filters
         default = 1 if should and not required else 0
         wanted = resolve_minimum_should_match(body.get("minimum_should_match", default), len(should))
+        if not (should or required):  # only must_not: matched against everything, minimum_should_match unused
+            wanted = 0
+        if wanted > len(should):  # more should clauses wanted than there are: nothing matches
+            return Query.empty_query()
+        if should and not required:  # Lucene: should clauses with nothing required match at least one, whatever 0 says
+            wanted = max(1, wanted)
         subs = [(Occur.Must, q) for q in required] + [(Occur.Should, q) for q in should] + [(Occur.MustNot, q) for q in must_not]
         if not required and wanted == 0:
             subs.append((Occur.Must, constant(Query.all_query(), 0.0)))  # Lucene matches nothing for a purely negative bool
