@@ -1,13 +1,9 @@
 """Side by side on one machine and one dataset: the embedded engine against a real OpenSearch node
-(deploy/opensearch,
-one node with a stated heap, at least 4 GiB), in one run. Full load time, the query mix
-(bench/person_search.py's
-QUERIES as page searches, and SCROLLS) in-process and over HTTP through Hirekit (gunicorn, 2
-workers, one server per backend), deep
-scroll pages against the first page, disk, and memory (the OpenSearch JVM's RSS, Hirekit's
-workers'). Both are warmed
-(every query run before it is timed). Ratios are embedded / OpenSearch: the target is at most 0.5
-for p50 and p95
+(deploy/opensearch, one node with a stated heap, at least 4 GiB), in one run. Full load time, the
+query mix (bench/person_search.py's QUERIES as page searches, and SCROLLS) in-process and over HTTP
+through Hirekit (gunicorn, 2 workers, one server per backend), deep scroll pages against the first
+page, disk, and memory (the OpenSearch JVM's RSS, Hirekit's workers'). Both are warmed (every query
+run before it is timed). Ratios are embedded / OpenSearch: the target is at most 0.5 for p50 and p95
 through Hirekit, and a load at least as fast (load ratio <= 1).
 
     .venv/bin/python bench/opensearch_side_by_side.py                    # 100,000 profiles, heap 4g
@@ -65,11 +61,9 @@ def stats(values: list[float]) -> tuple[float, float]:
 
 def page_params(body: dict) -> dict:
     """The mix's query as a /v2/person/search/page request (`from` as the page it starts): a page
-    search holds no
-    point in time, where every scroll-form search that does not reach its last page holds one on a
-    cluster for the
-    keep-alive (OpenSearch allows 300 open at once per node by default,
-    search.max_open_pit_context)."""
+    search holds no point in time, where every scroll-form search that does not reach its last page
+    holds one on a cluster for the keep-alive (OpenSearch allows 300 open at once per node by
+    default, search.max_open_pit_context)."""
     params = {key: value for key, value in body.items() if key != "from"}
     size = params.setdefault("size", 10)
     return {**params, "page": body.get("from", 0) // size + 1}

@@ -150,8 +150,7 @@ def query_builder_text(node: ast.Attribute) -> bool:
 
 def class_bodies(tree: ast.Module) -> dict[str, tuple[set[str], set[str]]]:
     """{class qualname: (the names its body defines, the private `self._x` attributes its methods
-    touch)} for the
-    classes written in a module."""
+    touch)} for the classes written in a module."""
     bodies: dict[str, tuple[set[str], set[str]]] = {}
 
     def visit(node, prefix: str) -> None:

@@ -47,9 +47,8 @@ def _built() -> bool:
 
 def build(*, quiet: bool = True) -> str:
     """The node's classpath, building the launcher first when its sources changed: Maven offline
-    when the local
-    repository has every artifact, else online (Maven Central), so a machine with an empty ~/.m2
-    builds too."""
+    when the local repository has every artifact, else online (Maven Central), so a machine with an
+    empty ~/.m2 builds too."""
     missing = missing_tools()
     if missing:
         raise LauncherUnavailable(
@@ -113,10 +112,9 @@ class Node:
 
 class OpenSearchCluster:
     """`nodes` OpenSearch nodes (1 or 3) under `root`, each in its own JVM with `heap`, its own
-    config, data and log
-    directories and ports, discovering each other through explicit seed hosts. Use as a context
-    manager, or call
-    start() and stop(); stop() removes `root` when the cluster created it."""
+    config, data and log directories and ports, discovering each other through explicit seed hosts.
+    Use as a context manager, or call start() and stop(); stop() removes `root` when the cluster
+    created it."""
 
     def __init__(
         self,
@@ -245,8 +243,7 @@ class OpenSearchCluster:
         self, status: str = "green", *, nodes: int | None = None, timeout: float = START_TIMEOUT
     ) -> float:
         """Seconds until the cluster reports `status` (or better) with `nodes` nodes (default: all);
-        a node's JVM
-        dying on the way, or the timeout, raises with the tail of its log."""
+        a node's JVM dying on the way, or the timeout, raises with the tail of its log."""
         started = time.monotonic()
         expected = len(self.nodes) if nodes is None else nodes
         params = f"?wait_for_status={status}&wait_for_nodes={expected}&timeout=5s"
@@ -275,8 +272,7 @@ class OpenSearchCluster:
 
     def stop(self) -> None:
         """SIGTERM every node (closing it cleanly), SIGKILL one that has not exited after
-        STOP_TIMEOUT, then remove the
-        directory the cluster created."""
+        STOP_TIMEOUT, then remove the directory the cluster created."""
         for node in self.nodes:
             if node.running():
                 os.killpg(node.process.pid, signal.SIGTERM)

@@ -1,10 +1,8 @@
 """Losing a node: a three-node OpenSearch cluster (one replica per shard) under a steady search
-load, with scroll walks
-and a delta in flight, has one node SIGKILLed. Every search answers the right total or a 503 with
-Retry-After that a
-retry within the deadline gets past; no walk skips or repeats a profile; the delta lands whole; the
-node rejoins.
-Prints errors, retries and the time to green; fails on any loss."""
+load, with scroll walks and a delta in flight, has one node SIGKILLed. Every search answers the
+right total or a 503 with Retry-After that a retry within the deadline gets past; no walk skips or
+repeats a profile; the delta lands whole; the node rejoins. Prints errors, retries and the time to
+green; fails on any loss."""
 
 from __future__ import annotations
 

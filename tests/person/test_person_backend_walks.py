@@ -1,8 +1,7 @@
 """The backend conformance suite beyond single queries: paging and scroll walks, walks across a
-delta and a replacing
-load, deltas, enrich and search-enrich, and search deadlines, answered alike by every backend (the
-embedded index,
-and a real OpenSearch node or an Elasticsearch cluster) through the person API."""
+delta and a replacing load, deltas, enrich and search-enrich, and search deadlines, answered alike
+by every backend (the embedded index, and a real OpenSearch node or an Elasticsearch cluster)
+through the person API."""
 
 from __future__ import annotations
 
@@ -79,9 +78,8 @@ def test_a_delta_publishes_whole_and_a_walk_begun_before_it_never_mixes_two_vers
     walked, people, tmp_path
 ):
     """A cluster walk goes on in its point in time (the version it began on, to its end); the
-    embedded index refuses
-    its next page with a 400 saying to restart. Either way no walk skips or repeats a profile, or
-    mixes versions."""
+    embedded index refuses its next page with a 400 saying to restart. Either way no walk skips or
+    repeats a profile, or mixes versions."""
     client, headers, runner, kind = walked
     body = {"query": MATCH_ALL, "size": 100, "sort": [{"birth_year": "asc"}]}
     first = client.post("/v2/person/search", json=body, headers=headers).json

@@ -1,11 +1,8 @@
 """The embedded engine checked by a real one: Hypothesis writes queries over every clause, option
-and field the DSL
-accepts (and SQL searches through their translation), runs each on the embedded index and on an
-OpenSearch node
-holding the same generated profiles, and asserts the same total and the same hits: in the same order
-when sorted, and
-as the same set on the first page of a relevance-ordered search wherever OpenSearch's scores tell
-the hits apart."""
+and field the DSL accepts (and SQL searches through their translation), runs each on the embedded
+index and on an OpenSearch node holding the same generated profiles, and asserts the same total and
+the same hits: in the same order when sorted, and as the same set on the first page of a
+relevance-ordered search wherever OpenSearch's scores tell the hits apart."""
 
 from __future__ import annotations
 

@@ -1,40 +1,29 @@
 """The search backend of a cluster (Elasticsearch or OpenSearch): the validated DSL sent as is,
-search_after paging in a
-point in time, alias-swapped replacing loads and deltas published by one refresh. One backend, one
-adapter per client.
+search_after paging in a point in time, alias-swapped replacing loads and deltas published by one
+refresh. One backend, one adapter per client.
 
 The configured index name is an alias over a dated index (`people` ->
-`people-20261122t231500123456`: index names are
-lowercase). A replacing load fills a new dated index aside and then moves the alias to it in one
-atomic `_aliases`
-call, so searches answer from the old data until the new data is complete; the old index is deleted
-after the swap.
-An index created by an older release under the plain name keeps working, and the first replacing
-load turns it into
-an alias.
+`people-20261122t231500123456`: index names are lowercase). A replacing load fills a new dated index
+aside and then moves the alias to it in one atomic `_aliases` call, so searches answer from the old
+data until the new data is complete; the old index is deleted after the swap. An index created by an
+older release under the plain name keeps working, and the first replacing load turns it into an
+alias.
 
 A delta (`person load --upsert`, `--delete-ids`) is bulk-indexed and bulk-deleted into the alias's
-current index with
-its refresh switched off, then published by one refresh (searches see none of it before, all of it
-after), after which
-the dataset version is recorded and the refresh interval restored.
+current index with its refresh switched off, then published by one refresh (searches see none of it
+before, all of it after), after which the dataset version is recorded and the refresh interval
+restored.
 
 A search whose answer carries a scroll token runs in a point in time (PIT): its first page opens one
-on the alias
-(kept SCROLL_KEEP_ALIVE between pages), the cursor carries the PIT's id, and every next page
-searches in that PIT with
-`search_after` and the id field as the tiebreaker, so a walk reads the version of the dataset it
-began on even across
-a delta. A replacing load deletes the old index and with it the PITs open on it: their next page is
-a 400 telling the
-client to start again. The PIT is closed when the walk ends. Cursors issued without a PIT id
-continue on the alias.
+on the alias (kept SCROLL_KEEP_ALIVE between pages), the cursor carries the PIT's id, and every next
+page searches in that PIT with `search_after` and the id field as the tiebreaker, so a walk reads
+the version of the dataset it began on even across a delta. A replacing load deletes the old index
+and with it the PITs open on it: their next page is a 400 telling the client to start again. The PIT
+is closed when the walk ends. Cursors issued without a PIT id continue on the alias.
 
 What differs between Elasticsearch and OpenSearch (the client library, how a PIT is opened and
-closed, how errors
-look) lives in a ClusterClient adapter (plugins/person/backends/elasticsearch.py, opensearch.py);
-everything above is
-written once, here.
+closed, how errors look) lives in a ClusterClient adapter (plugins/person/backends/elasticsearch.py,
+opensearch.py); everything above is written once, here.
 """
 
 from __future__ import annotations
@@ -44,6 +33,7 @@ import datetime as dt
 import logging
 import time
 from abc import ABC, abstractmethod
+from types import ModuleType
 from typing import Iterable, Iterator
 
 from app.errors import ApiError
@@ -103,14 +93,14 @@ class ClusterUnreachable(ClusterError):
 
 class ClusterClient(ABC):
     """One cluster's client library behind the calls the backend makes. `timeout` (seconds) bounds
-    one request and
-    switches off its retry on timeout (a search's deadline); None keeps the client's own timeout and
-    retries. Every
-    method raises ClusterError subclasses only."""
+    one request and switches off its retry on timeout (a search's deadline); None keeps the client's
+    own timeout and retries. Every method raises ClusterError subclasses only."""
 
     product: str  # "Elasticsearch" or "OpenSearch": how errors name the cluster
     # the settings prefix of its credentials, for error messages (HIREKIT_ELASTICSEARCH_...)
     setting: str
+    client: object  # the client library's client
+    helpers: ModuleType  # the library's bulk helpers: elasticsearch.helpers, opensearchpy.helpers
 
     @abstractmethod
     def translate(self, error: Exception) -> ClusterError | None:
@@ -185,13 +175,23 @@ class ClusterClient(ABC):
     @abstractmethod
     def put_meta(self, index: str, meta: dict) -> None: ...
 
-    @abstractmethod
     def bulk(self, actions: list[dict], *, threads: int) -> list:
         """Send bulk actions in chunks of BULK_CHUNK (on `threads` threads); the failed items."""
+        with self.translated():
+            if threads > 1:
+                sent = self.helpers.parallel_bulk(self.client, actions, thread_count=threads,
+                                                  chunk_size=BULK_CHUNK, raise_on_error=False)
+                return [info for ok, info in sent if not ok]
+            _, failed = self.helpers.bulk(self.client, actions, chunk_size=BULK_CHUNK,
+                                          raise_on_error=False)
+            return failed
 
-    @abstractmethod
     def streaming_bulk(self, actions: Iterable[dict]) -> Iterator[dict]:
         """Each action's answer item, in order, without raising on an item's error."""
+        with self.translated():
+            for _, item in self.helpers.streaming_bulk(self.client, actions, chunk_size=BULK_CHUNK,
+                                                       raise_on_error=False):
+                yield item
 
 
 def prepare_action(record: dict, raw: bytes, seq: int) -> dict:
@@ -266,11 +266,9 @@ class ClusterBackend(SearchBackend):
         scroll: bool = False,
     ) -> SearchResult:
         """With `scroll` a first page opens a PIT that the cursor carries, and a walk's last page
-        closes it. With a
-        deadline the cluster gets what is left of it as the search's `timeout` (an answer marked
-        timed_out is
-        SearchTimedOut, never a partial page) and each HTTP request that plus DEADLINE_GRACE, not
-        retried on timeout."""
+        closes it. With a deadline the cluster gets what is left of it as the search's `timeout` (an
+        answer marked timed_out is SearchTimedOut, never a partial page) and each HTTP request that
+        plus DEADLINE_GRACE, not retried on timeout."""
         sort_clause = [
             {path: {"order": order}}
             if path == "_score"
@@ -328,10 +326,9 @@ class ClusterBackend(SearchBackend):
 
     def _first_page_in_pit(self, body: dict, deadline: SearchDeadline | None) -> tuple[dict, str]:
         """(answer, PIT id) of a new walk's first page, in a PIT of its own. A PIT gone before its
-        first search (a
-        replacing load deleted its index in between) is opened once more, on the index the alias now
-        names; a PIT
-        whose search failed otherwise is closed, as no token will name it."""
+        first search (a replacing load deleted its index in between) is opened once more, on the
+        index the alias now names; a PIT whose search failed otherwise is closed, as no token will
+        name it."""
         for _ in range(2):
             pit_id = self._open_pit(deadline)
             try:
@@ -383,8 +380,8 @@ class ClusterBackend(SearchBackend):
 
     def _close_pit(self, pit_id: str) -> None:
         """Free a finished walk's PIT now rather than at its keep_alive: a failure only costs the
-        cluster that wait,
-        so it is logged, never answered, and it may hold the answer up CLOSE_TIMEOUT at most."""
+        cluster that wait, so it is logged, never answered, and it may hold the answer up
+        CLOSE_TIMEOUT at most."""
         try:
             self._call(self.client.close_pit, pit_id, timeout=CLOSE_TIMEOUT)
         except ApiError as error:
@@ -440,8 +437,7 @@ class ClusterBackend(SearchBackend):
 
     def _create_once(self, name: str, alias: bool) -> None:
         """Create `name`; a 400 because it exists means the client's retry of a timed-out request
-        found what the
-        first attempt made (the dated name is this load's own), so it is done."""
+        found what the first attempt made (the dated name is this load's own), so it is done."""
         try:
             self.client.create_index(
                 name,
@@ -514,10 +510,9 @@ def _failure(item: dict) -> tuple[str | None, int]:
 
 class ClusterWriter(DatasetWriter):
     """Bulk upserts by id (the document _id is the person id) into `target`: the alias, or a
-    replacing load's new dated
-    index, which close() refreshes and swaps the alias to; records the dataset version on close.
-    `hold_refresh` (a delta)
-    switches the index's refresh off until close() publishes everything with one refresh."""
+    replacing load's new dated index, which close() refreshes and swaps the alias to; records the
+    dataset version on close. `hold_refresh` (a delta) switches the index's refresh off until
+    close() publishes everything with one refresh."""
 
     max_seq = -1
     # what a bulk request wrote stays written: a delta is checked whole before anything is sent
@@ -536,10 +531,8 @@ class ClusterWriter(DatasetWriter):
 
     def add(self, documents: list) -> None:
         """Index `documents`; the items a cluster refuses for the moment (429, 5xx: a node lost, a
-        primary being
-        promoted) are sent again, BULK_RETRIES times at most, so a load survives a node's loss
-        whole. Indexing by id is
-        idempotent: a resent document replaces itself."""
+        primary being promoted) are sent again, BULK_RETRIES times at most, so a load survives a
+        node's loss whole. Indexing by id is idempotent: a resent document replaces itself."""
         actions = [{**action, "_index": self.target} for action in documents]
         for attempt in range(BULK_RETRIES + 1):
             if not actions:

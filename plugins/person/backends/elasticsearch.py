@@ -1,16 +1,12 @@
 """The Elasticsearch adapter of the cluster backend: its calls through the official `elasticsearch`
-client (which
-talks to Elasticsearch only: it refuses answers without Elastic's product header)."""
+client (which talks to Elasticsearch only: it refuses answers without Elastic's product header)."""
 
 from __future__ import annotations
-
-from typing import Iterable, Iterator
 
 from elasticsearch import ApiError as EsApiError
 from elasticsearch import ConnectionTimeout, Elasticsearch, NotFoundError, TransportError, helpers
 
 from plugins.person.backends.cluster import (
-    BULK_CHUNK,
     ClusterBackend,
     ClusterClient,
     ClusterError,
@@ -25,6 +21,7 @@ class ElasticsearchClient(ClusterClient):
     """The cluster calls through an `Elasticsearch` client."""
 
     product = "Elasticsearch"
+    helpers = helpers
     setting = "HIREKIT_ELASTICSEARCH"
 
     def __init__(self, client: Elasticsearch):
@@ -130,31 +127,6 @@ class ElasticsearchClient(ClusterClient):
     def put_meta(self, index: str, meta: dict) -> None:
         with self.translated():
             self.client.indices.put_mapping(index=index, meta=meta)
-
-    def bulk(self, actions: list[dict], *, threads: int) -> list:
-        with self.translated():
-            if threads > 1:
-                return [
-                    info
-                    for ok, info in helpers.parallel_bulk(
-                        self.client,
-                        actions,
-                        thread_count=threads,
-                        chunk_size=BULK_CHUNK,
-                        raise_on_error=False,
-                    )
-                    if not ok
-                ]
-            return helpers.bulk(self.client, actions, chunk_size=BULK_CHUNK, raise_on_error=False)[
-                1
-            ]
-
-    def streaming_bulk(self, actions: Iterable[dict]) -> Iterator[dict]:
-        with self.translated():
-            for _, item in helpers.streaming_bulk(
-                self.client, actions, chunk_size=BULK_CHUNK, raise_on_error=False
-            ):
-                yield item
 
 
 class ElasticsearchBackend(ClusterBackend):

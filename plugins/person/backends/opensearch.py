@@ -1,17 +1,13 @@
 """The OpenSearch adapter of the cluster backend: its calls through the official `opensearch-py`
-client, with
-OpenSearch's own point-in-time API (`POST /<index>/_search/point_in_time?keep_alive=`, `DELETE
-/_search/point_in_time` with `pit_id`)."""
+client, with OpenSearch's own point-in-time API (`POST /<index>/_search/point_in_time?keep_alive=`,
+`DELETE /_search/point_in_time` with `pit_id`)."""
 
 from __future__ import annotations
-
-from typing import Iterable, Iterator
 
 from opensearchpy import ConnectionError as OsConnectionError
 from opensearchpy import ConnectionTimeout, NotFoundError, OpenSearch, TransportError, helpers
 
 from plugins.person.backends.cluster import (
-    BULK_CHUNK,
     ClusterBackend,
     ClusterClient,
     ClusterError,
@@ -24,10 +20,10 @@ from plugins.person.backends.cluster import (
 
 class OpenSearchClient(ClusterClient):
     """The cluster calls through two `OpenSearch` clients on one configuration: `client` retries a
-    timed-out request,
-    `bounded` (for requests inside a search's deadline) never does."""
+    timed-out request, `bounded` (for requests inside a search's deadline) never does."""
 
     product = "OpenSearch"
+    helpers = helpers
     setting = "HIREKIT_OPENSEARCH"
 
     def __init__(self, client: OpenSearch, bounded: OpenSearch | None = None):
@@ -128,31 +124,6 @@ class OpenSearchClient(ClusterClient):
     def put_meta(self, index: str, meta: dict) -> None:
         with self.translated():
             self.client.indices.put_mapping(index=index, body={"_meta": meta})
-
-    def bulk(self, actions: list[dict], *, threads: int) -> list:
-        with self.translated():
-            if threads > 1:
-                return [
-                    info
-                    for ok, info in helpers.parallel_bulk(
-                        self.client,
-                        actions,
-                        thread_count=threads,
-                        chunk_size=BULK_CHUNK,
-                        raise_on_error=False,
-                    )
-                    if not ok
-                ]
-            return helpers.bulk(self.client, actions, chunk_size=BULK_CHUNK, raise_on_error=False)[
-                1
-            ]
-
-    def streaming_bulk(self, actions: Iterable[dict]) -> Iterator[dict]:
-        with self.translated():
-            for _, item in helpers.streaming_bulk(
-                self.client, actions, chunk_size=BULK_CHUNK, raise_on_error=False
-            ):
-                yield item
 
 
 class OpenSearchBackend(ClusterBackend):
