@@ -27,6 +27,7 @@ from pathlib import Path
 import pytest
 
 from tests.gunicorn_process import gunicorn
+from tests.test_mcp_protocol import call
 from tests.ports import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -97,6 +98,17 @@ def test_the_walks_are_marked_runnable():
     """Pages whose samples lost their marks would pass the run below while testing nothing."""
     for name in ("README.md", "docs/integrating.md"):
         assert sum(block.runnable for block in samples(ROOT / name)) >= 5, f"{name}: its samples are not marked runnable"
+
+
+def test_the_mcp_tool_lists_integrating_names_are_what_the_servers_list(client, tenant_a):
+    """A tool the servers gained or lost shows in docs/integrating.md's list, in the order tools/list gives."""
+    text = " ".join((ROOT / "docs/integrating.md").read_text().split())
+    documented = {"/mcp": re.search(r"at `/mcp` for the jobs tools \((.*?)\) or at", text)[1],
+                  "/mcp/sourcing": re.search(r"at `/mcp/sourcing` for (.*?), with `Authorization", text)[1]}
+    for path, names in documented.items():
+        response = call(client, tenant_a, "tools/list", {}, path=path)
+        assert response.status_code == 200
+        assert re.findall(r"`(\w+)`", names) == [tool["name"] for tool in response.json["result"]["tools"]], path
 
 
 @pytest.fixture(scope="session")
