@@ -9,7 +9,7 @@ export HIREKIT_PORT
 # database and Redis database, see tests/conftest.py); TEST_WORKERS=0 runs the suite in this process
 TEST_WORKERS ?= 2
 
-.PHONY: run test samples services lint requirements fuzz bench install install-dev clean
+.PHONY: run test services lint requirements fuzz bench install install-dev clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -31,6 +31,7 @@ install-dev: $(VENV)/.installed-dev
 
 ## make samples: the client libraries the docs' Python samples import (People Data Labs' SDK, MCP's SDK with its HTTP
 ## client httpx2), into .venv beside what `make run` installs (`make test` installs them too)
+.PHONY: samples
 samples: $(VENV)/.installed-samples
 
 $(VENV)/.installed-samples: $(VENV)/.installed requirements-samples.txt
