@@ -23,12 +23,21 @@ $(VENV)/.installed: requirements.txt setup.cfg setup.py pyproject.toml plugins/p
 	touch $@
 
 # test tools (pinned) on top
-$(VENV)/.installed-dev: $(VENV)/.installed requirements-dev.txt
+$(VENV)/.installed-dev: $(VENV)/.installed requirements-dev.txt requirements-samples.txt
 	$(BIN)/pip install --quiet -r requirements-dev.txt
 	touch $@
 
 install: $(VENV)/.installed
 install-dev: $(VENV)/.installed-dev
+
+## make samples: the client libraries the docs' Python samples import (People Data Labs' SDK, MCP's SDK with its HTTP
+## client httpx2), into .venv beside what `make run` installs (`make test` installs them too)
+.PHONY: samples
+samples: $(VENV)/.installed-samples
+
+$(VENV)/.installed-samples: $(VENV)/.installed requirements-samples.txt
+	$(BIN)/pip install --quiet -r requirements-samples.txt -c requirements.txt
+	touch $@
 
 ## make run: migrate the embedded SQLite database, load the sample datasets, print a demo key, serve on 127.0.0.1:$HIREKIT_PORT
 ## (and the call relay's WebSockets on 127.0.0.1:$HIREKIT_RELAY_PORT, started and stopped with gunicorn)

@@ -2,12 +2,15 @@
 
 A fenced block whose info string is `sh runnable` or `python runnable` is run; `http-errors` beside `runnable` lets its
 curl calls answer 4xx (samples that show an error). Each page's runnable blocks run in order in one bash session
-(Python blocks through `python -`), so a variable a block sets is there for the next, in a scratch directory whose
-`instance` is the server's instance directory. The server is what `make run` starts: gunicorn as deployed over an
-instance directory `demo setup` filled (made once per session, copied per database) and a `demo` tenant, with
-HIREKIT_WEBHOOK_ALLOW_PRIVATE=1 for the local receivers; the samples read HIREKIT_URL and HIREKIT_KEY (and
-RECEIVER_PORT, a free port here). Blocks left unmarked (installs, systemd, placeholders) are counted and reported, not
-run.
+(Python blocks through `python -`), so a variable a block sets is there for the next, in a scratch
+directory outside the checkout, as the README tells a reader to run them. Each page runs twice in a
+row in that directory against the same server, as a reader who runs a page again would: a sample
+that creates a record must still succeed when it exists. The server is what `make run` starts:
+gunicorn as deployed over an instance directory `demo setup` filled (made once per session, copied
+per database) and a `demo` tenant, with HIREKIT_WEBHOOK_ALLOW_PRIVATE=1 for the local receivers; the
+samples read HIREKIT_URL and HIREKIT_KEY (and RECEIVER_PORT, a free port here), and an operator's
+`flask --app wsgi` command acts on the server's instance directory. Blocks left unmarked (installs,
+systemd, placeholders) are counted and reported, not run.
 """
 
 from __future__ import annotations
@@ -25,10 +28,13 @@ from pathlib import Path
 import pytest
 
 from tests.gunicorn_process import gunicorn
+from tests.test_mcp_protocol import call
 from tests.ports import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+# HIREKIT_DOC_PAGES=README.md,docs/integrating.md runs those pages' samples only
+ONLY_PAGES = {name for name in os.environ.get("HIREKIT_DOC_PAGES", "").split(",") if name}
 FENCE = re.compile(r"^```(?P<info>[^`]*)$")
 SHELL_LANGUAGES = {"sh", "bash", "shell", "console"}
 PAGE_TIMEOUT = 300  # a page takes 5-30 s on a quiet machine; a shared one can be far slower
@@ -95,6 +101,20 @@ def test_the_walks_are_marked_runnable():
         assert sum(block.runnable for block in samples(ROOT / name)) >= 5, f"{name}: its samples are not marked runnable"
 
 
+def test_the_mcp_tool_lists_integrating_names_are_what_the_servers_list(client, tenant_a):
+    """A tool the servers gained or lost shows in integrating.md's list, in tools/list's order."""
+    text = " ".join((ROOT / "docs/integrating.md").read_text().split())
+    documented = {
+        "/mcp": re.search(r"at `/mcp` for the jobs tools \((.*?)\) or at", text)[1],
+        "/mcp/sourcing": re.search(r"at `/mcp/sourcing` for (.*?), with `Authorization", text)[1],
+    }
+    for path, names in documented.items():
+        response = call(client, tenant_a, "tools/list", {}, path=path)
+        assert response.status_code == 200
+        listed = [tool["name"] for tool in response.json["result"]["tools"]]
+        assert re.findall(r"`(\w+)`", names) == listed, path
+
+
 @pytest.fixture(scope="session")
 def demo_instance(tmp_path_factory) -> Path:
     """An instance directory as `demo setup` (what `make run` runs first) leaves it: the sample person datasets loaded
@@ -109,12 +129,16 @@ def demo_instance(tmp_path_factory) -> Path:
     return instance
 
 
+RUNS_PER_PAGE = 2
+
+
 def run_page(page: Path, env: dict[str, str], workdir: Path) -> tuple[int, int, float]:
-    """Run the page's runnable blocks in one bash session; (run, not run, seconds)."""
+    """Run the page's runnable blocks in one bash session, RUNS_PER_PAGE times in a row;
+    (run, not run, seconds)."""
     started = time.monotonic()
     blocks = samples(page)
     runnable = [block for block in blocks if block.runnable]
-    if runnable:
+    for run in range(1, (RUNS_PER_PAGE if runnable else 0) + 1):
         script = PREAMBLE + "".join(block.as_bash() for block in runnable)
         process = subprocess.Popen(["bash", "-c", script], cwd=workdir, env=env, stdout=subprocess.PIPE,
                                    stderr=subprocess.STDOUT, text=True, start_new_session=True)
@@ -123,12 +147,14 @@ def run_page(page: Path, env: dict[str, str], workdir: Path) -> tuple[int, int, 
         except subprocess.TimeoutExpired:
             os.killpg(process.pid, signal.SIGKILL)
             output, _ = process.communicate()
-            pytest.fail(f"{page.name}: samples still running after {PAGE_TIMEOUT} s:\n{output[-4000:]}")
+            pytest.fail(f"{page.name} (run {run}): samples still running after {PAGE_TIMEOUT} s:\n"
+                        f"{output[-4000:]}")
         finally:
             if process.poll() is None:
                 os.killpg(process.pid, signal.SIGKILL)
         failed_at = re.findall(r"^::: (\S+)$", output, re.M)
-        assert process.returncode == 0, (f"sample at {failed_at[-1] if failed_at else page.name} failed "
+        where = failed_at[-1] if failed_at else page.name
+        assert process.returncode == 0, (f"sample at {where} failed on run {run} "
                                          f"(exit {process.returncode}):\n{output[-6000:]}")
     return len(runnable), len(blocks) - len(runnable), time.monotonic() - started
 
@@ -140,16 +166,21 @@ def test_every_runnable_sample_runs_as_written(db_url, demo_instance, make_tenan
     instance = tmp_path / "instance"
     shutil.copytree(demo_instance, instance, ignore=shutil.ignore_patterns("hirekit.sqlite3", "secret_key"))
     key = make_tenant("demo").key  # the tenant `demo setup` makes; the samples name it
+    # no `instance` here: a sample that reads one from its directory fails, as a reader's would
     workdir = tmp_path / "work"
     workdir.mkdir()
-    (workdir / "instance").symlink_to(instance)
     server_env = {**os.environ, "HIREKIT_INSTANCE_DIR": str(instance), "HIREKIT_DATABASE_URL": db_url,
                   "HIREKIT_REDIS_URL": "", "HIREKIT_WEBHOOK_ALLOW_PRIVATE": "1", "PYTHONPATH": str(ROOT)}
     with gunicorn(server_env) as (_, base, _port):
         sample_env = {**server_env, "HIREKIT_URL": base, "HIREKIT_KEY": key, "RECEIVER_PORT": str(free_port()),
                       "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
-        report = {page.relative_to(ROOT).as_posix(): run_page(page, sample_env, workdir) for page in PAGES}
+        sample_env.pop("PYTHONPATH")  # `flask --app wsgi` finds wsgi through the install
+        names = {page: page.relative_to(ROOT).as_posix() for page in PAGES}
+        report = {name: run_page(page, sample_env, workdir) for page, name in names.items()
+                  if not ONLY_PAGES or name in ONLY_PAGES}
     with capsys.disabled():
-        print("\n" + "\n".join(f"doc samples: {page}: {ran} run, {skipped} not marked runnable (not run), {took:.1f} s"
-                               for page, (ran, skipped, took) in report.items()))
+        print("\n" + "\n".join(
+            f"doc samples: {page}: {ran} run (the page {RUNS_PER_PAGE} times), "
+            f"{skipped} not marked runnable (not run), {took:.1f} s"
+            for page, (ran, skipped, took) in report.items()))
     assert sum(ran for ran, _, _ in report.values()) > 0

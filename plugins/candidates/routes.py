@@ -29,7 +29,8 @@ add_read_route(blp, "/<candidate_id>", Candidate, CandidateSchema, read=services
                summary="Read a candidate")
 add_update_route(blp, "/<candidate_id>", Candidate, CandidateSchema, body=blp.arguments(CandidateUpdateSchema),
                  update=services.update_candidate, errors=(409,),
-                 summary="Update a candidate: SPEC's required fields plus any optional ones to change")
+                 summary="Update a candidate: first_name, email, phone_no, source and source_id, plus any "
+                         "optional fields to change")
 add_download_route(blp, "/<candidate_id>/resume", "CandidateResume", "candidate", services.resume_of)
 register_upsert_route(blp, services.CANDIDATE_UPSERT,
                       body=json_or_multipart(blp, upsert_schema(CandidateCreateSchema, "CandidateUpsertSchema"),

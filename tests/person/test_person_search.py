@@ -171,10 +171,13 @@ def test_sandbox_routes_use_the_sandbox_dataset(person_client):
     assert enrich.status_code == 404
 
 
-def test_sandbox_without_its_dataset_is_503_even_when_production_has_one(person_client):
+def test_sandbox_without_its_dataset_is_503_even_when_production_has_one(person_client, tmp_path):
     client, headers = person_client("people8")
-    response = client.post("/v2/sandbox/person/search", json={"query": MATCH_ALL}, headers=headers)
-    assert response.status_code == 503 and "--sandbox" in response.json["error"]["message"]
+    for path in ("/v1/sandbox/person/search", "/v2/sandbox/person/search"):
+        response = client.post(path, json={"query": MATCH_ALL}, headers=headers)
+        message = response.json["error"]["message"]
+        assert response.status_code == 503 and "--sandbox" in message
+        assert "no embedded index has been loaded" in message and str(tmp_path) not in message  # no server path
 
 
 def test_schema_answers_the_index_mapping(person_client):

@@ -56,7 +56,7 @@ def engine_opstamp(engine_dir: Path) -> int:
     try:
         return int(orjson.loads((engine_dir / "meta.json").read_bytes()).get("opstamp", 0))
     except FileNotFoundError:
-        raise DatasetUnavailable(f"the embedded index at {engine_dir.parent} is being replaced.") from None
+        raise DatasetUnavailable("the embedded index is being replaced.") from None
 
 
 class EmbeddedBackend(SearchBackend):
@@ -82,7 +82,7 @@ class EmbeddedBackend(SearchBackend):
             with self._lock:
                 if self._index is None:
                     if not self.engine_dir.is_dir() or not tantivy.Index.exists(str(self.engine_dir)):
-                        raise DatasetEmpty(f"no embedded index at {self.directory}.")
+                        raise DatasetEmpty("no embedded index has been loaded yet.")
                     index = tantivy.Index.open(str(self.engine_dir))
                     index.config_reader("manual")  # the reader moves only when snapshot() says a commit is published
                     self._index = index
@@ -95,7 +95,7 @@ class EmbeddedBackend(SearchBackend):
         index = self._open()
         stamps = (_stamp(self.engine_dir / "meta.json"), _stamp(self.directory / META_FILE))
         if stamps[0] is None:
-            raise DatasetUnavailable(f"the embedded index at {self.directory} is being replaced.")
+            raise DatasetUnavailable("the embedded index is being replaced.")
         current = self._snapshot
         if current is not None and current.stamps == stamps:
             return current
@@ -138,7 +138,7 @@ class EmbeddedBackend(SearchBackend):
         """The version and count of the published dataset the searches answer from."""
         info = self.snapshot().info
         if info is None:
-            raise DatasetEmpty(f"no dataset has been loaded into {self.directory}.")
+            raise DatasetEmpty("no dataset has been loaded yet.")
         return dict(info)
 
     def mapping(self) -> dict:
