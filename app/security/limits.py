@@ -1,22 +1,25 @@
-"""Rate limits per API key (per client address without one) on the `limits` library's storage and strategies,
-Redis-backed when configured, with a per-tenant override and per-family shared limits.
+"""Rate limits per API key (per client address without one) on Flask-Limiter, Redis-backed when configured, with a
+per-tenant override and per-family shared limits.
 
-The storage and the strategy are built from the `RATELIMIT_*` settings with `limits`' documented API
-(`storage_from_string` and its strategy classes). Hirekit has one shape of limit, one counter per key for a
-blueprint's scope, fixed once at registration; a request costs one `hit` and one `get_window_stats` on the strategy;
-with the default fixed window, one `incr` (whose count gives the remaining) and one `get_expiry` on its storage (two
-Redis round trips where the strategy API takes three).
+Flask-Limiter checks every request through its documented API: one application limit (scope "app") whose limit
+string is a callable (the caller's tenant override, else RATE_LIMIT), a shared limit per family blueprint (the
+person routes' PERSON_RATE_LIMIT, exempt from the application limit), `limiter.exempt` for health checks and metrics
+scrapes, and an error handler for RateLimitExceeded answering the one error body. The X-RateLimit-* headers are
+written here from `limiter.current_limit`, on every limited response, and Retry-After only on the 429.
 
 Other code counts against the same counters through `count_hit` (one hit of a named limit for the current caller: the
-MCP servers count every message of a batch, and people tools against the person limit) and `peek_limit` (whether the
-caller has any left, counting nothing: authentication refuses an address past its failed attempts before a lookup).
+MCP servers count every message of a batch, and people tools against the person limit), `count_items_beyond_first`
+(a batch upsert costs its items) and `peek_limit` (whether the caller has any left, counting nothing: authentication
+refuses an address past its failed attempts before a lookup). They use the Limiter's own strategy (`limiter.limiter`)
+with the keys Flask-Limiter builds (prefix, caller, scope), so every count lands on one counter.
 
 Without Redis (RATELIMIT_STORAGE_URI defaults to REDIS_URL, else this process's memory) each server process counts on
 its own: with gunicorn, a key can make up to (workers x the limit) requests per window on one host, and each host
 counts apart. Set REDIS_URL to share one counter per key across every worker and host.
 
-While the storage is unreachable and RATE_LIMIT_FAIL_OPEN is on, requests are let through uncounted and one JSON
-warning (logger hirekit.limits) says so at most every STORAGE_DOWN_WARNING_SECONDS per process.
+While the storage is unreachable and RATE_LIMIT_FAIL_OPEN is on (Flask-Limiter's swallow_errors), requests are let
+through uncounted and one JSON warning (logger hirekit.limits) says so at most every STORAGE_DOWN_WARNING_SECONDS per
+process, in place of Flask-Limiter's traceback per request.
 """
 
 from __future__ import annotations
@@ -28,10 +31,10 @@ import time
 from dataclasses import dataclass
 from functools import lru_cache
 
-from flask import current_app, g, request
+from flask import current_app, g, has_app_context, request
+from flask_limiter import ApplicationLimit, ExemptionScope, Limiter, RateLimitExceeded
 from limits import RateLimitItem, parse
-from limits.storage import Storage, storage_from_string
-from limits.strategies import FixedWindowRateLimiter, MovingWindowRateLimiter, SlidingWindowCounterRateLimiter
+from limits.storage import Storage
 
 from app.errors import error_response
 
@@ -94,10 +97,6 @@ class FixedWindowMemoryStorage(Storage):
             self.windows.pop(key, None)
 
 
-STRATEGIES = {"fixed-window": FixedWindowRateLimiter, "moving-window": MovingWindowRateLimiter,
-              "sliding-window-counter": SlidingWindowCounterRateLimiter}  # RATELIMIT_STRATEGY's values
-
-
 @dataclass(frozen=True)
 class Scope:
     """One counter per key for every route in the scope; the limit comes from `config_name` unless the tenant overrides it."""
@@ -140,50 +139,78 @@ def caller_key(caller) -> str:
 
 
 class KeyLimits:
-    """Checks the request's scope before the view and adds the X-RateLimit-* headers after it."""
+    """The app's Flask-Limiter (it checks each request before the view) and what Hirekit adds around it: the one
+    error body for a refusal, the X-RateLimit-* headers, and counting on the same counters from other code."""
 
     def __init__(self, app):
-        self.scopes: dict[str | None, Scope | None] = {}  # blueprint name -> its scope, None when exempt
+        self.scopes: dict[str | None, Scope | None] = {}  # blueprint name -> its family scope, None when exempt
         self.default = Scope(APP_SCOPE, DEFAULT_LIMIT)
-        storage = storage_from_string(app.config["RATELIMIT_STORAGE_URI"],
-                                      **app.config.get("RATELIMIT_STORAGE_OPTIONS", {}))
-        self.strategy = STRATEGIES[app.config["RATELIMIT_STRATEGY"]](storage)
+        self.config = app.config  # the app's own mapping (later changes to it show): no current_app lookup per request
         self.enabled = bool(app.config["RATELIMIT_ENABLED"])
         self.fail_open = bool(app.config["RATELIMIT_SWALLOW_ERRORS"])
         self.prefix = (app.config["RATELIMIT_KEY_PREFIX"],) if app.config["RATELIMIT_KEY_PREFIX"] else ()
-        self.config = app.config  # the app's own mapping (later changes to it show): no current_app lookup per request
         self._next_storage_warning = 0.0  # monotonic time before which an unreachable storage is not reported again
         self._uncounted = 0  # hits let through uncounted since the last warning
         self._warning_lock = threading.Lock()
+        self.limiter = Limiter(
+            rate_limit_key,
+            application_limits=[ApplicationLimit(self.limit_of(self.default), scope=APP_SCOPE)],
+            storage_uri=app.config["RATELIMIT_STORAGE_URI"],
+            storage_options=app.config.get("RATELIMIT_STORAGE_OPTIONS", {}),
+            strategy=app.config["RATELIMIT_STRATEGY"],
+            key_prefix=app.config["RATELIMIT_KEY_PREFIX"],
+            swallow_errors=self.fail_open,
+            headers_enabled=False,  # written by add_headers: Retry-After on the 429 only, never rounded down to 0
+        )
+        self.limiter.init_app(app)
         if self.enabled:
-            app.before_request(self.check)
+            self.limiter.logger.addFilter(self.swallowed_storage_error)
+            app.register_error_handler(RateLimitExceeded, self.refuse)
             app.after_request(self.add_headers)
+
+    def limit_of(self, scope: Scope):
+        """The limit string of `scope` for the current request: the caller's tenant override, else the setting."""
+        config = self.config
+
+        def limit_text() -> str:
+            caller = g.get("caller")
+            return caller.rate_limit if caller is not None and caller.rate_limit else config[scope.config_name]
+
+        return limit_text
 
     def scope_of(self, config_name: str) -> Scope:
         """The scope whose limit is the setting `config_name`: the default one, or the family scope apply_limit gives."""
         return self.default if config_name == DEFAULT_LIMIT else Scope(config_name.lower(), config_name)
+
+    def request_scope(self) -> Scope | None:
+        """The scope the current request was counted in by Flask-Limiter (None when exempt or not routed)."""
+        if request.url_rule is None:
+            return None
+        return self.scopes.get(request.blueprint, self.default)
+
+    def counted_scope(self) -> Scope | None:
+        """The scope Flask-Limiter counted the current request in; None when it counted nothing (exempt, not
+        routed, limits off, or its storage unreachable under RATE_LIMIT_FAIL_OPEN)."""
+        if not self.enabled or self.limiter.current_limit is None:
+            return None
+        return self.request_scope()
 
     def count(self, scope: Scope, caller, *, peek: bool = False, cost: int = 1) -> Hit | None:
         """`cost` hits (one by default) of `scope` for `caller` (the client address when None; a tenant's own limit
         replaces the setting's), or with `peek` only whether any is left (see peek_limit); None when the storage is
         unreachable and RATE_LIMIT_FAIL_OPEN lets it pass."""
         limit_text = caller.rate_limit if caller is not None and caller.rate_limit else self.config[scope.config_name]
-        identifiers = (*self.prefix, caller_key(caller), scope.name)
-        item, key = window_key(limit_text, identifiers)
-        strategy = self.strategy
+        identifiers = (*self.prefix, caller_key(caller), scope.name)  # the key Flask-Limiter builds for the scope
+        item, _ = window_key(limit_text, identifiers)
+        strategy = self.limiter.limiter
         try:
             if peek:  # one read (a GET on Redis) while some are left; the window's reset only once none is
                 if strategy.test(item, *identifiers):
                     return Hit(True, item, 1, 0.0)
                 reset_at, _ = strategy.get_window_stats(item, *identifiers)
                 return Hit(False, item, 0, reset_at)
-            if type(strategy) is FixedWindowRateLimiter:  # what FixedWindowRateLimiter.hit does, keeping the count
-                count = strategy.storage.incr(key, item.get_expiry(), amount=cost)
-                allowed, remaining = count <= item.amount, max(0, item.amount - count)
-                reset_at = strategy.storage.get_expiry(key)
-            else:
-                allowed = strategy.hit(item, *identifiers, cost=cost)
-                reset_at, remaining = strategy.get_window_stats(item, *identifiers)
+            allowed = strategy.hit(item, *identifiers, cost=cost)
+            reset_at, remaining = strategy.get_window_stats(item, *identifiers)
         except Exception as error:
             if not self.fail_open:
                 raise  # app.errors answers 503 for an unreachable Redis
@@ -206,27 +233,45 @@ class KeyLimits:
                     STORAGE_DOWN_WARNING_SECONDS,
                     extra={"error": f"{type(error).__name__}: {error}", "uncounted_since_last_warning": uncounted})
 
-    def check(self):
-        req = request._get_current_object()
-        if req.url_rule is None:  # no route: the 404 costs nothing to count
-            return None
-        scope = self.scopes.get(req.blueprint, self.default)
-        if scope is None:
-            return None
-        ctx = g._get_current_object()  # one proxy lookup, not one per use
-        hit = self.count(scope, ctx.get("caller"))
-        if hit is None:
-            return None
-        ctx.rate_limit_window = hit
-        ctx.rate_limit_scope = scope
-        if hit.allowed:
-            return None
-        return error_response(429, f"Rate limit exceeded ({hit.limit}). Higher limits are available on request.",
-                              headers={"Retry-After": str(hit.retry_after)})
+    def swallowed_storage_error(self, record: logging.LogRecord) -> bool:
+        """A logging filter on Flask-Limiter's logger: an error it swallowed (fail-open) for this app becomes the
+        rate-limited warning of storage_unreachable instead of a traceback per request."""
+        if not (record.exc_info and record.exc_info[1] is not None and has_app_context()):
+            return True
+        if current_app.extensions.get("hirekit_limits") is not self:
+            return True
+        self.storage_unreachable(record.exc_info[1])
+        return False
 
-    @staticmethod
-    def add_headers(response):
-        window = g.get("rate_limit_window")
+    def window(self) -> Hit | None:
+        """What the request's own limit stands at: the last count of it taken by other code, else Flask-Limiter's."""
+        ctx = g._get_current_object()
+        hit = ctx.get("rate_limit_window")
+        if hit is not None:
+            return hit
+        current = self.limiter.current_limit
+        if current is None:
+            return None
+        try:
+            reset_at, remaining = current.window
+        except Exception as error:
+            if not self.fail_open:
+                raise
+            self.storage_unreachable(error)
+            return None
+        hit = Hit(not current.breached, current.limit, remaining, reset_at)
+        ctx.rate_limit_window = hit
+        return hit
+
+    def refuse(self, error: RateLimitExceeded):
+        """The 429 in the one error body, with Retry-After (whole seconds until the window resets, at least 1)."""
+        hit = self.window()
+        retry_after = hit.retry_after if hit is not None else 1
+        return error_response(429, f"Rate limit exceeded ({error.description}). Higher limits are available on "
+                                   "request.", headers={"Retry-After": str(retry_after)})
+
+    def add_headers(self, response):
+        window = self.window()
         if window is not None:
             add = response.headers.add  # new headers: add skips set's search for existing ones
             add("X-RateLimit-Limit", str(window.limit.amount))
@@ -236,7 +281,8 @@ class KeyLimits:
 
 
 def build_limiter(app) -> KeyLimits:
-    """One KeyLimits per app, so test apps and gunicorn workers each own theirs (sharing storage through Redis)."""
+    """One KeyLimits (and Limiter) per app, so test apps and gunicorn workers each own theirs (sharing storage
+    through Redis)."""
     app.config.setdefault("RATELIMIT_ENABLED", app.config["RATE_LIMIT_ENABLED"])
     app.config.setdefault("RATELIMIT_SWALLOW_ERRORS", app.config["RATE_LIMIT_FAIL_OPEN"])
     app.config.setdefault("RATELIMIT_KEY_PREFIX", app.config["RATE_LIMIT_KEY_PREFIX"])
@@ -249,9 +295,13 @@ def build_limiter(app) -> KeyLimits:
 
 
 def apply_limit(app, blueprint, config_name: str) -> None:
-    """Give a family its own limit: one counter per key shared by all of the family's routes, instead of the app-wide one."""
+    """Give a family its own limit: one counter per key shared by all of the family's routes, instead of the app-wide
+    one (the blueprint is exempt from the application limit)."""
     limits: KeyLimits = app.extensions["hirekit_limits"]
-    limits.scopes[blueprint.name] = limits.scope_of(config_name)
+    scope = limits.scope_of(config_name)
+    limits.scopes[blueprint.name] = scope
+    limits.limiter.exempt(blueprint, flags=ExemptionScope.APPLICATION)
+    limits.limiter.shared_limit(limits.limit_of(scope), scope=scope.name)(blueprint)
 
 
 def count_hit(config_name: str) -> Hit | None:
@@ -265,7 +315,7 @@ def count_hit(config_name: str) -> Hit | None:
     ctx = g._get_current_object()
     scope = limits.scope_of(config_name)
     hit = limits.count(scope, ctx.get("caller"))
-    if hit is not None and scope == ctx.get("rate_limit_scope"):
+    if hit is not None and scope == limits.counted_scope():
         ctx.rate_limit_window = hit  # X-RateLimit-* describe the request's own limit after every hit it took
     return hit
 
@@ -277,9 +327,11 @@ def count_items_beyond_first(items: int) -> Hit | None:
     if items <= 1:
         return None
     limits: KeyLimits = current_app.extensions["hirekit_limits"]
+    if not limits.enabled:
+        return None
     ctx = g._get_current_object()
-    scope = ctx.get("rate_limit_scope")
-    if not limits.enabled or scope is None:
+    scope = limits.counted_scope()
+    if scope is None:
         return None
     hit = limits.count(scope, ctx.get("caller"), cost=items - 1)
     if hit is not None:
@@ -299,7 +351,9 @@ def peek_limit(config_name: str) -> Hit | None:
 
 def exempt(app, blueprint) -> None:
     """No limit at all (health checks, metrics scrapes)."""
-    app.extensions["hirekit_limits"].scopes[blueprint.name] = None
+    limits: KeyLimits = app.extensions["hirekit_limits"]
+    limits.scopes[blueprint.name] = None
+    limits.limiter.exempt(blueprint)
 
 
 def hit_tenant_limit(tenant_id: str, action: str, config_name: str) -> None:
@@ -312,7 +366,7 @@ def hit_tenant_limit(tenant_id: str, action: str, config_name: str) -> None:
         return
     identifiers = (*limits.prefix, f"tenant:{tenant_id}", action)
     item, _ = window_key(current_app.config[config_name], identifiers)
-    strategy = limits.strategy
+    strategy = limits.limiter.limiter
     try:
         allowed = strategy.hit(item, *identifiers)
         reset_at, _ = strategy.get_window_stats(item, *identifiers)
