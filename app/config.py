@@ -220,6 +220,8 @@ PROCESS_VARIABLES: dict[str, tuple[str, str]] = {
     "ACCESS_LOG": ("", "gunicorn's access log: `-` for stdout or a file path; empty: off (the app logs every request)"),
     "FORWARDED_ALLOW_IPS": ("127.0.0.1", "addresses gunicorn trusts to send X-Forwarded-* headers"),
     "CONTROL_SOCKET": ("<instance>/gunicorn.ctl", "gunicorn's control socket (mode 0600), or `off` for none"),
+    "OPENSEARCH_DIR": ("instance/opensearch", "where `python -m deploy.opensearch` keeps its loopback nodes' data, logs "
+                                              "and configuration"),
     "RELAY_EMBEDDED": ("", "`1`: gunicorn starts the call relay beside it and stops it on exit (`make run` sets it)"),
 }
 

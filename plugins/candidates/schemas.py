@@ -165,7 +165,8 @@ class CandidateConsentBodySchema(StrictSchema):
 class CandidateTimezoneBodySchema(StrictSchema):
     """PUT /v1/candidates/{id}/timezone."""
 
-    timezone = ma.fields.String(required=True, allow_none=True, metadata={
+    # the longest IANA zone name is 32 characters
+    timezone = ma.fields.String(required=True, allow_none=True, validate=ma.validate.Length(max=64), metadata={
         "description": "An IANA zone name; null goes back to the inferred zone", "example": "Europe/Paris"})
 
     @ma.validates("timezone")

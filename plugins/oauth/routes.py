@@ -20,8 +20,10 @@ from plugins.mcp.scopes import SCOPES
 from plugins.oauth import authorizations, pages, users
 from plugins.oauth.models import OAuthConsent, OAuthUser
 from plugins.oauth.resources import ENDPOINTS, endpoint_for
+from app.http import listing
+from app.http.api import PageArgsSchema, page_schema
 from plugins.oauth.schemas import (AuthorizationPageSchema, AuthorizationServerMetadataSchema, PageArgs,
-                                   ProtectedResourceMetadataSchema, UserCreateSchema, UserPageSchema, UserSchema,
+                                   ProtectedResourceMetadataSchema, UserCreateSchema, UserSchema,
                                    UserUpdateSchema)
 from plugins.oauth.server import redirect_uris_problem, server_metadata
 
@@ -314,14 +316,14 @@ def page_of(query, args: dict, dump) -> dict:
 
 @users_blp.route("")
 class Users(MethodView):
-    @users_blp.arguments(PageArgs, location="query")
-    @users_blp.response(200, UserPageSchema)
+    @users_blp.arguments(PageArgsSchema, location="query")
+    @users_blp.response(200, page_schema(UserSchema))
     @users_blp.doc(operationId="list_users")
     def get(self, args):
-        """List the tenant's users, oldest first"""
-        query = OAuthUser.select().where(OAuthUser.tenant == current_tenant_id()).order_by(
-            OAuthUser.created_at, OAuthUser.id)
-        return page_of(query, args, lambda row: row)
+        """List the tenant's users, oldest first (page mode), or walk them by cursor"""
+        window, filters = listing.split_window(args)
+        query = OAuthUser.select().where(OAuthUser.tenant == current_tenant_id())
+        return listing.answer(query, window, tenant_id=current_tenant_id(), list_name="users", filters=filters)
 
     @users_blp.arguments(UserCreateSchema)
     @users_blp.response(201, UserSchema)

@@ -97,7 +97,7 @@ class ClusterClient(ABC):
     own timeout and retries. Every method raises ClusterError subclasses only."""
 
     product: str  # "Elasticsearch" or "OpenSearch": how errors name the cluster
-    # the settings prefix of its credentials, for error messages (HIREKIT_ELASTICSEARCH_...)
+    # the settings prefix of its credentials, for error messages (ELASTICSEARCH: HIREKIT_ELASTICSEARCH_...)
     setting: str
     client: object  # the client library's client
     helpers: ModuleType  # the library's bulk helpers: elasticsearch.helpers, opensearchpy.helpers
@@ -246,8 +246,8 @@ class ClusterBackend(SearchBackend):
                 raise ApiError(400, f"{product} refused the query: {error.reason}") from None
             if error.status in (401, 403):
                 raise DatasetUnavailable(
-                    f"{product} refused our credentials ({self.client.setting}_API_KEY or "
-                    f"{self.client.setting}_USERNAME)."
+                    f"{product} refused our credentials (HIREKIT_{self.client.setting}_API_KEY or "
+                    f"HIREKIT_{self.client.setting}_USERNAME)."
                 ) from None
             raise DatasetUnavailable(f"{product} answered {error.status}.") from None
         except ClusterUnreachable as error:

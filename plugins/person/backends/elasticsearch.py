@@ -22,7 +22,7 @@ class ElasticsearchClient(ClusterClient):
 
     product = "Elasticsearch"
     helpers = helpers
-    setting = "HIREKIT_ELASTICSEARCH"
+    setting = "ELASTICSEARCH"
 
     def __init__(self, client: Elasticsearch):
         self.client = client

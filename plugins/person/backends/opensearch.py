@@ -24,7 +24,7 @@ class OpenSearchClient(ClusterClient):
 
     product = "OpenSearch"
     helpers = helpers
-    setting = "HIREKIT_OPENSEARCH"
+    setting = "OPENSEARCH"
 
     def __init__(self, client: OpenSearch, bounded: OpenSearch | None = None):
         self.client = client
