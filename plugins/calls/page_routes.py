@@ -84,7 +84,6 @@ class CandidatePage(MethodView):
     @page_blp.response(303, description="To the page under the link's replacement")
     @page_blp.alt_response(200, description="Done (the call is no longer queued), or the page again saying why "
                                             "not", content_type="text/html", success=True)
-    @page_blp.alt_response(400, description="An unknown action (HTML)", content_type="text/html")
     @page_blp.alt_response(403, description="The form's CSRF value does not match the cookie (HTML)",
                            content_type="text/html")
     @page_blp.alt_response(404, description=UNAVAILABLE, content_type="text/html")
@@ -93,8 +92,8 @@ class CandidatePage(MethodView):
         """Move, call now, cancel, or stop calls or texts (one action per link; CSRF-protected)"""
         if not candidate_page.csrf_matches(request.cookies.get(CSRF_COOKIE), form["csrf"]):
             return nothing_here(403)
-        if form["action"] not in candidate_page.ACTIONS:
-            return nothing_here(400)
+        if form["action"] not in candidate_page.ACTIONS:  # a form this page never sent: the plain page
+            return nothing_here(404)
         with database.atomic():
             call = candidate_page.call_behind(token)
             if call is None:
