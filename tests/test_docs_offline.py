@@ -30,6 +30,8 @@ def test_docs_page_and_its_files_come_from_the_app_itself(client):
 @sqlite_only
 @pytest.mark.slow
 @pytest.mark.skipif(CHROMIUM is None, reason="no Chromium here: apt-get install -y chromium (.ci/run installs it)")
+@pytest.mark.xfail(strict=True, reason="open defect: Swagger UI at /docs renders only the health and tenant tags of "
+                                       "the current document; strict, so the fix shows here")
 def test_headless_chromium_renders_the_operations(live_url, tmp_path):
     result = subprocess.run(
         [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
