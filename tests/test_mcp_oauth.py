@@ -336,3 +336,11 @@ def test_the_users_command_makes_people_who_sign_in_and_disables_them(app, live_
     assert rpc(live_url, "/mcp", tokens["access_token"], "tools/list").status_code == 401
     unknown = runner.invoke(args=["users", "disable", "nobody@example.com"])
     assert unknown.exit_code == 1 and "no user with email" in unknown.output
+
+
+def test_a_user_id_that_is_not_a_uuid_is_404_on_every_user_route(client, tenant_a):
+    """Schemathesis found these answering 500 on PostgreSQL."""
+    for method, path in (("get", "/v1/users/emails"), ("patch", "/v1/users/emails"), ("delete", "/v1/users/emails"),
+                         ("get", "/v1/users/emails/authorizations?page=1&size=10")):
+        response = getattr(client, method)(path, headers=tenant_a.headers, **({"json": {}} if method == "patch" else {}))
+        assert response.status_code == 404, (method, path, response.json)

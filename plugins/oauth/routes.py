@@ -3,6 +3,8 @@ and authorized-applications pages) and the tenant's users API (/v1/users)."""
 
 from __future__ import annotations
 
+import uuid
+
 import math
 from urllib.parse import urlsplit
 
@@ -227,10 +229,10 @@ def revoke_authorization_page(consent_id):
 
 
 def consent_of(user_id, consent_id) -> OAuthConsent | None:
-    try:
-        return OAuthConsent.get_or_none((OAuthConsent.id == consent_id) & (OAuthConsent.user == user_id))
-    except ValueError:  # not a UUID
+    parsed = as_uuid(consent_id)
+    if parsed is None:
         return None
+    return OAuthConsent.get_or_none((OAuthConsent.id == parsed) & (OAuthConsent.user == user_id))
 
 
 # ---- the token, registration and revocation endpoints --------------------------------------------------------------
@@ -297,11 +299,18 @@ def oauth_error(status: int, error: str, description: str):
 
 # ---- the tenant's users ------------------------------------------------------------------------------------------
 
-def tenant_user(user_id) -> OAuthUser:
+def as_uuid(value) -> uuid.UUID | None:
+    """A path's id as a UUID, or None when it is not one (answered 404 before any query, on every database)."""
     try:
-        user = OAuthUser.get_or_none((OAuthUser.id == user_id) & (OAuthUser.tenant == current_tenant_id()))
+        return uuid.UUID(str(value))
     except ValueError:
-        user = None
+        return None
+
+
+def tenant_user(user_id) -> OAuthUser:
+    parsed = as_uuid(user_id)
+    user = None if parsed is None else OAuthUser.get_or_none(
+        (OAuthUser.id == parsed) & (OAuthUser.tenant == current_tenant_id()))
     if user is None:
         raise NotFound("user", user_id)
     return user
