@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import uuid
 
-import math
 from urllib.parse import urlsplit
 
 import orjson
@@ -316,13 +315,6 @@ def tenant_user(user_id) -> OAuthUser:
     return user
 
 
-def page_of(query, args: dict, dump) -> dict:
-    total = query.count()
-    rows = query.paginate(args["page"], args["size"])
-    return {"data": [dump(row) for row in rows], "page": args["page"], "size": args["size"], "total": total,
-            "total_pages": math.ceil(total / args["size"]) if total else 0}
-
-
 @users_blp.route("")
 class Users(MethodView):
     @users_blp.arguments(PageArgsSchema, location="query")
@@ -384,9 +376,9 @@ class UserAuthorizations(MethodView):
     def get(self, args, user_id):
         """The applications (agent hosts) a user authorized, oldest first"""
         user = tenant_user(user_id)
-        query = OAuthConsent.select().where(OAuthConsent.user == user.id).order_by(
-            OAuthConsent.created_at, OAuthConsent.id)
-        return page_of(query, args, authorizations.describe)
+        query = OAuthConsent.select().where(OAuthConsent.user == user.id)
+        body = listing.paginate(query, page=args["page"], size=args["size"])  # oldest first
+        return {**body, "data": [authorizations.describe(row) for row in body["data"]]}
 
 
 @users_blp.route("/<user_id>/authorizations/<authorization_id>")

@@ -87,10 +87,6 @@ class PageMeta(ma.Schema):
     total_pages = ma.fields.Integer(required=True)
 
 
-class UserPageSchema(PageMeta):
-    data = ma.fields.List(ma.fields.Nested(UserSchema), required=True)
-
-
 class AuthorizationSchema(ma.Schema):
     """A person's authorization of a client (an agent host): who, which client, which scopes, since when."""
 
