@@ -148,6 +148,32 @@ def test_a_new_scroll_that_loses_its_point_in_time_twice_is_503(es_client):
     assert response.status_code == 503 and "being replaced" in response.json["error"]["message"]
 
 
+NODE_GONE = {"error": {"root_cause": [{"type": "node_not_connected_exception", "reason": "[node-2] Node not connected"}],
+                       "type": "search_phase_execution_exception", "reason": "all shards failed"}, "status": 500}
+
+
+def test_a_scroll_whose_point_in_time_lost_a_node_is_told_to_start_again(es_client):
+    """A node holding part of the walk's PIT left the cluster: retrying that page can never succeed, so the client is
+    told to start again (400 on the token), not to retry a 503 until its deadline."""
+    client, headers, server = es_client
+    pit_cluster(server, [es_json(hits_answer(["a", "b"], 3)), es_json(NODE_GONE, 500)])
+    first = client.post("/v2/person/search", json=SORTED, headers=headers)
+    response = client.post("/v2/person/search", json={**SORTED, "scroll_token": first.json["scroll_token"]}, headers=headers)
+    assert response.status_code == 400 and "Retry-After" not in response.headers
+    error = response.json["error"]
+    assert error["fields"] == {"scroll_token": ["The search cluster lost this scroll's point in time."]}
+    assert "a node holding it left the cluster" in error["message"]
+
+
+def test_a_new_scroll_whose_first_page_fails_on_the_cluster_is_503_and_frees_its_point_in_time(es_client):
+    client, headers, server = es_client
+    requests = pit_cluster(server, [es_json(NODE_GONE, 500)])
+    response = client.post("/v2/person/search", json=SORTED, headers=headers)
+    assert response.status_code == 503 and response.headers.get("Retry-After")
+    assert "Elasticsearch answered 500" in response.json["error"]["message"]
+    assert [(method, path) for method, path, _ in requests] == [OPEN_PIT[:2], ("POST", "/_search"), ("DELETE", "/_pit")]
+
+
 def resigned(client, token: str, cursor_of) -> str:
     """`token` with its cursor changed by `cursor_of`, signed as only the server can."""
     from app.security import tokens

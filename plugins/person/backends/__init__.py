@@ -51,6 +51,18 @@ class ScrollExpired(ApiError):
                          fields={"scroll_token": ["The scroll expired or the dataset was reloaded."]})
 
 
+class ScrollLost(ScrollExpired):
+    """400, like an expired scroll: the search cluster lost part of the point in time a scroll reads (a node holding
+    it left the cluster), so its next pages can never be whole and the client starts again."""
+
+    def __init__(self, cause: str):
+        self.cause = cause  # what the cluster answered, for a log or for a new walk's 503
+        ApiError.__init__(self, 400, "This scroll can no longer continue: the search cluster lost part of the version "
+                                     "of the person dataset it began on (a node holding it left the cluster). Start "
+                                     "the scroll again without scroll_token.",
+                          fields={"scroll_token": ["The search cluster lost this scroll's point in time."]})
+
+
 class SearchDeadline:
     """When a search must be done by: `seconds` after it started. Backends check it between the steps they control."""
 

@@ -34,7 +34,7 @@ import logging
 import time
 from abc import ABC, abstractmethod
 from types import ModuleType
-from typing import Iterable, Iterator
+from typing import Callable, Iterable, Iterator
 
 from app.errors import ApiError
 from plugins.person import profile_fields
@@ -44,6 +44,7 @@ from plugins.person.backends import (
     DatasetUnavailable,
     DatasetWriter,
     ScrollExpired,
+    ScrollLost,
     SearchBackend,
     SearchDeadline,
     SearchResult,
@@ -221,10 +222,12 @@ class ClusterBackend(SearchBackend):
         *args,
         deadline: SearchDeadline | None = None,
         missing: ApiError | None = None,
+        lost: Callable[[str], ApiError] | None = None,
         **kwargs,
     ):
         """`missing`: what a 404 means instead of a missing index (a search in a PIT names no
-        index)."""
+        index); `lost(cause)`: what a 5xx means instead of an unavailable cluster (a page of a PIT
+        whose part on a node went with it: retrying the same page can never succeed)."""
         product = self.client.product
         try:
             return operation(*args, **kwargs)
@@ -249,6 +252,10 @@ class ClusterBackend(SearchBackend):
                     f"{product} refused our credentials (HIREKIT_{self.client.setting}_API_KEY or "
                     f"HIREKIT_{self.client.setting}_USERNAME)."
                 ) from None
+            if lost is not None and error.status >= 500:
+                log.warning("%s failed a page of a point in time: %s %s", product, error.status,
+                            error.reason)
+                raise lost(f"{product} answered {error.status}") from None
             raise DatasetUnavailable(f"{product} answered {error.status}.") from None
         except ClusterUnreachable as error:
             raise DatasetUnavailable(f"{product} is not reachable ({error}).") from None
@@ -333,6 +340,9 @@ class ClusterBackend(SearchBackend):
             pit_id = self._open_pit(deadline)
             try:
                 return self._page(body, pit_id, deadline), pit_id
+            except ScrollLost as error:  # a new walk has no page to start again from
+                self._close_pit(pit_id)
+                raise DatasetUnavailable(f"{error.cause}.") from None
             except ScrollExpired:
                 continue
             except Exception:
@@ -360,6 +370,7 @@ class ClusterBackend(SearchBackend):
             timeout=timeout,
             deadline=deadline,
             missing=ScrollExpired(self.keep_alive) if pit_id else None,
+            lost=ScrollLost if pit_id else None,
         )
         if answer.get("timed_out"):  # partial hits: never answered as if they were the page
             if deadline is not None:
