@@ -267,7 +267,6 @@ class CallConversation:
         )
         self.state.update(stage=CONFIRM, tries=0, started_at=utcnow().isoformat())
         out = self._prompt(text, at_ms)
-        self._save()
         yield from self.deliver(out, at_ms)
 
     def hear(self, text: str, *, at_ms: int, lang: str | None = None) -> Iterator[Outgoing]:
@@ -281,7 +280,6 @@ class CallConversation:
             yield from self.brain.turn(text, at_ms=at_ms)
             return
         out = self.decide(text, at_ms)
-        self._save()
         yield from self.deliver(out, at_ms)
 
     def interrupted(self, spoken: str, *, at_ms: int, duration_ms: int) -> None:
@@ -298,14 +296,12 @@ class CallConversation:
         self._turn("candidate", f"[pressed {digit}: {KEYS[digit]}]", at_ms, self.index)
         self._note_answer_text(KEYS[digit])
         out = self.decide(KEYS[digit], at_ms)
-        self._save()
         yield from self.deliver(out, at_ms)
 
     def silence(self, *, at_ms: int) -> Iterator[Outgoing]:
         if self.finished:
             return
         out = self.on_silence(at_ms)
-        self._save()
         yield from self.deliver(out, at_ms)
 
     def close(self, end_reason: str, *, at_ms: int) -> None:
@@ -316,12 +312,23 @@ class CallConversation:
         self.finish(end_reason if end_reason in END_REASONS else "failed", at_ms)
 
     def deliver(self, out: list[Outgoing], at_ms: int) -> Iterator[Outgoing]:
-        """Send a turn's messages; an ending is persisted after the goodbye is on its way and before
-        the `end` message, so the candidate does not wait for the record to be written."""
-        for message in out:
-            if message["type"] == "end" and self.ending is not None:
-                self.finish(self.ending, at_ms)
-            yield message
+        """Send a turn's messages and persist the turn: the record is written once the first message
+        is on its way (or, for a turn that says nothing, at once), so the candidate hears the reply
+        while it is written, never after; an ending is persisted before the `end` message. A turn
+        cut short by a barge-in is persisted too (the generator's close)."""
+        saved = False
+        try:
+            for message in out:
+                if message["type"] == "end" and self.ending is not None:
+                    self.finish(self.ending, at_ms)  # writes the whole record
+                    saved = True
+                yield message
+                if not saved:
+                    self._save()
+                    saved = True
+        finally:
+            if not saved:
+                self._save()
 
     # --- the rules ---
 

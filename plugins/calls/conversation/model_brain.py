@@ -185,7 +185,6 @@ class ModelBrain:
             results, out = self.apply(actions, at_ms)
             acted = True
             if out:  # an action that speaks for itself (a fact, a booking, an ending)
-                conv._save()
                 yield from conv.deliver(out, at_ms)
                 if conv.finished or conv.stage not in ("question", "wrap_up"):
                     return
@@ -228,9 +227,7 @@ class ModelBrain:
             )
         else:
             rest = conv.decide(text, at_ms)
-        conv._save()
-        yield from out
-        yield from conv.deliver(rest, at_ms)
+        yield from conv.deliver([*out, *rest], at_ms)
 
     # --- the model ---
 
