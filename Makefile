@@ -50,6 +50,13 @@ run: install
 test: install-dev lint
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
+## make drills: the drills alone (HIREKIT_TEST_DRILLS=1; `make test` skips them): the scale-out drill across hosts in
+## network namespaces (root, nginx, PostgreSQL and Redis binaries) and the OpenSearch node-loss drill (Java, Maven); each
+## prints what it measured and fails on any loss
+.PHONY: drills
+drills: install-dev
+	HIREKIT_TEST_DRILLS=1 $(BIN)/python -m pytest -n 0 -m drill -s $(PYTEST_ARGS)
+
 ## make services: install (as root, from Debian's packages, when absent) and start PostgreSQL on 127.0.0.1:5432 (trust
 ## on loopback, user postgres, database test) and Redis on 127.0.0.1:6379, for the full suite (.ci/run does the same)
 services:

@@ -25,11 +25,24 @@ TEST_SECRET_KEY = "test-secret-key-not-for-production-0123456789"
 # Servers refuse to start without a secret: gunicorn, flask and worker.py processes the tests spawn inherit this one.
 os.environ.setdefault("HIREKIT_SECRET_KEY", TEST_SECRET_KEY)
 
+# The drills (tests marked `drill`: real clusters and hosts, minutes each) run with `make drills`, which sets this.
+RUN_DRILLS = os.environ.get("HIREKIT_TEST_DRILLS") == "1"
+
 DB_BACKENDS = [
     pytest.param("sqlite", id="sqlite"),
     pytest.param("postgresql", id="postgresql", marks=pytest.mark.skipif(
         not POSTGRES_URL, reason="PostgreSQL tests need HIREKIT_TEST_DATABASE_URL (e.g. postgresql://postgres@127.0.0.1:5432/test)")),
 ]
+
+
+def pytest_collection_modifyitems(config, items):
+    """Drills skip, saying how to run them, unless HIREKIT_TEST_DRILLS=1."""
+    if RUN_DRILLS:
+        return
+    skip = pytest.mark.skip(reason="drills (a node or a host killed under load, minutes each) run with `make drills`")
+    for item in items:
+        if item.get_closest_marker("drill"):
+            item.add_marker(skip)
 
 
 def _reset_postgres_schema(url: str) -> None:

@@ -28,6 +28,7 @@ RETRY_DEADLINE = 30.0
 HEAP = "512m"
 
 pytestmark = [
+    pytest.mark.drill,
     pytest.mark.slow,
     pytest.mark.skipif(
         bool(OPENSEARCH_MISSING),
