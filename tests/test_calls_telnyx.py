@@ -247,6 +247,20 @@ def test_a_screening_over_the_telnyx_relay_completes_the_call_with_its_answers(
     assert relay_rows(telnyx_app, call["id"]) == 1
 
 
+def test_an_answered_telnyx_call_whose_socket_never_comes_fails_and_is_hung_up_at_telnyx(
+    make_app, telnyx_api, tenant_a
+):
+    app = make_app(**telnyx_settings(telnyx_api, RELAY_CONNECT_TIMEOUT=0.5,
+                                     RELAY_SWEEP_INTERVAL=0.2))
+    client = app.test_client()
+    with RelayInThread(app):
+        call = answered_call(client, tenant_a)
+        wait_for(lambda: telnyx_api.updates)
+    failed = read_call(client, tenant_a, call["id"])
+    assert (failed["status"], telnyx_api.updates) == ("failed", [{"Status": "completed"}])
+    assert "never connected" in failed["error"]
+
+
 @pytest.mark.slow
 def test_the_deployed_relay_process_holds_a_telnyx_screening_and_refuses_a_tokenless_socket(
     make_app, telnyx_api, db_url, tmp_path, tenant_a

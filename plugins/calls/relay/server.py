@@ -98,7 +98,9 @@ class RelayServer:
             )
         if not self.handshake_valid(provider, call_id, query, request.headers):
             return self._refuse(
-                connection, HTTPStatus.FORBIDDEN, f"call {call_id[:64]}: bad or missing signature"
+                connection,
+                HTTPStatus.FORBIDDEN,
+                f"call {call_id[:64]}: bad or missing signature (or token)",
             )
         try:
             call = await self.in_thread(claims.claim, call_id, provider_name)
