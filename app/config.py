@@ -79,7 +79,7 @@ DEFAULTS: dict[str, object] = {
     "LLM_TIMEOUT": 10.0,  # seconds one LLM call may take before the rule-based answer is used
     "CALL_FOLLOW_UPS": 2,  # follow-ups a call asks when an answer lacks what its question asks, then it moves on
     "CALL_LANGUAGE": "en-US",  # the conversation's language when the relay names none (BCP 47)
-    "TELEPHONY": "simulated",  # `simulated` (a deterministic call, no phone) or `twilio`
+    "TELEPHONY": "simulated",  # `simulated` (a deterministic call, no phone), `twilio` or `telnyx`
     "CALL_STALL_SECONDS": 3600.0,  # a call ringing or in progress this long without news has lost its worker: failed
     "CALL_REAPER_INTERVAL": 300.0,  # seconds between passes failing stalled calls (0: off)
     "REMINDER_RETRY_SCHEDULE": [60, 300, 900],  # seconds after each failed send of a reminder; never past the call
@@ -97,6 +97,13 @@ DEFAULTS: dict[str, object] = {
     "TWILIO_FROM_NUMBER": "",  # the number calls come from (E.164)
     "TWILIO_CALLBACK_BASE_URL": "",  # public https base Twilio calls back, e.g. https://api.example.com
     "TWILIO_API_BASE_URL": "",  # Twilio's REST API elsewhere than https://api.twilio.com (a mock, a regional proxy)
+    "TELNYX_API_KEY": "",  # Telnyx API key placing calls and texts when TELEPHONY is `telnyx`
+    "TELNYX_ACCOUNT_SID": "",  # Telnyx account id: the AccountSid in TeXML REST paths and callbacks
+    "TELNYX_CONNECTION_ID": "",  # the TeXML application (connection) id calls are placed through
+    "TELNYX_FROM_NUMBER": "",  # the Telnyx number calls and texts come from (E.164)
+    "TELNYX_CALLBACK_BASE_URL": "",  # public https base for Telnyx's callbacks and relay sockets
+    "TELNYX_PUBLIC_KEY": "",  # the account's Ed25519 public key (base64): verifies its callbacks
+    "TELNYX_API_BASE_URL": "",  # Telnyx's REST API elsewhere than https://api.telnyx.com
     "SMTP_HOST": "",  # reminders by email go through this SMTP server when set, else to the log
     "SMTP_PORT": 587,  # SMTP server port
     "SMTP_USERNAME": "",  # SMTP login (empty: no login)

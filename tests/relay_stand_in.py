@@ -1,10 +1,11 @@
-"""Twilio's side of ConversationRelay for tests: a relay process (in a thread, or the deployed
-command in its own process) and a client that opens the signed WebSocket as Twilio does and speaks
-the documented messages."""
+"""The provider's side of ConversationRelay for tests: a relay process (in a thread, or the deployed
+command in its own process) and a client that opens the WebSocket as Twilio (signed) or Telnyx (the
+URL's token) does and speaks the documented messages."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import subprocess
@@ -18,6 +19,14 @@ from websockets.sync.client import connect
 
 from plugins.calls.relay.server import RelayServer
 from plugins.calls.telephony.base import relay_url
+from tests.call_factories import JOB_QUESTIONS
+from tests.ports import free_port
+
+SCREENING_ANSWERS = (
+    "Six years.",
+    "Yes, I do.",
+    "A night with three admissions; I triaged and asked for help.",
+)
 
 
 class RelayInThread:
@@ -88,6 +97,23 @@ class RelayProcess:
         self.log = self.process.stderr.read()
 
 
+@contextlib.contextmanager
+def deployed_relay(make_app, settings: dict, db_url: str, instance_dir):
+    """(the API app, the relay process as deployed) on one database, configured alike: `settings`
+    (without the HIREKIT_ prefix) given to both, the process through its environment."""
+    app = make_app(**settings)
+    environment = {f"HIREKIT_{name}": str(value) for name, value in settings.items()}
+    environment.update(
+        HIREKIT_DATABASE_URL=db_url,
+        HIREKIT_SECRET_KEY=os.environ["HIREKIT_SECRET_KEY"],
+        HIREKIT_INSTANCE_DIR=str(instance_dir),
+        HIREKIT_LOG_LEVEL="WARNING",
+        HIREKIT_LLM_URL="",
+    )
+    with RelayProcess(free_port(), environment) as relay:
+        yield app, relay
+
+
 def signed_headers(public_base: str, provider: str, call_id: str, token: str) -> dict:
     """X-Twilio-Signature as Twilio signs the handshake: the relay URL from the TwiML, no
     parameters."""
@@ -99,15 +125,22 @@ def signed_headers(public_base: str, provider: str, call_id: str, token: str) ->
 
 
 class TwilioSocket:
-    """One ConversationRelay socket as Twilio holds it: setup, prompts, keys, interrupts; the
-    relay's messages read."""
+    """One ConversationRelay socket as Twilio holds it (Telnyx speaks the same messages, on the URL
+    with its query): setup, prompts, keys, interrupts; the relay's messages read."""
 
     def __init__(
-        self, port: int, call_id: str, *, headers: dict | None = None, provider: str = "twilio"
+        self,
+        port: int,
+        call_id: str,
+        *,
+        headers: dict | None = None,
+        provider: str = "twilio",
+        query: str = "",
     ):
         self.call_id = call_id
         self._connection = connect(
-            f"ws://127.0.0.1:{port}/v1/calls/relay/{provider}/{call_id}",
+            f"ws://127.0.0.1:{port}/v1/calls/relay/{provider}/{call_id}"
+            + (f"?{query}" if query else ""),
             additional_headers=headers or {},
             open_timeout=10,
             close_timeout=5,
@@ -167,3 +200,21 @@ class TwilioSocket:
 
     def close(self) -> None:
         self.ws.close()
+
+
+def hold_screening(socket: TwilioSocket, call_sid: str) -> None:
+    """Jane's screening (tests/call_factories.py) with the real dialogue over `socket`, from the
+    setup naming `call_sid` to the relay's `end` and close: she confirms, has time, answers each
+    question (SCREENING_ANSWERS) and asks nothing."""
+    socket.setup(call_sid)
+    assert "Am I speaking with Jane?" in socket.agent_turn()
+    socket.say("Yes, this is Jane.")
+    assert "good time" in socket.agent_turn()
+    socket.say("Yes, go ahead.")
+    assert JOB_QUESTIONS[0] in socket.agent_turn()
+    for answer in SCREENING_ANSWERS:
+        socket.say(answer)
+        socket.agent_turn()
+    socket.say("No, that's all, thanks.")
+    socket.agent_turn()
+    assert socket.wait_closed() == 1000 and socket.received[-1]["type"] == "end"

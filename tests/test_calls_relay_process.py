@@ -4,16 +4,13 @@ own app here) takes Twilio's REST requests from the provider and its status call
 
 from __future__ import annotations
 
-import os
-
 import pytest
 import requests
 from websockets.exceptions import InvalidStatus
 
-from tests.call_factories import JOB_QUESTIONS
 from tests.gunicorn_process import gunicorn
 from tests.ports import free_port
-from tests.relay_stand_in import RelayProcess, TwilioSocket, signed_headers
+from tests.relay_stand_in import TwilioSocket, deployed_relay, hold_screening, signed_headers
 from tests.test_calls_relay import (  # noqa: F401 - fixtures
     ACCOUNT_SID,
     AUTH_TOKEN,
@@ -40,17 +37,8 @@ def deployed(make_app, twilio_api, db_url, tmp_path):  # noqa: F811
         "TWILIO_CALLBACK_BASE_URL": PUBLIC_BASE,
         "TWILIO_API_BASE_URL": twilio_api.url_for("/"),
     }
-    app = make_app(**settings)
-    environment = {f"HIREKIT_{name}": value for name, value in settings.items()}
-    environment.update(
-        HIREKIT_DATABASE_URL=db_url,
-        HIREKIT_SECRET_KEY=os.environ["HIREKIT_SECRET_KEY"],
-        HIREKIT_INSTANCE_DIR=str(tmp_path),
-        HIREKIT_LOG_LEVEL="WARNING",
-        HIREKIT_LLM_URL="",
-    )
-    with RelayProcess(free_port(), environment) as relay:
-        yield app, relay
+    with deployed_relay(make_app, settings, db_url, tmp_path) as running:
+        yield running
 
 
 def test_the_relay_process_holds_a_screening_conversation_to_its_record(deployed, tenant_a):
@@ -63,22 +51,7 @@ def test_the_relay_process_holds_a_screening_conversation_to_its_record(deployed
         call["id"],
         headers=signed_headers(PUBLIC_BASE, "twilio", call["id"], AUTH_TOKEN),
     )
-    socket.setup(CALL_SID)
-    assert "Am I speaking with Jane?" in socket.agent_turn()
-    socket.say("Yes, this is Jane.")
-    assert "good time" in socket.agent_turn()
-    socket.say("Yes, go ahead.")
-    assert JOB_QUESTIONS[0] in socket.agent_turn()
-    for answer in (
-        "Six years.",
-        "Yes, I do.",
-        "A night with three admissions; I triaged and asked for help.",
-    ):
-        socket.say(answer)
-        socket.agent_turn()
-    socket.say("No, that's all, thanks.")
-    socket.agent_turn()
-    assert socket.wait_closed() == 1000 and socket.received[-1]["type"] == "end"
+    hold_screening(socket, CALL_SID)
     done = wait_for(
         lambda: (
             (record := read_call(client, tenant_a, call["id"]))["status"] == "completed" and record

@@ -5,14 +5,14 @@ from app.background.periodic import PeriodicJob
 from app.plugins import Plugin, Tasks
 from app.security.auth import accept_signed_forms
 from plugins.calls import tasks
-from plugins.calls.callbacks import TWILIO_FORM
+from plugins.calls.callbacks import TELNYX_FORM, TWILIO_FORM
 from plugins.calls.cli import calls_cli
 from plugins.calls.conversation.dialogue import open_call_conversation
 from plugins.calls.models import Call, CallPlan, CallReminder, JobFaq, QuestionRubric
 from plugins.calls.page_routes import page_blp
 from plugins.calls.recordings import CallRecording, CallSettings
 from plugins.calls.relay.claims import CallRelay
-from plugins.calls.routes import blp, callbacks_blp
+from plugins.calls.routes import blp, callbacks_blp, telnyx_callbacks_blp
 from plugins.calls.scheduling import (
     on_application_activity,
     on_call_activity,
@@ -26,6 +26,7 @@ from plugins.candidates.services import add_opt_out_listener
 
 def init_app(app) -> None:
     accept_signed_forms(app, callbacks_blp.name, TWILIO_FORM)
+    accept_signed_forms(app, telnyx_callbacks_blp.name, TELNYX_FORM)
     # the dialogue a call's relay session holds (a test may put its own first)
     app.extensions.setdefault("hirekit_conversation_factory", open_call_conversation)
     events.add_listener(app, on_application_activity)
@@ -38,7 +39,7 @@ def init_app(app) -> None:
         add_toggle_listener(app, on_scheduling_toggled)
 
 
-PLUGIN = Plugin(name="calls", blueprints=(blp, callbacks_blp, page_blp),
+PLUGIN = Plugin(name="calls", blueprints=(blp, callbacks_blp, telnyx_callbacks_blp, page_blp),
                 models=(Call, CallPlan, CallReminder, JobFaq, QuestionRubric, CallSettings, CallRecording,
                         CallRelay),
                 needs=("jobs", "candidates", "applications", "questions", "scheduling"),

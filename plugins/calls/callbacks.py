@@ -1,6 +1,6 @@
-"""Twilio's status, machine-detection and recording callbacks (verify the signature, move the status,
-leave a voicemail or hang up on a machine, keep the recording's reference), and its incoming-message
-webhook, where a STOP opts the sender out of contact."""
+"""Twilio's and Telnyx's status, machine-detection and recording callbacks (verify the provider's
+signature, move the status, leave a voicemail or hang up on a machine, keep the recording's
+reference), and Twilio's incoming-message webhook, where a STOP opts the sender out of contact."""
 
 from __future__ import annotations
 
@@ -15,7 +15,8 @@ from plugins.calls.lifecycle import advance
 from plugins.calls.models import Call
 from plugins.calls.recordings import keep_recording
 from plugins.calls.telephony import Progress, get_provider
-from plugins.calls.telephony.twilio import STATUS_MAP
+from plugins.calls.telephony.telnyx import signature_valid
+from plugins.calls.telephony.twiml import STATUS_MAP
 from plugins.candidates.services import opt_in_phone_number, opt_out_phone_number
 
 EMPTY_TWIML = '<?xml version="1.0" encoding="UTF-8"?><Response />'
@@ -30,6 +31,11 @@ TWILIO_FORM_MAX_BYTES = 32 * 1024
 TWILIO_FORM_MAX_FIELDS = 100
 TWILIO_FORM = SignedForm(max_bytes=TWILIO_FORM_MAX_BYTES, max_fields=TWILIO_FORM_MAX_FIELDS,
                          configured_by="TWILIO_AUTH_TOKEN", not_configured=NOT_CONFIGURED)
+# Telnyx's TeXML callbacks carry the same fields as Twilio's (a few more on `completed`)
+TELNYX_FORM = SignedForm(max_bytes=TWILIO_FORM_MAX_BYTES, max_fields=TWILIO_FORM_MAX_FIELDS,
+                         configured_by="TELNYX_PUBLIC_KEY",
+                         not_configured="Telnyx callbacks are not configured "
+                                        "(HIREKIT_TELNYX_PUBLIC_KEY).")
 
 
 def public_url(path_with_query: str, request_url: str) -> str:
@@ -48,36 +54,65 @@ def verify_signature(url: str, form: dict, signature: str | None) -> None:
 
 def handle(url: str, form: dict, signature: str | None, *, call_id: str, event: str | None = None,
            voicemail: bool = False) -> str:
-    """Apply one callback (a status change, the machine-detection verdict or a finished recording);
-    answers the TwiML Twilio should run next (none: these callbacks do not steer the call)."""
+    """Apply one Twilio callback (a status change, the machine-detection verdict or a finished
+    recording); answers the TwiML Twilio should run next (none: these callbacks do not steer the
+    call)."""
     verify_signature(url, form, signature)
+    apply_callback(get_or_404(Call, call_id), form, event=event, voicemail=voicemail,
+                   reporter="Twilio")
+    return EMPTY_TWIML
+
+
+def handle_telnyx(body: bytes, form: dict, headers, *, call_id: str, event: str | None = None,
+                  voicemail: bool = False) -> str:
+    """Apply one Telnyx TeXML callback once its Ed25519 signature over `timestamp|body` holds;
+    answers empty TeXML. The call's Telnyx id is kept from the first callback naming it when
+    placing the call did not answer one."""
+    signature, timestamp = headers.get("telnyx-signature-ed25519"), headers.get("telnyx-timestamp")
+    if not signature_valid(current_app.config["TELNYX_PUBLIC_KEY"], body, signature, timestamp):
+        raise ApiError(403, "The telnyx-signature-ed25519 header does not match this request and "
+                            "its telnyx-timestamp, or the timestamp is too far from now.")
     call = get_or_404(Call, call_id)
+    call_sid = (form.get("CallSid") or "")[:64]
+    if call_sid and call.provider_call_id is None:
+        Call.update(provider_call_id=call_sid).where(
+            (Call.id == call.id) & Call.provider_call_id.is_null()).execute()
+        call.provider_call_id = call_sid
+    apply_callback(call, form, event=event, voicemail=voicemail, reporter="Telnyx")
+    return EMPTY_TWIML
+
+
+def apply_callback(call: Call, form: dict, *, event: str | None, voicemail: bool,
+                   reporter: str) -> None:
+    """A TwiML-dialect callback's effect, whoever sent it: its CallStatus moves the call, an `amd`
+    event's AnsweredBy leaves a voicemail or hangs up, a `recording` event keeps the recording."""
     if event == "amd":
         machine.on_verdict(call, form.get("AnsweredBy", ""), voicemail=voicemail)
-        return EMPTY_TWIML
+        return
     if event == "recording":
         record_recording(call, form)
-        return EMPTY_TWIML
+        return
     if event:
         raise ApiError(422, f"Unknown callback event {event!r}: amd or recording.")
     status = STATUS_MAP.get(form.get("CallStatus", ""))
     if status is None:
         raise ApiError(422, f"Unknown CallStatus {form.get('CallStatus')!r}.")
-    error = f"Twilio reported {form.get('CallStatus')}" if status in ("failed", "canceled") else None
+    reported = form.get("CallStatus")
+    error = f"{reporter} reported {reported}" if status in ("failed", "canceled") else None
     advance(call.id, Progress(status, error=error))
-    return EMPTY_TWIML
 
 
 def record_recording(call: Call, form: dict) -> None:
-    """A finished recording: keep its reference (the audio stays at Twilio, fetched on request)."""
+    """A finished recording: keep its reference (the audio stays at the provider, fetched on
+    request)."""
     if form.get("RecordingStatus", "completed") != "completed":
         return
     recording_id = form.get("RecordingSid") or ""
-    if not recording_id.startswith("RE") or len(recording_id) > 64:
-        raise ApiError(422, "RecordingSid is not a Twilio recording id.",
-                       fields={"RecordingSid": ["Not a recording id."]})
     provider = get_provider()
-    keep_recording(call, provider="twilio", provider_recording_id=recording_id,
+    if not provider.recording_id_valid(recording_id):
+        raise ApiError(422, f"RecordingSid is not a {provider.name} recording id.",
+                       fields={"RecordingSid": ["Not a recording id."]})
+    keep_recording(call, provider=provider.name, provider_recording_id=recording_id,
                    media_url=provider.recording_media_url(recording_id),
                    channels=_integer(form.get("RecordingChannels"), default=2),
                    duration_seconds=_integer(form.get("RecordingDuration"), default=None))

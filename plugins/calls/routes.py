@@ -1,5 +1,5 @@
 """/v1/applications/:id/instant-call, /v1/calls (read, list, recording), /v1/call-settings and
-Twilio's callback routes."""
+the telephony providers' callback routes (Twilio's, Telnyx's)."""
 
 from flask import Response, request
 from flask.views import MethodView
@@ -28,6 +28,13 @@ blp = Blueprint("calls", __name__, url_prefix="/v1", template_folder="templates"
                 description="Screening calls to candidates: instant or scheduled")
 callbacks_blp = Blueprint("calls_callbacks", __name__, url_prefix="/v1/calls/callbacks", auth=None,
                           description="Telephony provider callbacks (authenticated by the provider's signature)")
+
+# Telnyx's callbacks: the same family of routes, under its own blueprint because Telnyx's setting
+# (HIREKIT_TELNYX_PUBLIC_KEY) is what admits their forms
+telnyx_callbacks_blp = Blueprint("calls_callbacks_telnyx", __name__,
+                                 url_prefix="/v1/calls/callbacks", auth=None,
+                                 description="Telnyx's call callbacks (authenticated by Telnyx's "
+                                             "Ed25519 signature)")
 
 add_list_route(blp, Call, CallSchema, rule="/calls", args_schema=CallListArgsSchema, list_records=services.list_calls, list_name="calls",
                summary="List calls, oldest first, filtered by job, candidate, application (ids or source ids) or status")
@@ -152,6 +159,25 @@ class TwilioCallback(MethodView):
                                  event=request.args.get("event"),
                                  voicemail=request.args.get("voicemail") == "1")
         return Response(twiml, mimetype="text/xml")
+
+
+@telnyx_callbacks_blp.route("/telnyx")
+class TelnyxCallback(MethodView):
+    @telnyx_callbacks_blp.doc(operationId="receive_telnyx_callback")
+    @telnyx_callbacks_blp.response(
+        200, description="Empty TeXML (these callbacks do not steer the call)",
+        content_type="text/xml")
+    @telnyx_callbacks_blp.errors(403, 404, 422)
+    def post(self):
+        """Telnyx's signed TeXML call callbacks (status, machine detection, recording)
+
+        Each carries telnyx-signature-ed25519 and telnyx-timestamp (Ed25519 over
+        `timestamp|body`, within 5 minutes of now); not for API clients."""
+        texml = callbacks.handle_telnyx(request.get_data(cache=True), request.form.to_dict(),
+                                        request.headers, call_id=request.args.get("call_id", ""),
+                                        event=request.args.get("event"),
+                                        voicemail=request.args.get("voicemail") == "1")
+        return Response(texml, mimetype="text/xml")
 
 
 @callbacks_blp.route("/twilio/sms")

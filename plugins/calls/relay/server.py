@@ -4,10 +4,11 @@ dialogue turn is synchronous (it writes the call's record), so it runs on a boun
 what it yields is sent as soon as it is yielded.
 
 Handshake: the path names the provider and the call (/v1/calls/relay/<provider>/<call id>); the
-provider's signature must match the relay URL it was given; the call must be one being placed, with
-no socket yet. Anything else is refused with an HTTP status before any frame, and nothing is
-recorded. Once the socket closes (an `end` sent, the candidate hung up, the provider dropped it) the
-conversation ends and the call completes at once.
+provider's check of the URL it reached must hold (Twilio's signature of it, the call's token in its
+query for Telnyx); the call must be one being placed, with no socket yet. Anything else is refused
+with an HTTP status before any frame, and nothing is recorded. Once the socket closes (an `end`
+sent, the candidate hung up, the provider dropped it) the conversation ends and the call completes
+at once.
 
 Also served: GET /healthz (200 while the process runs) and GET /stats (live calls and the relay's
 own turn time)."""
@@ -71,7 +72,7 @@ class RelayServer:
     # -- handshake --------------------------------------------------------------------------------
 
     async def process_request(self, connection: ServerConnection, request: Request):
-        path = request.path.split("?", 1)[0]
+        path, _, query = request.path.partition("?")
         if path == "/healthz":
             return connection.respond(HTTPStatus.OK, "ok\n")
         if path == "/stats":
@@ -95,9 +96,11 @@ class RelayServer:
             return self._refuse(
                 connection, HTTPStatus.NOT_FOUND, f"no relay for provider {provider_name[:32]!r}"
             )
-        if not provider.handshake_valid(provider.relay_url(call_id), request.headers):
+        if not self.handshake_valid(provider, call_id, query, request.headers):
             return self._refuse(
-                connection, HTTPStatus.FORBIDDEN, f"call {call_id[:64]}: bad or missing signature"
+                connection,
+                HTTPStatus.FORBIDDEN,
+                f"call {call_id[:64]}: bad or missing signature (or token)",
             )
         try:
             call = await self.in_thread(claims.claim, call_id, provider_name)
@@ -111,6 +114,12 @@ class RelayServer:
             )
         self.claimed[connection] = (provider_name, str(call.id), call)
         return None
+
+    def handshake_valid(self, provider, call_id: str, query: str, headers) -> bool:
+        """The provider's check of the handshake that reached its relay URL with `query` (a
+        signature of the URL, or a token in the query, made with the app's settings)."""
+        with self.app.app_context():
+            return provider.handshake_valid(provider.reached_url(call_id, query), headers)
 
     def _refuse(self, connection: ServerConnection, status: HTTPStatus, reason: str):
         self.refused += 1

@@ -1,4 +1,5 @@
-"""Telephony providers behind one interface, chosen by HIREKIT_TELEPHONY (simulated by default, or twilio)."""
+"""Telephony providers behind one interface, chosen by HIREKIT_TELEPHONY (simulated by default,
+twilio or telnyx)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from flask import current_app
 
 from plugins.calls.telephony.base import CallScript, Progress, SmsRefused, TelephonyProvider
 
-PROVIDERS = ("simulated", "twilio")
+PROVIDERS = ("simulated", "twilio", "telnyx")
 
 
 def get_provider(app=None) -> TelephonyProvider:
@@ -26,6 +27,15 @@ def get_provider(app=None) -> TelephonyProvider:
                                   from_number=app.config["TWILIO_FROM_NUMBER"],
                                   callback_base_url=app.config["TWILIO_CALLBACK_BASE_URL"],
                                   api_base_url=app.config["TWILIO_API_BASE_URL"])
+    elif name == "telnyx":
+        from plugins.calls.telephony.telnyx import TelnyxProvider
+
+        provider = TelnyxProvider(api_key=app.config["TELNYX_API_KEY"],
+                                  account_sid=app.config["TELNYX_ACCOUNT_SID"],
+                                  connection_id=app.config["TELNYX_CONNECTION_ID"],
+                                  from_number=app.config["TELNYX_FROM_NUMBER"],
+                                  callback_base_url=app.config["TELNYX_CALLBACK_BASE_URL"],
+                                  api_base_url=app.config["TELNYX_API_BASE_URL"])
     else:
         raise ValueError(f"HIREKIT_TELEPHONY={name!r}: choose one of {', '.join(PROVIDERS)}")
     app.extensions["hirekit_telephony"] = provider

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Callable
@@ -60,6 +61,13 @@ class TelephonyProvider(ABC):
         raise SmsRefused(f"the {self.name} telephony provider cannot send text messages")
 
 
+def require_settings(provider: str, settings: dict[str, str]) -> None:
+    """Refuse to build `provider` while any of its settings (name -> value) is empty."""
+    missing = [f"HIREKIT_{name}" for name, value in settings.items() if not value]
+    if missing:
+        raise ValueError(f"HIREKIT_TELEPHONY={provider} needs {', '.join(missing)}")
+
+
 class SmsRefused(Exception):
     """The provider refused the message itself: sending it again would fail again. `unsubscribed` when the number
     asked this sender to stop (an SMS STOP the service may have missed)."""
@@ -78,12 +86,18 @@ class ConversationRelayProvider(TelephonyProvider):
     callback_base_url: str
 
     def relay_url(self, call_id: str) -> str:
+        """The socket's URL as the provider is given it in the call's markup."""
         return relay_url(self.callback_base_url, self.name, call_id)
+
+    def reached_url(self, call_id: str, query: str) -> str:
+        """The public URL a socket for the call reached, with the query it came with."""
+        url = relay_url(self.callback_base_url, self.name, call_id)
+        return f"{url}?{query}" if query else url
 
     @abstractmethod
     def handshake_valid(self, url: str, headers) -> bool:
-        """Whether the WebSocket handshake for `url` (the relay URL this provider was given)
-        carries its signature."""
+        """Whether the WebSocket handshake that reached `url` (reached_url: the relay URL and its
+        query) comes from this provider for that call. Runs inside the app context."""
 
     @abstractmethod
     def hang_up(self, provider_call_id: str) -> None:
@@ -92,6 +106,10 @@ class ConversationRelayProvider(TelephonyProvider):
     @abstractmethod
     def leave_voicemail(self, provider_call_id: str, message: str) -> None:
         """Speak `message` to the answering machine, then hang up."""
+
+    def recording_id_valid(self, provider_recording_id: str) -> bool:
+        """Whether a recording callback's id has the shape of this provider's recording ids."""
+        return bool(RECORDING_ID.fullmatch(provider_recording_id or ""))
 
     def delete_recording(self, provider_recording_id: str) -> None:
         """Delete a recording the provider holds (candidate erasure)."""
@@ -102,6 +120,7 @@ class ConversationRelayProvider(TelephonyProvider):
         raise NotImplementedError(f"the {self.name} provider keeps no recordings")
 
 
+RECORDING_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_:-]{0,63}")  # a provider's id, as a URL segment
 RELAY_PATH = "/v1/calls/relay"  # the relay's sockets: RELAY_PATH/<provider>/<call id>
 
 
