@@ -6,8 +6,8 @@ included), no 5xx except a documented 503, and data the schema rejects must be r
 fuzzed twice: with generated path parameters (mostly unknown ids) and with the ids of real records of the caller, so
 bodies reach the code behind the 404.
 
-HIREKIT_FUZZ_EXAMPLES bounds the cases per operation and mode. Unset (`make test`): 5, derandomized, so the suite is
-fast (about half a minute per backend) and stable; set (`make fuzz` sets 200): random cases, a new sample each run.
+HIREKIT_FUZZ_EXAMPLES bounds the cases per operation and mode. Unset (`make test`): 3, derandomized, so the suite is
+stable and takes about two minutes per backend; set (`make fuzz` sets 200): random cases, a new sample each run.
 It runs on every configured database backend, so PostgreSQL's own failure modes (column widths, integer ranges)
 are fuzzed too.
 """
@@ -38,7 +38,7 @@ from tests.tenant_records import seed_records
 
 pytestmark = pytest.mark.fuzz
 
-EXAMPLES = int(os.environ.get("HIREKIT_FUZZ_EXAMPLES", "5"))
+EXAMPLES = int(os.environ.get("HIREKIT_FUZZ_EXAMPLES", "3"))
 DETERMINISTIC = "HIREKIT_FUZZ_EXAMPLES" not in os.environ  # the bounded run in `make test` sends the same cases each time
 
 
