@@ -88,6 +88,7 @@ DEFAULTS: dict[str, object] = {
     "RELAY_HOST": "127.0.0.1",  # the relay process's address (its WebSocket for ConversationRelay)
     "RELAY_PORT": 8001,  # the relay process's port; nginx sends /v1/calls/relay/ there
     "RELAY_THREADS": 16,  # dialogue turns one relay process runs at once (threads)
+    "RELAY_CALL_THREADS": 4,  # calls a relay process opens or closes at once (threads)
     "RELAY_SILENCE_SECONDS": 12.0,  # no word or key this long after the agent's turn: silence
     "RELAY_CONNECT_TIMEOUT": 30.0,  # an answered call with no relay socket this long after: failed
     "RELAY_QUIET_SECONDS": 60.0,  # a call whose relay process stopped renewing it this long: failed

@@ -1,15 +1,18 @@
 """Call relay capacity: one relay process (`hirekit-relay`, as deployed) holding N live calls over
 real WebSockets, each a scripted candidate who pauses 1-3 s before every answer, on PostgreSQL, with
-the rules dialogue.
+the rules dialogue. N lanes each place a call after another: the first calls over the ramp (about
+one call's length), then a new one as each ends until the hold is over, so N calls stay live and
+calls start and end at the rate such a load has. Figures: the whole run, and the steady load (the
+hold after its first WARM_UP_SECONDS).
 
 Measured by the relay itself (GET /stats): its own time per turn, from a `prompt` with last: true
 arriving to the first `text` token it sends (no model: the rules dialogue, its database writes
 included). Baseline, same run, same client load: an echo server on the same WebSocket library
 answering each prompt with one token at once, timed the same way; the ratio relay / echo is printed
-beside the absolute p95. Memory per live call: the relay's resident memory with N calls live, less
-its memory before the first socket, over N.
+beside the absolute p95. Memory per live call: the relay's resident memory in the middle of the
+hold, less its memory before the first socket, over the calls live then.
 
-.venv/bin/python bench/relay_capacity.py [--calls 500] [--database-url
+.venv/bin/python bench/relay_capacity.py [--calls 500] [--ramp 30] [--hold 60] [--database-url
 postgresql://postgres@127.0.0.1:5432/h5]
 
 The database's public schema is dropped and rebuilt: give it one used for nothing else. Target: 500
@@ -51,6 +54,8 @@ QUESTIONS = (
 )
 ECHO_LINE = "Thank you. Could you tell me a little more?"
 ECHO_TURNS = 12
+SHORTEST_CALL_SECONDS = 15.0  # a scripted call's 13 turns, each after a 1-3 s pause
+WARM_UP_SECONDS = 10.0  # of the hold, left out of the steady figures (the ramp's backlog drains)
 
 
 # -- the baseline: an echo ConversationRelay server on the same library --------------------------
@@ -114,14 +119,26 @@ def echo_server(port: int) -> None:
 
 
 class Load:
+    """What the scripted candidates saw; turns taken while every call was live are the load the
+    target names (the ramp up and the calls ending are printed as the whole run)."""
+
     def __init__(self):
         self.live = 0
         self.peak = 0
         self.turns = 0
         self.client_turn_ms: list[float] = []
+        self.timeline: list[tuple[float, float]] = []  # (when a prompt was sent, its round trip ms)
+        self.hold_from = self.hold_until = 0.0  # when the ramp ended, when the hold ends
         self.ended = 0
         self.failed: list[str] = []
-        self.all_live = asyncio.Event()
+
+    def held_window(self) -> list[float]:
+        """Round trips of prompts sent during the hold, after WARM_UP_SECONDS of it."""
+        return [
+            ms
+            for sent, ms in self.timeline
+            if self.hold_from + WARM_UP_SECONDS <= sent <= self.hold_until
+        ]
 
 
 async def agent_turn(ws) -> tuple[str, bool]:
@@ -137,7 +154,7 @@ async def agent_turn(ws) -> tuple[str, bool]:
                 return "".join(tokens), False
 
 
-async def one_call(port: int, call_id: str, call_sid: str, load: Load, calls: int, signer) -> None:
+async def one_call(port: int, call_id: str, call_sid: str, load: Load, signer) -> None:
     from websockets.asyncio.client import connect
     from websockets.exceptions import ConnectionClosedOK
 
@@ -154,8 +171,6 @@ async def one_call(port: int, call_id: str, call_sid: str, load: Load, calls: in
             load.live += 1
             connected = True
             load.peak = max(load.peak, load.live)
-            if load.live == calls:
-                load.all_live.set()
             await ws.send(
                 json.dumps(
                     {
@@ -184,6 +199,7 @@ async def one_call(port: int, call_id: str, call_sid: str, load: Load, calls: in
                 )
                 said, ended = await agent_turn(ws)
                 load.client_turn_ms.append((time.monotonic() - sent) * 1000)
+                load.timeline.append((sent, load.client_turn_ms[-1]))
                 load.turns += 1
             load.ended += 1
     except ConnectionClosedOK:
@@ -196,22 +212,37 @@ async def one_call(port: int, call_id: str, call_sid: str, load: Load, calls: in
 
 
 async def run_load(
-    port: int, calls: list[tuple[str, str]], signer, *, ramp_seconds: float, on_all_live=None
+    port: int,
+    calls: list[tuple[str, str]],
+    signer,
+    *,
+    concurrent: int,
+    ramp_seconds: float,
+    hold_seconds: float,
+    on_hold_middle=None,
 ) -> Load:
+    """`concurrent` lanes, started over `ramp_seconds`, each a call after another (the next placed
+    as one ends) until `hold_seconds` after the ramp: a steady load of that many live calls, with
+    calls starting and ending at the rate it implies."""
     load = Load()
+    waiting = iter(calls)
+    load.hold_from = time.monotonic() + ramp_seconds
+    load.hold_until = load.hold_from + hold_seconds
+
+    async def lane():
+        for call_id, call_sid in waiting:
+            await one_call(port, call_id, call_sid, load, signer)
+            if time.monotonic() >= load.hold_until:
+                return
+        load.failed.append("the seeded calls ran out before the hold ended")
+
     tasks = []
-    for n, (call_id, call_sid) in enumerate(calls):
-        tasks.append(
-            asyncio.create_task(one_call(port, call_id, call_sid, load, len(calls), signer))
-        )
-        await asyncio.sleep(ramp_seconds / len(calls))
-    if on_all_live is not None:
-        try:
-            await asyncio.wait_for(load.all_live.wait(), timeout=60)
-            await asyncio.sleep(2)
-            on_all_live(load)
-        except asyncio.TimeoutError:
-            print(f"  not every call was live at once (peak {load.peak})")
+    for _ in range(concurrent):
+        tasks.append(asyncio.create_task(lane()))
+        await asyncio.sleep(ramp_seconds / concurrent)
+    if on_hold_middle is not None:
+        await asyncio.sleep(max(0.0, (load.hold_from + load.hold_until) / 2 - time.monotonic()))
+        on_hold_middle(load)
     await asyncio.gather(*tasks)
     return load
 
@@ -324,7 +355,14 @@ def main() -> None:
     )
     parser.add_argument("--calls", type=int, default=500)
     parser.add_argument(
-        "--ramp", type=float, default=8.0, help="seconds over which the calls connect"
+        "--ramp",
+        type=float,
+        default=30.0,
+        help="seconds over which the lanes place their first calls (about one call's length, so "
+        "that calls start and end spread out as a steady load's do)",
+    )
+    parser.add_argument(
+        "--hold", type=float, default=60.0, help="seconds the lanes keep their calls going after"
     )
     parser.add_argument(
         "--database-url",
@@ -349,7 +387,11 @@ def main() -> None:
     secret = uuid.uuid4().hex + uuid.uuid4().hex
     os.environ["HIREKIT_SECRET_KEY"] = secret
     started = time.monotonic()
-    calls = seed(args.database_url, instance, args.calls)
+    # each lane places a call after another through the ramp and the hold: enough for calls of
+    # SHORTEST_CALL_SECONDS, and a few more
+    per_lane = int((args.ramp + args.hold) / SHORTEST_CALL_SECONDS) + 2
+    calls = seed(args.database_url, instance, args.calls * per_lane)
+    shape = {"concurrent": args.calls, "ramp_seconds": args.ramp, "hold_seconds": args.hold}
     print(f"seeded {len(calls)} answered calls in {time.monotonic() - started:.1f} s")
 
     # baseline: the echo server under the same client load
@@ -361,8 +403,8 @@ def main() -> None:
     )
     try:
         wait_ready(echo, "echo ready")
-        echo_calls = [(str(uuid.uuid4()), "CA" + uuid.uuid4().hex) for _ in range(args.calls)]
-        echo_load = asyncio.run(run_load(echo_port, echo_calls, signer, ramp_seconds=args.ramp))
+        echo_calls = [(str(uuid.uuid4()), "CA" + uuid.uuid4().hex) for _ in range(len(calls))]
+        echo_load = asyncio.run(run_load(echo_port, echo_calls, signer, **shape))
         echo_stats = requests.get(f"http://127.0.0.1:{echo_port}/stats", timeout=5).json()
     finally:
         echo.terminate()
@@ -381,7 +423,7 @@ def main() -> None:
         "HIREKIT_TWILIO_API_BASE_URL": "http://127.0.0.1:9",
         "HIREKIT_RELAY_PORT": str(relay_port),
         "HIREKIT_RELAY_THREADS": str(args.relay_threads),
-        "HIREKIT_DATABASE_POOL_SIZE": str(args.relay_threads + 4),
+        "HIREKIT_DATABASE_POOL_SIZE": str(args.relay_threads + 8),
         "HIREKIT_LOG_LEVEL": "WARNING",
         "HIREKIT_LLM_URL": "",
         "HIREKIT_RELAY_CONNECT_TIMEOUT": "600",
@@ -397,12 +439,12 @@ def main() -> None:
         idle_kib = status_kib(relay.pid)
         sample = {}
 
-        def at_peak(load: Load) -> None:
+        def at_hold_middle(load: Load) -> None:
             sample["rss_kib"] = status_kib(relay.pid)
             sample["live"] = load.live
 
         relay_load = asyncio.run(
-            run_load(relay_port, calls, signer, ramp_seconds=args.ramp, on_all_live=at_peak)
+            run_load(relay_port, calls, signer, **shape, on_hold_middle=at_hold_middle)
         )
         relay_stats = requests.get(f"http://127.0.0.1:{relay_port}/stats", timeout=5).json()
     finally:
@@ -421,6 +463,13 @@ def main() -> None:
             f"server turn p50 {stats['turn_ms_p50']:.2f} ms, p95 {stats['turn_ms_p95']:.2f} ms; "
             f"client round trip p95 {percentile(client, 95):.1f} ms"
         )
+        held = load.held_window()
+        if held:
+            print(
+                f"  steady load (the hold after its first {WARM_UP_SECONDS:g} s): {len(held)} turns, "
+                f"client round trip p50 {percentile(held, 50):.1f} ms, p95 "
+                f"{percentile(held, 95):.1f} ms (an upper bound of the server's turn time)"
+            )
         for failure in sorted(set(load.failed))[:5]:
             print(f"  failure: {failure}")
     ratio = relay_stats["turn_ms_p95"] / max(echo_stats["turn_ms_p95"], 1e-6)

@@ -48,9 +48,15 @@ class RelayServer:
     def __init__(self, app, *, threads: int | None = None):
         self.app = app
         config = app.config
-        self.pool = ThreadPoolExecutor(
+        # turns of live calls; and, apart so that a burst of calls starting or ending never queues
+        # a live call's turn behind it, opening a call (claim, greeting) and closing it
+        self.turn_pool = ThreadPoolExecutor(
             max_workers=threads or int(config["RELAY_THREADS"]),
             thread_name_prefix="relay-turn",
+        )
+        self.call_pool = ThreadPoolExecutor(
+            max_workers=int(config["RELAY_CALL_THREADS"]),
+            thread_name_prefix="relay-call",
         )
         self.silence_seconds = float(config["RELAY_SILENCE_SECONDS"])
         self.sweep_interval = float(config["RELAY_SWEEP_INTERVAL"])
@@ -62,12 +68,17 @@ class RelayServer:
 
     # -- threads ----------------------------------------------------------------------------------
 
-    async def in_thread(self, function, *args):
-        def run():
-            with self.app.app_context():
-                return function(*args)
+    def _on_turn_thread(self, function, *args):
+        """function(*args) in an app context of its own (its database connection goes back to the
+        pool when it ends)."""
+        with self.app.app_context():
+            return function(*args)
 
-        return await asyncio.get_running_loop().run_in_executor(self.pool, run)
+    async def in_thread(self, function, *args):
+        """function(*args) on the call pool: work that opens, closes or looks after calls."""
+        return await asyncio.get_running_loop().run_in_executor(
+            self.call_pool, self._on_turn_thread, function, *args
+        )
 
     # -- handshake --------------------------------------------------------------------------------
 
@@ -218,19 +229,20 @@ class RelayServer:
         outgoing: asyncio.Queue = asyncio.Queue()
 
         def produce():
-            with self.app.app_context():
-                try:
-                    for message in session.run(turn):
-                        loop.call_soon_threadsafe(outgoing.put_nowait, message)
-                except Exception:  # noqa: BLE001 - the call ends failed rather than hang mid-turn
-                    log.exception(
-                        "relay for call %s: the %s turn failed", session.call_id, turn.kind
-                    )
-                    session.refuse("the dialogue failed")
-                finally:
-                    loop.call_soon_threadsafe(outgoing.put_nowait, DONE)
+            for message in session.run(turn):
+                loop.call_soon_threadsafe(outgoing.put_nowait, message)
 
-        work = loop.run_in_executor(self.pool, produce)
+        def produce_or_fail():
+            try:
+                self._on_turn_thread(produce)
+            except Exception:  # noqa: BLE001 - the call ends failed rather than hang mid-turn
+                log.exception("relay for call %s: the %s turn failed", session.call_id, turn.kind)
+                session.refuse("the dialogue failed")
+            finally:
+                loop.call_soon_threadsafe(outgoing.put_nowait, DONE)
+
+        pool = self.call_pool if turn.kind == "greet" else self.turn_pool
+        work = loop.run_in_executor(pool, produce_or_fail)
         first = True
         try:
             while (message := await outgoing.get()) is not DONE:
@@ -336,7 +348,8 @@ class RelayServer:
                 await stop
             finally:
                 upkeep.cancel()
-        self.pool.shutdown(wait=True)
+        self.turn_pool.shutdown(wait=True)
+        self.call_pool.shutdown(wait=True)
 
 
 def main(argv=None) -> None:
