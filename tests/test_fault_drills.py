@@ -132,6 +132,7 @@ def test_one_gib_upload_is_refused_before_it_is_read(gunicorn_server, tenant_a):
 
 
 @pytest.mark.slow
+@pytest.mark.drill  # a minute per database of load: `make drills`
 def test_burst_of_5000_requests_loses_no_writes_and_limits_only_beyond_the_limit(gunicorn_server, make_tenant, app, redis_url):
     """Limits are shared by the workers through Redis, as in production (in-memory storage counts per worker)."""
     from app.data.db import database

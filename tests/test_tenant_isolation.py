@@ -112,6 +112,8 @@ def request_for(rule: str, method: str, a: dict) -> dict | None:
         ("POST", "/v1/calls/callbacks/twilio"): {"query_string": {"call_id": a["call_id"]}, "data": {"CallStatus": "completed"}},
         # and an unsigned STOP opts nobody out
         ("POST", "/v1/calls/callbacks/twilio/sms"): {"data": {"Body": "STOP", "From": "+14155550100"}},
+        # Telnyx signs its callbacks with Ed25519: an unsigned one about A's call is refused
+        ("POST", "/v1/calls/callbacks/telnyx"): {"query_string": {"call_id": a["call_id"]}, "data": {"CallStatus": "completed"}},
     }
     if (method, rule) in known:
         return known[(method, rule)]
@@ -143,7 +145,7 @@ def without_source_id(body: dict) -> dict:
 # what B may be answered on creates that name A's records (never 2xx); creates in B's own tenant are 201
 CREATE_EXPECTED = {"/v1/applications": {404, 422}, "/v1/applications/with-questions": {404, 422}, "/v1/tenant-webhook": {403},
                    "/v1/jobs": {201}, "/v1/candidates": {201}, "/v1/calls/callbacks/twilio": {403, 404},
-                   "/v1/calls/callbacks/twilio/sms": {403, 404}, "/v1/users": {201}, "/v1/do-not-call": {201}}
+                   "/v1/calls/callbacks/twilio/sms": {403, 404}, "/v1/calls/callbacks/telnyx": {403, 404}, "/v1/users": {201}, "/v1/do-not-call": {201}}
 
 
 @pytest.fixture
