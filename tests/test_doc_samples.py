@@ -162,6 +162,7 @@ def run_page(page: Path, env: dict[str, str], workdir: Path, runs: int = RUNS_PE
 @pytest.mark.slow
 @pytest.mark.skipif(not (shutil.which("curl") and shutil.which("jq")),
                     reason="the docs' samples use curl and jq: apt-get install -y curl jq (.ci/run installs them)")
+@pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)  # the documented default; the page runs twice on it
 def test_every_runnable_sample_runs_as_written(db_url, demo_instance, make_tenant, tmp_path, capsys):
     instance = tmp_path / "instance"
     shutil.copytree(demo_instance, instance, ignore=shutil.ignore_patterns("hirekit.sqlite3", "secret_key"))
