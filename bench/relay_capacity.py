@@ -119,18 +119,20 @@ def echo_server(port: int) -> None:
 
 
 class Load:
-    """What the scripted candidates saw; turns taken while every call was live are the load the
-    target names (the ramp up and the calls ending are printed as the whole run)."""
+    """What the scripted candidates saw: every turn's round trip with when its prompt was sent, so
+    the hold (the steady load the target names) is told apart from the ramp and the last calls."""
 
     def __init__(self):
         self.live = 0
         self.peak = 0
-        self.turns = 0
-        self.client_turn_ms: list[float] = []
         self.timeline: list[tuple[float, float]] = []  # (when a prompt was sent, its round trip ms)
         self.hold_from = self.hold_until = 0.0  # when the ramp ended, when the hold ends
         self.ended = 0
         self.failed: list[str] = []
+
+    @property
+    def client_turn_ms(self) -> list[float]:
+        return [ms for _, ms in self.timeline]
 
     def held_window(self) -> list[float]:
         """Round trips of prompts sent during the hold, after WARM_UP_SECONDS of it."""
@@ -198,9 +200,7 @@ async def one_call(port: int, call_id: str, call_sid: str, load: Load, signer) -
                     )
                 )
                 said, ended = await agent_turn(ws)
-                load.client_turn_ms.append((time.monotonic() - sent) * 1000)
-                load.timeline.append((sent, load.client_turn_ms[-1]))
-                load.turns += 1
+                load.timeline.append((sent, (time.monotonic() - sent) * 1000))
             load.ended += 1
     except ConnectionClosedOK:
         load.ended += 1  # the server closed after its `end` (read before it, or not)

@@ -25,14 +25,13 @@ HANG_UP_TWIML = '<?xml version="1.0" encoding="UTF-8"?><Response><Hangup/></Resp
 OPT_OUT_KEYWORDS = frozenset({"STOP", "STOPALL", "STOP ALL", "UNSUBSCRIBE", "CANCEL", "END", "QUIT", "OPTOUT", "REVOKE"})
 OPT_IN_KEYWORDS = frozenset({"START", "YES", "UNSTOP"})
 NOT_CONFIGURED = "Twilio callbacks are not configured (HIREKIT_TWILIO_AUTH_TOKEN)."
-# What Twilio posts, with room to spare: about 40 fields, the longest an SMS body of 1,600 characters (under 15 KB
+# What Twilio posts (and Telnyx's TeXML, the same fields), with room to spare: about 40 fields, the longest an SMS body of 1,600 characters (under 15 KB
 # percent-encoded at worst); anything larger is refused before it is read, let alone parsed or its signature checked.
-TWILIO_FORM_MAX_BYTES = 32 * 1024
-TWILIO_FORM_MAX_FIELDS = 100
-TWILIO_FORM = SignedForm(max_bytes=TWILIO_FORM_MAX_BYTES, max_fields=TWILIO_FORM_MAX_FIELDS,
+CALLBACK_FORM_MAX_BYTES = 32 * 1024
+CALLBACK_FORM_MAX_FIELDS = 100
+TWILIO_FORM = SignedForm(max_bytes=CALLBACK_FORM_MAX_BYTES, max_fields=CALLBACK_FORM_MAX_FIELDS,
                          configured_by="TWILIO_AUTH_TOKEN", not_configured=NOT_CONFIGURED)
-# Telnyx's TeXML callbacks carry the same fields as Twilio's (a few more on `completed`)
-TELNYX_FORM = SignedForm(max_bytes=TWILIO_FORM_MAX_BYTES, max_fields=TWILIO_FORM_MAX_FIELDS,
+TELNYX_FORM = SignedForm(max_bytes=CALLBACK_FORM_MAX_BYTES, max_fields=CALLBACK_FORM_MAX_FIELDS,
                          configured_by="TELNYX_PUBLIC_KEY",
                          not_configured="Telnyx callbacks are not configured "
                                         "(HIREKIT_TELNYX_PUBLIC_KEY).")

@@ -68,7 +68,7 @@ class RelayServer:
 
     # -- threads ----------------------------------------------------------------------------------
 
-    def _on_turn_thread(self, function, *args):
+    def _in_app_context(self, function, *args):
         """function(*args) in an app context of its own (its database connection goes back to the
         pool when it ends)."""
         with self.app.app_context():
@@ -77,7 +77,7 @@ class RelayServer:
     async def in_thread(self, function, *args):
         """function(*args) on the call pool: work that opens, closes or looks after calls."""
         return await asyncio.get_running_loop().run_in_executor(
-            self.call_pool, self._on_turn_thread, function, *args
+            self.call_pool, self._in_app_context, function, *args
         )
 
     # -- handshake --------------------------------------------------------------------------------
@@ -234,7 +234,7 @@ class RelayServer:
 
         def produce_or_fail():
             try:
-                self._on_turn_thread(produce)
+                self._in_app_context(produce)
             except Exception:  # noqa: BLE001 - the call ends failed rather than hang mid-turn
                 log.exception("relay for call %s: the %s turn failed", session.call_id, turn.kind)
                 session.refuse("the dialogue failed")
