@@ -3,8 +3,8 @@
 A fenced block whose info string is `sh runnable` or `python runnable` is run; `http-errors` beside `runnable` lets its
 curl calls answer 4xx (samples that show an error). Each page's runnable blocks run in order in one bash session
 (Python blocks through `python -`), so a variable a block sets is there for the next, in a scratch
-directory outside the checkout, as the README tells a reader to run them. On SQLite (the documented
-default) each page runs twice in a row in that directory against the same server, as a reader who runs a page again would: a sample
+directory outside the checkout, as the README tells a reader to run them, on SQLite (the documented
+default). Each page runs twice in a row in that directory against the same server, as a reader who runs a page again would: a sample
 that creates a record must still succeed when it exists. The server is what `make run` starts:
 gunicorn as deployed over an instance directory `demo setup` filled (made once per session, copied
 per database) and a `demo` tenant, with HIREKIT_WEBHOOK_ALLOW_PRIVATE=1 for the local receivers; the
@@ -132,13 +132,13 @@ def demo_instance(tmp_path_factory) -> Path:
 RUNS_PER_PAGE = 2
 
 
-def run_page(page: Path, env: dict[str, str], workdir: Path, runs: int = RUNS_PER_PAGE) -> tuple[int, int, float]:
-    """Run the page's runnable blocks in one bash session, `runs` times in a row;
+def run_page(page: Path, env: dict[str, str], workdir: Path) -> tuple[int, int, float]:
+    """Run the page's runnable blocks in one bash session, RUNS_PER_PAGE times in a row;
     (run, not run, seconds)."""
     started = time.monotonic()
     blocks = samples(page)
     runnable = [block for block in blocks if block.runnable]
-    for run in range(1, (runs if runnable else 0) + 1):
+    for run in range(1, (RUNS_PER_PAGE if runnable else 0) + 1):
         script = PREAMBLE + "".join(block.as_bash() for block in runnable)
         process = subprocess.Popen(["bash", "-c", script], cwd=workdir, env=env, stdout=subprocess.PIPE,
                                    stderr=subprocess.STDOUT, text=True, start_new_session=True)
@@ -177,13 +177,11 @@ def test_every_runnable_sample_runs_as_written(db_url, demo_instance, make_tenan
                       "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
         sample_env.pop("PYTHONPATH")  # `flask --app wsgi` finds wsgi through the install
         names = {page: page.relative_to(ROOT).as_posix() for page in PAGES}
-        # a second run of a page (records that already exist) on the documented default; once on PostgreSQL
-        runs = RUNS_PER_PAGE if db_url.startswith("sqlite") else 1
-        report = {name: run_page(page, sample_env, workdir, runs) for page, name in names.items()
+        report = {name: run_page(page, sample_env, workdir) for page, name in names.items()
                   if not ONLY_PAGES or name in ONLY_PAGES}
     with capsys.disabled():
         print("\n" + "\n".join(
-            f"doc samples: {page}: {ran} run (the page {runs} times), "
+            f"doc samples: {page}: {ran} run (the page {RUNS_PER_PAGE} times), "
             f"{skipped} not marked runnable (not run), {took:.1f} s"
             for page, (ran, skipped, took) in report.items()))
     assert sum(ran for ran, _, _ in report.values()) > 0
