@@ -110,9 +110,8 @@ def redis_url():
     return REDIS_URL
 
 
-@pytest.fixture
-def base_config(db_url, tmp_path):
-    """What every test app starts from; a test adds to it with make_app(**overrides)."""
+def app_settings(db_url: str, directory) -> dict:
+    """The settings every test app starts from: `db_url`, and files under `directory`."""
     return {
         "DATABASE_URL": db_url,
         "REDIS_URL": "",
@@ -120,15 +119,23 @@ def base_config(db_url, tmp_path):
         "PERSON_RATE_LIMIT": "100000/minute",
         "AUTH_FAILURE_LIMIT": "100000/minute",
         "AUTH_CACHE_SECONDS": 0,
-        "INSTANCE_DIR": str(tmp_path),
-        "RESUME_DIR": str(tmp_path / "resumes"),
-        "SEARCH_INDEX": str(tmp_path / "search"),
+        "INSTANCE_DIR": str(directory),
+        "RESUME_DIR": str(directory / "resumes"),
+        "SEARCH_INDEX": str(directory / "search"),
         "WEBHOOK_ALLOW_PRIVATE": True,
         "LOG_LEVEL": "WARNING",
         "SECRET_KEY": TEST_SECRET_KEY,
         # calls and texts at any hour, whenever the suite runs; tests of the calling hours set their own
         "CALLING_HOURS": "00:00-24:00",
     }
+
+
+@pytest.fixture
+def base_config(request, db_url, tmp_path):
+    """What every test app starts from; a test adds to it with make_app(**overrides). A module or test marked
+    `plugins(*families)` gets an app of just those families (and the core): a smaller app, built faster."""
+    marker = request.node.get_closest_marker("plugins")
+    return {**app_settings(db_url, tmp_path), **({"PLUGINS": list(marker.args)} if marker else {})}
 
 
 @pytest.fixture

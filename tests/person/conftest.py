@@ -91,16 +91,21 @@ def backend_client(person_client, cluster_config, tmp_path):
 ENGINE_ONLY_MODULES = frozenset({
     "test_embedded_minimum_should_match", "test_embedded_sort_plan", "test_person_appended_index", "test_person_contact_fields",
     "test_person_keyword_range", "test_person_known_totals", "test_person_search", "test_person_search_threads", "test_person_sql",
-    "test_person_backend_walks",
+    "test_person_backend_walks", "test_person_conformance", "test_person_pdl_options", "test_person_elasticsearch_contract",
+    "test_person_query_budget",
 })
 
 
 def pytest_collection_modifyitems(config, items):
-    """Deselect the PostgreSQL runs of ENGINE_ONLY_MODULES."""
+    """Deselect the PostgreSQL runs of ENGINE_ONLY_MODULES; the person tests' apps serve the person family alone unless a
+    test marks the families it needs."""
     kept, dropped = [], []
     for item in items:
         params = getattr(getattr(item, "callspec", None), "params", {})
-        engine_only = item.path.parent == Path(__file__).parent and item.path.stem in ENGINE_ONLY_MODULES
+        here = item.path.parent == Path(__file__).parent
+        if here and not item.get_closest_marker("plugins"):
+            item.add_marker(pytest.mark.plugins("person"))
+        engine_only = here and item.path.stem in ENGINE_ONLY_MODULES
         (dropped if engine_only and params.get("db_url") == "postgresql" else kept).append(item)
     if dropped:
         config.hook.pytest_deselected(items=dropped)
@@ -162,6 +167,41 @@ def person_app(make_app, embedded_index, tmp_path):
         }
         settings.update(config)
         return make_app(**settings)
+
+    return make
+
+
+@pytest.fixture(scope="module")
+def shared_person_client(tmp_path_factory, migrated_urls, embedded_index):
+    """make(dataset=None|name, **config) -> (client, X-API-Key headers), built once per module and arguments on a SQLite
+    database of the module's own: for modules whose tests only search a fixed dataset, so no test sees another's
+    writes (a new app a test costs more than most searches)."""
+    import sqlite3
+
+    from app import create_app
+    from app.data.db import database, database_from_url
+    from app.data.tenancy import create_tenant
+    from tests.conftest import _empty_all_tables, app_settings
+
+    directory = tmp_path_factory.mktemp("shared-person")
+    with sqlite3.connect(migrated_urls("sqlite").removeprefix("sqlite:///")) as source, \
+            sqlite3.connect(directory / "hirekit.sqlite3") as copy:
+        source.backup(copy)
+    url = f"sqlite:///{directory / 'hirekit.sqlite3'}"
+    _empty_all_tables(url)
+    built: dict[str, tuple] = {}
+
+    def make(dataset: str | None = "people8", **config):
+        key = repr((dataset, sorted(config.items())))
+        if key not in built:
+            app = create_app({**app_settings(url, directory), "PLUGINS": ["person"],
+                              "SEARCH_INDEX": embedded_index(dataset) if dataset else str(directory / "no-dataset"),
+                              "SANDBOX_SEARCH_INDEX": str(directory / "no-sandbox"), **config})
+            with app.app_context(), database.connection_context():
+                _, api_key = create_tenant(f"person-{os.urandom(3).hex()}")
+            built[key] = (app.test_client(), {"X-API-Key": api_key})
+        database.initialize(database_from_url(url))  # other modules' apps point the process's database elsewhere
+        return built[key]
 
     return make
 

@@ -131,11 +131,11 @@ def cluster_people8(request):
 
 
 @pytest.fixture(params=SEARCH_BACKENDS)
-def conformance_client(request, person_client, cluster_people8):
-    """A client over the 8 reference profiles on the parametrized backend."""
+def conformance_client(request, shared_person_client, cluster_people8):
+    """A client over the 8 reference profiles on the parametrized backend (one app per backend: the tests only read)."""
     if request.param == "embedded":
-        return person_client("people8")
-    return person_client(None, **cluster_people8(request.param))
+        return shared_person_client("people8")
+    return shared_person_client(None, **cluster_people8(request.param))
 
 
 @pytest.mark.parametrize("name, body, expected", CASES, ids=[case[0] for case in CASES])

@@ -29,8 +29,9 @@ ROUTES = [
 
 
 @pytest.fixture
-def pdl(person_client):
-    return person_client("enrich", ENRICH_VENDOR="local")
+def pdl(shared_person_client):
+    """The options' answers over one dataset; one app for the module, as its tests only read."""
+    return shared_person_client("enrich", ENRICH_VENDOR="local")
 
 
 def records(body, layout) -> list[dict]:

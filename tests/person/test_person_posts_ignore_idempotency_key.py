@@ -9,6 +9,8 @@ from app.http import idempotency
 from app.data.db import database
 from plugins.person.sample import generate
 
+pytestmark = pytest.mark.plugins("person", "jobs")  # a recruitment write beside the person posts
+
 PERSON = next(p for p in generate(400, 21) if p["work_email"])
 BY_EMAIL = {"email": PERSON["work_email"]}
 US = {"term": {"location_country": "united states"}}

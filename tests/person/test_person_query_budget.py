@@ -143,6 +143,7 @@ def test_a_search_past_its_time_budget_answers_503_with_retry_after(person_clien
     assert relaxed.post("/v2/person/search", json=body, headers=relaxed_headers).status_code == 200
 
 
+@pytest.mark.plugins("person", "jobs", "mcp")
 def test_the_mcp_people_tools_keep_the_budget(client, tenant_a, app):
     from tests.test_mcp_sourcing import load_people, sourcing
 
