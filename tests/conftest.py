@@ -28,6 +28,11 @@ os.environ.setdefault("HIREKIT_SECRET_KEY", TEST_SECRET_KEY)
 # The drills (tests marked `drill`: real clusters and hosts, minutes each) run with `make drills`, which sets this.
 RUN_DRILLS = os.environ.get("HIREKIT_TEST_DRILLS") == "1"
 
+# the recruitment families and their MCP tools (no person search, OAuth or job board): what most API tests need, in
+# about half the time a whole app takes to build
+RECRUITMENT = pytest.mark.plugins("jobs", "scheduling", "candidates", "applications", "questions", "calls", "webhooks",
+                                  "privacy", "mcp")
+
 DB_BACKENDS = [
     pytest.param("sqlite", id="sqlite"),
     pytest.param("postgresql", id="postgresql", marks=pytest.mark.skipif(

@@ -8,6 +8,10 @@ from app.data.db import database
 from app.data.events import APPLICATION_ACTIVITY, Event
 from tests.factories import application_body, create_application, create_candidate, create_job
 
+from tests.conftest import RECRUITMENT
+
+pytestmark = RECRUITMENT
+
 REQUIRED_ON_CREATE = ["candidate_source_id", "job_source_id", "source_application_status", "application_stage"]
 
 

@@ -23,6 +23,10 @@ from tests.test_mcp_jobs import listed_tools
 from tests.test_mcp_protocol import call, tool_result
 from tests.webhook_helpers import create_webhook
 
+from tests.conftest import RECRUITMENT
+
+pytestmark = RECRUITMENT
+
 VOLATILE = ("id", "created_at", "updated_at")
 
 

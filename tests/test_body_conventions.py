@@ -8,6 +8,10 @@ import pytest
 from tests.factories import application_body, create_candidate, create_job, job_body, pdf_bytes
 from tests.test_mcp_protocol import call_tool, tool_result
 
+from tests.conftest import RECRUITMENT
+
+pytestmark = RECRUITMENT
+
 WINDOW = {"window_start_time": "09:00:00", "window_end_time": "17:00:00"}
 
 

@@ -27,6 +27,10 @@ from tests.conversation_script import (
     read_call,
 )
 
+from tests.conftest import RECRUITMENT
+
+pytestmark = RECRUITMENT
+
 
 def test_a_candidate_who_answers_well_is_screened_and_scored(app, client, tenant_a):
     application = application_for_call(client, tenant_a, client_name="Acme Health")

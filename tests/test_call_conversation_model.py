@@ -27,6 +27,10 @@ from tests.conversation_script import (
     read_call,
 )
 
+from tests.conftest import RECRUITMENT
+
+pytestmark = RECRUITMENT
+
 SAFE_LINE = "Sorry, let me get that right."
 OPENING = [
     "Yes, speaking.",

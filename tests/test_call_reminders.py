@@ -23,6 +23,10 @@ from tests.test_mcp_jobs import listed_tools
 from tests.test_mcp_protocol import tool_result
 from tests.twilio_stand_in import answer_creates
 
+from tests.conftest import RECRUITMENT
+
+pytestmark = RECRUITMENT
+
 ACCOUNT_SID = "AC" + "0" * 31 + "2"
 AUTH_TOKEN = "12345678901234567890123456789012"
 FROM_NUMBER = "+14155550000"

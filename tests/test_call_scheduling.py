@@ -9,6 +9,10 @@ from app.outbound.notify import Notifier
 from tests.call_factories import create_application, create_candidate, create_job_with_questions
 from tests.webhook_helpers import work_until
 
+from tests.conftest import RECRUITMENT
+
+pytestmark = RECRUITMENT
+
 ALWAYS_OPEN = {"window_start_time": "00:00:00", "window_end_time": "23:59:59", "days_of_week": [1, 2, 3, 4, 5, 6, 7],
                "daily_attempts": 5, "total_attempts": 3, "retry_interval": 0, "call_schedule_minutes": 0}
 

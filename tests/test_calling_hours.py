@@ -12,6 +12,10 @@ from app.data.db import database, utcnow
 from app.errors import ApiError
 from tests.call_factories import create_application, create_candidate, create_job_with_questions, instant_call
 
+from tests.conftest import RECRUITMENT
+
+pytestmark = RECRUITMENT
+
 EVERY_DAY = [1, 2, 3, 4, 5, 6, 7]
 NINE_TO_FIVE = {"window_start_time": "09:00:00", "window_end_time": "17:00:00", "days_of_week": EVERY_DAY}
 

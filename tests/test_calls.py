@@ -6,6 +6,10 @@ from app.data.db import database
 from tests.call_factories import JOB_QUESTIONS, application_for, create_job_with_questions, instant_call
 from tests.webhook_helpers import create_webhook, verified_payload, work_until
 
+from tests.conftest import RECRUITMENT
+
+pytestmark = RECRUITMENT
+
 
 def get_call(client, tenant, call_id) -> dict:
     response = client.get(f"/v1/calls/{call_id}", headers=tenant.headers)

@@ -6,6 +6,10 @@ import pytest
 
 from tests.call_factories import JOB_QUESTIONS, application_for, instant_call
 
+from tests.conftest import RECRUITMENT
+
+pytestmark = RECRUITMENT
+
 MODEL_SUMMARY = ("Jane spoke with the screener about the ICU nurse role. She has six years of ICU work, holds BLS, "
                  "and described triaging a hard night shift calmly.")
 

@@ -10,6 +10,10 @@ from tests.call_factories import application_for, create_application, create_can
 from tests.test_call_scheduling import scheduled_job
 from tests.webhook_helpers import create_webhook, verified_payload
 
+from tests.conftest import RECRUITMENT
+
+pytestmark = RECRUITMENT
+
 STALL = 0.3
 
 

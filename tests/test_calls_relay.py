@@ -30,6 +30,10 @@ from tests.test_calls_twilio import (
 )
 from tests.twilio_stand_in import answer_creates
 
+from tests.conftest import RECRUITMENT
+
+pytestmark = RECRUITMENT
+
 CALLS_PATH = f"/2010-04-01/Accounts/{ACCOUNT_SID}/Calls.json"
 CALL_PATH = f"/2010-04-01/Accounts/{ACCOUNT_SID}/Calls/{CALL_SID}.json"
 RECORDING_SID = "RE" + "a" * 32

@@ -11,6 +11,10 @@ from tests.call_factories import (
     instant_call,
 )
 
+from tests.conftest import RECRUITMENT
+
+pytestmark = RECRUITMENT
+
 
 def simulated_call(client, tenant, last_digit: str, **job_fields) -> dict:
     job = create_job_with_questions(client, tenant, **job_fields) if job_fields else None

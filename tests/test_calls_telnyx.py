@@ -43,6 +43,10 @@ from tests.telnyx_stand_in import (
 from tests.test_call_reminders import SMS_NOW, reminder_of, run_due, scheduled_call
 from tests.test_calls_relay import read_call, relay_rows, wait_for
 
+from tests.conftest import RECRUITMENT
+
+pytestmark = RECRUITMENT
+
 CALLBACK_PATH = "/v1/calls/callbacks/telnyx"
 
 

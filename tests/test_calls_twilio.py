@@ -8,6 +8,10 @@ from twilio.request_validator import RequestValidator
 from tests.call_factories import application_for, instant_call
 from tests.twilio_stand_in import answer_creates
 
+from tests.conftest import RECRUITMENT
+
+pytestmark = RECRUITMENT
+
 ACCOUNT_SID = "AC" + "0" * 31 + "1"
 AUTH_TOKEN = "12345678901234567890123456789012"
 PUBLIC_BASE = "https://hirekit.example.com"

@@ -16,6 +16,10 @@ from tests.headless_chromium import Chromium
 from tests.test_call_reminders import SMS_NOW, get_call, run_due
 from tests.test_call_scheduling import calls_of
 
+from tests.conftest import RECRUITMENT
+
+pytestmark = RECRUITMENT
+
 LINK = re.compile(r"https?://\S+/c/[A-Za-z0-9._-]+")
 
 

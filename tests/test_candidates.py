@@ -4,6 +4,8 @@ import pytest
 
 from tests.factories import candidate_body, create_candidate
 
+pytestmark = pytest.mark.plugins("jobs", "candidates")
+
 REQUIRED_ON_CREATE = ["first_name", "email", "phone_no", "source", "source_id"]
 REQUIRED_ON_UPDATE = ["first_name", "email", "phone_no", "source", "source_id"]
 

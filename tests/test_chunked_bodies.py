@@ -23,6 +23,10 @@ from werkzeug.wrappers import Request
 from tests.factories import candidate_body, job_body, pdf_bytes
 from tests.test_fault_drills import gunicorn_server  # noqa: F401 - the fixture: the app under gunicorn, 2 workers
 
+from tests.conftest import RECRUITMENT
+
+pytestmark = RECRUITMENT
+
 RESUME_LIMIT = 64 * 1024  # small limits, so an over-the-limit body is quick to send
 BODY_LIMIT = 2 * RESUME_LIMIT  # create_app keeps MAX_CONTENT_LENGTH at least twice the resume limit
 NUL_MESSAGE = ["Must not contain NUL (\\u0000) characters."]

@@ -7,6 +7,8 @@ import pytest
 
 from tests.factories import job_body
 
+pytestmark = pytest.mark.plugins("jobs", "scheduling")
+
 
 @pytest.fixture
 def runner(app):

@@ -13,6 +13,10 @@ from tests.test_call_reminders import EMAIL_NOW, SMS_NOW, get_call, run_due, sch
 from tests.test_call_scheduling import calls_of, scheduled_job
 from tests.webhook_helpers import create_webhook
 
+from tests.conftest import RECRUITMENT
+
+pytestmark = RECRUITMENT
+
 
 def consent(client, tenant, candidate_id, **channels):
     return client.put(f"/v1/candidates/{candidate_id}/consent", json=channels, headers=tenant.headers)

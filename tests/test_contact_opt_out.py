@@ -13,6 +13,10 @@ from tests.test_call_reminders import EMAIL_NOW, IN_TEN_HOURS, SMS_NOW, get_call
 from tests.test_call_scheduling import calls_of, scheduled_job
 from tests.test_calls_notify import smtp_config
 
+from tests.conftest import RECRUITMENT
+
+pytestmark = RECRUITMENT
+
 AUTH_TOKEN = "12345678901234567890123456789012"
 PUBLIC_BASE = "https://hirekit.example.com"
 SMS_WEBHOOK = "/v1/calls/callbacks/twilio/sms"

@@ -16,6 +16,10 @@ from tests.call_factories import JOB_QUESTIONS, create_job_with_questions
 from tests.factories import create_job
 from tests.privacy_factories import a_person, candidate_body, files_holding, rows_holding
 
+from tests.conftest import RECRUITMENT
+
+pytestmark = RECRUITMENT
+
 WAIT = 60  # seconds a held request waits for the test to let it go (never reached unless something hangs)
 
 

@@ -20,6 +20,10 @@ from tests.factories import create_application, job_body
 from tests.test_fault_drills import gunicorn_server  # noqa: F401 - the fixture
 from tests.webhook_helpers import create_webhook
 
+from tests.conftest import RECRUITMENT
+
+pytestmark = RECRUITMENT
+
 
 def counts(app, tenant) -> dict:
     with app.app_context(), database.connection_context():

@@ -11,6 +11,10 @@ from plugins.jobs.schemas import MAX_DESCRIPTION_LENGTH
 from plugins.questions.generation import MAX_DESCRIPTION_READ, JobFacts, RuleBasedGenerator
 from tests.factories import candidate_body, create_job, job_body
 
+from tests.conftest import RECRUITMENT
+
+pytestmark = RECRUITMENT
+
 RECRUITMENT_PATHS = ("/v1/jobs", "/v1/candidates", "/v1/applications", "/v1/questions")
 # bounded elsewhere: the resume's bytes by HIREKIT_MAX_RESUME_BYTES (413), dates and times by their ISO 8601 forms
 BOUNDED_OTHERWISE = {"base64file", "start_date", "end_date", "posting_date", "window_start_time", "window_end_time"}

@@ -4,6 +4,8 @@ import pytest
 
 from tests.factories import create_job, job_body
 
+pytestmark = pytest.mark.plugins("jobs", "scheduling")
+
 REQUIRED_ON_CREATE = ["title", "industry", "state_name", "country", "recruiter_name", "recruiter_email",
                       "recruiter_work_phone_no", "status", "desc", "source_id"]
 

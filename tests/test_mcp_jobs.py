@@ -10,6 +10,8 @@ import pytest
 from tests.factories import create_job, job_body
 from tests.test_mcp_protocol import call, tool_result
 
+pytestmark = pytest.mark.plugins("jobs", "mcp")
+
 JOBS_TOOLS = ["list_jobs", "get_job", "create_job", "update_job", "upsert_jobs"]
 
 

@@ -11,6 +11,8 @@ from mcp_types import _v2026_07_28 as wire
 from tests.factories import create_job
 from tests.test_mcp_protocol import ENDPOINTS, post_rpc
 
+pytestmark = pytest.mark.plugins("jobs", "mcp")
+
 MODERN = "2026-07-28"
 META = {"io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {},
         "io.modelcontextprotocol/clientInfo": {"name": "raw-test", "version": "1"}}

@@ -8,6 +8,8 @@ import pytest
 
 from tests.factories import job_body
 
+pytestmark = pytest.mark.plugins("jobs", "mcp")
+
 ENDPOINTS = ["/mcp", "/mcp/sourcing"]
 INITIALIZE_PARAMS = {"capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}
 

@@ -8,6 +8,10 @@ from tests.factories import create_application, create_job
 from tests.test_mcp_jobs import listed_tools
 from tests.test_mcp_protocol import tool_result
 
+from tests.conftest import RECRUITMENT
+
+pytestmark = RECRUITMENT
+
 MISSING_ID = "6f1c1c1e-0000-4000-8000-000000000000"
 
 

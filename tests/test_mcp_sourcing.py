@@ -10,6 +10,8 @@ import pytest
 from tests.test_mcp_jobs import listed_tools
 from tests.test_mcp_protocol import call, tool_result
 
+pytestmark = pytest.mark.plugins("jobs", "mcp", "person")
+
 SAMPLE = Path(__file__).parent / "person" / "people8.jsonl"
 SOURCING_TOOLS = ["people_search", "people_search_page", "people_enrich", "people_bulk_enrich"]
 ENGINEERS = {"match": {"job_title": "engineer"}}

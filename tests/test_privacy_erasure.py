@@ -14,6 +14,10 @@ from werkzeug.serving import make_server
 from tests.factories import create_candidate, create_job, pdf_bytes
 from tests.privacy_factories import a_person, candidate_body, candidate_with_everything, files_holding, rows_holding
 
+from tests.conftest import RECRUITMENT
+
+pytestmark = RECRUITMENT
+
 
 def erase(client, tenant, candidate_id):
     return client.delete(f"/v1/candidates/{candidate_id}", headers=tenant.headers)

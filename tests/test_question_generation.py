@@ -9,6 +9,10 @@ from werkzeug import Response
 
 from tests.factories import create_job
 
+from tests.conftest import RECRUITMENT
+
+pytestmark = RECRUITMENT
+
 NURSE = """Registered Nurse - Medical ICU (Nights)
 
 St. Mary's Medical Center is hiring an experienced RN for our 24-bed Medical ICU.

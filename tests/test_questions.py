@@ -8,6 +8,10 @@ import pytest
 
 from tests.factories import application_body, create_application, create_candidate, create_job, pdf_bytes
 
+from tests.conftest import RECRUITMENT
+
+pytestmark = RECRUITMENT
+
 
 def add_question(client, tenant, job, **body):
     body = {"question_text": "Are you comfortable with night shifts?", "source_id": f"q-{uuid.uuid4().hex[:8]}", **body}

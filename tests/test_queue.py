@@ -10,6 +10,10 @@ from app.background.queue import enqueue, enqueue_each, enqueue_in, get_queue, t
 from app.data.records import next_in_sequence
 from app.data.tenancy import Counter
 
+from tests.conftest import RECRUITMENT
+
+pytestmark = RECRUITMENT
+
 ROOT = Path(__file__).resolve().parent.parent
 
 

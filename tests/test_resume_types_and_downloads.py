@@ -14,6 +14,10 @@ from app.files.sniffing import DOC, DOCX, PDF, RTF, TEXT, sniff_content_type
 from tests.factories import application_body, candidate_body, create_candidate, create_job, docx_bytes, pdf_bytes
 from tests.office_files import doc_bytes, xls_bytes
 
+from tests.conftest import RECRUITMENT
+
+pytestmark = RECRUITMENT
+
 PDF_MARK = b"%PDF-1.4\n1 0 obj<</Type/Catalog>>endobj\n%%EOF\n"
 EXECUTABLE = b"MZ\x90\x00\x03\x00\x00\x00\x04\x00\x00\x00\xff\xff\x00\x00" + b"\x00" * 44 + PDF_MARK + bytes(range(256)) * 4
 ELF = b"\x7fELF\x02\x01\x01\x00" + b"\x00" * 56 + PDF_MARK + b"\x00" * 64

@@ -10,6 +10,10 @@ from app.files.sniffing import DOC, DOCX, PDF, RTF, TEXT, sniff_content_type
 from tests.factories import application_body, candidate_body, create_candidate, create_job, docx_bytes, pdf_bytes
 from tests.office_files import crowded_zip, doc_bytes, msg_bytes, ppt_bytes, xls_bytes, xlsx_bytes, zip_bytes
 
+from tests.conftest import RECRUITMENT
+
+pytestmark = RECRUITMENT
+
 TEN_MIB = 10 * 1024 * 1024
 EXECUTABLE = b"MZ\x90\x00\x03\x00\x00\x00\x04\x00\x00\x00\xff\xff\x00\x00" + bytes(range(256)) * 4
 ELF = b"\x7fELF\x02\x01\x01\x00" + b"\x00" * 64

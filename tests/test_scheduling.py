@@ -4,6 +4,8 @@ import pytest
 
 from tests.factories import create_job
 
+pytestmark = pytest.mark.plugins("jobs", "scheduling")
+
 WINDOW = {"window_start_time": "09:00:00", "window_end_time": "17:00:00"}
 
 

@@ -15,6 +15,10 @@ from tests.test_call_reminders import get_call
 from tests.test_call_scheduling import calls_of
 from tests.test_contact_opt_out import AUTH_TOKEN, PUBLIC_BASE, incoming_message
 
+from tests.conftest import RECRUITMENT
+
+pytestmark = RECRUITMENT
+
 CHICAGO = ZoneInfo("America/Chicago")
 NUMBER = "+13125550100"
 

@@ -17,6 +17,10 @@ from app.data.db import database, utcnow
 from tests.factories import candidate_body, create_job
 from tests.tenant_records import ok
 
+from tests.conftest import RECRUITMENT
+
+pytestmark = RECRUITMENT
+
 OLD_KEY, NEW_KEY = "old-server-secret-" + "o" * 40, "new-server-secret-" + "n" * 40
 LONG_AGO = 400 * 86400  # seconds: a sync paused for more than a year
 

@@ -15,6 +15,10 @@ from plugins.jobs.models import Job
 from tests.factories import candidate_body, create_candidate, create_job, job_body
 from tests.test_fault_drills import gunicorn_server  # noqa: F401 - the fixture
 
+from tests.conftest import RECRUITMENT
+
+pytestmark = RECRUITMENT
+
 
 def without_source_id(body: dict) -> dict:
     return {name: value for name, value in body.items() if name != "source_id"}

@@ -21,6 +21,10 @@ from plugins.webhooks import egress, transport
 from plugins.webhooks.egress import UnsafeTarget
 from tests.webhook_helpers import create_webhook, emit, webhook_body
 
+from tests.conftest import RECRUITMENT
+
+pytestmark = RECRUITMENT
+
 PUBLIC = "93.184.215.14"  # a global address; the test network makes it unreachable
 PUBLIC_V6 = "2606:2800:21f:cb07:6820:80da:af6b:8b2c"
 

@@ -9,6 +9,10 @@ from standardwebhooks import Webhook
 
 from tests.webhook_helpers import create_webhook, emit, verified_payload, webhook_body
 
+from tests.conftest import RECRUITMENT
+
+pytestmark = RECRUITMENT
+
 INTEGRATING = Path(__file__).resolve().parents[1] / "docs" / "integrating.md"
 PLAIN_SECRETS = ["s" * 16, "correct horse battery staple", "é" * 255, "whsec-looking but not the form"]
 

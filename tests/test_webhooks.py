@@ -8,6 +8,10 @@ from standardwebhooks import Webhook
 
 from tests.webhook_helpers import APPLICATION_RECORD, create_webhook, emit, verified_payload, webhook_body
 
+from tests.conftest import RECRUITMENT
+
+pytestmark = RECRUITMENT
+
 
 @pytest.fixture
 def receiver(httpserver):

@@ -20,6 +20,10 @@ from app.http.listing import shown_instant
 from tests.webhook_helpers import APPLICATION_RECORD, create_webhook, emit, verified_payload, work_until
 from tests.ports import free_port
 
+from tests.conftest import RECRUITMENT
+
+pytestmark = RECRUITMENT
+
 PLAIN_SECRET = "correct horse battery staple"  # not whsec_: its UTF-8 bytes are the key
 SAMPLE_ID = "00000000-0000-4000-8000-000000000000"
 
