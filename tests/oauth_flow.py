@@ -113,7 +113,8 @@ def provider(server_url: str, person: Person, storage: MemoryStorage, *, client_
         received.update(redirect_parameters(location))
 
     async def callback_handler() -> AuthorizationCodeResult:
-        return AuthorizationCodeResult(code=received.pop("code"), state=received.pop("state", None))
+        return AuthorizationCodeResult(code=received.pop("code"), state=received.pop("state", None),
+                                       iss=received.pop("iss", None))
 
     metadata = OAuthClientMetadata(client_name=name, redirect_uris=[REDIRECT_URI],
                                    grant_types=["authorization_code", "refresh_token"], response_types=["code"],
@@ -185,7 +186,9 @@ def grant(base: str, person: Person, resource_path: str = "/mcp", **options) -> 
     client_id = register_client(base)["client_id"]
     verifier, challenge = pkce_pair()
     location = person.authorize(authorization_url(base, client_id, challenge, resource=base + resource_path, **options))
-    answer = exchange(base, client_id, redirect_parameters(location)["code"], verifier)
+    parameters = redirect_parameters(location)
+    assert parameters["iss"] == base  # RFC 9207: the code comes with the issuer's name
+    answer = exchange(base, client_id, parameters["code"], verifier)
     assert answer.status_code == 200, answer.text
     return client_id, answer.json()
 

@@ -51,6 +51,7 @@ def test_a_request_without_a_token_is_challenged_with_where_to_authorize(live_ur
     server = requests.get(f"{live_url}/.well-known/oauth-authorization-server", timeout=10).json()
     assert server["issuer"] == live_url and server["code_challenge_methods_supported"] == ["S256"]
     assert server["client_id_metadata_document_supported"] is True
+    assert server["authorization_response_iss_parameter_supported"] is True
     assert server["registration_endpoint"] == f"{live_url}/oauth/register"
 
 
@@ -155,7 +156,9 @@ def test_bad_authorization_requests_are_refused_as_rfc_6749_says(live_url, clien
         answer = requests.get(url, allow_redirects=False, timeout=10)
         assert answer.status_code == 302, answer.text
         assert answer.headers["Location"].startswith("http://127.0.0.1:8765/callback?")
-        return redirect_parameters(answer.headers["Location"])
+        parameters = redirect_parameters(answer.headers["Location"])
+        assert parameters.pop("iss") == live_url  # RFC 9207, on errors too
+        return parameters
 
     unregistered = requests.get(authorization_url(live_url, client_id, challenge, resource=resource,
                                                   redirect_uri="http://127.0.0.1:8765/other"),
@@ -181,7 +184,7 @@ def test_bad_authorization_requests_are_refused_as_rfc_6749_says(live_url, clien
                                               scope="people:read"))["error"] == "invalid_scope"
     denied = Person("eve@example.com", decision="deny")
     answer = redirect_parameters(denied.authorize(authorization_url(live_url, client_id, challenge, resource=resource)))
-    assert (answer["error"], answer["state"], "code" in answer) == ("access_denied", "s1", False)
+    assert (answer["error"], answer["state"], answer["iss"], "code" in answer) == ("access_denied", "s1", live_url, False)
 
 
 def test_bad_token_requests_are_refused_and_a_replayed_code_revokes_its_tokens(live_url, client, tenant_a):

@@ -8,6 +8,7 @@ import uuid
 from urllib.parse import urlsplit
 
 import orjson
+from authlib.common.urls import add_params_to_uri
 from authlib.oauth2 import OAuth2Error
 from flask import current_app, make_response, redirect, request
 from flask.views import MethodView
@@ -26,6 +27,7 @@ from app.http.api import PageArgsSchema, page_schema
 from plugins.oauth.schemas import (AuthorizationPageSchema, AuthorizationServerMetadataSchema, PageArgs,
                                    ProtectedResourceMetadataSchema, UserCreateSchema, UserSchema,
                                    UserUpdateSchema)
+from plugins.oauth.issuer import issuer
 from plugins.oauth.server import redirect_uris_problem, server_metadata
 
 HTML = {"description": "An HTML page for the person's browser", "content": {"text/html": {"schema": {"type": "string"}}}}
@@ -91,8 +93,16 @@ def refused(error: OAuth2Error):
     """A bad authorization request: back to the client with the error when its redirect URI was verified, else a page
     (never a redirect to an unverified address)."""
     if error.redirect_uri:
-        return authorization_server().handle_error_response(None, error)
+        return with_issuer(authorization_server().handle_error_response(None, error))
     return error_page(error)
+
+
+def with_issuer(response):
+    """RFC 9207: every authorization response sent back to the client names this issuer in `iss`, so a client that
+    talks to several authorization servers can tell which one answered (a mix-up attack otherwise)."""
+    if response.location:
+        response.location = add_params_to_uri(response.location, {"iss": issuer()})
+    return response
 
 
 AUTHORIZE_DESCRIPTION = (
@@ -133,9 +143,9 @@ class Authorize(MethodView):
                                 message="This form was not sent from this page, or you are no longer signed in. "
                                         "Start again from the application.")
         if request.form.get("decision") != "allow" or not grant.request.scope:
-            return authorization_server().create_authorization_response(grant=grant, grant_user=None)
+            return with_issuer(authorization_server().create_authorization_response(grant=grant, grant_user=None))
         authorizations.record_consent(user, grant.client.get_client_id(), grant.request.scope)
-        return authorization_server().create_authorization_response(grant=grant, grant_user=user)
+        return with_issuer(authorization_server().create_authorization_response(grant=grant, grant_user=user))
 
 
 def sign_in_page(client_name: str | None, *, next_url: str, error: str | None = None, email: str = "",

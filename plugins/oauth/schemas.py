@@ -29,6 +29,8 @@ class AuthorizationServerMetadataSchema(ma.Schema):
     revocation_endpoint_auth_methods_supported = URLS
     code_challenge_methods_supported = URLS
     client_id_metadata_document_supported = ma.fields.Boolean(required=True)
+    authorization_response_iss_parameter_supported = ma.fields.Boolean(
+        required=True, metadata={"description": "RFC 9207: authorization responses carry `iss`"})
     service_documentation = ma.fields.String(required=True)
 
 

@@ -400,6 +400,7 @@ def server_metadata() -> dict:
         "revocation_endpoint_auth_methods_supported": AUTH_METHODS,
         "code_challenge_methods_supported": ["S256"],
         "client_id_metadata_document_supported": True,
+        "authorization_response_iss_parameter_supported": True,
         "service_documentation": f"{base}/docs",
     }
 
