@@ -195,6 +195,7 @@ DEFAULTS: dict[str, object] = {
     "OAUTH_ISSUER": "",
     "OAUTH_ACCESS_TOKEN_SECONDS": 900,  # how long an access token works; clients refresh it after
     "OAUTH_REFRESH_TOKEN_DAYS": 30.0,  # how long an unused refresh token stays valid (each refresh rotates it)
+    "OAUTH_PURGE_INTERVAL": 3600.0,  # seconds between the worker's passes deleting expired codes and tokens (0: off)
     "OAUTH_SIGN_IN_SECONDS": 3600,  # how long a person stays signed in to the sign-in and consent pages
     "OAUTH_CLIENT_DOCUMENT_MAX_BYTES": 5120,  # largest client metadata document fetched (a larger one: invalid_client)
     "OAUTH_CLIENT_DOCUMENT_TIMEOUT": 5.0,  # seconds a client metadata document's fetch may take, connect to last byte

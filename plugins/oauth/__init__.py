@@ -2,9 +2,11 @@
 authorization code with PKCE, client metadata documents and registration, tokens bound to one endpoint, revocation),
 the endpoints' Protected Resource Metadata, and the tenant users who sign in (/v1/users, `flask users`)."""
 
-from app.plugins import Plugin
+from app.background.periodic import PeriodicJob
+from app.plugins import Plugin, Tasks
 from app.security import auth
-from plugins.oauth.cli import users_cli
+from plugins.oauth.cli import oauth_cli, users_cli
+from plugins.oauth.expiry import QUEUE
 from plugins.oauth.models import MODELS
 from plugins.oauth.resources import ENDPOINTS, challenge_attributes, token_resolver
 from plugins.oauth.routes import metadata_blp, oauth_blp, users_blp
@@ -19,4 +21,6 @@ def init_app(app) -> None:
 
 
 PLUGIN = Plugin(name="oauth", blueprints=(metadata_blp, oauth_blp, users_blp), models=MODELS, needs=("mcp",),
-                init_app=init_app, cli=(users_cli,))
+                tasks=Tasks(periodic=(PeriodicJob("plugins.oauth.expiry.purge_expired_grants", QUEUE,
+                                                  "OAUTH_PURGE_INTERVAL"),)),
+                init_app=init_app, cli=(users_cli, oauth_cli))

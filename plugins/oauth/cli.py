@@ -1,5 +1,5 @@
 """`flask users create|list|set-password|disable|enable|delete`: the people of a tenant who sign in to authorize agent
-hosts on the MCP servers."""
+hosts on the MCP servers; `flask oauth purge`: expired codes and tokens deleted."""
 
 import click
 
@@ -96,3 +96,17 @@ def delete_command(email, yes):
     with database.connection_context():
         find_user(email).delete_instance(recursive=True)
     click.echo(f"deleted {email}")
+
+
+oauth_cli = OperatorGroup("oauth", help="The authorization server's upkeep.")
+
+
+@oauth_cli.command("purge")
+def purge_command():
+    """Delete expired authorization codes and tokens (a worker does it every HIREKIT_OAUTH_PURGE_INTERVAL; without
+    Redis, run this from cron)."""
+    from plugins.oauth.expiry import purge_expired
+
+    with database.connection_context():
+        purged = purge_expired()
+    click.echo(f"purged {purged['codes']} expired authorization code(s) and {purged['tokens']} expired token(s)")
