@@ -8,6 +8,7 @@ import asyncio
 import contextlib
 import json
 import os
+import ssl
 import subprocess
 import sys
 import threading
@@ -136,14 +137,17 @@ class TwilioSocket:
         headers: dict | None = None,
         provider: str = "twilio",
         query: str = "",
+        tls: ssl.SSLContext | None = None,
     ):
+        """`tls`: the socket goes to wss://127.0.0.1:`port` (a TLS proxy in front of the relay)."""
         self.call_id = call_id
         self._connection = connect(
-            f"ws://127.0.0.1:{port}/v1/calls/relay/{provider}/{call_id}"
+            f"{'wss' if tls else 'ws'}://127.0.0.1:{port}/v1/calls/relay/{provider}/{call_id}"
             + (f"?{query}" if query else ""),
             additional_headers=headers or {},
             open_timeout=10,
             close_timeout=5,
+            **({"ssl": tls} if tls else {}),
         )
         self.ws = self._connection.__enter__()
         self.received: list[dict] = []

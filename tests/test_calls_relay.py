@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import ssl
 import time
 import xml.etree.ElementTree as ElementTree
 
@@ -18,6 +19,7 @@ from app.data.db import database, utcnow
 from plugins.calls.relay.claims import CallRelay, sweep
 from tests.call_factories import JOB_QUESTIONS, application_for, instant_call
 from tests.conversation_double import CLOSED, OPENING, open_scripted
+from tests.nginx_site import MISSING as NGINX_MISSING, nginx_site
 from tests.relay_stand_in import RelayInThread, TwilioSocket, signed_headers
 from tests.test_calls_twilio import (
     ACCOUNT_SID,
@@ -235,6 +237,32 @@ def test_a_conversation_over_the_relay_fills_the_call_record_and_completes_it(
     assert [text for speaker, text in said if speaker == "candidate"] == answers
     assert CLOSED[call["id"]] == "completed"
     assert done["recording"] is None
+
+
+@pytest.mark.skipif(bool(NGINX_MISSING), reason=NGINX_MISSING)
+def test_a_conversation_through_deploy_nginx_conf_reaches_the_relay_and_completes(twilio_app, relay, tenant_a, tmp_path):
+    client = twilio_app.test_client()
+    call = answered_call(client, tenant_a)
+    tls = ssl.create_default_context()
+    tls.check_hostname, tls.verify_mode = False, ssl.CERT_NONE  # nginx's certificate is made for the test
+    with nginx_site(tmp_path, app_port=1, relay_port=relay.port) as site:
+        with pytest.raises(InvalidStatus) as refused:  # the relay, not nginx, judges the signature nginx passed on
+            TwilioSocket(site.tls_port, call["id"], tls=tls, headers={"X-Twilio-Signature": "forged"})
+        assert refused.value.response.status_code == 403
+        socket = TwilioSocket(site.tls_port, call["id"], tls=tls,
+                              headers=signed_headers(PUBLIC_BASE, "twilio", call["id"], AUTH_TOKEN))
+        socket.setup(CALL_SID)
+        assert socket.agent_turn() == OPENING
+        for answer in ("Yes, now is fine.", "Six years.", "Yes, renewed in March.", "A night with three admissions."):
+            socket.say(answer)
+            socket.agent_turn()
+        assert socket.wait_closed() == 1000
+        done = wait_for(lambda: (record := read_call(client, tenant_a, call["id"]))["status"] == "completed" and record)
+        assert [turn["text"] for turn in done["transcript"] if turn["speaker"] == "candidate"][0] == "Yes, now is fine."
+        lines = wait_for(lambda: len(logged := (site.directory / "hirekit.access.log").read_text().splitlines()) >= 2
+                         and [json.loads(line) for line in logged])
+        assert [(line["path"], line["status"]) for line in lines] == [(f"/v1/calls/relay/twilio/{call['id']}", 403),
+                                                                       (f"/v1/calls/relay/twilio/{call['id']}", 101)]
 
 
 def test_text_tokens_stream_as_the_dialogue_yields_them(twilio_app, relay, tenant_a):
