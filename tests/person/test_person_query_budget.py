@@ -4,7 +4,6 @@ of it documented in /openapi.json."""
 
 from __future__ import annotations
 
-import threading
 import time
 
 import pytest
@@ -142,53 +141,6 @@ def test_a_search_past_its_time_budget_answers_503_with_retry_after(person_clien
     assert time.monotonic() - started < 5.0
     relaxed, relaxed_headers = person_client("scroll")
     assert relaxed.post("/v2/person/search", json=body, headers=relaxed_headers).status_code == 200
-
-
-def test_a_search_is_answered_at_its_deadline_while_one_engine_call_still_runs(person_client, monkeypatch):
-    """One engine call cannot be stopped: the request stops waiting for it at the deadline (503), the call runs on to its
-    end on a thread of its own, and the searches after it are answered as usual."""
-    from plugins.person.backends.embedded.bounded import BoundedSearcher
-
-    engine_search = BoundedSearcher.search
-    entered, release, returned = threading.Event(), threading.Event(), threading.Event()
-
-    def one_long_engine_call(self, *args, **kwargs):
-        entered.set()
-        release.wait(10)  # an engine call that is still running when the deadline passes
-        returned.set()
-        return engine_search(self, *args, **kwargs)
-
-    client, headers = person_client("scroll", PERSON_SEARCH_TIMEOUT=0.2)
-    monkeypatch.setattr(BoundedSearcher, "search", one_long_engine_call)
-    response = client.post("/v2/person/search", json={"query": {"match": {"job_title": "engineer"}}}, headers=headers)
-    answered_while_running = entered.is_set() and not returned.is_set()
-    release.set()
-    assert response.status_code == 503 and response.headers["Retry-After"] == "1", response.json
-    assert answered_while_running
-    monkeypatch.setattr(BoundedSearcher, "search", engine_search)
-    after = client.post("/v2/person/search", json={"query": {"match": {"job_title": "engineer"}}}, headers=headers)
-    assert after.status_code == 200 and after.json["total"] > 0
-
-
-def test_searches_past_the_thread_bound_wait_within_their_deadline_and_never_run_once_it_passes():
-    from plugins.person.backends import SearchDeadline, SearchTimedOut
-    from plugins.person.backends.embedded.bounded import DEADLINE_THREADS, run_by
-
-    release, started, ran = threading.Event(), threading.Semaphore(0), []
-    busy = [threading.Thread(target=run_by, args=(SearchDeadline(30), lambda: (started.release(), release.wait(30))))
-            for _ in range(DEADLINE_THREADS)]
-    for thread in busy:
-        thread.start()
-    for _ in busy:
-        assert started.acquire(timeout=30)  # every thread of the process's bound is inside a search
-    try:
-        with pytest.raises(SearchTimedOut):
-            run_by(SearchDeadline(0.1), lambda: ran.append(True))
-    finally:
-        release.set()
-        for thread in busy:
-            thread.join(30)
-    assert run_by(SearchDeadline(30), lambda: "answered") == "answered" and ran == []
 
 
 @pytest.mark.plugins("person", "jobs", "mcp")

@@ -15,7 +15,7 @@ from tantivy import Order, Query
 
 from plugins.person import profile_fields
 from plugins.person.backends import DatasetEmpty, DatasetUnavailable, DatasetWriter, SearchBackend, SearchDeadline, SearchResult
-from plugins.person.backends.embedded.bounded import BoundedSearcher, run_by
+from plugins.person.backends.embedded.bounded import BoundedSearcher
 from plugins.person.backends.embedded.build import parallel_load
 from plugins.person.backends.embedded.fanout import FANOUT_MIN_DOCS, PARTS_PER_THREAD, Part, default_threads, open_parts
 from plugins.person.backends.embedded.layout import SCHEMA, SCHEMA_VERSION, prepare_document, source
@@ -168,16 +168,9 @@ class EmbeddedBackend(SearchBackend):
 
     def search(self, query: dict, *, size: int, offset: int = 0, sort=(), cursor: list | None = None,
                deadline: SearchDeadline | None = None, scroll: bool = False) -> SearchResult:
-        """A search with a deadline is answered by it (bounded.run_by): SearchTimedOut at the deadline even while one
-        engine call is still running, which goes on to its end on its own thread; the search stops at its next check
-        (bounded.py). `scroll` changes nothing here: the result's generation is what binds a walk to one version of
-        the dataset."""
-        if deadline is None:
-            return self._search(query, size, offset, sort, cursor, None)
-        return run_by(deadline, self._search, query, size, offset, sort, cursor, deadline)
-
-    def _search(self, query: dict, size: int, offset: int, sort, cursor: list | None,
-                deadline: SearchDeadline | None) -> SearchResult:
+        """The deadline is checked between engine calls and in the loops around them (bounded.py): a page needing several
+        calls stops at the first check past it; one engine call runs to its end. `scroll` changes nothing here: the
+        result's generation is what binds a walk to one version of the dataset."""
         snapshot = self.snapshot()
         builder = QueryBuilder(BoundedSearcher(snapshot.searcher, deadline, snapshot.parts, self.search_threads)).prepare(query)
         searcher = builder.searcher

@@ -1,35 +1,16 @@
-"""A search kept to its deadline: it runs on a thread of its own that the request stops waiting for at the deadline
-(the engine cannot stop one call), and checks the deadline between engine calls and inside the Python loops around them,
-so a search abandoned by its request ends at its next check."""
+"""A searcher that keeps a search to its deadline: the engine cannot stop one call, so the deadline is checked between
+calls and inside the Python loops around them."""
 
 from __future__ import annotations
-
-from typing import Callable, TypeVar
 
 import orjson
 import tantivy
 from tantivy import Query
 
-from plugins.person.backends import SearchDeadline, SearchTimedOut
-from plugins.person.backends.embedded.fanout import Part, ProcessPool, fanned_search, locate
+from plugins.person.backends import SearchDeadline
+from plugins.person.backends.embedded.fanout import Part, fanned_search, locate
 
 CHECK_EVERY = 256  # steps of a Python loop (terms enumerated, hits read or explained) between deadline checks
-# searches of one process running at once: their requests are answered 503 at the deadline, and an abandoned one still
-# runs to its next check (one engine call), so at most this many run past their deadlines; the rest queue for a thread
-DEADLINE_THREADS = 8
-_DEADLINE_POOL = ProcessPool("person-deadline")
-Result = TypeVar("Result")
-
-
-def run_by(deadline: SearchDeadline, search: Callable[..., Result], *args, **kwargs) -> Result:
-    """`search(*args, **kwargs)` on a thread of the deadline pool, its result or SearchTimedOut once the deadline has
-    passed, whether the search is running one engine call, between two, or still waiting for a thread."""
-    future = _DEADLINE_POOL.executor(DEADLINE_THREADS).submit(search, *args, **kwargs)
-    try:
-        return future.result(timeout=max(0.0, deadline.remaining()))
-    except TimeoutError:
-        future.cancel()  # not begun: never runs
-        raise SearchTimedOut(deadline.seconds) from None
 
 
 class BoundedSearcher:

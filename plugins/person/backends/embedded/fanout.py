@@ -111,11 +111,10 @@ class MergedResult:
         self.hits, self.count = hits, count
 
 
-class ProcessPool:
+class _Pool:
     """A process-wide thread pool, made again in a forked child (gunicorn workers fork after the app is loaded)."""
 
-    def __init__(self, name: str):
-        self.name = name
+    def __init__(self):
         self._lock = threading.Lock()
         self._executor: ThreadPoolExecutor | None = None
         self._pid = 0
@@ -125,12 +124,12 @@ class ProcessPool:
         if self._executor is None or self._pid != os.getpid() or self._size < size:
             with self._lock:
                 if self._executor is None or self._pid != os.getpid() or self._size < size:
-                    self._executor = ThreadPoolExecutor(max_workers=size, thread_name_prefix=self.name)
+                    self._executor = ThreadPoolExecutor(max_workers=size, thread_name_prefix="person-search")
                     self._pid, self._size = os.getpid(), size
         return self._executor
 
 
-_POOL = ProcessPool("person-search")
+_POOL = _Pool()
 
 
 def fanned_search(parts: tuple[Part, ...], threads: int, query: Query, limit: int = 10, count: bool = True,
