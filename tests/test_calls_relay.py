@@ -41,6 +41,8 @@ CALL_PATH = f"/2010-04-01/Accounts/{ACCOUNT_SID}/Calls/{CALL_SID}.json"
 RECORDING_SID = "RE" + "a" * 32
 RECORDING_PATH = f"/2010-04-01/Accounts/{ACCOUNT_SID}/Recordings/{RECORDING_SID}"
 AUDIO = b"ID3" + bytes(range(256)) * 40
+# the candidate's side of a whole scripted conversation (tests/conversation_double.py asks four questions)
+ANSWERS = ["Yes, now is fine.", "Six years.", "Yes, renewed in March.", "A night with three admissions."]
 
 
 def call_resource(form, _n) -> dict:
@@ -215,14 +217,8 @@ def test_a_conversation_over_the_relay_fills_the_call_record_and_completes_it(
     socket = open_socket(relay, call["id"])
     socket.setup(CALL_SID)
     assert socket.agent_turn() == OPENING
-    answers = [
-        "Yes, now is fine.",
-        "Six years.",
-        "Yes, renewed in March.",
-        "A night with three admissions.",
-    ]
     heard = []
-    for answer in answers:
+    for answer in ANSWERS:
         socket.say(answer)
         heard.append(socket.agent_turn())
     assert heard == [*JOB_QUESTIONS, "Thank you, goodbye."]
@@ -234,7 +230,7 @@ def test_a_conversation_over_the_relay_fills_the_call_record_and_completes_it(
         )
     )
     said = [(turn["speaker"], turn["text"]) for turn in done["transcript"]]
-    assert [text for speaker, text in said if speaker == "candidate"] == answers
+    assert [text for speaker, text in said if speaker == "candidate"] == ANSWERS
     assert CLOSED[call["id"]] == "completed"
     assert done["recording"] is None
 
@@ -253,12 +249,12 @@ def test_a_conversation_through_deploy_nginx_conf_reaches_the_relay_and_complete
                               headers=signed_headers(PUBLIC_BASE, "twilio", call["id"], AUTH_TOKEN))
         socket.setup(CALL_SID)
         assert socket.agent_turn() == OPENING
-        for answer in ("Yes, now is fine.", "Six years.", "Yes, renewed in March.", "A night with three admissions."):
+        for answer in ANSWERS:
             socket.say(answer)
             socket.agent_turn()
         assert socket.wait_closed() == 1000
         done = wait_for(lambda: (record := read_call(client, tenant_a, call["id"]))["status"] == "completed" and record)
-        assert [turn["text"] for turn in done["transcript"] if turn["speaker"] == "candidate"][0] == "Yes, now is fine."
+        assert [turn["text"] for turn in done["transcript"] if turn["speaker"] == "candidate"] == ANSWERS
         lines = wait_for(lambda: len(logged := (site.directory / "hirekit.access.log").read_text().splitlines()) >= 2
                          and [json.loads(line) for line in logged])
         assert [(line["path"], line["status"]) for line in lines] == [(f"/v1/calls/relay/twilio/{call['id']}", 403),

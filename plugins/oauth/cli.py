@@ -105,8 +105,7 @@ oauth_cli = OperatorGroup("oauth", help="The authorization server's upkeep.")
 def purge_command():
     """Delete expired authorization codes and tokens (a worker does it every HIREKIT_OAUTH_PURGE_INTERVAL; without
     Redis, run this from cron)."""
-    from plugins.oauth.expiry import purge_expired
+    from plugins.oauth.expiry import described, purge_expired
 
     with database.connection_context():
-        purged = purge_expired()
-    click.echo(f"purged {purged['codes']} expired authorization code(s) and {purged['tokens']} expired token(s)")
+        click.echo(described(purge_expired()))

@@ -30,10 +30,14 @@ def purge_expired(now: dt.datetime | None = None) -> dict[str, int]:
     return {"codes": codes, "tokens": tokens}
 
 
+def described(purged: dict[str, int]) -> str:
+    return f"purged {purged['codes']} expired authorization code(s) and {purged['tokens']} expired token(s)"
+
+
 @periodic.chained(job_id=JOB_ID, queue=QUEUE, interval_setting="OAUTH_PURGE_INTERVAL")
 def purge_expired_grants() -> dict[str, int]:
     """The worker's periodic pass: expired codes and tokens deleted."""
     purged = purge_expired()
     if any(purged.values()):
-        log.info("purged %d expired authorization code(s) and %d expired token(s)", purged["codes"], purged["tokens"])
+        log.info(described(purged))
     return purged
