@@ -106,8 +106,10 @@ class ModelStandIn:
                     item.wait(10)
                     continue
                 yield f"data: {json.dumps({'choices': [{'index': 0, 'delta': item}]})}\n\n"
-            yield "data: [DONE]\n\n"
+            # counted before [DONE] goes out: a client that has read it must find the stream counted, however late
+            # this server thread resumes after the yield
             self.finished_streams += 1
+            yield "data: [DONE]\n\n"
 
         return Response(events(), content_type="text/event-stream")
 
