@@ -93,6 +93,7 @@ DEFAULTS: dict[str, object] = {
     "RELAY_CONNECT_TIMEOUT": 30.0,  # an answered call with no relay socket this long after: failed
     "RELAY_QUIET_SECONDS": 60.0,  # a call whose relay process stopped renewing it this long: failed
     "RELAY_SWEEP_INTERVAL": 5.0,  # seconds between a relay process's passes ending such calls
+    "RELAY_RECORD_INTERVAL": 0.1,  # seconds between writes of live calls' records (one transaction)
     "TWILIO_ACCOUNT_SID": "",  # Twilio account placing calls when TELEPHONY is `twilio`
     "TWILIO_AUTH_TOKEN": "",  # Twilio auth token; also verifies Twilio's signed callbacks
     "TWILIO_FROM_NUMBER": "",  # the number calls come from (E.164)

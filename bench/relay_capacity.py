@@ -13,7 +13,12 @@ beside the absolute p95. Memory per live call: the relay's resident memory in th
 hold, less its memory before the first socket, over the calls live then.
 
 .venv/bin/python bench/relay_capacity.py [--calls 500] [--ramp 30] [--hold 60] [--database-url
-postgresql://postgres@127.0.0.1:5432/h5]
+postgresql://postgres@127.0.0.1:5432/h5] [--redis-url redis://127.0.0.1:6379/14]
+
+As deployed, the relay enqueues each ended call's completion (its status, assessment, event and
+webhook) on Redis and one worker process makes it; the bench waits for the worker to complete every
+call that ended and prints its CPU beside the relay's. With --redis-url '' there is no Redis and the
+relay completes calls itself (the embedded default).
 
 The database's public schema is dropped and rebuilt: give it one used for nothing else. Target: 500
 concurrent calls with the relay's p95 turn time at most 20 ms. The machine's load average is
@@ -35,9 +40,16 @@ from pathlib import Path
 
 import requests
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
 
-from bench.harness import free_port, load_average, percentile, status_kib  # noqa: E402
+from bench.harness import (  # noqa: E402
+    cpu_seconds,
+    free_port,
+    load_average,
+    percentile,
+    status_kib,
+)
 
 ACCOUNT_SID = "AC" + "b" * 32
 AUTH_TOKEN = "bench-auth-token-0123456789abcdef"
@@ -342,6 +354,30 @@ def seed(database_url: str, instance: Path, calls: int) -> list[tuple[str, str]]
     return [(str(call_id), call_sid) for call_id, call_sid in placed]
 
 
+def wait_for_completions(database_url: str, worker: subprocess.Popen) -> tuple[int, int, float]:
+    """Once the relay has stopped: wait (at most a minute) for the worker to complete every call
+    whose conversation ended; answers (completed, still in progress, worker CPU seconds)."""
+    import psycopg2
+
+    deadline = time.monotonic() + 60
+    with psycopg2.connect(database_url) as connection, connection.cursor() as cursor:
+        while True:
+            cursor.execute(
+                "SELECT count(*) FILTER (WHERE status = 'completed'), "
+                "count(*) FILTER (WHERE status = 'in_progress' AND end_reason IS NOT NULL) "
+                "FROM calls"
+            )
+            done, left = cursor.fetchone()
+            connection.commit()
+            if not left or time.monotonic() > deadline:
+                break
+            time.sleep(1)
+    worker_cpu = cpu_seconds([worker.pid]).get(worker.pid, 0.0)
+    worker.terminate()
+    worker.wait(timeout=30)
+    return done, left, worker_cpu
+
+
 def wait_ready(process: subprocess.Popen, marker: str) -> None:
     line = process.stdout.readline()
     if marker not in line:
@@ -369,6 +405,11 @@ def main() -> None:
         default=os.environ.get(
             "HIREKIT_BENCH_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/h5"
         ),
+    )
+    parser.add_argument(
+        "--redis-url",
+        default=os.environ.get("HIREKIT_BENCH_REDIS_URL", "redis://127.0.0.1:6379/14"),
+        help="the queue ended calls are completed through by one worker ('' for none)",
     )
     parser.add_argument("--relay-threads", type=int, default=16)
     args = parser.parse_args()
@@ -427,7 +468,20 @@ def main() -> None:
         "HIREKIT_LOG_LEVEL": "WARNING",
         "HIREKIT_LLM_URL": "",
         "HIREKIT_RELAY_CONNECT_TIMEOUT": "600",
+        "HIREKIT_REDIS_URL": args.redis_url,
     }
+    worker = None
+    if args.redis_url:
+        import redis
+
+        redis.Redis.from_url(args.redis_url).flushdb()
+        worker = subprocess.Popen(
+            [sys.executable, "worker.py"],
+            env=env,
+            cwd=ROOT,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
     relay = subprocess.Popen(
         [os.path.join(os.path.dirname(sys.executable), "hirekit-relay")],
         env=env,
@@ -437,6 +491,7 @@ def main() -> None:
     try:
         wait_ready(relay, "relay ready")
         idle_kib = status_kib(relay.pid)
+        cpu_before, run_started = cpu_seconds([relay.pid]).get(relay.pid, 0.0), time.monotonic()
         sample = {}
 
         def at_hold_middle(load: Load) -> None:
@@ -447,9 +502,14 @@ def main() -> None:
             run_load(relay_port, calls, signer, **shape, on_hold_middle=at_hold_middle)
         )
         relay_stats = requests.get(f"http://127.0.0.1:{relay_port}/stats", timeout=5).json()
+        relay_cpu = cpu_seconds([relay.pid]).get(relay.pid, 0.0) - cpu_before
+        relay_wall = time.monotonic() - run_started
     finally:
         relay.terminate()
         relay.wait(timeout=30)
+    completion = None
+    if worker is not None:
+        completion = wait_for_completions(args.database_url, worker)
 
     print(f"load average after: {load_average()}")
     for name, load, stats in (
@@ -477,6 +537,17 @@ def main() -> None:
         f"relay p95 turn {relay_stats['turn_ms_p95']:.2f} ms (target <= 20 ms) = "
         f"{ratio:.1f}x the echo server's {echo_stats['turn_ms_p95']:.2f} ms"
     )
+    print(
+        f"relay CPU: {relay_cpu:.1f} s over {relay_wall:.0f} s ({relay_cpu / relay_wall:.0%} of a "
+        f"core), {relay_cpu * 1000 / max(relay_stats['turns'], 1):.2f} ms a turn with the calls' "
+        f"opening and closing shared out ({relay_load.ended} calls)"
+    )
+    if completion is not None:
+        done, left, worker_cpu = completion
+        print(
+            f"worker: completed {done} calls ({left} still in progress after the wait), "
+            f"{worker_cpu:.1f} s CPU"
+        )
     if sample:
         per_call = (sample["rss_kib"] - idle_kib) / max(sample["live"], 1)
         print(

@@ -92,7 +92,9 @@ class ScriptedConversation:
             CLOSED[self.call_id] = end_reason
 
 
-def open_scripted(call_id: str, *, language: str | None = None) -> ScriptedConversation:
+def open_scripted(
+    call_id: str, *, language: str | None = None, record_writer=None
+) -> ScriptedConversation:
     call = Call.get_or_none(Call.id == call_id)
     if call is None or call.status in FINAL_STATUSES:
         raise ConversationRefused(f"call {call_id} is not being placed")

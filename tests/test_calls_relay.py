@@ -114,9 +114,12 @@ def relay(twilio_app):
         yield running
 
 
-def answered_call(client, tenant, *, phone_no="+14155550100") -> dict:
-    """A placed call that Twilio reports ringing, then answered."""
+def answered_call(client, tenant, *, phone_no="+14155550100", place=None) -> dict:
+    """A placed call that Twilio reports ringing, then answered; `place(call)` places it first when
+    a worker does (Redis configured)."""
     call = instant_call(client, tenant, application_for(client, tenant, phone_no=phone_no)).json
+    if place is not None:
+        place(call)
     for sequence, status in enumerate(("initiated", "ringing", "in-progress")):
         assert (
             callback(

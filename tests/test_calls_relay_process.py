@@ -8,6 +8,7 @@ import pytest
 import requests
 from websockets.exceptions import InvalidStatus
 
+from plugins.calls.models import Call
 from tests.gunicorn_process import gunicorn
 from tests.ports import free_port
 from tests.relay_stand_in import TwilioSocket, deployed_relay, hold_screening, signed_headers
@@ -21,15 +22,13 @@ from tests.test_calls_relay import (  # noqa: F401 - fixtures
     twilio_api,
     wait_for,
 )
+from tests.webhook_helpers import work_until
 
 pytestmark = pytest.mark.slow
 
 
-@pytest.fixture
-def deployed(make_app, twilio_api, db_url, tmp_path):  # noqa: F811
-    """(the API app, the relay process) on one database, configured alike through HIREKIT_*
-    variables."""
-    settings = {
+def twilio_settings(twilio_api) -> dict:  # noqa: F811
+    return {
         "TELEPHONY": "twilio",
         "TWILIO_ACCOUNT_SID": ACCOUNT_SID,
         "TWILIO_AUTH_TOKEN": AUTH_TOKEN,
@@ -37,7 +36,13 @@ def deployed(make_app, twilio_api, db_url, tmp_path):  # noqa: F811
         "TWILIO_CALLBACK_BASE_URL": PUBLIC_BASE,
         "TWILIO_API_BASE_URL": twilio_api.url_for("/"),
     }
-    with deployed_relay(make_app, settings, db_url, tmp_path) as running:
+
+
+@pytest.fixture
+def deployed(make_app, twilio_api, db_url, tmp_path):  # noqa: F811
+    """(the API app, the relay process) on one database, configured alike through HIREKIT_*
+    variables."""
+    with deployed_relay(make_app, twilio_settings(twilio_api), db_url, tmp_path) as running:
         yield running
 
 
@@ -60,6 +65,55 @@ def test_the_relay_process_holds_a_screening_conversation_to_its_record(deployed
     assert done["end_reason"] == "completed"
     assert [answer["value"] for answer in done["answers"]][:2] == [6, True]
     assert done["transcript"][-1]["speaker"] == "agent" and done["duration_seconds"] is not None
+
+
+def test_with_redis_the_relay_writes_the_end_and_a_worker_completes_the_call(
+    make_app,
+    twilio_api,  # noqa: F811
+    db_url,
+    tmp_path,
+    redis_url,
+    tenant_a,
+):
+    """As deployed with Redis: the relay writes the conversation turn by turn and its end; the call's
+    status, assessment and event are a worker's to make, so no relay turn waits on them."""
+    settings = {**twilio_settings(twilio_api), "REDIS_URL": redis_url}
+    with deployed_relay(make_app, settings, db_url, tmp_path) as (app, relay):
+        client = app.test_client()
+
+        def status_of(call_id):
+            return Call.get_by_id(call_id).status
+
+        def place(call):
+            work_until(app, lambda: Call.get_by_id(call["id"]).dialled_at is not None)
+
+        call = answered_call(client, tenant_a, place=place)
+        socket = TwilioSocket(
+            relay.port,
+            call["id"],
+            headers=signed_headers(PUBLIC_BASE, "twilio", call["id"], AUTH_TOKEN),
+        )
+        socket.setup(CALL_SID)
+        socket.agent_turn()
+        socket.say("Yes, this is Jane.")
+        socket.agent_turn()
+        # the turns reach the record while the call goes on (written behind them)
+        live = wait_for(
+            lambda: len(read_call(client, tenant_a, call["id"])["transcript"]) >= 3
+            and read_call(client, tenant_a, call["id"])
+        )
+        assert live["status"] == "in_progress" and live["end_reason"] is None
+        heard = live["transcript"][1]
+        assert (heard["speaker"], heard["text"]) == ("candidate", "Yes, this is Jane.")
+        socket.close()
+        ended = wait_for(
+            lambda: (record := read_call(client, tenant_a, call["id"]))["end_reason"] and record
+        )
+        assert ended["status"] == "in_progress"  # nobody has run the completion yet
+        work_until(app, lambda: status_of(call["id"]) == "failed")
+        done = read_call(client, tenant_a, call["id"])
+        assert done["end_reason"] == "hung_up" and done["ended_at"] is not None
+        assert done["error"] == "the call ended before the screening finished"
 
 
 def test_the_relay_process_refuses_an_unsigned_socket(deployed, tenant_a):

@@ -23,6 +23,13 @@ def place_at(call_id, when: dt.datetime) -> None:
                job_timeout=CALL_JOB_TIMEOUT)
 
 
+def complete_soon(call_id, status: str, *, error: str | None, voicemail_left: bool) -> None:
+    """Make the end a conversation wrote its call's status (the assessment, the event and the
+    webhook) on a worker, so a relay's turns never wait on it; inline without Redis."""
+    enqueue("plugins.calls.tasks.complete_conversation", str(call_id), status, error,
+            voicemail_left, queue=QUEUE)
+
+
 def reminder_job_id(reminder_id, attempts: int) -> str:
     """One job id per try of a reminder: a retry is a new job, scheduled while the failed try's job still runs."""
     return f"reminder-{reminder_id}-{attempts}"

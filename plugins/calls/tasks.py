@@ -1,5 +1,5 @@
 """Background jobs of the calls family on the `calls` queue: place an instant call, run a scheduled attempt, remind,
-and the reaper of calls whose worker died. Nothing imports this module to enqueue: plugins.calls.dispatch names the
+complete a call whose conversation ended, and the reaper of calls whose worker died. Nothing imports this module to enqueue: plugins.calls.dispatch names the
 jobs. A job starts only once the transaction that made its call commits (app.background.queue), so it reads the call once."""
 
 from __future__ import annotations
@@ -28,6 +28,16 @@ def run_call(call_id: str) -> str:
         return "skipped"
     scheduling.run_instant(call)
     return "placed"
+
+
+@task
+def complete_conversation(call_id: str, status: str, error: str | None, voicemail_left: bool) -> str:
+    """The status the end of a call's conversation means, with its assessment, event and webhook."""
+    from plugins.calls.lifecycle import advance
+    from plugins.calls.telephony import Progress
+
+    call = advance(call_id, Progress(status, voicemail_left=voicemail_left, error=error))
+    return "done" if call is not None else "skipped"
 
 
 @task

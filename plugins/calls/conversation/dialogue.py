@@ -13,6 +13,7 @@ import json
 import logging
 from collections.abc import Iterator
 
+import peewee as pw
 from flask import current_app
 
 from app.data.db import utcnow
@@ -20,6 +21,7 @@ from plugins.calls import rubric as rubrics
 from plugins.calls.conversation import booking, knowledge
 from plugins.calls.conversation import understanding as nlu
 from plugins.calls.conversation.contract import END_REASONS, ConversationRefused, Outgoing
+from plugins.calls.dispatch import complete_soon
 from plugins.calls.models import (
     BUSY,
     COMPLETED,
@@ -74,10 +76,18 @@ def recording_on(tenant_id: str) -> bool:
     return recording_enabled(tenant_id)
 
 
-def open_call_conversation(call_id: str, language: str | None = None) -> CallConversation:
+def write_live_record(call_id, fields: dict) -> None:
+    """A live call's record as a turn left it; never over the record of a call that has ended."""
+    Call.update(fields).where((Call.id == call_id) & Call.end_reason.is_null()).execute()
+
+
+def open_call_conversation(
+    call_id: str, language: str | None = None, *, record_writer=None
+) -> CallConversation:
     """The conversation of a call being placed (ringing, in progress, or claimed for dialling);
     ConversationRefused for an unknown or finished call, one not being placed, or one whose
-    conversation already ran."""
+    conversation already ran. With a `record_writer` (the relay's), turns' records are written
+    behind the turns; without, each turn writes its own."""
     try:
         call = Call.get_or_none(Call.id == call_id)
     except Exception:  # noqa: BLE001 - a malformed id is as unknown as a missing one
@@ -90,15 +100,16 @@ def open_call_conversation(call_id: str, language: str | None = None) -> CallCon
         raise ConversationRefused(f"call {call_id} is not being placed")
     if call.dialogue and call.dialogue.get("stage"):
         raise ConversationRefused(f"call {call_id} already has its conversation")
-    return CallConversation(call, language=language)
+    return CallConversation(call, language=language, record_writer=record_writer)
 
 
 class CallConversation:
-    """One live call's dialogue (the Conversation protocol). Every method saves the call before it
-    yields."""
+    """One live call's dialogue (the Conversation protocol). Every turn saves the call's record as
+    its first message goes out (or hands it to the record writer); the end is written at once."""
 
-    def __init__(self, call: Call, *, language: str | None = None):
+    def __init__(self, call: Call, *, language: str | None = None, record_writer=None):
         config = current_app.config
+        self.record_writer = record_writer
         self.call_id = call.id
         self.tenant_id = call.tenant_id
         self.job = call.job
@@ -213,16 +224,26 @@ class CallConversation:
 
     # --- persistence ---
 
+    def _record(self) -> dict:
+        """The record as the conversation stands, serialized now: a writer behind the turns may
+        write it while the conversation goes on changing its lists."""
+        return {
+            Call.transcript: pw.Value(Call.transcript.db_value(self.turns)),
+            Call.answers: pw.Value(Call.answers.db_value(self.answers)),
+            Call.candidate_questions: pw.Value(
+                Call.candidate_questions.db_value(self.candidate_questions)
+            ),
+            Call.dialogue: pw.Value(Call.dialogue.db_value(self.state)),
+            Call.language: self.language,
+            Call.analyzer: self.analyzer,
+            Call.updated_at: utcnow(),
+        }
+
     def _save(self) -> None:
-        Call.update(
-            transcript=self.turns,
-            answers=self.answers,
-            candidate_questions=self.candidate_questions,
-            dialogue=self.state,
-            language=self.language,
-            analyzer=self.analyzer,
-            updated_at=utcnow(),
-        ).where((Call.id == self.call_id) & Call.end_reason.is_null()).execute()
+        if self.record_writer is None:
+            write_live_record(self.call_id, self._record())
+        else:
+            self.record_writer.save(self.call_id, self._record())
 
     def _turn(self, speaker: str, text: str, at_ms: int, question_index: int | None = None) -> dict:
         turn = {
@@ -634,24 +655,16 @@ class CallConversation:
             )
         duration = max(0, round(at_ms / 1000))
         Call.update(
-            transcript=self.turns,
-            answers=self.answers,
-            candidate_questions=self.candidate_questions,
-            dialogue=self.state,
-            language=self.language,
-            analyzer=self.analyzer,
-            end_reason=reason,
-            duration_seconds=duration,
-            updated_at=utcnow(),
+            {**self._record(), Call.end_reason: reason, Call.duration_seconds: duration}
         ).where(Call.id == self.call_id).execute()
+        voicemail_left = reason == "voicemail_left"
+        if self.record_writer is not None:
+            # a relay's conversation: the status, assessment and webhook are a worker's to make
+            complete_soon(self.call_id, status, error=error, voicemail_left=voicemail_left)
+            return
         advance(
             self.call_id,
-            Progress(
-                status,
-                transcript=self.turns,
-                voicemail_left=reason == "voicemail_left",
-                error=error,
-            ),
+            Progress(status, transcript=self.turns, voicemail_left=voicemail_left, error=error),
         )
 
     def _tenant_name(self) -> str:

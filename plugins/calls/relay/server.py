@@ -31,6 +31,7 @@ from websockets.http11 import Request
 from plugins.calls.conversation.understanding import warm_up
 from plugins.calls.relay import claims
 from plugins.calls.relay.protocol import MAX_MESSAGE_BYTES
+from plugins.calls.relay.records import RecordWriter
 from plugins.calls.relay.session import RelaySession, Turn, conversation_factory
 from plugins.calls.telephony.base import RELAY_PATH
 
@@ -57,6 +58,12 @@ class RelayServer:
         self.call_pool = ThreadPoolExecutor(
             max_workers=int(config["RELAY_CALL_THREADS"]),
             thread_name_prefix="relay-call",
+        )
+        from plugins.calls.conversation.dialogue import write_live_record
+
+        # turns' records, written behind the turns in one transaction per interval
+        self.records = RecordWriter(
+            app, write=write_live_record, interval=float(config["RELAY_RECORD_INTERVAL"])
         )
         self.silence_seconds = float(config["RELAY_SILENCE_SECONDS"])
         self.sweep_interval = float(config["RELAY_SWEEP_INTERVAL"])
@@ -146,9 +153,12 @@ class RelayServer:
 
     async def handle(self, connection: ServerConnection) -> None:
         provider_name, call_id, call = self.claimed.pop(connection)
+        open_conversation = conversation_factory(self.app)
         session = RelaySession(
             call_id,
-            conversation_factory(self.app),
+            lambda *args, **kwargs: open_conversation(
+                *args, record_writer=self.records, **kwargs
+            ),
             silence_seconds=self.silence_seconds,
             expected_call_sid=call.provider_call_id,
             language=self.app.config["CALL_LANGUAGE"],
@@ -283,6 +293,8 @@ class RelayServer:
             # it ended elsewhere (a voicemail left, a machine hung up on): that end is the record's
             return
         session.close("failed" if closed_by == "refused" else "hung_up")
+        if getattr(session.conversation, "end_reason", None) is not None:
+            return  # the conversation wrote its end; its status is on its way (a worker's job)
         call = Call.get(Call.id == call_id)
         if call.status not in FINAL_STATUSES:
             advance(call.id, Progress(COMPLETED))
@@ -312,6 +324,9 @@ class RelayServer:
         return {
             "live_calls": len(self.live),
             "refused": self.refused,
+            "records_pending": self.records.pending(),
+            "records_written": self.records.written,
+            "record_flushes": self.records.flushes,
             "turns": len(times),
             "turn_ms_p50": percentile(0.50),
             "turn_ms_p95": percentile(0.95),
@@ -327,6 +342,7 @@ class RelayServer:
         # the dialogue's date parser loads its data on first use (seconds): before the first call,
         # not during it
         await self.in_thread(warm_up, self.app.config["CALL_LANGUAGE"].split("-")[0])
+        self.records.start()
         async with serve(
             self.handle,
             host,
@@ -350,6 +366,7 @@ class RelayServer:
                 upkeep.cancel()
         self.turn_pool.shutdown(wait=True)
         self.call_pool.shutdown(wait=True)
+        self.records.stop()
 
 
 def main(argv=None) -> None:
