@@ -22,6 +22,8 @@ from plugins.calls.conversation import booking, knowledge
 from plugins.calls.conversation import understanding as nlu
 from plugins.calls.conversation.contract import END_REASONS, ConversationRefused, Outgoing
 from plugins.calls.dispatch import complete_soon
+from plugins.candidates.models import Candidate
+from plugins.jobs.models import Job
 from plugins.calls.models import (
     BUSY,
     COMPLETED,
@@ -89,7 +91,15 @@ def open_call_conversation(
     conversation already ran. With a `record_writer` (the relay's), turns' records are written
     behind the turns; without, each turn writes its own."""
     try:
-        call = Call.get_or_none(Call.id == call_id)
+        # the call with its job and candidate, which the whole conversation reads, in one query
+        call = (
+            Call.select(Call, Job, Candidate)
+            .join(Job, on=(Call.job == Job.id))
+            .switch(Call)
+            .join(Candidate, on=(Call.candidate == Candidate.id))
+            .where(Call.id == call_id)
+            .get_or_none()
+        )
     except Exception:  # noqa: BLE001 - a malformed id is as unknown as a missing one
         call = None
     if call is None:
@@ -112,6 +122,7 @@ class CallConversation:
         self.record_writer = record_writer
         self.call_id = call.id
         self.tenant_id = call.tenant_id
+        self.status_at_open = call.status
         self.job = call.job
         self.candidate = call.candidate
         self.language = language or config.get("CALL_LANGUAGE") or "en-US"
@@ -275,8 +286,7 @@ class CallConversation:
         from plugins.calls.lifecycle import advance
         from plugins.calls.telephony import Progress
 
-        call = Call.get(Call.id == self.call_id)
-        if call.status in (QUEUED, RINGING):
+        if self.status_at_open in (QUEUED, RINGING):
             advance(self.call_id, Progress(IN_PROGRESS))
         company = self.job.client_name or self._tenant_name()
         recorded = " This call is recorded." if recording_on(self.tenant_id) else ""

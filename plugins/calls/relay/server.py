@@ -288,13 +288,15 @@ class RelayServer:
                     ),
                 )
             return
+        if ended_itself(session.conversation):
+            return  # the conversation wrote its end; its status is on its way (a worker's job)
         call = Call.get_or_none(Call.id == call_id)
         if call is None or call.status in FINAL_STATUSES:
             # it ended elsewhere (a voicemail left, a machine hung up on): that end is the record's
             return
         session.close("failed" if closed_by == "refused" else "hung_up")
-        if getattr(session.conversation, "end_reason", None) is not None:
-            return  # the conversation wrote its end; its status is on its way (a worker's job)
+        if ended_itself(session.conversation):
+            return
         call = Call.get(Call.id == call_id)
         if call.status not in FINAL_STATUSES:
             advance(call.id, Progress(COMPLETED))
@@ -367,6 +369,11 @@ class RelayServer:
         self.turn_pool.shutdown(wait=True)
         self.call_pool.shutdown(wait=True)
         self.records.stop()
+
+
+def ended_itself(conversation) -> bool:
+    """Whether the conversation wrote its own end (the dialogue's do; a test's double may not)."""
+    return getattr(conversation, "end_reason", None) is not None
 
 
 def main(argv=None) -> None:
