@@ -131,6 +131,24 @@ def cpu_seconds(pids: list[int]) -> dict[int, float]:
     return used
 
 
+def machine_cpu_ticks() -> tuple[int, int]:
+    """(busy, total) clock ticks of every core since boot (Linux /proc/stat; (0, 0) without it):
+    two readings' difference says how busy the whole machine was between them."""
+    try:
+        with open("/proc/stat") as stat:
+            fields = [int(value) for value in stat.readline().split()[1:]]
+    except (OSError, ValueError):
+        return 0, 0
+    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)  # idle and iowait
+    return sum(fields) - idle, sum(fields)
+
+
+def busy_share(before: tuple[int, int], after: tuple[int, int]) -> float:
+    """The share of all cores' time that was busy between two machine_cpu_ticks() readings."""
+    busy, total = after[0] - before[0], after[1] - before[1]
+    return busy / total if total else 0.0
+
+
 def status_kib(pid: int, name: str = "VmRSS") -> int:
     """A size line of /proc/<pid>/status in KiB (VmRSS: resident memory; RssAnon: its anonymous part); 0 when the
     process is gone or there is no /proc."""

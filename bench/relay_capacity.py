@@ -44,9 +44,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.harness import (  # noqa: E402
+    busy_share,
     cpu_seconds,
     free_port,
     load_average,
+    machine_cpu_ticks,
     percentile,
     status_kib,
 )
@@ -141,6 +143,7 @@ class Load:
         self.hold_from = self.hold_until = 0.0  # when the ramp ended, when the hold ends
         self.ended = 0
         self.failed: list[str] = []
+        self.machine_busy = 0.0  # the share of all cores busy during the steady load
 
     @property
     def client_turn_ms(self) -> list[float]:
@@ -248,7 +251,13 @@ async def run_load(
                 return
         load.failed.append("the seeded calls ran out before the hold ended")
 
-    tasks = []
+    async def measure_hold():
+        await asyncio.sleep(max(0.0, load.hold_from + WARM_UP_SECONDS - time.monotonic()))
+        before = machine_cpu_ticks()
+        await asyncio.sleep(max(0.0, load.hold_until - time.monotonic()))
+        load.machine_busy = busy_share(before, machine_cpu_ticks())
+
+    tasks = [asyncio.create_task(measure_hold())]
     for _ in range(concurrent):
         tasks.append(asyncio.create_task(lane()))
         await asyncio.sleep(ramp_seconds / concurrent)
@@ -528,7 +537,8 @@ def main() -> None:
             print(
                 f"  steady load (the hold after its first {WARM_UP_SECONDS:g} s): {len(held)} turns, "
                 f"client round trip p50 {percentile(held, 50):.1f} ms, p95 "
-                f"{percentile(held, 95):.1f} ms (an upper bound of the server's turn time)"
+                f"{percentile(held, 95):.1f} ms (an upper bound of the server's turn time); "
+                f"the whole machine {load.machine_busy:.0%} busy ({os.cpu_count()} cores)"
             )
         for failure in sorted(set(load.failed))[:5]:
             print(f"  failure: {failure}")
