@@ -23,15 +23,29 @@ class Browser:
         self._from_browser, from_browser_write = os.pipe()
 
         def descriptors():  # the pipe ends at 3 (commands in) and 4 (answers out) in the browser
-            commands, answers = (fcntl.fcntl(fd, fcntl.F_DUPFD, 10) for fd in (to_browser_read, from_browser_write))
+            commands, answers = (
+                fcntl.fcntl(fd, fcntl.F_DUPFD, 10) for fd in (to_browser_read, from_browser_write)
+            )
             os.dup2(commands, 3)
             os.dup2(answers, 4)
 
         self.process = subprocess.Popen(
-            [CHROMIUM, "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-extensions",
-             "--remote-debugging-pipe", f"--user-data-dir={profile_dir}", "about:blank"],
-            pass_fds=(3, 4), preexec_fn=descriptors,  # kept open in the browser: the numbers dup2 gave them
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            [
+                CHROMIUM,
+                "--headless=new",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--no-first-run",
+                "--disable-extensions",
+                "--remote-debugging-pipe",
+                f"--user-data-dir={profile_dir}",
+                "about:blank",
+            ],
+            pass_fds=(3, 4),
+            preexec_fn=descriptors,  # kept open in the browser: the numbers dup2 gave them
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         os.close(to_browser_read)
         os.close(from_browser_write)
         self._buffer = b""
@@ -39,7 +53,9 @@ class Browser:
         self.events: list[dict] = []
         targets = self.send("Target.getTargets")["targetInfos"]
         page = next(target for target in targets if target["type"] == "page")
-        self.session = self.send("Target.attachToTarget", targetId=page["targetId"], flatten=True)["sessionId"]
+        self.session = self.send("Target.attachToTarget", targetId=page["targetId"], flatten=True)[
+            "sessionId"
+        ]
         self.send("Page.enable", session=True)
 
     def send(self, method: str, *, session: bool = False, timeout: float = 60, **params) -> dict:
@@ -73,7 +89,9 @@ class Browser:
         while time.monotonic() < deadline:
             seen = [event for event in self.events if event.get("method") == "Page.loadEventFired"]
             if seen:
-                self.events = [event for event in self.events if event.get("method") != "Page.loadEventFired"]
+                self.events = [
+                    event for event in self.events if event.get("method") != "Page.loadEventFired"
+                ]
                 return
             self.events.append(self._read())
         raise TimeoutError("page load")
@@ -84,7 +102,9 @@ class Browser:
         self.wait_for_load()
 
     def evaluate(self, expression: str):
-        return self.send("Runtime.evaluate", session=True, expression=expression, returnByValue=True)["result"].get("value")
+        return self.send(
+            "Runtime.evaluate", session=True, expression=expression, returnByValue=True
+        )["result"].get("value")
 
     def type(self, text: str) -> None:
         self.send("Input.insertText", session=True, text=text)
@@ -93,14 +113,24 @@ class Browser:
         code = KEYS[key]
         extra = {"text": "\r"} if key == "Enter" else {}
         for kind in ("keyDown", "keyUp"):
-            self.send("Input.dispatchKeyEvent", session=True, type=kind, key=key, code=key,
-                      windowsVirtualKeyCode=code, nativeVirtualKeyCode=code, **(extra if kind == "keyDown" else {}))
+            self.send(
+                "Input.dispatchKeyEvent",
+                session=True,
+                type=kind,
+                key=key,
+                code=key,
+                windowsVirtualKeyCode=code,
+                nativeVirtualKeyCode=code,
+                **(extra if kind == "keyDown" else {}),
+            )
 
     def focused(self) -> str:
         """The focused element, as `tag#id` or `tag:text` (what a screen reader would land on)."""
-        return self.evaluate("(() => { const e = document.activeElement; "
-                             "return e.id ? `${e.tagName.toLowerCase()}#${e.id}` : "
-                             "`${e.tagName.toLowerCase()}:${(e.textContent || e.value || '').trim()}`; })()")
+        return self.evaluate(
+            "(() => { const e = document.activeElement; "
+            "return e.id ? `${e.tagName.toLowerCase()}#${e.id}` : "
+            "`${e.tagName.toLowerCase()}:${(e.textContent || e.value || '').trim()}`; })()"
+        )
 
     def close(self) -> None:
         try:

@@ -14,7 +14,9 @@ from pathlib import Path
 import pytest
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-PATIENCE = 60.0  # seconds to wait for a page on a loaded machine; a working page takes well under one
+PATIENCE = (
+    60.0  # seconds to wait for a page on a loaded machine; a working page takes well under one
+)
 
 
 class Chromium:
@@ -25,13 +27,30 @@ class Chromium:
 
         self.profile = tempfile.mkdtemp(prefix="hirekit-chromium-")
         self.process = subprocess.Popen(
-            [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-extensions",
-             "--remote-debugging-port=0", "--remote-allow-origins=*", f"--user-data-dir={self.profile}",
-             "about:blank"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            [
+                CHROMIUM,
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--no-first-run",
+                "--disable-extensions",
+                "--remote-debugging-port=0",
+                "--remote-allow-origins=*",
+                f"--user-data-dir={self.profile}",
+                "about:blank",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         port = self._devtools_port()
-        page = self._wait(lambda: next((target for target in self._targets(port) if target["type"] == "page"), None))
-        self.socket = websocket.create_connection(page["webSocketDebuggerUrl"], timeout=PATIENCE,
-                                                  suppress_origin=True)
+        page = self._wait(
+            lambda: next(
+                (target for target in self._targets(port) if target["type"] == "page"), None
+            )
+        )
+        self.socket = websocket.create_connection(
+            page["webSocketDebuggerUrl"], timeout=PATIENCE, suppress_origin=True
+        )
         self.ids = itertools.count(1)
         self.send("Page.enable")
         self.send("Network.enable")
@@ -40,7 +59,9 @@ class Chromium:
 
     def _devtools_port(self) -> int:
         marker = Path(self.profile) / "DevToolsActivePort"
-        return int(self._wait(lambda: marker.exists() and marker.read_text().split("\n")[0] or None))
+        return int(
+            self._wait(lambda: marker.exists() and marker.read_text().split("\n")[0] or None)
+        )
 
     @staticmethod
     def _targets(port: int) -> list[dict]:
@@ -84,7 +105,9 @@ class Chromium:
         self._wait(lambda: self.evaluate("document.readyState") == "complete" and self.url() == url)
 
     def text(self, selector: str) -> str | None:
-        return self.evaluate(f"(e => e && e.innerText)(document.querySelector({json.dumps(selector)}))")
+        return self.evaluate(
+            f"(e => e && e.innerText)(document.querySelector({json.dumps(selector)}))"
+        )
 
     def click(self, selector: str) -> None:
         """A left click at the middle of the element, as a person's mouse would."""
@@ -93,7 +116,14 @@ class Chromium:
             (document.querySelector({json.dumps(selector)}))""")
         assert box, f"no {selector} on {self.url()}"
         for kind in ("mousePressed", "mouseReleased"):
-            self.send("Input.dispatchMouseEvent", type=kind, x=box[0], y=box[1], button="left", clickCount=1)
+            self.send(
+                "Input.dispatchMouseEvent",
+                type=kind,
+                x=box[0],
+                y=box[1],
+                button="left",
+                clickCount=1,
+            )
 
     def click_and_wait(self, selector: str, ready) -> None:
         """Click (a submit button) and wait for the next page to show what `ready(browser)` looks for (something the

@@ -57,8 +57,9 @@ def telnyx_api(httpserver):
 
 @pytest.fixture
 def telnyx_app(make_app, telnyx_api):
-    return make_app(**telnyx_settings(telnyx_api, RELAY_SILENCE_SECONDS=30.0,
-                                      RELAY_SWEEP_INTERVAL=0.2))
+    return make_app(
+        **telnyx_settings(telnyx_api, RELAY_SILENCE_SECONDS=30.0, RELAY_SWEEP_INTERVAL=0.2)
+    )
 
 
 @pytest.fixture
@@ -75,15 +76,17 @@ def answered_call(client, tenant, **options) -> dict:
     """A placed call that Telnyx reports initiated, ringing, then answered (signed callbacks)."""
     call = placed_call(client, tenant, **options)
     for sequence, status in enumerate(("initiated", "ringing", "in-progress")):
-        response = post_callback(client, f"{CALLBACK_PATH}?call_id={call['id']}",
-                                 status_form(status, call, sequence))
+        response = post_callback(
+            client, f"{CALLBACK_PATH}?call_id={call['id']}", status_form(status, call, sequence)
+        )
         assert response.status_code == 200, response.json
     return call
 
 
 def relay_element(placed_request) -> ElementTree.Element:
     return ElementTree.fromstring(placed_request.get_json()["Texml"]).find(
-        "./Connect/ConversationRelay")
+        "./Connect/ConversationRelay"
+    )
 
 
 def relay_query(telnyx_api, n: int = -1) -> str:
@@ -111,13 +114,18 @@ def test_the_call_is_placed_through_texml_and_answered_by_conversation_relay(
     assert body["StatusCallback"] == f"{PUBLIC_BASE}{CALLBACK_PATH}?call_id={call['id']}"
     assert body["StatusCallbackEvent"] == "initiated ringing answered completed"
     assert body["MachineDetection"] == "Enable" and body["AsyncAmd"] is True
-    assert (body["AsyncAmdStatusCallback"]
-            == f"{PUBLIC_BASE}{CALLBACK_PATH}?call_id={call['id']}&event=amd&voicemail=0")
+    assert (
+        body["AsyncAmdStatusCallback"]
+        == f"{PUBLIC_BASE}{CALLBACK_PATH}?call_id={call['id']}&event=amd&voicemail=0"
+    )
     assert "Record" not in body  # recording is off until the tenant turns it on
     element = relay_element(request)
     url = urlsplit(element.attrib["url"])
     assert (url.scheme, url.netloc, url.path) == (
-        "wss", "hirekit.example.com", f"/v1/calls/relay/telnyx/{call['id']}")
+        "wss",
+        "hirekit.example.com",
+        f"/v1/calls/relay/telnyx/{call['id']}",
+    )
     assert list(parse_qs(url.query)) == ["token"]
     assert element.attrib["language"] == "en-US" and element.attrib["interruptible"] == "any"
     assert element.attrib["dtmfDetection"] == "true"
@@ -131,14 +139,25 @@ def test_a_tenant_that_records_has_both_channels_recorded(telnyx_app, telnyx_api
     call = placed_call(client, tenant_a)
     body = telnyx_api.placed[0].get_json()
     assert body["Record"] is True and body["RecordingChannels"] == "dual"
-    assert (body["RecordingStatusCallback"]
-            == f"{PUBLIC_BASE}{CALLBACK_PATH}?call_id={call['id']}&event=recording")
+    assert (
+        body["RecordingStatusCallback"]
+        == f"{PUBLIC_BASE}{CALLBACK_PATH}?call_id={call['id']}&event=recording"
+    )
 
 
 def test_telnyx_refusing_the_call_fails_it_with_its_reason(make_app, httpserver, tenant_a):
     httpserver.expect_request(CALLS_PATH, method="POST").respond_with_json(
-        {"errors": [{"code": "10015", "title": "Invalid phone number",
-                     "detail": "The 'To' number is not a valid phone number."}]}, status=422)
+        {
+            "errors": [
+                {
+                    "code": "10015",
+                    "title": "Invalid phone number",
+                    "detail": "The 'To' number is not a valid phone number.",
+                }
+            ]
+        },
+        status=422,
+    )
     client = make_app(**telnyx_settings(httpserver)).test_client()
     call = placed_call(client, tenant_a)
     failed = read_call(client, tenant_a, call["id"])
@@ -153,32 +172,46 @@ def test_signed_status_callbacks_move_the_call_through_its_statuses(telnyx_app, 
     call = placed_call(client, tenant_a)
     seen = []
     for sequence, status in enumerate(("initiated", "ringing", "in-progress", "completed")):
-        response = post_callback(client, f"{CALLBACK_PATH}?call_id={call['id']}",
-                                 status_form(status, call, sequence))
+        response = post_callback(
+            client, f"{CALLBACK_PATH}?call_id={call['id']}", status_form(status, call, sequence)
+        )
         assert response.status_code == 200 and response.mimetype == "text/xml"
         seen.append(read_call(client, tenant_a, call["id"])["status"])
     assert seen == ["queued", "ringing", "in_progress", "completed"]
 
 
-@pytest.mark.parametrize("reported, status, end_reason", [
-    ("busy", "busy", "busy"), ("no-answer", "no_answer", "no_answer"),
-    ("failed", "failed", "failed"), ("canceled", "canceled", None)])
-def test_a_call_that_ends_unanswered_ends_with_telnyxs_status(telnyx_app, tenant_a, reported,
-                                                                status, end_reason):
+@pytest.mark.parametrize(
+    "reported, status, end_reason",
+    [
+        ("busy", "busy", "busy"),
+        ("no-answer", "no_answer", "no_answer"),
+        ("failed", "failed", "failed"),
+        ("canceled", "canceled", None),
+    ],
+)
+def test_a_call_that_ends_unanswered_ends_with_telnyxs_status(
+    telnyx_app, tenant_a, reported, status, end_reason
+):
     client = telnyx_app.test_client()
     call = placed_call(client, tenant_a)
-    assert post_callback(client, f"{CALLBACK_PATH}?call_id={call['id']}",
-                         status_form(reported, call, 1)).status_code == 200
+    assert (
+        post_callback(
+            client, f"{CALLBACK_PATH}?call_id={call['id']}", status_form(reported, call, 1)
+        ).status_code
+        == 200
+    )
     ended = read_call(client, tenant_a, call["id"])
     assert ended["status"] == status and ended["end_reason"] == end_reason
     if status in ("failed", "canceled"):
         assert ended["error"] == f"Telnyx reported {reported}"
 
 
-@pytest.mark.parametrize("forgery", ["missing", "other-key", "stale", "future", "other-body",
-                                     "not-base64"])
-def test_a_forged_missing_or_stale_signature_is_403_and_changes_nothing(telnyx_app, tenant_a,
-                                                                         forgery):
+@pytest.mark.parametrize(
+    "forgery", ["missing", "other-key", "stale", "future", "other-body", "not-base64"]
+)
+def test_a_forged_missing_or_stale_signature_is_403_and_changes_nothing(
+    telnyx_app, tenant_a, forgery
+):
     client = telnyx_app.test_client()
     call = placed_call(client, tenant_a)
     form = status_form("completed", call, 1)
@@ -191,8 +224,7 @@ def test_a_forged_missing_or_stale_signature_is_403_and_changes_nothing(telnyx_a
         "other-body": signed_headers(urlencode(status_form("ringing", call, 1)).encode()),
         "not-base64": {**signed_headers(body), "telnyx-signature-ed25519": "not a signature!"},
     }[forgery]
-    response = post_callback(client, f"{CALLBACK_PATH}?call_id={call['id']}", form,
-                             headers=headers)
+    response = post_callback(client, f"{CALLBACK_PATH}?call_id={call['id']}", form, headers=headers)
     assert response.status_code == 403 and response.json["error"]["type"] == "permission_error"
     assert read_call(client, tenant_a, call["id"])["status"] == "queued"
 
@@ -203,17 +235,20 @@ def test_callbacks_are_404_for_an_unknown_call_and_while_telnyx_is_not_configure
     client = telnyx_app.test_client()
     call = placed_call(client, tenant_a)
     for call_id in ("6f1c1c1e-0000-4000-8000-000000000000", "not-a-call"):
-        response = post_callback(client, f"{CALLBACK_PATH}?call_id={call_id}",
-                                 status_form("ringing", call, 1))
+        response = post_callback(
+            client, f"{CALLBACK_PATH}?call_id={call_id}", status_form("ringing", call, 1)
+        )
         assert response.status_code == 404
     unconfigured = make_app(**telnyx_settings(telnyx_api, TELNYX_PUBLIC_KEY="")).test_client()
-    response = post_callback(unconfigured, f"{CALLBACK_PATH}?call_id={call['id']}",
-                             status_form("ringing", call, 1))
+    response = post_callback(
+        unconfigured, f"{CALLBACK_PATH}?call_id={call['id']}", status_form("ringing", call, 1)
+    )
     assert response.status_code == 404 and "TELNYX_PUBLIC_KEY" in response.json["error"]["message"]
 
 
-def test_a_form_larger_than_telnyx_sends_is_413_before_its_signature_is_checked(telnyx_app,
-                                                                                tenant_a):
+def test_a_form_larger_than_telnyx_sends_is_413_before_its_signature_is_checked(
+    telnyx_app, tenant_a
+):
     client = telnyx_app.test_client()
     call = placed_call(client, tenant_a)
     oversized = {**status_form("completed", call, 1), "Padding": "x" * 40_000}
@@ -242,8 +277,11 @@ def test_a_screening_over_the_telnyx_relay_completes_the_call_with_its_answers(
     call = answered_call(client, tenant_a)
     socket = open_socket(relay, call["id"], relay_query(telnyx_api))
     hold_screening(socket, CALL_SID)
-    done = wait_for(lambda: (
-        (record := read_call(client, tenant_a, call["id"]))["status"] == "completed" and record))
+    done = wait_for(
+        lambda: (
+            (record := read_call(client, tenant_a, call["id"]))["status"] == "completed" and record
+        )
+    )
     assert done["end_reason"] == "completed"
     assert [answer["value"] for answer in done["answers"]][:2] == [6, True]
     said = [turn["text"] for turn in done["transcript"] if turn["speaker"] == "candidate"]
@@ -254,8 +292,9 @@ def test_a_screening_over_the_telnyx_relay_completes_the_call_with_its_answers(
 def test_an_answered_telnyx_call_whose_socket_never_comes_fails_and_is_hung_up_at_telnyx(
     make_app, telnyx_api, tenant_a
 ):
-    app = make_app(**telnyx_settings(telnyx_api, RELAY_CONNECT_TIMEOUT=0.5,
-                                     RELAY_SWEEP_INTERVAL=0.2))
+    app = make_app(
+        **telnyx_settings(telnyx_api, RELAY_CONNECT_TIMEOUT=0.5, RELAY_SWEEP_INTERVAL=0.2)
+    )
     client = app.test_client()
     with RelayInThread(app):
         call = answered_call(client, tenant_a)
@@ -276,9 +315,12 @@ def test_the_deployed_relay_process_holds_a_telnyx_screening_and_refuses_a_token
             open_socket(relay, call["id"], "")
         assert refused.value.response.status_code == 403
         hold_screening(open_socket(relay, call["id"], relay_query(telnyx_api)), CALL_SID)
-        done = wait_for(lambda: (
-            (record := read_call(client, tenant_a, call["id"]))["status"] == "completed"
-            and record))
+        done = wait_for(
+            lambda: (
+                (record := read_call(client, tenant_a, call["id"]))["status"] == "completed"
+                and record
+            )
+        )
     assert done["end_reason"] == "completed" and done["answers"][0]["value"] == 6
 
 
@@ -290,8 +332,9 @@ def expired_token(call_id: str, monkeypatch) -> str:
         return tokens.sign(RELAY_TOKEN_KIND, call_id)
 
 
-@pytest.mark.parametrize("presented", ["none", "forged", "other-call", "expired", "twilio-signed",
-                                       "twice"])
+@pytest.mark.parametrize(
+    "presented", ["none", "forged", "other-call", "expired", "twilio-signed", "twice"]
+)
 def test_a_socket_without_the_calls_valid_token_is_refused_and_records_nothing(
     telnyx_app, telnyx_api, relay, tenant_a, presented, monkeypatch
 ):
@@ -303,8 +346,8 @@ def test_a_socket_without_the_calls_valid_token_is_refused_and_records_nothing(
         query = {
             "none": "",
             "forged": "token=" + genuine.split("=", 1)[1][:-4] + "AAAA",
-            "other-call": "token=" + tokens.sign(RELAY_TOKEN_KIND,
-                                                 "6f1c1c1e-0000-4000-8000-000000000000"),
+            "other-call": "token="
+            + tokens.sign(RELAY_TOKEN_KIND, "6f1c1c1e-0000-4000-8000-000000000000"),
             "expired": "token=" + expired_token(call["id"], monkeypatch),
             "twilio-signed": "",
             "twice": f"{genuine}&{genuine}",
@@ -337,8 +380,12 @@ def test_an_unknown_call_a_second_socket_and_a_finished_call_are_refused(
         open_socket(relay, call["id"], query)
     assert second.value.response.status_code == 409
     first.close()  # Jane hung up after the opening
-    ended = wait_for(lambda: (
-        (record := read_call(client, tenant_a, call["id"]))["status"] != "in_progress" and record))
+    ended = wait_for(
+        lambda: (
+            (record := read_call(client, tenant_a, call["id"]))["status"] != "in_progress"
+            and record
+        )
+    )
     assert ended["end_reason"] == "hung_up"
     with pytest.raises(InvalidStatus) as finished:
         open_socket(relay, call["id"], query)
@@ -360,16 +407,22 @@ def test_a_setup_for_another_telnyx_call_closes_the_socket_with_nothing_recorded
 
 
 def amd(client, call, answered_by, *, voicemail):
-    form = {**status_form("in-progress", call, 9), "AnsweredBy": answered_by,
-            "MachineDetectionDuration": "4100"}
+    form = {
+        **status_form("in-progress", call, 9),
+        "AnsweredBy": answered_by,
+        "MachineDetectionDuration": "4100",
+    }
     path = f"{CALLBACK_PATH}?call_id={call['id']}&event=amd&voicemail={int(voicemail)}"
     assert post_callback(client, path, form).status_code == 200
 
 
-@pytest.mark.parametrize("job_voicemail, verdicts", [
-    (True, ("machine_start", "machine_end_beep")),  # the message waits for the greeting's beep
-    (False, ("human", "machine_start")),  # a person is left alone; a machine is hung up on
-])
+@pytest.mark.parametrize(
+    "job_voicemail, verdicts",
+    [
+        (True, ("machine_start", "machine_end_beep")),  # the message waits for the greeting's beep
+        (False, ("human", "machine_start")),  # a person is left alone; a machine is hung up on
+    ],
+)
 def test_machine_detection_leaves_a_voicemail_after_the_beep_or_hangs_up(
     telnyx_app, telnyx_api, tenant_a, job_voicemail, verdicts
 ):
@@ -400,9 +453,15 @@ def test_a_recording_is_kept_by_reference_streamed_to_the_tenant_and_erased_at_t
     client = telnyx_app.test_client()
     client.put("/v1/call-settings", json={"recording": True}, headers=tenant_a.headers)
     call = answered_call(client, tenant_a)
-    form = {"AccountSid": telnyx_settings(telnyx_api)["TELNYX_ACCOUNT_SID"], "CallSid": CALL_SID,
-            "RecordingSid": RECORDING_SID, "RecordingStatus": "completed",
-            "RecordingChannels": "2", "RecordingDuration": "73", "RecordingSource": "OutboundAPI"}
+    form = {
+        "AccountSid": telnyx_settings(telnyx_api)["TELNYX_ACCOUNT_SID"],
+        "CallSid": CALL_SID,
+        "RecordingSid": RECORDING_SID,
+        "RecordingStatus": "completed",
+        "RecordingChannels": "2",
+        "RecordingDuration": "73",
+        "RecordingSource": "OutboundAPI",
+    }
     path = f"{CALLBACK_PATH}?call_id={call['id']}&event=recording"
     assert post_callback(client, path, {**form, "RecordingSid": "../../x"}).status_code == 422
     assert post_callback(client, path, form).status_code == 200
@@ -411,8 +470,9 @@ def test_a_recording_is_kept_by_reference_streamed_to_the_tenant_and_erased_at_t
     audio = client.get(f"/v1/calls/{call['id']}/recording", headers=tenant_a.headers)
     assert audio.status_code == 200 and audio.mimetype == "audio/mpeg" and audio.data == AUDIO
     assert telnyx_api.recording_reads == [f"Bearer {API_KEY}"]
-    assert client.get(f"/v1/calls/{call['id']}/recording",
-                      headers=tenant_b.headers).status_code == 404
+    assert (
+        client.get(f"/v1/calls/{call['id']}/recording", headers=tenant_b.headers).status_code == 404
+    )
     erased = client.delete(f"/v1/candidates/{call['candidate_id']}", headers=tenant_a.headers)
     assert erased.status_code in (200, 204), erased.get_data(as_text=True)
     assert telnyx_api.recording_deletes == [RECORDING_PATH]
@@ -446,4 +506,3 @@ def test_telnyx_refusing_an_opted_out_number_fails_the_reminder_and_opts_the_can
     assert failed["status"] == "failed" and failed["attempts"] == 1 and "40300" in failed["error"]
     opted_out = client.get(f"/v1/candidates/{candidate['id']}", headers=tenant_a.headers).json
     assert opted_out["contact_opt_out"] is True
-

@@ -31,7 +31,9 @@ def sms_app(make_app):
 def pending_call(client, tenant, phone_no=NUMBER) -> dict:
     """A queued scheduled call to a Chicago candidate about a job with the default window (09:00-17:00, Mon-Fri)."""
     job = create_job_with_questions(client, tenant)
-    client.patch(f"/v1/jobs/{job['id']}/scheduling", json={"scheduling": True}, headers=tenant.headers)
+    client.patch(
+        f"/v1/jobs/{job['id']}/scheduling", json={"scheduling": True}, headers=tenant.headers
+    )
     candidate = create_candidate(client, tenant, phone_no=phone_no)
     (call,) = calls_of(client, tenant, create_application(client, tenant, job, candidate))
     assert call["status"] == "queued"
@@ -62,9 +64,13 @@ def test_a_time_in_words_moves_the_call_in_the_candidates_zone(sms_app, tenant_a
     answer = incoming_message(client, f"Call me on {day:%B} {day.day} at 2:30pm please", NUMBER)
     assert answer.status_code == 200 and said(answer).startswith("Done: we will call you on")
     moved = get_call(client, tenant_a, call["id"])
-    assert local(moved["scheduled_for"]) == dt.datetime.combine(day, dt.time(14, 30), tzinfo=CHICAGO)
+    assert local(moved["scheduled_for"]) == dt.datetime.combine(
+        day, dt.time(14, 30), tzinfo=CHICAGO
+    )
     assert moved["booked_by"] == "candidate_sms" and moved["status"] == "queued"
-    assert "2:30" not in said(answer) and "14:30" in said(answer) and "America/Chicago" in said(answer)
+    assert (
+        "2:30" not in said(answer) and "14:30" in said(answer) and "America/Chicago" in said(answer)
+    )
 
 
 def test_a_day_part_and_later_pick_allowed_moments(sms_app, tenant_a):
@@ -97,9 +103,14 @@ def test_ok_confirms_and_wrong_number_stops_calls_and_texts(sms_app, tenant_a):
     stopped = incoming_message(client, "Sorry, wrong number", NUMBER)
     assert "not call or text this number again" in said(stopped)
     candidate = client.get(f"/v1/candidates/{call['candidate_id']}", headers=tenant_a.headers).json
-    assert candidate["consent"]["voice"]["granted"] is False and candidate["consent"]["sms"]["source"] == "candidate_sms"
+    assert (
+        candidate["consent"]["voice"]["granted"] is False
+        and candidate["consent"]["sms"]["source"] == "candidate_sms"
+    )
     assert get_call(client, tenant_a, call["id"])["status"] == "canceled"
-    assert said(incoming_message(client, "hello?", NUMBER)) is None  # no pending call now: nothing back
+    assert (
+        said(incoming_message(client, "hello?", NUMBER)) is None
+    )  # no pending call now: nothing back
 
 
 def test_what_is_not_understood_gets_one_help_text_only(sms_app, tenant_a):

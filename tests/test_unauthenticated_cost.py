@@ -32,12 +32,14 @@ class CountingBody(io.RawIOBase):
         out = bytearray()
         while count > 0 and start < self.size:
             if start < len(self.head):
-                piece = self.head[start:start + count]
+                piece = self.head[start : start + count]
             elif start >= body_end:
-                piece = self.tail[start - body_end:start - body_end + count]
+                piece = self.tail[start - body_end : start - body_end + count]
             else:
                 offset = (start - len(self.head)) % len(self.pattern)
-                piece = (self.pattern[offset:] * (count // len(self.pattern) + 2))[:min(count, body_end - start)]
+                piece = (self.pattern[offset:] * (count // len(self.pattern) + 2))[
+                    : min(count, body_end - start)
+                ]
             out += piece
             start += len(piece)
             count -= len(piece)
@@ -45,7 +47,7 @@ class CountingBody(io.RawIOBase):
 
     def readinto(self, buffer) -> int:
         data = self.byte_at(self.position, len(buffer))
-        buffer[:len(data)] = data
+        buffer[: len(data)] = data
         self.position += len(data)
         return len(data)
 
@@ -54,8 +56,15 @@ class CountingBody(io.RawIOBase):
         return self.position
 
 
-def post_counted(client, path: str, body: CountingBody, content_type: str, headers: dict | None = None, *,
-                 chunked: bool = False):
+def post_counted(
+    client,
+    path: str,
+    body: CountingBody,
+    content_type: str,
+    headers: dict | None = None,
+    *,
+    chunked: bool = False,
+):
     environ = EnvironBuilder(path=path, method="POST", headers=headers or {}).get_environ()
     environ.update({"CONTENT_TYPE": content_type, "wsgi.input": io.BufferedReader(body)})
     if chunked:
@@ -86,7 +95,9 @@ def test_a_large_person_body_without_a_key_is_401_without_being_read(client, pat
 
 
 def test_a_large_person_body_with_a_bad_key_inside_is_401_without_being_read(client):
-    body = CountingBody(API_KEY_BODY_MAX_BYTES + 1, b'{"api_key":"hk_' + b"x" * 40 + b'","x":[{}', b",{}", b"]}")
+    body = CountingBody(
+        API_KEY_BODY_MAX_BYTES + 1, b'{"api_key":"hk_' + b"x" * 40 + b'","x":[{}', b",{}", b"]}"
+    )
     answer = post_counted(client, "/v1/person/search", body, "application/json")
     assert answer.status_code == 401 and body.bytes_read == 0
 
@@ -99,9 +110,13 @@ def test_a_chunked_person_body_without_a_key_is_401_without_being_read(client):
 
 def test_a_small_person_body_still_carries_the_key(client, tenant_a):
     padding = "x" * (API_KEY_BODY_MAX_BYTES - 200)
-    answer = client.post("/v1/person/search", json={"api_key": tenant_a.key, "size": 1, "padding": padding})
+    answer = client.post(
+        "/v1/person/search", json={"api_key": tenant_a.key, "size": 1, "padding": padding}
+    )
     assert answer.status_code not in (401, 403), answer.json
-    too_big = client.post("/v1/person/search", json={"api_key": tenant_a.key, "padding": padding + "x" * 400})
+    too_big = client.post(
+        "/v1/person/search", json={"api_key": tenant_a.key, "padding": padding + "x" * 400}
+    )
     assert too_big.status_code == 401
 
 
@@ -115,42 +130,82 @@ def test_twilio_callbacks_without_twilio_configured_are_404_without_reading(clie
 
 @pytest.fixture
 def twilio_client(make_app):
-    return make_app(TWILIO_AUTH_TOKEN=AUTH_TOKEN, TWILIO_CALLBACK_BASE_URL=PUBLIC_BASE).test_client()
+    return make_app(
+        TWILIO_AUTH_TOKEN=AUTH_TOKEN, TWILIO_CALLBACK_BASE_URL=PUBLIC_BASE
+    ).test_client()
 
 
 @pytest.mark.parametrize("path", ["/v1/calls/callbacks/twilio", "/v1/calls/callbacks/twilio/sms"])
 def test_a_callback_form_larger_than_twilio_sends_is_413_without_reading(twilio_client, path):
     body = many_fields(BIG)
-    answer = post_counted(twilio_client, path, body, "application/x-www-form-urlencoded",
-                          {"X-Twilio-Signature": "not-checked"})
+    answer = post_counted(
+        twilio_client,
+        path,
+        body,
+        "application/x-www-form-urlencoded",
+        {"X-Twilio-Signature": "not-checked"},
+    )
     assert answer.status_code == 413, answer.json
     assert body.bytes_read == 0
 
 
 def test_a_chunked_callback_form_is_read_only_up_to_its_bound(twilio_client):
     body = many_fields(BIG)
-    answer = post_counted(twilio_client, "/v1/calls/callbacks/twilio/sms", body, "application/x-www-form-urlencoded",
-                          {"X-Twilio-Signature": "x"}, chunked=True)
+    answer = post_counted(
+        twilio_client,
+        "/v1/calls/callbacks/twilio/sms",
+        body,
+        "application/x-www-form-urlencoded",
+        {"X-Twilio-Signature": "x"},
+        chunked=True,
+    )
     assert answer.status_code == 413, answer.json
-    assert body.bytes_read <= TWILIO_FORM.max_bytes + 64 * 1024  # one read piece past the bound at most
+    assert (
+        body.bytes_read <= TWILIO_FORM.max_bytes + 64 * 1024
+    )  # one read piece past the bound at most
 
 
 def test_a_callback_form_of_too_many_fields_is_413_before_it_is_parsed(twilio_client):
     body = many_fields(TWILIO_FORM.max_bytes)  # within the byte bound: 8,192 fields
-    answer = post_counted(twilio_client, "/v1/calls/callbacks/twilio/sms", body, "application/x-www-form-urlencoded",
-                          {"X-Twilio-Signature": "x"})
+    answer = post_counted(
+        twilio_client,
+        "/v1/calls/callbacks/twilio/sms",
+        body,
+        "application/x-www-form-urlencoded",
+        {"X-Twilio-Signature": "x"},
+    )
     assert answer.status_code == 413, answer.json
     assert f"more than the {TWILIO_FORM.max_fields} fields" in answer.json["error"]["message"]
 
 
 def test_the_largest_form_twilio_sends_is_still_checked_for_its_signature(twilio_client):
     """An SMS of 1,600 characters that percent-encode at their longest, with the fields Twilio sends."""
-    form = {"MessageSid": "SM" + "0" * 32, "AccountSid": "AC" + "0" * 32, "From": "+14155550100",
-            "To": "+14155550000", "Body": "\u20ac" * 1600, "NumMedia": "10",
-            **{f"MediaUrl{index}": "https://api.twilio.com/" + "m" * 120 for index in range(10)},
-            **{f"MediaContentType{index}": "image/jpeg" for index in range(10)},
-            **{name: "x" * 20 for name in ("FromCity", "FromState", "FromZip", "FromCountry", "ToCity", "ToState",
-                                           "ToZip", "ToCountry", "SmsStatus", "ApiVersion", "NumSegments")}}
+    form = {
+        "MessageSid": "SM" + "0" * 32,
+        "AccountSid": "AC" + "0" * 32,
+        "From": "+14155550100",
+        "To": "+14155550000",
+        "Body": "\u20ac" * 1600,
+        "NumMedia": "10",
+        **{f"MediaUrl{index}": "https://api.twilio.com/" + "m" * 120 for index in range(10)},
+        **{f"MediaContentType{index}": "image/jpeg" for index in range(10)},
+        **{
+            name: "x" * 20
+            for name in (
+                "FromCity",
+                "FromState",
+                "FromZip",
+                "FromCountry",
+                "ToCity",
+                "ToState",
+                "ToZip",
+                "ToCountry",
+                "SmsStatus",
+                "ApiVersion",
+                "NumSegments",
+            )
+        },
+    }
     assert callback(twilio_client, "/v1/calls/callbacks/twilio/sms", form).status_code == 200
     forged = callback(twilio_client, "/v1/calls/callbacks/twilio/sms", form, signature="forged")
     assert forged.status_code == 403

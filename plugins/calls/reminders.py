@@ -18,7 +18,12 @@ from flask import current_app
 from app.data.db import utcnow
 from app.outbound.notify import get_notifier
 from plugins.calls import dispatch
-from plugins.calls.calling_hours import contact_refusal, hours_description, is_quiet_at, next_allowed_at
+from plugins.calls.calling_hours import (
+    contact_refusal,
+    hours_description,
+    is_quiet_at,
+    next_allowed_at,
+)
 from plugins.calls.models import (
     CANCELED,
     FAILED,
@@ -41,12 +46,19 @@ from plugins.candidates.services import opt_out_phone_number
 
 log = logging.getLogger("hirekit.calls")
 
-CLAIM_SLACK = dt.timedelta(seconds=5)  # a job RQ's scheduler moved a moment early still finds its reminder due
+CLAIM_SLACK = dt.timedelta(
+    seconds=5
+)  # a job RQ's scheduler moved a moment early still finds its reminder due
 BATCH = 500
-NO_SMS_TYPES = {phonenumbers.PhoneNumberType.FIXED_LINE, phonenumbers.PhoneNumberType.TOLL_FREE,
-                phonenumbers.PhoneNumberType.PREMIUM_RATE, phonenumbers.PhoneNumberType.SHARED_COST,
-                phonenumbers.PhoneNumberType.UAN, phonenumbers.PhoneNumberType.VOICEMAIL,
-                phonenumbers.PhoneNumberType.PAGER}
+NO_SMS_TYPES = {
+    phonenumbers.PhoneNumberType.FIXED_LINE,
+    phonenumbers.PhoneNumberType.TOLL_FREE,
+    phonenumbers.PhoneNumberType.PREMIUM_RATE,
+    phonenumbers.PhoneNumberType.SHARED_COST,
+    phonenumbers.PhoneNumberType.UAN,
+    phonenumbers.PhoneNumberType.VOICEMAIL,
+    phonenumbers.PhoneNumberType.PAGER,
+}
 
 
 class ReminderRefused(Exception):
@@ -55,10 +67,15 @@ class ReminderRefused(Exception):
 
 # ---- planning: with the attempt --------------------------------------------------------------------------------------
 
+
 def wanted_channels(call: Call, schedule: dict) -> list[str]:
     """The channels the job's schedule setting reminds through for this attempt (the first, or every one with _repeat)."""
-    return [channel for channel in REMINDER_CHANNELS
-            if schedule.get(f"{channel}_enabled") and (call.attempt == 1 or schedule.get(f"{channel}_repeat"))]
+    return [
+        channel
+        for channel in REMINDER_CHANNELS
+        if schedule.get(f"{channel}_enabled")
+        and (call.attempt == 1 or schedule.get(f"{channel}_repeat"))
+    ]
 
 
 def plan_reminders(call: Call, schedule: dict) -> list[CallReminder]:
@@ -67,14 +84,29 @@ def plan_reminders(call: Call, schedule: dict) -> list[CallReminder]:
     now = utcnow()
     planned = []
     for channel in wanted_channels(call, schedule):
-        due = max(call.scheduled_for - dt.timedelta(minutes=int(schedule.get(f"{channel}_notify_minutes") or 0)), now)
-        reminder = CallReminder.get_or_none((CallReminder.call == call.id) & (CallReminder.channel == channel))
+        due = max(
+            call.scheduled_for
+            - dt.timedelta(minutes=int(schedule.get(f"{channel}_notify_minutes") or 0)),
+            now,
+        )
+        reminder = CallReminder.get_or_none(
+            (CallReminder.call == call.id) & (CallReminder.channel == channel)
+        )
         if reminder is None:
             address, reason = address_of(call.candidate, channel)
-            reminder = CallReminder.create(tenant=call.tenant_id, call=call.id, channel=channel, address=address,
-                                           due_at=due, status=SKIPPED if reason else PENDING, error=reason)
+            reminder = CallReminder.create(
+                tenant=call.tenant_id,
+                call=call.id,
+                channel=channel,
+                address=address,
+                due_at=due,
+                status=SKIPPED if reason else PENDING,
+                error=reason,
+            )
         elif reminder.status == PENDING:
-            CallReminder.update(due_at=due, updated_at=now).where(CallReminder.id == reminder.id).execute()
+            CallReminder.update(due_at=due, updated_at=now).where(
+                CallReminder.id == reminder.id
+            ).execute()
             reminder.due_at = due
         if reminder.status == PENDING:
             dispatch.remind_at(reminder.id, reminder.attempts, due.replace(tzinfo=dt.timezone.utc))
@@ -86,7 +118,9 @@ def address_of(candidate: Candidate, channel: str) -> tuple[str | None, str | No
     """(the candidate's address on `channel`, why it cannot be used or None)."""
     if candidate.contact_opt_out:
         return None, OPTED_OUT
-    refusal = contact_refusal(candidate, channel)  # consent on the channel; the do-not-call list for texts
+    refusal = contact_refusal(
+        candidate, channel
+    )  # consent on the channel; the do-not-call list for texts
     if refusal:
         return (candidate.email if channel == REMINDER_EMAIL else candidate.phone_no), refusal
     if channel == REMINDER_EMAIL:
@@ -107,11 +141,14 @@ def address_of(candidate: Candidate, channel: str) -> tuple[str | None, str | No
 
 
 def kind_name(kind: int) -> str:
-    names = {value: name for name, value in vars(phonenumbers.PhoneNumberType).items() if name.isupper()}
+    names = {
+        value: name for name, value in vars(phonenumbers.PhoneNumberType).items() if name.isupper()
+    }
     return names.get(kind, "non-mobile").lower().replace("_", " ")
 
 
 # ---- sending: one claim, one message -------------------------------------------------------------------------------
+
 
 def send_reminder(reminder_id, now: dt.datetime | None = None) -> str:
     """Send the reminder if this run claims it; answers its status afterwards ("" when another run had it)."""
@@ -137,21 +174,41 @@ def send_reminder(reminder_id, now: dt.datetime | None = None) -> str:
     except ReminderRefused as exc:
         return finish(reminder, FAILED, address=address, error=str(exc))
     except Exception as exc:  # noqa: BLE001 - a transport error: retried while the call is still ahead
-        log.warning("reminder %s (%s to %s) failed: %s", reminder.id, reminder.channel, address, exc)
+        log.warning(
+            "reminder %s (%s to %s) failed: %s", reminder.id, reminder.channel, address, exc
+        )
         return retry_or_fail(reminder, call, address, f"{type(exc).__name__}: {exc}")
-    return finish(reminder, SENT, address=address, sent_at=utcnow(), provider_message_id=message_id, error=None)
+    return finish(
+        reminder,
+        SENT,
+        address=address,
+        sent_at=utcnow(),
+        provider_message_id=message_id,
+        error=None,
+    )
 
 
-def wait_for_calling_hours(reminder: CallReminder, call: Call, candidate: Candidate, address: str,
-                           now: dt.datetime) -> str:
+def wait_for_calling_hours(
+    reminder: CallReminder, call: Call, candidate: Candidate, address: str, now: dt.datetime
+) -> str:
     """A text due in the candidate's quiet hours waits for their calling hours, if they open before the call; else
     it is skipped, saying why."""
     opens = next_allowed_at(candidate, None, now)
     if opens is None or opens >= call.scheduled_for:
-        return finish(reminder, SKIPPED, address=address,
-                      error=f"the candidate's quiet hours last until the call ({hours_description(candidate)})")
-    status = finish(reminder, PENDING, address=address, due_at=opens,
-                    error=f"waiting for the candidate's calling hours ({hours_description(candidate)})")
+        return finish(
+            reminder,
+            SKIPPED,
+            address=address,
+            error="the candidate's quiet hours last until the call "
+            f"({hours_description(candidate)})",
+        )
+    status = finish(
+        reminder,
+        PENDING,
+        address=address,
+        due_at=opens,
+        error=f"waiting for the candidate's calling hours ({hours_description(candidate)})",
+    )
     if status == PENDING:
         dispatch.remind_at(reminder.id, reminder.attempts, opens.replace(tzinfo=dt.timezone.utc))
     return status
@@ -159,9 +216,17 @@ def wait_for_calling_hours(reminder: CallReminder, call: Call, candidate: Candid
 
 def claim(reminder_id, now: dt.datetime) -> bool:
     """Take the pending, due reminder in one conditional update: only the run that wins it sends."""
-    return bool(CallReminder.update(status=SENDING, claimed_at=now, attempts=CallReminder.attempts + 1, updated_at=now)
-                .where((CallReminder.id == reminder_id) & (CallReminder.status == PENDING)
-                       & (CallReminder.due_at <= now + CLAIM_SLACK)).execute())
+    return bool(
+        CallReminder.update(
+            status=SENDING, claimed_at=now, attempts=CallReminder.attempts + 1, updated_at=now
+        )
+        .where(
+            (CallReminder.id == reminder_id)
+            & (CallReminder.status == PENDING)
+            & (CallReminder.due_at <= now + CLAIM_SLACK)
+        )
+        .execute()
+    )
 
 
 def deliver(channel: str, address: str, call: Call, candidate: Candidate) -> str | None:
@@ -170,13 +235,19 @@ def deliver(channel: str, address: str, call: Call, candidate: Candidate) -> str
         subject, text, html = email_message(call, candidate)
         try:
             get_notifier().send_email(address, subject, text, html)
-        except smtplib.SMTPRecipientsRefused as exc:  # a 4xx (greylisting, a full mailbox) is worth a retry
+        except (
+            smtplib.SMTPRecipientsRefused
+        ) as exc:  # a 4xx (greylisting, a full mailbox) is worth a retry
             if all(code >= 500 for code, _ in exc.recipients.values()):
-                raise ReminderRefused(f"the mail server refused the recipient: {exc.recipients}") from exc
+                raise ReminderRefused(
+                    f"the mail server refused the recipient: {exc.recipients}"
+                ) from exc
             raise
         except smtplib.SMTPResponseException as exc:  # the sender or the message refused
             if exc.smtp_code >= 500:
-                raise ReminderRefused(f"the mail server refused the message ({exc.smtp_code}): {exc.smtp_error!r}") from exc
+                raise ReminderRefused(
+                    f"the mail server refused the message ({exc.smtp_code}): {exc.smtp_error!r}"
+                ) from exc
             raise
         return None
     return get_provider().send_sms(address, sms_message(call, candidate))
@@ -189,35 +260,52 @@ def retry_or_fail(reminder: CallReminder, call: Call, address: str, error: str) 
     if reminder.attempts <= len(delays):
         retry_at = utcnow() + dt.timedelta(seconds=delays[reminder.attempts - 1])
         if retry_at < call.scheduled_for:
-            status = finish(reminder, PENDING, address=address, due_at=retry_at,
-                            error=f"attempt {reminder.attempts} failed ({error}); trying again at "
-                                  f"{retry_at.isoformat(timespec='seconds')}Z")
+            status = finish(
+                reminder,
+                PENDING,
+                address=address,
+                due_at=retry_at,
+                error=f"attempt {reminder.attempts} failed ({error}); trying again at "
+                f"{retry_at.isoformat(timespec='seconds')}Z",
+            )
             if status == PENDING:
-                dispatch.remind_at(reminder.id, reminder.attempts, retry_at.replace(tzinfo=dt.timezone.utc))
+                dispatch.remind_at(
+                    reminder.id, reminder.attempts, retry_at.replace(tzinfo=dt.timezone.utc)
+                )
             return status
-    return finish(reminder, FAILED, address=address,
-                  error=f"not sent after {reminder.attempts} attempt(s): {error}")
+    return finish(
+        reminder,
+        FAILED,
+        address=address,
+        error=f"not sent after {reminder.attempts} attempt(s): {error}",
+    )
 
 
 def finish(reminder: CallReminder, status: str, **values) -> str:
     """Record the outcome of this run's claim; answers the status the row has now."""
     CallReminder.update(status=status, updated_at=utcnow(), **values).where(
-        (CallReminder.id == reminder.id) & (CallReminder.status == SENDING)).execute()
+        (CallReminder.id == reminder.id) & (CallReminder.status == SENDING)
+    ).execute()
     return CallReminder.select(CallReminder.status).where(CallReminder.id == reminder.id).scalar()
 
 
 # ---- canceling, and the sweep --------------------------------------------------------------------------------------
 
+
 def cancel_reminders(condition, reason: str) -> int:
     """Cancel the pending reminders matching `condition` (their jobs find nothing to claim when they run)."""
-    return (CallReminder.update(status=CANCELED, error=reason, updated_at=utcnow())
-            .where(condition & (CallReminder.status == PENDING)).execute())
+    return (
+        CallReminder.update(status=CANCELED, error=reason, updated_at=utcnow())
+        .where(condition & (CallReminder.status == PENDING))
+        .execute()
+    )
 
 
 def pending_job_ids(call_id) -> list[str]:
     """The queue's job ids of the call's pending reminders."""
     query = CallReminder.select(CallReminder.id, CallReminder.attempts).where(
-        (CallReminder.call == call_id) & (CallReminder.status == PENDING))
+        (CallReminder.call == call_id) & (CallReminder.status == PENDING)
+    )
     return [dispatch.reminder_job_id(reminder.id, reminder.attempts) for reminder in query]
 
 
@@ -226,8 +314,12 @@ def send_due_reminders(now: dt.datetime | None = None) -> int:
     ones a dead run left claimed; answers how many were sent."""
     now = now or utcnow()
     abandon_stale_claims(now)
-    due = (CallReminder.select(CallReminder.id).where((CallReminder.status == PENDING) & (CallReminder.due_at <= now))
-           .order_by(CallReminder.due_at).limit(BATCH))
+    due = (
+        CallReminder.select(CallReminder.id)
+        .where((CallReminder.status == PENDING) & (CallReminder.due_at <= now))
+        .order_by(CallReminder.due_at)
+        .limit(BATCH)
+    )
     return sum(send_reminder(reminder.id, now) == SENT for reminder in list(due))
 
 
@@ -235,7 +327,13 @@ def abandon_stale_claims(now: dt.datetime) -> int:
     """A reminder claimed REMINDER_LEASE_SECONDS ago with no outcome was being sent by a run that died: it may have
     gone, so it is failed, never sent again."""
     lease = dt.timedelta(seconds=float(current_app.config["REMINDER_LEASE_SECONDS"]))
-    return (CallReminder.update(status=FAILED, updated_at=now,
-                                error="the run sending it stopped before recording the outcome; not sent again, "
-                                      "since it may have gone")
-            .where((CallReminder.status == SENDING) & (CallReminder.claimed_at < now - lease)).execute())
+    return (
+        CallReminder.update(
+            status=FAILED,
+            updated_at=now,
+            error="the run sending it stopped before recording the outcome; not sent again, "
+            "since it may have gone",
+        )
+        .where((CallReminder.status == SENDING) & (CallReminder.claimed_at < now - lease))
+        .execute()
+    )

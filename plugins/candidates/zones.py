@@ -23,12 +23,12 @@ UNKNOWN_ZONE = "Etc/Unknown"  # what phonenumbers answers for a number it has no
 # their people (a state split between zones takes its larger part)
 REGION_ZONES = {
     "America/New_York": "ct de dc fl ga in ky ma md me mi nc nh nj ny oh pa ri sc va vt wv connecticut delaware "
-                        "district-of-columbia florida georgia indiana kentucky maine maryland massachusetts michigan "
-                        "new-hampshire new-jersey new-york north-carolina ohio pennsylvania rhode-island "
-                        "south-carolina vermont virginia west-virginia on qc ontario quebec nu nunavut",
-    "America/Chicago": "al ar ia il ks la mn mo ms nd ne ok sd tn tx wi alabama arkansas iowa illinois kansas louisiana "
-                       "minnesota missouri mississippi north-dakota nebraska oklahoma south-dakota texas wisconsin tennessee "
-                       "mb manitoba",
+    "district-of-columbia florida georgia indiana kentucky maine maryland massachusetts michigan "
+    "new-hampshire new-jersey new-york north-carolina ohio pennsylvania rhode-island "
+    "south-carolina vermont virginia west-virginia on qc ontario quebec nu nunavut",
+    "America/Chicago": "al ar ia il ks la mn mo ms nd ne ok sd tn tx wi alabama arkansas iowa "
+    "illinois kansas louisiana minnesota missouri mississippi north-dakota nebraska oklahoma "
+    "south-dakota texas wisconsin tennessee mb manitoba",
     "America/Denver": "co mt nm ut wy id colorado montana new-mexico utah wyoming idaho ab alberta nt northwest-territories",
     "America/Phoenix": "az arizona",
     "America/Los_Angeles": "ca nv or wa california nevada oregon washington bc british-columbia",
@@ -78,7 +78,9 @@ def _regions_by_country_name() -> dict[str, str]:
             name = geocoder.country_name_for_number(example, "en")
             if name:
                 regions.setdefault(_words(name), region)
-    regions.update({"usa": "US", "united-states-of-america": "US", "uk": "GB", "great-britain": "GB"})
+    regions.update(
+        {"usa": "US", "united-states-of-america": "US", "uk": "GB", "great-britain": "GB"}
+    )
     return regions
 
 
@@ -98,7 +100,9 @@ def country_zones(country: str | None) -> tuple[str, ...]:
     example = phonenumbers.example_number(region) if region else None
     if example is None:
         return ()
-    return tuple(zone for zone in phone_zones.time_zones_for_number(example) if zone != UNKNOWN_ZONE)
+    return tuple(
+        zone for zone in phone_zones.time_zones_for_number(example) if zone != UNKNOWN_ZONE
+    )
 
 
 def location_zones(state_name: str | None, city: str | None, country: str | None) -> list[str]:
@@ -123,7 +127,9 @@ def inferred_zone(candidate, default_zone) -> tuple[str, str]:
         return from_phone[0], PHONE
     if from_phone:
         areas = {zone.split("/", 1)[0] for zone in from_phone}
-        narrowed = [zone for zone in from_location if zone in from_phone or zone.split("/", 1)[0] in areas]
+        narrowed = [
+            zone for zone in from_location if zone in from_phone or zone.split("/", 1)[0] in areas
+        ]
         if narrowed:
             return narrowed[0], LOCATION
     elif from_location:
@@ -157,8 +163,13 @@ def zone_columns(candidate) -> dict:
 def refresh_zone(candidate) -> None:
     """Recompute the stored zone after a change of phone number or location (no write when it is unchanged)."""
     columns = zone_columns(candidate)
-    if columns["timezone"] != candidate.timezone or columns["timezone_source"] != candidate.timezone_source:
-        type(candidate).update(updated_at=utcnow(), **columns).where(type(candidate).id == candidate.id).execute()
+    if (
+        columns["timezone"] != candidate.timezone
+        or columns["timezone_source"] != candidate.timezone_source
+    ):
+        type(candidate).update(updated_at=utcnow(), **columns).where(
+            type(candidate).id == candidate.id
+        ).execute()
         for name, value in columns.items():
             setattr(candidate, name, value)
 
@@ -167,9 +178,10 @@ def refresh_default_zones(tenant_id: str) -> int:
     """The tenant's default zone changed: its candidates whose zone was the tenant's or the server's follow it."""
     from plugins.candidates.models import Candidate
 
-    query = Candidate.select().where((Candidate.tenant == tenant_id)
-                                     & (Candidate.timezone_source.in_((TENANT, SERVER))
-                                        | Candidate.timezone_source.is_null()))
+    query = Candidate.select().where(
+        (Candidate.tenant == tenant_id)
+        & (Candidate.timezone_source.in_((TENANT, SERVER)) | Candidate.timezone_source.is_null())
+    )
     count = 0
     for candidate in query:
         before = (candidate.timezone, candidate.timezone_source)
@@ -185,6 +197,8 @@ def set_explicit_zone(candidate, zone: str | None) -> None:
     else:
         candidate.timezone_source = None
         columns = zone_columns(candidate)
-    type(candidate).update(updated_at=utcnow(), **columns).where(type(candidate).id == candidate.id).execute()
+    type(candidate).update(updated_at=utcnow(), **columns).where(
+        type(candidate).id == candidate.id
+    ).execute()
     for name, value in columns.items():
         setattr(candidate, name, value)
