@@ -113,6 +113,34 @@ def test_ok_confirms_and_wrong_number_stops_calls_and_texts(sms_app, tenant_a):
     )  # no pending call now: nothing back
 
 
+@pytest.mark.parametrize("refusal", ["do-not-call", "no consent to texts"])
+def test_wrong_number_from_a_number_refusing_texts_stops_calls_but_gets_no_text(
+    sms_app, tenant_a, refusal
+):
+    from plugins.calls.telephony import get_provider
+
+    client = sms_app.test_client()
+    call = pending_call(client, tenant_a)
+    if refusal == "do-not-call":
+        listed = client.post("/v1/do-not-call", json={"phone_no": NUMBER}, headers=tenant_a.headers)
+        assert listed.status_code == 201
+    else:
+        revoked = client.put(
+            f"/v1/candidates/{call['candidate_id']}/consent",
+            json={"sms": False},
+            headers=tenant_a.headers,
+        )
+        assert revoked.status_code == 200
+    answer = incoming_message(client, "wrong number", NUMBER)
+    assert answer.status_code == 200 and said(answer) is None
+    with sms_app.app_context():
+        assert list(get_provider().messages) == []
+    candidate = client.get(f"/v1/candidates/{call['candidate_id']}", headers=tenant_a.headers).json
+    # the action is still taken: no more calls
+    assert candidate["consent"]["voice"]["granted"] is False
+    assert get_call(client, tenant_a, call["id"])["status"] == "canceled"
+
+
 def test_what_is_not_understood_gets_one_help_text_only(sms_app, tenant_a):
     client = sms_app.test_client()
     pending_call(client, tenant_a)

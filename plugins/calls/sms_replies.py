@@ -122,12 +122,13 @@ def answer(sender: str, body: str) -> Reply:
         return Reply(None)
     candidate = call.candidate
     text = normalized(body or "")
+    # no consent to texts, or the number is on the do-not-call list: nothing is texted back
+    refused = contact_refusal(candidate, contact_consent.SMS, sender)
     if WRONG_NUMBER.search(text):
-        return wrong_number(sender)
-    if contact_refusal(candidate, contact_consent.SMS, sender):
-        return Reply(
-            None
-        )  # no consent to texts, or the number is on the do-not-call list: act on nothing more
+        stopped = wrong_number(sender)  # calls and texts stop whatever the number refused before
+        return Reply(None) if refused else stopped
+    if refused:
+        return Reply(None)  # and nothing more is acted on
     if len(body or "") > MAX_REPLY_TEXT or not text:
         return help_once(call)
     if text in CONFIRM_WORDS:
