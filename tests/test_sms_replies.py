@@ -1,6 +1,9 @@
 """Two-way SMS: replies to a reminder move, confirm or stop the pending call in the candidate's zone and get a short
 answer; what is not understood gets one help text per call; STOP still opts out; a number with no pending call gets
-nothing back; unsigned messages are refused."""
+nothing back; unsigned messages are refused.
+
+What a text asks is done at once, but its answer never goes in the candidate's quiet hours: it
+waits for their calling hours."""
 
 from __future__ import annotations
 
@@ -10,9 +13,11 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
+from app.data.db import database
 from tests.call_factories import create_application, create_candidate, create_job_with_questions
 from tests.test_call_reminders import get_call
-from tests.test_call_scheduling import calls_of
+from tests.test_call_scheduling import calls_of, scheduled_job
+from tests.test_calling_hours import zone_with_local_hour
 from tests.test_contact_opt_out import AUTH_TOKEN, PUBLIC_BASE, incoming_message
 
 from tests.conftest import RECRUITMENT
@@ -167,3 +172,123 @@ def test_an_unsigned_reply_is_403_and_moves_nothing(sms_app, tenant_a):
     refused = incoming_message(client, "tomorrow 10am", NUMBER, sign=False)
     assert refused.status_code == 403
     assert get_call(client, tenant_a, call["id"])["scheduled_for"] == call["scheduled_for"]
+
+
+# ---- the candidate's hours: answers never go in their quiet hours --------------------------------
+
+
+@pytest.fixture
+def night_app(make_app):
+    """Texts answered as sms_app's are, under calling hours of 08:00-21:00 in the candidate's
+    zone."""
+    return make_app(
+        TWILIO_AUTH_TOKEN=AUTH_TOKEN,
+        TWILIO_CALLBACK_BASE_URL=PUBLIC_BASE,
+        CALLING_HOURS="08:00-21:00",
+    )
+
+
+def call_in_zone(client, tenant, zone: str, **setting) -> dict:
+    """The queued call to NUMBER of a candidate living in `zone`, on a job whose window is always
+    open (the calling hours alone bind), scheduled by `setting`."""
+    job = scheduled_job(client, tenant, **setting)
+    candidate = create_candidate(client, tenant, phone_no=NUMBER)
+    zoned = client.put(
+        f"/v1/candidates/{candidate['id']}/timezone",
+        json={"timezone": zone},
+        headers=tenant.headers,
+    )
+    assert zoned.status_code == 200
+    (call,) = calls_of(client, tenant, create_application(client, tenant, job, candidate))
+    assert call["status"] == "queued"
+    return call
+
+
+def held_reply(client, tenant, call: dict) -> dict:
+    (reply,) = [
+        r for r in get_call(client, tenant, call["id"])["reminders"] if r["channel"] == "reply"
+    ]
+    return reply
+
+
+def naive_utc(instant: str) -> dt.datetime:
+    return dt.datetime.fromisoformat(instant.replace("Z", "+00:00")).replace(tzinfo=None)
+
+
+def sweep_at(app, now: dt.datetime) -> int:
+    """The reminders' sweep (`flask calls run-due`'s) run as if it were `now`: the texts it sent."""
+    from plugins.calls.reminders import send_due_reminders
+
+    with app.app_context(), database.connection_context():
+        return send_due_reminders(now=now)
+
+
+def sent_texts(app) -> list[dict]:
+    from plugins.calls.telephony import get_provider
+
+    with app.app_context():
+        return list(get_provider().messages)
+
+
+def test_a_reply_at_3am_moves_the_call_at_once_and_its_answer_waits_until_8am(night_app, tenant_a):
+    client = night_app.test_client()
+    zone = zone_with_local_hour(3)
+    call = call_in_zone(client, tenant_a, zone)
+    answer = incoming_message(client, "Call me tomorrow at 10am", NUMBER)
+    assert answer.status_code == 200 and said(answer) is None  # nothing goes back at 03:00
+    assert sent_texts(night_app) == []
+
+    moved = get_call(client, tenant_a, call["id"])
+    when = dt.datetime.fromisoformat(moved["scheduled_for"].replace("Z", "+00:00"))
+    today = dt.datetime.now(ZoneInfo(zone)).date()
+    assert when.astimezone(ZoneInfo(zone)) == dt.datetime.combine(
+        today + dt.timedelta(days=1), dt.time(10), tzinfo=ZoneInfo(zone)
+    )
+    assert moved["booked_by"] == "candidate_sms"
+    reply = held_reply(client, tenant_a, call)
+    assert reply["status"] == "pending" and reply["text"].startswith("Done: we will call you on")
+    opens = dt.datetime.fromisoformat(reply["due_at"].replace("Z", "+00:00")).astimezone(
+        ZoneInfo(zone)
+    )
+    assert (opens.date(), opens.time()) == (today, dt.time(8))
+
+    due = naive_utc(reply["due_at"])
+    assert sweep_at(night_app, due - dt.timedelta(minutes=1)) == 0  # 07:59: still quiet
+    assert sent_texts(night_app) == []
+    assert sweep_at(night_app, due) == 1  # 08:00
+    (text,) = sent_texts(night_app)
+    assert text["to"] == NUMBER and text["body"] == reply["text"]
+    assert held_reply(client, tenant_a, call)["status"] == "sent"
+
+
+def test_a_held_answer_is_not_sent_once_the_number_texted_stop(night_app, tenant_a):
+    client = night_app.test_client()
+    call = call_in_zone(client, tenant_a, zone_with_local_hour(3), call_schedule_minutes=60 * 24)
+    incoming_message(client, "ok", NUMBER)
+    reply = held_reply(client, tenant_a, call)
+    assert reply["status"] == "pending" and reply["text"].startswith("Thanks, we will call you on")
+    assert said(incoming_message(client, "STOP", NUMBER)) is None
+    sweep_at(night_app, naive_utc(reply["due_at"]))
+    assert sent_texts(night_app) == []
+    assert held_reply(client, tenant_a, call)["status"] == "canceled"  # with the call
+
+
+def test_now_places_the_call_at_once_when_the_candidate_may_be_called(sms_app, tenant_a):
+    client = sms_app.test_client()
+    call = call_in_zone(client, tenant_a, "America/Chicago", call_schedule_minutes=600)
+    answer = incoming_message(client, "now please", NUMBER)
+    assert said(answer) == "Calling you now."
+    called = get_call(client, tenant_a, call["id"])
+    assert called["status"] == "completed" and called["booked_by"] == "candidate_sms"
+
+
+def test_now_in_quiet_hours_calls_nobody_and_says_when_it_can(night_app, tenant_a):
+    client = night_app.test_client()
+    zone = zone_with_local_hour(3)
+    call = call_in_zone(client, tenant_a, zone, call_schedule_minutes=60 * 24)
+    assert said(incoming_message(client, "now", NUMBER)) is None
+    kept = get_call(client, tenant_a, call["id"])
+    assert kept["status"] == "queued" and kept["scheduled_for"] == call["scheduled_for"]
+    reply = held_reply(client, tenant_a, call)
+    assert reply["text"].startswith("Sorry, we cannot call then. The next time we can is")
+    assert "08:00" in reply["text"] and zone in reply["text"]

@@ -160,10 +160,11 @@ def _integer(value, *, default):
 
 
 def handle_incoming_message(url: str, form: dict, signature: str | None) -> str:
-    """An SMS to the service's number: STOP (or another opt-out keyword, or Twilio's OptOutType=STOP) opts out every
-    candidate with the sender's number, START opts them back in (Twilio itself answers those keywords, so the TwiML
-    is empty); any other text is a reply about the sender's pending call (plugins.calls.sms_replies), answered in
-    the TwiML when there is one."""
+    """An SMS to the service's number: STOP (or another opt-out keyword, or Twilio's
+    OptOutType=STOP) opts out every candidate with the sender's number, START opts them back in
+    (Twilio itself answers those keywords, so the TwiML is empty); any other text is a reply about
+    the sender's pending call (plugins.calls.sms_replies), answered in the TwiML when there is an
+    answer that may go now (in the candidate's quiet hours it waits for their calling hours)."""
     verify_signature(url, form, signature)
     sender = (form.get("From") or "").strip()
     if not sender:
@@ -178,5 +179,5 @@ def handle_incoming_message(url: str, form: dict, signature: str | None) -> str:
     elif keyword in OPT_IN_KEYWORDS:
         opt_in_phone_number(sender)
     else:
-        return sms_replies.answer(sender, form.get("Body") or "").twiml()
+        return sms_replies.reply_to(sender, form.get("Body") or "").twiml()
     return EMPTY_TWIML

@@ -94,7 +94,9 @@ class Call(TenantRecord):
 
 
 REMINDER_EMAIL, REMINDER_SMS = "email", "sms"
-REMINDER_CHANNELS = (REMINDER_EMAIL, REMINDER_SMS)
+REMINDER_CHANNELS = (REMINDER_EMAIL, REMINDER_SMS)  # what a job's schedule setting reminds through
+# the answer to a candidate's own text that had to wait for their calling hours, sent like an SMS
+REMINDER_REPLY = "reply"
 PENDING, SENDING, SENT = "pending", "sending", "sent"
 SKIPPED = "skipped"
 REMINDER_STATUSES = (PENDING, SENDING, SENT, FAILED, SKIPPED, CANCELED)
@@ -102,7 +104,10 @@ REMINDER_STATUSES = (PENDING, SENDING, SENT, FAILED, SKIPPED, CANCELED)
 
 class CallReminder(TimestampedModel):
     """One reminder of a scheduled call through one channel: claimed by one job before it is sent, so it goes once,
-    and kept with its outcome (sent, failed, skipped or canceled, with the reason)."""
+    and kept with its outcome (sent, failed, skipped or canceled, with the reason).
+
+    The `reply` channel is the answer to the candidate's own text that waits for their calling
+    hours, sent the same way."""
 
     id = pw.UUIDField(primary_key=True, default=new_uuid)
     tenant = pw.ForeignKeyField(Tenant, on_delete="CASCADE", column_name="tenant_id")
@@ -122,6 +127,8 @@ class CallReminder(TimestampedModel):
         max_length=64, null=True
     )  # Twilio's message sid, the simulated provider's id
     error = pw.TextField(null=True)
+    # a reply's text; a reminder's is rendered from the templates when it is sent
+    body = pw.TextField(null=True)
 
     class Meta:
         table_name = "call_reminders"

@@ -3,6 +3,9 @@ it is sent (RQ runs a job at least once, and `flask calls run-due` may run besid
 once; sent by email (app.outbound.notify) or SMS (the telephony provider); retried after a transport error while the call is
 still ahead; skipped with the reason when the candidate has no usable address or opted out; canceled with the call.
 
+The answer to a candidate's own text that may not go in their quiet hours is kept and sent the
+same way (hold_reply).
+
 A row's status: pending (waiting for its time) -> sending (claimed) -> sent | failed | skipped | canceled, or back to
 pending with a later due_at after a transport error."""
 
@@ -15,7 +18,7 @@ import smtplib
 import phonenumbers
 from flask import current_app
 
-from app.data.db import utcnow
+from app.data.db import database, utcnow
 from app.outbound.notify import get_notifier
 from plugins.calls import dispatch
 from plugins.calls.calling_hours import (
@@ -32,6 +35,7 @@ from plugins.calls.models import (
     QUEUED,
     REMINDER_CHANNELS,
     REMINDER_EMAIL,
+    REMINDER_REPLY,
     REMINDER_SMS,
     SENDING,
     SENT,
@@ -160,13 +164,14 @@ def send_reminder(reminder_id, now: dt.datetime | None = None) -> str:
     if call.status != QUEUED:
         return finish(reminder, CANCELED, error=f"the call is {call.status}: nothing to remind of")
     candidate = call.candidate
-    address, reason = address_of(candidate, reminder.channel)
+    medium = medium_of(reminder.channel)
+    address, reason = address_of(candidate, medium)
     if reason:
         return finish(reminder, SKIPPED, address=address, error=reason)
-    if reminder.channel == REMINDER_SMS and is_quiet_at(candidate, now):
+    if medium == REMINDER_SMS and is_quiet_at(candidate, now):
         return wait_for_calling_hours(reminder, call, candidate, address, now)
     try:
-        message_id = deliver(reminder.channel, address, call, candidate)
+        message_id = deliver(reminder, address, call, candidate)
     except SmsRefused as exc:
         if exc.unsubscribed:
             opt_out_phone_number(address)
@@ -194,7 +199,7 @@ def wait_for_calling_hours(
     """A text due in the candidate's quiet hours waits for their calling hours, if they open before the call; else
     it is skipped, saying why."""
     opens = next_allowed_at(candidate, None, now)
-    if opens is None or opens >= call.scheduled_for:
+    if opens is None or not before_the_call(opens, call):
         return finish(
             reminder,
             SKIPPED,
@@ -214,6 +219,16 @@ def wait_for_calling_hours(
     return status
 
 
+def medium_of(channel: str) -> str:
+    """How a row goes out: a reply as an SMS, a reminder through its own channel."""
+    return REMINDER_SMS if channel == REMINDER_REPLY else channel
+
+
+def before_the_call(moment: dt.datetime, call: Call) -> bool:
+    """Whether `moment` is still ahead of the call (a queued instant call has no time: always)."""
+    return call.scheduled_for is None or moment < call.scheduled_for
+
+
 def claim(reminder_id, now: dt.datetime) -> bool:
     """Take the pending, due reminder in one conditional update: only the run that wins it sends."""
     return bool(
@@ -229,9 +244,12 @@ def claim(reminder_id, now: dt.datetime) -> bool:
     )
 
 
-def deliver(channel: str, address: str, call: Call, candidate: Candidate) -> str | None:
-    """Send the reminder through `channel`; answers the provider's message id, when it gives one."""
-    if channel == REMINDER_EMAIL:
+def deliver(reminder: CallReminder, address: str, call: Call, candidate: Candidate) -> str | None:
+    """Send the reminder through its channel (a reply: its text by SMS); answers the provider's
+    message id, when it gives one."""
+    if reminder.channel == REMINDER_REPLY:
+        return get_provider().send_sms(address, reminder.body)
+    if reminder.channel == REMINDER_EMAIL:
         subject, text, html = email_message(call, candidate)
         try:
             get_notifier().send_email(address, subject, text, html)
@@ -259,7 +277,7 @@ def retry_or_fail(reminder: CallReminder, call: Call, address: str, error: str) 
     delays = [float(seconds) for seconds in current_app.config["REMINDER_RETRY_SCHEDULE"]]
     if reminder.attempts <= len(delays):
         retry_at = utcnow() + dt.timedelta(seconds=delays[reminder.attempts - 1])
-        if retry_at < call.scheduled_for:
+        if before_the_call(retry_at, call):
             status = finish(
                 reminder,
                 PENDING,
@@ -289,6 +307,42 @@ def finish(reminder: CallReminder, status: str, **values) -> str:
     return CallReminder.select(CallReminder.status).where(CallReminder.id == reminder.id).scalar()
 
 
+# ---- answers to the candidate's texts ----------------------------------------------------------
+
+
+def hold_reply(call: Call, text: str, now: dt.datetime | None = None) -> str:
+    """Send the answer to the candidate's own text about `call` as the call's `reply` row, the
+    way an SMS reminder goes: in their quiet hours it waits for their calling hours
+    (wait_for_calling_hours), checked again for consent and the do-not-call list when it goes. A
+    later answer replaces one still waiting: the candidate gets the latest. Answers the row's
+    status."""
+    now = now or utcnow()
+    values = {
+        "status": PENDING,
+        "due_at": now,
+        "body": text,
+        "error": None,
+        "sent_at": None,
+        "provider_message_id": None,
+        "updated_at": now,
+    }
+    with database.atomic():
+        held = CallReminder.get_or_none(
+            (CallReminder.call == call.id) & (CallReminder.channel == REMINDER_REPLY)
+        )
+        if held is None:
+            held = CallReminder.create(
+                tenant=call.tenant_id, call=call.id, channel=REMINDER_REPLY, **values
+            )
+        elif not (
+            CallReminder.update(**values)
+            .where((CallReminder.id == held.id) & (CallReminder.status != SENDING))
+            .execute()
+        ):
+            return SENDING  # the earlier answer is going out this moment: it stands
+        return send_reminder(held.id, now)
+
+
 # ---- canceling, and the sweep --------------------------------------------------------------------------------------
 
 
@@ -301,11 +355,13 @@ def cancel_reminders(condition, reason: str) -> int:
     )
 
 
-def pending_job_ids(call_id) -> list[str]:
-    """The queue's job ids of the call's pending reminders."""
+def pending_job_ids(call_id, channels=None) -> list[str]:
+    """The queue's job ids of the call's pending reminders (of `channels` only, when given)."""
     query = CallReminder.select(CallReminder.id, CallReminder.attempts).where(
         (CallReminder.call == call_id) & (CallReminder.status == PENDING)
     )
+    if channels is not None:
+        query = query.where(CallReminder.channel.in_(channels))
     return [dispatch.reminder_job_id(reminder.id, reminder.attempts) for reminder in query]
 
 

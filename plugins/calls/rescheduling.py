@@ -27,6 +27,7 @@ from plugins.calls.models import (
     CALLBACK,
     FINAL_STATUSES,
     QUEUED,
+    REMINDER_CHANNELS,
     SCHEDULED,
     Call,
     CallPlan,
@@ -122,10 +123,11 @@ def book_callback(call: Call, when: dt.datetime, *, source: str) -> Call:
 
 
 def enqueue_booked(call: Call, schedule: dict) -> None:
-    """Hand the call at its new time to the queue (the old scheduled job finds nothing to do), with its reminders."""
+    """Hand the call at its new time to the queue (the old scheduled job finds nothing to do), with
+    its reminders (planned again; a reply waiting for the calling hours keeps its time)."""
     from plugins.calls import dispatch
 
-    dispatch.forget(call.id, reminders.pending_job_ids(call.id))
+    dispatch.forget(call.id, reminders.pending_job_ids(call.id, REMINDER_CHANNELS))
     dispatch.place_at(call.id, call.scheduled_for.replace(tzinfo=dt.timezone.utc))
     reminders.plan_reminders(call, schedule)
 

@@ -5,7 +5,13 @@ import marshmallow as ma
 from app.http.api import PageArgsSchema, RecordSchema, UtcDateTime
 from app.http.fields import StrictBoolean, StrictSchema, Text
 from plugins.calls.conversation.contract import END_REASONS
-from plugins.calls.models import ANSWER_TYPES, REMINDER_CHANNELS, REMINDER_STATUSES, STATUSES
+from plugins.calls.models import (
+    ANSWER_TYPES,
+    REMINDER_CHANNELS,
+    REMINDER_REPLY,
+    REMINDER_STATUSES,
+    STATUSES,
+)
 
 
 FAQ_MAX_ENTRIES, FAQ_QUESTION_CHARS, FAQ_ANSWER_CHARS = 100, 500, 2000
@@ -192,7 +198,13 @@ class ReminderSchema(ma.Schema):
     """One reminder of a scheduled call, as stored: where it goes, when, and what came of it."""
 
     id = ma.fields.UUID()
-    channel = ma.fields.String(metadata={"description": ", ".join(REMINDER_CHANNELS)})
+    channel = ma.fields.String(
+        metadata={
+            "description": ", ".join(REMINDER_CHANNELS)
+            + f", or {REMINDER_REPLY}: the answer to the candidate's own text, sent by SMS once "
+            "their calling hours allow"
+        }
+    )
     address = ma.fields.String(
         allow_none=True,
         metadata={
@@ -212,6 +224,11 @@ class ReminderSchema(ma.Schema):
             "description": "Why it failed, was skipped or canceled, or why a send is being retried"
         },
     )
+    text = ma.fields.String(
+        attribute="body",
+        allow_none=True,
+        metadata={"description": "A reply's text; null for a reminder (written when it is sent)"},
+    )
 
 
 class CallWithRemindersSchema(CallSchema):
@@ -221,7 +238,8 @@ class CallWithRemindersSchema(CallSchema):
         ma.fields.Nested(ReminderSchema),
         metadata={
             "description": "The scheduled call's email and SMS reminders, by due time (none for an "
-            "instant call)"
+            "instant call), and the answer to the candidate's last text when it had to wait for "
+            "their calling hours"
         },
     )
 

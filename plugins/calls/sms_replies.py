@@ -1,24 +1,28 @@
 """Two-way SMS: a candidate's reply to a reminder moves, confirms or stops their pending call ("call me at 5pm",
 "tomorrow morning", "now", "later", "wrong number"), read with dateparser in the candidate's own zone, and is answered
 with one short text saying what was done. What is not understood gets one short help text per call, never more; a
-number with no pending call gets no answer at all."""
+number with no pending call gets no answer at all.
+
+What is asked is done at once; the answer never goes in the candidate's quiet hours: it waits for
+their calling hours, as a text reminder does (reminders.hold_reply)."""
 
 from __future__ import annotations
 
 import datetime as dt
 import logging
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from xml.sax.saxutils import escape
 
 import dateparser
 
 from app.data.db import database, utcnow
-from plugins.calls import dispatch
+from plugins.calls import dispatch, reminders
 from plugins.calls.calling_hours import (
     CallTimeNotAllowed,
     candidate_timezone,
     contact_refusal,
+    is_quiet_at,
     local_call_time,
     next_allowed_at,
 )
@@ -94,6 +98,7 @@ class Reply:
     """What the service texts back, or None for nothing."""
 
     text: str | None
+    call: Call | None = None  # the pending call the text was about
 
     def twiml(self) -> str:
         if not self.text:
@@ -115,11 +120,27 @@ def normalized(text: str) -> str:
     return " ".join(re.sub(r"[^\w:' ]+", " ", text.lower()).split())
 
 
+def reply_to(sender: str, body: str) -> Reply:
+    """Act on a text from `sender` (not a STOP or START keyword) and answer what to text back
+    now: nothing in the candidate's quiet hours, when the answer is kept to go once their calling
+    hours open."""
+    reply = answer(sender, body)
+    if reply.text is None or reply.call is None or not is_quiet_at(reply.call.candidate, utcnow()):
+        return reply
+    reminders.hold_reply(reply.call, reply.text)
+    return Reply(None, reply.call)
+
+
 def answer(sender: str, body: str) -> Reply:
-    """Act on a text from `sender` (not a STOP or START keyword) and say what to text back."""
+    """Act on a text from `sender` (not a STOP or START keyword) and say what to text back,
+    whatever the hour."""
     call = pending_call_for(sender)
     if call is None:
         return Reply(None)
+    return replace(act_on(call, sender, body), call=call)
+
+
+def act_on(call: Call, sender: str, body: str) -> Reply:
     candidate = call.candidate
     text = normalized(body or "")
     # no consent to texts, or the number is on the do-not-call list: nothing is texted back
