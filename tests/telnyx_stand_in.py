@@ -1,6 +1,6 @@
 """Telnyx's side for tests: a local server standing in for its REST API (TeXML calls, their updates,
-recordings, the Messaging API) that keeps each request as sent, and its Ed25519 webhook signing with
-a key pair made for the test run."""
+recordings, the Messaging API) that keeps each request as sent, its Ed25519 webhook signing with
+a key pair made for the test run, and the messaging webhook's events as Telnyx posts them."""
 
 from __future__ import annotations
 
@@ -177,3 +177,45 @@ def status_form(status: str, call: dict, sequence: int) -> dict:
         "SequenceNumber": str(sequence),
         "Timestamp": f"2026-03-02T10:00:0{sequence}Z",
     }
+
+
+MESSAGES_WEBHOOK = "/v1/calls/callbacks/telnyx/sms"
+
+
+def message_event(text: str, sender: str, *, event_type: str = "message.received") -> dict:
+    """A Messaging API v2 webhook event: by default a text from `sender` to FROM_NUMBER."""
+    return {
+        "data": {
+            "event_type": event_type,
+            "id": "b301ed3f-1490-491f-995f-6e64e69674d4",
+            "occurred_at": "2026-03-02T10:00:00.000+00:00",
+            "payload": {
+                "direction": "inbound",
+                "from": {
+                    "carrier": "T-Mobile USA",
+                    "line_type": "Wireless",
+                    "phone_number": sender,
+                },
+                "to": [{"phone_number": FROM_NUMBER, "status": "webhook_delivered"}],
+                "id": "84cca175-9755-4859-b67f-4730d7f58aa3",
+                "media": [],
+                "parts": 1,
+                "text": text,
+                "type": "SMS",
+                "record_type": "message",
+            },
+            "record_type": "event",
+        },
+        "meta": {"attempt": 1, "delivered_to": PUBLIC_BASE + MESSAGES_WEBHOOK},
+    }
+
+
+def post_message(client, event: dict, *, headers: dict | None = None):
+    """POST a messaging webhook event as Telnyx does (JSON); signed unless `headers` are given."""
+    body = json.dumps(event).encode()
+    return client.post(
+        MESSAGES_WEBHOOK,
+        data=body,
+        content_type="application/json",
+        headers=signed_headers(body) if headers is None else headers,
+    )

@@ -1,12 +1,16 @@
 """The Telnyx provider end to end: calls placed through a local stand-in for Telnyx's TeXML REST API
 and answered by the ConversationRelay markup Twilio's calls get, Telnyx's Ed25519-signed callbacks
 moving the call, its relay socket (authenticated by the call's token in the URL) holding the real
-dialogue over a real WebSocket, machine detection, recordings and SMS reminders."""
+dialogue over a real WebSocket, machine detection, recordings, SMS reminders, and texts to the
+number read from Telnyx's signed messaging webhook and answered through its Messaging API."""
 
 from __future__ import annotations
 
+import datetime as dt
+import json
 import time
 import xml.etree.ElementTree as ElementTree
+from zoneinfo import ZoneInfo
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 import pytest
@@ -34,14 +38,18 @@ from tests.telnyx_stand_in import (
     PUBLIC_BASE,
     RECORDING_PATH,
     RECORDING_SID,
+    message_event,
     post_callback,
+    post_message,
     serve_telnyx,
     signed_headers,
     status_form,
     telnyx_settings,
 )
 from tests.test_call_reminders import SMS_NOW, reminder_of, run_due, scheduled_call
+from tests.test_calling_hours import zone_with_local_hour
 from tests.test_calls_relay import read_call, relay_rows, wait_for
+from tests.test_sms_replies import NUMBER, call_in_zone, held_reply, naive_utc, sweep_at
 
 from tests.conftest import RECRUITMENT
 
@@ -506,3 +514,102 @@ def test_telnyx_refusing_an_opted_out_number_fails_the_reminder_and_opts_the_can
     assert failed["status"] == "failed" and failed["attempts"] == 1 and "40300" in failed["error"]
     opted_out = client.get(f"/v1/candidates/{candidate['id']}", headers=tenant_a.headers).json
     assert opted_out["contact_opt_out"] is True
+
+
+def read_candidate(client, tenant, candidate_id) -> dict:
+    return client.get(f"/v1/candidates/{candidate_id}", headers=tenant.headers).json
+
+
+def test_a_signed_text_moves_the_call_and_the_answer_goes_through_telnyx(
+    make_app, telnyx_api, tenant_a
+):
+    client = make_app(**telnyx_settings(telnyx_api)).test_client()
+    call = call_in_zone(client, tenant_a, "America/Chicago", call_schedule_minutes=60 * 24)
+    taken = post_message(client, message_event("Can you call me at 5pm instead?", NUMBER))
+    assert taken.status_code == 204, taken.json
+    moved = read_call(client, tenant_a, call["id"])
+    when = dt.datetime.fromisoformat(moved["scheduled_for"].replace("Z", "+00:00"))
+    assert when.astimezone(ZoneInfo("America/Chicago")).time() == dt.time(17)
+    assert moved["booked_by"] == "candidate_sms" and moved["status"] == "queued"
+    (request,) = telnyx_api.messages
+    assert request.headers["Authorization"] == f"Bearer {API_KEY}"
+    sent = request.get_json()
+    assert (sent["from"], sent["to"]) == (FROM_NUMBER, NUMBER)
+    assert sent["text"].startswith("Done: we will call you on") and "17:00" in sent["text"]
+
+
+@pytest.mark.parametrize("forgery", ["missing", "other-key", "other-body"])
+def test_an_unsigned_or_forged_text_is_403_and_acts_on_nothing(
+    make_app, telnyx_api, tenant_a, forgery
+):
+    client = make_app(**telnyx_settings(telnyx_api)).test_client()
+    call = call_in_zone(client, tenant_a, "America/Chicago", call_schedule_minutes=60 * 24)
+    event = message_event("STOP", NUMBER)
+    body = json.dumps(event).encode()
+    headers = {
+        "missing": {},
+        "other-key": signed_headers(body, key=Ed25519PrivateKey.generate()),
+        "other-body": signed_headers(json.dumps(message_event("START", NUMBER)).encode()),
+    }[forgery]
+    refused = post_message(client, event, headers=headers)
+    assert refused.status_code == 403 and refused.json["error"]["type"] == "permission_error"
+    assert read_call(client, tenant_a, call["id"]) == {**call, "reminders": []}
+    assert read_candidate(client, tenant_a, call["candidate_id"])["contact_opt_out"] is False
+    assert telnyx_api.messages == []
+
+
+def test_stop_by_text_revokes_consent_to_texts_and_sends_nothing(make_app, telnyx_api, tenant_a):
+    client = make_app(**telnyx_settings(telnyx_api)).test_client()
+    call = call_in_zone(client, tenant_a, "America/Chicago", call_schedule_minutes=60 * 24)
+    assert post_message(client, message_event(" Stop ", NUMBER)).status_code == 204
+    candidate = read_candidate(client, tenant_a, call["candidate_id"])
+    assert candidate["consent"]["sms"]["granted"] is False and candidate["contact_opt_out"] is True
+    assert read_call(client, tenant_a, call["id"])["status"] == "canceled"
+    assert telnyx_api.messages == []  # Telnyx confirms STOP itself
+    assert post_message(client, message_event("UNSTOP", NUMBER)).status_code == 204
+    assert read_candidate(client, tenant_a, call["candidate_id"])["consent"]["sms"]["granted"]
+
+
+def test_the_answer_to_a_text_at_3am_goes_through_telnyx_at_8am(make_app, telnyx_api, tenant_a):
+    app = make_app(CALLING_HOURS="08:00-21:00", **telnyx_settings(telnyx_api))
+    client = app.test_client()
+    call = call_in_zone(client, tenant_a, zone_with_local_hour(3), call_schedule_minutes=60 * 24)
+    assert post_message(client, message_event("ok", NUMBER)).status_code == 204
+    assert telnyx_api.messages == []
+    reply = held_reply(client, tenant_a, call)
+    assert sweep_at(app, naive_utc(reply["due_at"])) == 1
+    (request,) = telnyx_api.messages
+    assert request.get_json()["text"] == reply["text"]
+    assert reply["text"].startswith("Thanks, we will call you on")
+
+
+def test_other_events_are_taken_and_a_message_without_a_sender_is_422(
+    make_app, telnyx_api, tenant_a
+):
+    client = make_app(**telnyx_settings(telnyx_api)).test_client()
+    call = call_in_zone(client, tenant_a, "America/Chicago", call_schedule_minutes=60 * 24)
+    finalized = message_event("now", NUMBER, event_type="message.finalized")
+    assert post_message(client, finalized).status_code == 204
+    assert read_call(client, tenant_a, call["id"])["status"] == "queued"
+    nameless = message_event("now", NUMBER)
+    del nameless["data"]["payload"]["from"]
+    refused = post_message(client, nameless)
+    assert refused.status_code == 422
+    assert "data.payload.from.phone_number" in refused.json["error"]["fields"]
+    body = b"not json"
+    garbled = client.post(
+        "/v1/calls/callbacks/telnyx/sms",
+        data=body,
+        content_type="application/json",
+        headers=signed_headers(body),
+    )
+    assert garbled.status_code == 400 and garbled.json["error"]["message"].startswith("The body")
+    assert telnyx_api.messages == []
+
+
+def test_the_message_webhook_is_404_while_telnyx_is_not_configured(make_app, telnyx_api, tenant_a):
+    client = make_app(**telnyx_settings(telnyx_api, TELNYX_PUBLIC_KEY="")).test_client()
+    call = call_in_zone(client, tenant_a, "America/Chicago", call_schedule_minutes=60 * 24)
+    refused = post_message(client, message_event("STOP", NUMBER))
+    assert refused.status_code == 404 and "TELNYX_PUBLIC_KEY" in refused.json["error"]["message"]
+    assert read_call(client, tenant_a, call["id"])["status"] == "queued"

@@ -195,6 +195,15 @@ def request_for(rule: str, method: str, a: dict) -> dict | None:
             "query_string": {"call_id": a["call_id"]},
             "data": {"CallStatus": "completed"},
         },
+        # and an unsigned STOP to its messaging webhook opts nobody out
+        ("POST", "/v1/calls/callbacks/telnyx/sms"): {
+            "json": {
+                "data": {
+                    "event_type": "message.received",
+                    "payload": {"from": {"phone_number": "+14155550100"}, "text": "STOP"},
+                }
+            }
+        },
     }
     if (method, rule) in known:
         return known[(method, rule)]
@@ -243,6 +252,7 @@ CREATE_EXPECTED = {
     "/v1/calls/callbacks/twilio": {403, 404},
     "/v1/calls/callbacks/twilio/sms": {403, 404},
     "/v1/calls/callbacks/telnyx": {403, 404},
+    "/v1/calls/callbacks/telnyx/sms": {403, 404},
     "/v1/users": {201},
     "/v1/do-not-call": {201},
 }

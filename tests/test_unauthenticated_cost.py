@@ -1,17 +1,20 @@
 """A request that has not authenticated costs at most a small bounded read: a person route looks for a body `api_key`
 only in a small JSON body, and Twilio's callback routes refuse a form larger than Twilio sends (or any form while
-Twilio is not configured) before reading it. Each refusal is checked by the bytes the app read of the body."""
+Twilio is not configured) before reading it, as Telnyx's message webhook does its JSON
+events. Each refusal is checked by the bytes the app read of the body."""
 
 from __future__ import annotations
 
 import io
+import json
 
 import pytest
 from werkzeug.test import EnvironBuilder
 from werkzeug.wrappers import Request
 
 from app.security.auth import API_KEY_BODY_MAX_BYTES
-from plugins.calls.callbacks import TWILIO_FORM
+from plugins.calls.callbacks import TELNYX_FORM, TWILIO_FORM
+from tests.telnyx_stand_in import MESSAGES_WEBHOOK, PUBLIC_KEY, message_event, post_message
 from tests.test_calls_twilio import AUTH_TOKEN, PUBLIC_BASE, callback
 
 BIG = 15_600_000  # what nginx's 16m lets through
@@ -208,4 +211,40 @@ def test_the_largest_form_twilio_sends_is_still_checked_for_its_signature(twilio
     }
     assert callback(twilio_client, "/v1/calls/callbacks/twilio/sms", form).status_code == 200
     forged = callback(twilio_client, "/v1/calls/callbacks/twilio/sms", form, signature="forged")
+    assert forged.status_code == 403
+
+
+@pytest.fixture
+def telnyx_client(make_app):
+    return make_app(TELNYX_PUBLIC_KEY=PUBLIC_KEY).test_client()
+
+
+@pytest.mark.parametrize("chunked", [False, True])
+def test_telnyxs_message_webhook_reads_no_more_than_its_bound_before_the_signature(
+    make_app, telnyx_client, chunked
+):
+    unconfigured = make_app(TELNYX_PUBLIC_KEY="").test_client()
+    body = empty_objects(BIG)
+    answer = post_counted(unconfigured, MESSAGES_WEBHOOK, body, "application/json", chunked=chunked)
+    assert answer.status_code == 404 and body.bytes_read == 0
+    body = empty_objects(BIG)
+    answer = post_counted(
+        telnyx_client,
+        MESSAGES_WEBHOOK,
+        body,
+        "application/json",
+        {"telnyx-signature-ed25519": "not-checked", "telnyx-timestamp": "0"},
+        chunked=chunked,
+    )
+    assert answer.status_code == 413, answer.json
+    assert body.bytes_read <= (TELNYX_FORM.max_bytes + 64 * 1024 if chunked else 0)
+
+
+def test_a_message_event_within_the_bound_is_checked_for_its_signature(telnyx_client):
+    event = message_event(
+        "\u20ac" * 1600, "+14155550100"
+    )  # the longest text, escaped at its longest
+    assert len(json.dumps(event)) < TELNYX_FORM.max_bytes
+    assert post_message(telnyx_client, event).status_code == 204  # no pending call: nothing to do
+    forged = post_message(telnyx_client, event, headers={"telnyx-signature-ed25519": "x"})
     assert forged.status_code == 403

@@ -1,5 +1,5 @@
 """/v1/applications/:id/instant-call, /v1/calls (read, list, recording), /v1/call-settings and
-the telephony providers' callback routes (Twilio's, Telnyx's)."""
+the telephony providers' callback and incoming-message routes (Twilio's, Telnyx's)."""
 
 from flask import Response, request
 from flask.views import MethodView
@@ -240,13 +240,37 @@ class TwilioIncomingMessage(MethodView):
     def post(self):
         """Twilio's incoming-message webhook (X-Twilio-Signature required); not for API clients
 
-        STOP (or another of Twilio's opt-out keywords) opts every candidate with the sender's number out of contact,
-        START opts them back in. Any other text is a reply about the sender's pending call: a time ("tomorrow
-        10am", in the candidate's zone), NOW, LATER, OK or "wrong number" move, confirm or stop it, answered with a
-        short text; anything else gets one help text per call; a number with no pending call gets no answer."""
+        STOP (or another of Twilio's opt-out keywords) opts every candidate with the sender's
+        number out of contact, START opts them back in. Any other text is a reply about the
+        sender's pending call: a time ("tomorrow 10am", in the candidate's zone), NOW, LATER, OK or
+        "wrong number" move, confirm or stop it, answered with a short text (in the candidate's
+        quiet hours, once their calling hours open); anything else gets one help text per call; a
+        number with no pending call gets no answer."""
         twiml = callbacks.handle_incoming_message(
             callbacks.public_url(request.full_path.rstrip("?"), request.url),
             request.form.to_dict(),
             request.headers.get("X-Twilio-Signature"),
         )
         return Response(twiml, mimetype="text/xml")
+
+
+@telnyx_callbacks_blp.route("/telnyx/sms")
+class TelnyxIncomingMessage(MethodView):
+    @telnyx_callbacks_blp.doc(operationId="receive_telnyx_message")
+    @telnyx_callbacks_blp.response(
+        204,
+        description="Taken; an answer, when one may go now, is sent as a message of its own",
+    )
+    @telnyx_callbacks_blp.errors(403, 404, 422)
+    def post(self):
+        """Telnyx's messaging webhook (telnyx-signature-ed25519 required); not for API clients
+
+        The messaging profile's webhook: a signed JSON event (Ed25519 over `timestamp|body`, within
+        5 minutes of now). A `message.received` event is a text to the number, read as Twilio's
+        incoming messages are: STOP (or another of Telnyx's opt-out keywords) opts every candidate
+        with the sender's number out of contact, START or UNSTOP opts them back in (Telnyx answers
+        those itself); any other text is a reply about the sender's pending call, answered with a
+        message through Telnyx's Messaging API (in the candidate's quiet hours, once their calling
+        hours open). Other events (an outbound message's status) are taken and ignored."""
+        callbacks.handle_telnyx_message(request.get_data(cache=True), request.headers)
+        return Response(status=204)

@@ -4,7 +4,9 @@ ones every call uses. Telnyx posts status, machine-detection and recording callb
 /v1/calls/callbacks/telnyx, signed with Ed25519 (telnyx-signature-ed25519 over
 `telnyx-timestamp|body`). Telnyx does not sign the ConversationRelay WebSocket handshake, so the
 relay URL it is given carries a token of ours: signed with the server secret, bound to the call,
-expiring. Reminders go as SMS through Telnyx's Messaging API (POST /v2/messages)."""
+expiring. Reminders go as SMS through Telnyx's Messaging API (POST /v2/messages); texts to the
+number come from the messaging profile's webhook, POST /v1/calls/callbacks/telnyx/sms, signed the
+same way (plugins.calls.callbacks)."""
 
 from __future__ import annotations
 
