@@ -263,6 +263,108 @@ def test_the_daily_cap_counts_calls_to_one_number_across_jobs(client, tenant_a):
     )
 
 
+CAPPED = "+14155550100"
+
+
+def zone_at_noon() -> str:
+    """A zone where it is now about noon: the local day holds every moment of these tests."""
+    from tests.test_calling_hours import zone_with_local_hour
+
+    return zone_with_local_hour(12)
+
+
+def capped_call(client, tenant, **setting) -> dict:
+    """The tenant's cap of one call a day to a number, that number called once today (an instant
+    call, completed), and a call of another application to the same number, queued on a job with
+    `setting`, for a candidate living where it is now about noon."""
+    assert (
+        client.put(
+            "/v1/tenant/contact-settings", json={"daily_call_limit": 1}, headers=tenant.headers
+        ).status_code
+        == 200
+    )
+    placed = instant_call(client, tenant, application_for(client, tenant, phone_no=CAPPED))
+    assert get_call(client, tenant, placed.json["id"])["status"] == "completed"
+    job = scheduled_job(client, tenant, **setting)
+    candidate = create_candidate(client, tenant, phone_no=CAPPED)
+    zoned = client.put(
+        f"/v1/candidates/{candidate['id']}/timezone",
+        json={"timezone": zone_at_noon()},
+        headers=tenant.headers,
+    )
+    assert zoned.status_code == 200
+    (call,) = calls_of(client, tenant, create_application(client, tenant, job, candidate))
+    assert call["status"] == "queued"
+    return call
+
+
+def local_date(instant: str, zone: str) -> dt.date:
+    moment = dt.datetime.fromisoformat(instant.replace("Z", "+00:00"))
+    return moment.astimezone(ZoneInfo(zone)).date()
+
+
+def tomorrow_in(zone: str) -> dt.date:
+    return dt.datetime.now(ZoneInfo(zone)).date() + dt.timedelta(days=1)
+
+
+def test_the_daily_cap_moves_a_scheduled_attempt_due_today_to_the_next_local_day(app, tenant_a):
+    client = app.test_client()
+    call = capped_call(client, tenant_a)  # due now: any hour, any day
+    assert run_due(app).startswith("1 scheduled call(s) run")
+    waiting = get_call(client, tenant_a, call["id"])
+    assert waiting["status"] == "queued" and waiting["started_at"] is None
+    assert local_date(waiting["scheduled_for"], zone_at_noon()) == tomorrow_in(zone_at_noon())
+
+
+def test_a_reschedule_past_the_daily_cap_is_422_naming_the_field_and_the_next_local_day(
+    client, tenant_a
+):
+    call = capped_call(client, tenant_a, call_schedule_minutes=60 * 24 * 2)
+    later_today = dt.datetime.now(dt.timezone.utc) + dt.timedelta(hours=2)
+    refused = client.post(
+        f"/v1/calls/{call['id']}/reschedule",
+        json={"scheduled_for": later_today.isoformat()},
+        headers=tenant_a.headers,
+    )
+    assert refused.status_code == 422 and "scheduled_for" in refused.json["error"]["fields"]
+    assert "cap of 1 call" in refused.json["error"]["message"]
+    following = refused.json["error"]["next_allowed"]
+    assert local_date(following["utc"], zone_at_noon()) == tomorrow_in(zone_at_noon())
+    assert get_call(client, tenant_a, call["id"])["scheduled_for"] == call["scheduled_for"]
+
+
+def test_a_callback_asked_for_on_a_call_past_the_daily_cap_is_offered_the_next_local_day(
+    app, tenant_a
+):
+    from app.data.db import database
+    from plugins.calls.conversation.booking import book
+
+    client = app.test_client()
+    assert (
+        client.put(
+            "/v1/tenant/contact-settings", json={"daily_call_limit": 1}, headers=tenant_a.headers
+        ).status_code
+        == 200
+    )
+    candidate = create_candidate(client, tenant_a, phone_no=CAPPED)
+    client.put(
+        f"/v1/candidates/{candidate['id']}/timezone",
+        json={"timezone": zone_at_noon()},
+        headers=tenant_a.headers,
+    )
+    job = scheduled_job(client, tenant_a, scheduling=False)  # its window: any hour, any day
+    application = create_application(client, tenant_a, job, candidate)
+    on_the_phone = instant_call(client, tenant_a, application).json  # today's one call
+    later_today = dt.datetime.now(dt.timezone.utc) + dt.timedelta(hours=2)
+    with app.app_context(), database.connection_context():
+        outcome = book(on_the_phone["id"], later_today)
+    assert outcome.booked_for is None and "cap of 1 call" in outcome.reason
+    assert outcome.next_allowed.astimezone(ZoneInfo(zone_at_noon())).date() == tomorrow_in(
+        zone_at_noon()
+    )
+    assert [c["status"] for c in calls_of(client, tenant_a, application)] == ["completed"]
+
+
 # ---- cancel and reschedule --------------------------------------------------------------------------------------------
 
 

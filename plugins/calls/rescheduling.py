@@ -79,7 +79,9 @@ def check_call_time(call: Call, when: dt.datetime, schedule: dict) -> None:
             next_allowed_at(candidate, schedule, when),
             zone,
         )
-    later = daily_cap_next_day(candidate, call.phone_no, when, schedule, besides=call.id)
+    # every call dialled that day counts, `call` too when it is the one on the phone now (a callback
+    # asked for on it would be the day's next call); a call still to be moved was never dialled
+    later = daily_cap_next_day(candidate, call.phone_no, when, schedule)
     if later is not None:
         raise CallTimeNotAllowed(daily_cap_reason(candidate), later, zone)
 
