@@ -479,6 +479,24 @@ def test_cancel_ends_a_queued_call_and_a_finished_one_is_409(client, tenant_a, t
     assert finished.status_code == 409 and "completed" in finished.json["error"]["message"]
 
 
+def test_a_cancel_is_a_call_activity_event_with_its_status_and_reason(client, tenant_a):
+    call = queued_call(client, tenant_a)
+    canceled = client.post(
+        f"/v1/calls/{call['id']}/cancel",
+        json={"reason": "filled the role"},
+        headers=tenant_a.headers,
+    )
+    assert canceled.status_code == 200
+    feed = client.get(
+        "/v1/events", query_string={"size": 100, "type": "call_activity"}, headers=tenant_a.headers
+    ).json["data"]
+    (event,) = [
+        e for e in feed if e["payload"]["id"] == call["id"] and e["payload"]["status"] == "canceled"
+    ]
+    assert event["payload"]["error"] == "filled the role"
+    assert event["payload"]["updated_at"] == canceled.json["updated_at"]
+
+
 # ---- the same through MCP ---------------------------------------------------------------------------------------------
 
 
