@@ -428,6 +428,35 @@ def test_book_callback_queues_a_callback_at_the_time_asked(hours_app, tenant_a):
     assert [c["status"] for c in listed.json["data"]] == ["completed", "queued"]
 
 
+def test_a_callback_inside_the_window_but_in_the_quiet_hours_is_offered_when_they_end(
+    hours_app, tenant_a
+):
+    """A job whose window opens at 06:00: a callback asked for at 07:00 is refused by the calling
+    hours alone (08:00-21:00), and the conversation is given 08:00 that day to offer instead."""
+    from tests.test_call_scheduling import scheduled_job
+    from plugins.calls.conversation.booking import book
+
+    client = hours_app.test_client()
+    candidate = create_candidate(client, tenant_a)
+    set_zone(client, tenant_a, candidate["id"], zone_with_local_hour(12))
+    early = scheduled_job(
+        client, tenant_a, scheduling=False, window_start_time="06:00:00", window_end_time="23:00:00"
+    )
+    application = create_application(client, tenant_a, early, candidate)
+    call = instant_call(client, tenant_a, application).json
+    set_zone(client, tenant_a, candidate["id"], "America/Chicago")
+    seven = next_weekday_at("America/Chicago", 7)
+    with hours_app.app_context(), database.connection_context():
+        outcome = book(call["id"], seven.replace(tzinfo=dt.timezone.utc))
+    assert outcome.booked_for is None and "calling hours 08:00-21:00" in outcome.reason
+    assert outcome.next_allowed == (seven + dt.timedelta(hours=1)).replace(tzinfo=dt.timezone.utc)
+    listed = client.get(
+        f"/v1/calls?page=1&size=10&application_id={call['application_id']}",
+        headers=tenant_a.headers,
+    )
+    assert [c["status"] for c in listed.json["data"]] == ["completed"]
+
+
 def test_book_callback_refuses_a_time_outside_the_window_naming_the_next_allowed(
     hours_app, tenant_a
 ):

@@ -497,6 +497,42 @@ def test_a_cancel_is_a_call_activity_event_with_its_status_and_reason(client, te
     assert event["payload"]["updated_at"] == canceled.json["updated_at"]
 
 
+def test_a_reschedule_into_the_quiet_hours_alone_is_422_naming_the_field_and_when_they_end(
+    client, tenant_a
+):
+    job = scheduled_job(
+        client,
+        tenant_a,
+        window_start_time="06:00:00",
+        window_end_time="23:00:00",
+        call_schedule_minutes=60 * 24 * 3,
+    )
+    candidate = create_candidate(client, tenant_a, phone_no="+13125550100")  # Chicago
+    (call,) = calls_of(client, tenant_a, create_application(client, tenant_a, job, candidate))
+    hours = {"calling_hours_start": "08:00", "calling_hours_end": "21:00"}
+    assert (
+        client.put("/v1/tenant/contact-settings", json=hours, headers=tenant_a.headers).status_code
+        == 200
+    )
+    seven = weekday_at("America/Chicago", 7)  # inside the job's window, before the calling hours
+    refused = client.post(
+        f"/v1/calls/{call['id']}/reschedule",
+        json={"scheduled_for": seven},
+        headers=tenant_a.headers,
+    )
+    assert refused.status_code == 422 and "scheduled_for" in refused.json["error"]["fields"]
+    assert "calling hours 08:00-21:00 America/Chicago" in refused.json["error"]["message"]
+    following = refused.json["error"]["next_allowed"]
+    assert following["local"] == seven.replace("T07:00:00", "T08:00:00")
+    assert get_call(client, tenant_a, call["id"])["scheduled_for"] == call["scheduled_for"]
+    moved = client.post(
+        f"/v1/calls/{call['id']}/reschedule",
+        json={"scheduled_for": following["local"]},
+        headers=tenant_a.headers,
+    )
+    assert moved.status_code == 200
+
+
 # ---- the same through MCP ---------------------------------------------------------------------------------------------
 
 
