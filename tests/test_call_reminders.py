@@ -6,6 +6,7 @@ on the call (REST and MCP)."""
 from __future__ import annotations
 
 import datetime as dt
+import re
 import socket
 import threading
 from zoneinfo import ZoneInfo
@@ -138,6 +139,20 @@ def test_the_embedded_sweep_emails_the_reminder_as_text_and_html_with_job_compan
         and sent["attempts"] == 1
         and sent["error"] is None
     )
+
+
+def test_the_reminder_email_links_to_the_candidates_page_in_both_parts(mail_app, sink, tenant_a):
+    app = mail_app(CANDIDATE_PAGE_BASE_URL="https://jobs.example.com")
+    client = app.test_client()
+    scheduled_call(client, tenant_a, job_fields={"title": "ICU Nurse"}, **EMAIL_NOW)
+    run_due(app)
+    (received,) = sink.messages
+    text = received.message.get_body(preferencelist=("plain",)).get_content()
+    html = received.message.get_body(preferencelist=("html",)).get_content()
+    (link,) = re.findall(r"https://jobs\.example\.com/c/[A-Za-z0-9._-]+", text)
+    assert f'<a href="{link}">' in html
+    page = client.get(link.removeprefix("https://jobs.example.com"))
+    assert page.status_code == 200 and "ICU Nurse" in page.get_data(as_text=True)
 
 
 def test_the_html_part_escapes_what_the_candidate_and_the_ats_typed(mail_app, sink, tenant_a):
