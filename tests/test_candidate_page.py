@@ -4,9 +4,11 @@ and used links show one plain page; the forms are CSRF-protected and the only co
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 import threading
 import time
+from zoneinfo import ZoneInfo
 
 import pytest
 from werkzeug.serving import make_server
@@ -189,3 +191,77 @@ def test_call_me_now_is_offered_when_allowed_and_places_the_call(served, tenant_
     )
     called = get_call(client, tenant_a, call["id"])
     assert called["status"] == "completed" and called["booked_by"] == "candidate_page"
+
+
+def offers_on(page: str) -> list[tuple[str, str]]:
+    """(value, label) of each time the page's reschedule form offers."""
+    found = re.findall(
+        r'<input type="radio" id="slot-\d+" name="slot" value="([^"]+)"[^>]*>\s*([^<]+)</label>',
+        page,
+    )
+    return [(value, " ".join(label.split())) for value, label in found]
+
+
+def csrf_of(page: str) -> str:
+    return re.search(r'name="csrf" value="([^"]+)"', page).group(1)
+
+
+def test_every_time_offered_is_inside_the_window_days_and_calling_hours_in_the_candidates_zone(
+    served, tenant_a
+):
+    app, base = served
+    client = app.test_client()
+    days = (1, 3, 5, 6)
+    candidate, call, link = reminded_call(app, tenant_a, window=("06:00:00", "23:00:00"), days=days)
+    hours = {"calling_hours_start": "08:00", "calling_hours_end": "21:00"}
+    client.put("/v1/tenant/contact-settings", json=hours, headers=tenant_a.headers)
+    zone = (
+        "Asia/Kolkata"  # not the number's zone (Chicago): the page reads times in the candidate's
+    )
+    client.put(
+        f"/v1/candidates/{candidate['id']}/timezone",
+        json={"timezone": zone},
+        headers=tenant_a.headers,
+    )
+    asked_at = dt.datetime.now(dt.timezone.utc)
+    offers = offers_on(client.get(link[len(base) :]).get_data(as_text=True))
+    assert len(offers) > 4  # more than one day's
+    per_day: dict[dt.date, int] = {}
+    for value, label in offers:
+        when = dt.datetime.fromisoformat(value).replace(tzinfo=dt.timezone.utc)
+        local = when.astimezone(ZoneInfo(zone))
+        assert asked_at < when <= asked_at + dt.timedelta(days=7), value
+        assert local.isoweekday() in days, value  # the job's days
+        assert dt.time(8) <= local.time() < dt.time(21) and local.minute == 0, (
+            value
+        )  # calling hours
+        assert f"{local:%A} {local.day} {local:%B %Y} at {local:%H:%M}" in label and zone in label
+        per_day[local.date()] = per_day.get(local.date(), 0) + 1
+    assert max(per_day.values()) <= 4
+
+
+def test_call_me_now_is_not_offered_in_the_quiet_hours_nor_done_when_asked(served, tenant_a):
+    from tests.test_calling_hours import zone_with_local_hour
+
+    app, base = served
+    client = app.test_client()
+    candidate, call, link = reminded_call(
+        app, tenant_a, window=("00:00:00", "23:59:59"), days=range(1, 8)
+    )
+    client.put(
+        "/v1/tenant/contact-settings",
+        json={"calling_hours_start": "08:00", "calling_hours_end": "21:00"},
+        headers=tenant_a.headers,
+    )
+    client.put(
+        f"/v1/candidates/{candidate['id']}/timezone",
+        json={"timezone": zone_with_local_hour(3)},
+        headers=tenant_a.headers,
+    )
+    path = link[len(base) :]
+    page = client.get(path).get_data(as_text=True)
+    assert 'id="call-now"' not in page and 'value="call_now"' not in page
+    asked = client.post(path, data={"action": "call_now", "csrf": csrf_of(page)})
+    assert "We cannot call you right now" in asked.get_data(as_text=True)
+    kept = get_call(client, tenant_a, call["id"])
+    assert kept["status"] == "queued" and kept["scheduled_for"] == call["scheduled_for"]
