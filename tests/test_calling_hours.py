@@ -102,6 +102,25 @@ def test_zone_comes_from_the_phone_number_then_the_location_then_the_tenant_then
     )
 
 
+@pytest.mark.parametrize(
+    "city, state_name, country, expected",
+    [
+        ("Vancouver", None, "CA", "America/Vancouver"),  # the city, in the country named
+        ("Vancouver", None, "US", "America/Los_Angeles"),  # Vancouver, Washington
+        ("Calgary", None, "Canada", "America/Edmonton"),  # a city no zone is named after
+        (None, None, "Jamaica", "America/Jamaica"),  # a country of one zone
+        (None, None, "CA", "America/Toronto"),  # of several: the one most of its numbers are in
+        (None, "Manitoba", "CA", "America/Winnipeg"),  # a province, in its own country's zone
+    ],
+)
+def test_a_number_spanning_several_zones_is_narrowed_by_city_and_country(
+    client, tenant_a, city, state_name, country, expected
+):
+    location = {"city": city, "state_name": state_name, "country": country}
+    spanning = create_candidate(client, tenant_a, phone_no="+15005550100", **location)
+    assert (spanning["timezone"], spanning["timezone_source"]) == (expected, "location")
+
+
 def test_an_explicit_zone_wins_and_null_goes_back_to_the_inferred_one(client, tenant_a):
     candidate = create_candidate(client, tenant_a, phone_no="+14155550100")
     explicit = set_zone(client, tenant_a, candidate["id"], "Asia/Kolkata")
