@@ -1,5 +1,6 @@
-"""A real browser for tests: Debian's headless Chromium driven over the DevTools protocol (a WebSocket), with clicks
-as mouse events at an element's place on the page. Skips the test where Chromium is not installed."""
+"""A real browser for tests: Debian's headless Chromium driven over the DevTools protocol (a
+WebSocket), with clicks as mouse events at an element's place on the page, and keys and the text's
+contrast as tests/chromium.py's driver has them. Skips the test where Chromium is not installed."""
 
 from __future__ import annotations
 
@@ -13,13 +14,15 @@ from pathlib import Path
 
 import pytest
 
+from tests.chromium import Accessible
+
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 PATIENCE = (
     60.0  # seconds to wait for a page on a loaded machine; a working page takes well under one
 )
 
 
-class Chromium:
+class Chromium(Accessible):
     def __init__(self, *, javascript: bool = False):
         if CHROMIUM is None:
             pytest.skip("headless Chromium is not installed (Debian: apt-get install chromium)")
@@ -129,7 +132,19 @@ class Chromium:
         """Click (a submit button) and wait for the next page to show what `ready(browser)` looks for (something the
         page clicked on does not have)."""
         self.click(selector)
+        self.wait_for_page(ready)
+
+    def press_and_wait(self, key: str, ready) -> None:
+        """Press a key (Enter on a submit button) and wait for the next page, as click_and_wait
+        does."""
+        self.press(key)
+        self.wait_for_page(ready)
+
+    def wait_for_page(self, ready) -> None:
         self._wait(lambda: self.evaluate("document.readyState") == "complete" and ready(self))
+
+    def page_command(self, method: str, **params) -> dict:
+        return self.send(method, **params)
 
     def cookies(self) -> list[dict]:
         return self.send("Network.getAllCookies")["cookies"]

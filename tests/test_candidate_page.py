@@ -1,6 +1,8 @@
-"""The candidate's own page: reached from the link in a reminder, rendered by the server, working without JavaScript
-in a real browser (headless Chromium): a reschedule and an opt-out clicked through show in the API; forged, expired
-and used links show one plain page; the forms are CSRF-protected and the only cookie is the CSRF one."""
+"""The candidate's own page: reached from the link in a reminder, rendered by the server, working
+without JavaScript in a real browser (headless Chromium): a reschedule made with the keyboard alone
+and an opt-out clicked through show in the API, and every page's text meets WCAG AA's contrast;
+forged, expired and used links show one plain page; the forms are CSRF-protected and the only
+cookie is the CSRF one."""
 
 from __future__ import annotations
 
@@ -85,15 +87,25 @@ def test_a_candidate_moves_then_stops_calls_from_their_page_in_a_browser(served,
         assert browser.evaluate(
             "[...document.querySelectorAll('input[type=radio]')].every(i => i.labels.length)"
         )
+        assert browser.low_contrast_text() == []
         chosen = browser.evaluate("document.querySelector('#slot-2').value")
         chosen_label = browser.evaluate(
             "document.querySelector('label[for=slot-2]').innerText"
         ).strip()
-        browser.click("#slot-2")
-        browser.click_and_wait(
-            "#move", lambda page: page.text("[role=status]") == "Your call has been moved."
+        # the keyboard alone: the first Tab stop is the choice of time, an arrow picks the next
+        # one, and the next Tab stop is the button that moves the call
+        browser.press("Tab")
+        assert browser.focused() == "input#slot-1"
+        browser.press("ArrowDown")
+        assert browser.focused() == "input#slot-2"
+        assert browser.evaluate("document.querySelector('#slot-2').checked") is True
+        browser.press("Tab")
+        assert browser.focused() == "button#move"
+        browser.press_and_wait(
+            "Enter", lambda page: page.text("[role=status]") == "Your call has been moved."
         )
         assert browser.text("#call-time") == chosen_label
+        assert browser.low_contrast_text() == []  # the notice too
         assert [cookie["name"] for cookie in browser.cookies()] == ["hk_csrf"]
         assert browser.cookies()[0]["httpOnly"] and browser.cookies()[0]["sameSite"] == "Strict"
 
@@ -104,6 +116,7 @@ def test_a_candidate_moves_then_stops_calls_from_their_page_in_a_browser(served,
         browser.click_and_wait(
             "#stop-calls", lambda page: page.text("#done") == "We will not call you again."
         )
+        assert browser.low_contrast_text() == []
         shown = client.get(f"/v1/candidates/{candidate['id']}", headers=tenant_a.headers).json
         assert shown["consent"]["voice"]["granted"] is False
         assert shown["consent"]["voice"]["source"] == "candidate_page"
@@ -111,6 +124,7 @@ def test_a_candidate_moves_then_stops_calls_from_their_page_in_a_browser(served,
 
         browser.goto(link)  # the first link was used
         assert browser.text("h1") == "This link is not available"
+        assert browser.low_contrast_text() == []
     finally:
         browser.close()
 
