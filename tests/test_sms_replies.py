@@ -273,6 +273,17 @@ def test_a_held_answer_is_not_sent_once_the_number_texted_stop(night_app, tenant
     assert held_reply(client, tenant_a, call)["status"] == "canceled"  # with the call
 
 
+def test_wrong_number_at_3am_stops_calls_at_once_and_is_never_answered(night_app, tenant_a):
+    client = night_app.test_client()
+    call = call_in_zone(client, tenant_a, zone_with_local_hour(3), call_schedule_minutes=60 * 24)
+    assert said(incoming_message(client, "wrong number", NUMBER)) is None
+    assert get_call(client, tenant_a, call["id"])["status"] == "canceled"
+    reply = held_reply(client, tenant_a, call)
+    assert reply["status"] == "canceled" and reply["sent_at"] is None  # with the call it was about
+    assert sweep_at(night_app, naive_utc(reply["due_at"]) + dt.timedelta(hours=6)) == 0
+    assert sent_texts(night_app) == []
+
+
 def test_now_places_the_call_at_once_when_the_candidate_may_be_called(sms_app, tenant_a):
     client = sms_app.test_client()
     call = call_in_zone(client, tenant_a, "America/Chicago", call_schedule_minutes=600)
