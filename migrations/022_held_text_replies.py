@@ -5,8 +5,9 @@ from peewee_migrate import Migrator
 
 
 def migrate(migrator: Migrator, database: pw.Database, *, fake=False):
-    """The text of an answer to a candidate's own text that waits for their calling hours, kept on the call's
-    `reply` row of call_reminders (a reminder's text is rendered when it is sent: null)."""
+    """The text of an answer to a candidate's own text that waits for their calling hours, kept on
+    the call's `reply` row of call_reminders (null for a reminder: its text is rendered when it is
+    sent)."""
     migrator.add_fields("call_reminders", body=pw.TextField(null=True))
 
 
