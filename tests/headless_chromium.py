@@ -1,5 +1,6 @@
-"""A real browser for tests: Debian's headless Chromium driven over the DevTools protocol (a WebSocket), with clicks
-as mouse events at an element's place on the page. Skips the test where Chromium is not installed."""
+"""A real browser for tests: Debian's headless Chromium driven over the DevTools protocol (a
+WebSocket), with clicks as mouse events at an element's place on the page, and keys and the text's
+contrast as tests/chromium.py's driver has them. Skips the test where Chromium is not installed."""
 
 from __future__ import annotations
 
@@ -13,11 +14,15 @@ from pathlib import Path
 
 import pytest
 
+from tests.chromium import Accessible
+
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-PATIENCE = 60.0  # seconds to wait for a page on a loaded machine; a working page takes well under one
+PATIENCE = (
+    60.0  # seconds to wait for a page on a loaded machine; a working page takes well under one
+)
 
 
-class Chromium:
+class Chromium(Accessible):
     def __init__(self, *, javascript: bool = False):
         if CHROMIUM is None:
             pytest.skip("headless Chromium is not installed (Debian: apt-get install chromium)")
@@ -25,13 +30,30 @@ class Chromium:
 
         self.profile = tempfile.mkdtemp(prefix="hirekit-chromium-")
         self.process = subprocess.Popen(
-            [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-extensions",
-             "--remote-debugging-port=0", "--remote-allow-origins=*", f"--user-data-dir={self.profile}",
-             "about:blank"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            [
+                CHROMIUM,
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--no-first-run",
+                "--disable-extensions",
+                "--remote-debugging-port=0",
+                "--remote-allow-origins=*",
+                f"--user-data-dir={self.profile}",
+                "about:blank",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         port = self._devtools_port()
-        page = self._wait(lambda: next((target for target in self._targets(port) if target["type"] == "page"), None))
-        self.socket = websocket.create_connection(page["webSocketDebuggerUrl"], timeout=PATIENCE,
-                                                  suppress_origin=True)
+        page = self._wait(
+            lambda: next(
+                (target for target in self._targets(port) if target["type"] == "page"), None
+            )
+        )
+        self.socket = websocket.create_connection(
+            page["webSocketDebuggerUrl"], timeout=PATIENCE, suppress_origin=True
+        )
         self.ids = itertools.count(1)
         self.send("Page.enable")
         self.send("Network.enable")
@@ -40,7 +62,9 @@ class Chromium:
 
     def _devtools_port(self) -> int:
         marker = Path(self.profile) / "DevToolsActivePort"
-        return int(self._wait(lambda: marker.exists() and marker.read_text().split("\n")[0] or None))
+        return int(
+            self._wait(lambda: marker.exists() and marker.read_text().split("\n")[0] or None)
+        )
 
     @staticmethod
     def _targets(port: int) -> list[dict]:
@@ -84,7 +108,9 @@ class Chromium:
         self._wait(lambda: self.evaluate("document.readyState") == "complete" and self.url() == url)
 
     def text(self, selector: str) -> str | None:
-        return self.evaluate(f"(e => e && e.innerText)(document.querySelector({json.dumps(selector)}))")
+        return self.evaluate(
+            f"(e => e && e.innerText)(document.querySelector({json.dumps(selector)}))"
+        )
 
     def click(self, selector: str) -> None:
         """A left click at the middle of the element, as a person's mouse would."""
@@ -93,13 +119,32 @@ class Chromium:
             (document.querySelector({json.dumps(selector)}))""")
         assert box, f"no {selector} on {self.url()}"
         for kind in ("mousePressed", "mouseReleased"):
-            self.send("Input.dispatchMouseEvent", type=kind, x=box[0], y=box[1], button="left", clickCount=1)
+            self.send(
+                "Input.dispatchMouseEvent",
+                type=kind,
+                x=box[0],
+                y=box[1],
+                button="left",
+                clickCount=1,
+            )
 
     def click_and_wait(self, selector: str, ready) -> None:
         """Click (a submit button) and wait for the next page to show what `ready(browser)` looks for (something the
         page clicked on does not have)."""
         self.click(selector)
+        self.wait_for_page(ready)
+
+    def press_and_wait(self, key: str, ready) -> None:
+        """Press a key (Enter on a submit button) and wait for the next page, as click_and_wait
+        does."""
+        self.press(key)
+        self.wait_for_page(ready)
+
+    def wait_for_page(self, ready) -> None:
         self._wait(lambda: self.evaluate("document.readyState") == "complete" and ready(self))
+
+    def page_command(self, method: str, **params) -> dict:
+        return self.send(method, **params)
 
     def cookies(self) -> list[dict]:
         return self.send("Network.getAllCookies")["cookies"]

@@ -1,6 +1,6 @@
 """Telnyx's side for tests: a local server standing in for its REST API (TeXML calls, their updates,
-recordings, the Messaging API) that keeps each request as sent, and its Ed25519 webhook signing with
-a key pair made for the test run."""
+recordings, the Messaging API) that keeps each request as sent, its Ed25519 webhook signing with
+a key pair made for the test run, and the messaging webhook's events as Telnyx posts them."""
 
 from __future__ import annotations
 
@@ -51,8 +51,13 @@ def telnyx_settings(server, **overrides) -> dict:
 
 def call_resource(sid: str | None = CALL_SID) -> dict:
     """The call resource Telnyx answers a TeXML call create with."""
-    resource = {"account_sid": ACCOUNT_SID, "from": FROM_NUMBER, "to": "+14155550100",
-                "status": "queued", "direction": "outbound-api"}
+    resource = {
+        "account_sid": ACCOUNT_SID,
+        "from": FROM_NUMBER,
+        "to": "+14155550100",
+        "status": "queued",
+        "direction": "outbound-api",
+    }
     if sid:
         resource.update(sid=sid, uri=f"/v2/texml/Accounts/{ACCOUNT_SID}/Calls/{sid}")
     return resource
@@ -76,10 +81,17 @@ def serve_telnyx(httpserver, *, call_sid: str | None = CALL_SID):
 
     def recording(request):
         httpserver.recording_reads.append(request.headers.get("Authorization"))
-        return json_response({"sid": RECORDING_SID, "account_sid": ACCOUNT_SID,
-                              "call_sid": CALL_SID, "channels": 2, "duration": "73",
-                              "status": "completed",
-                              "media_url": httpserver.url_for(MEDIA_PATH)})
+        return json_response(
+            {
+                "sid": RECORDING_SID,
+                "account_sid": ACCOUNT_SID,
+                "call_sid": CALL_SID,
+                "channels": 2,
+                "duration": "73",
+                "status": "completed",
+                "media_url": httpserver.url_for(MEDIA_PATH),
+            }
+        )
 
     def delete(request):
         httpserver.recording_deletes.append(request.path)
@@ -89,18 +101,35 @@ def serve_telnyx(httpserver, *, call_sid: str | None = CALL_SID):
         httpserver.messages.append(request)
         body = request.get_json()
         if body["to"].endswith("0199"):  # a number that texted STOP to this sender
-            return json_response({"errors": [{
-                "code": "40300", "title": "Blocked due to STOP message",
-                "detail": f"Messages cannot be sent from '{body['from']}' to '{body['to']}' due to "
-                          "an existing block rule."}]}, status=400)
-        return json_response({"data": {"id": f"40317{len(httpserver.messages):03d}-message",
-                                       "record_type": "message", "text": body["text"]}})
+            return json_response(
+                {
+                    "errors": [
+                        {
+                            "code": "40300",
+                            "title": "Blocked due to STOP message",
+                            "detail": f"Messages cannot be sent from '{body['from']}' to "
+                            f"'{body['to']}' due to an existing block rule.",
+                        }
+                    ]
+                },
+                status=400,
+            )
+        return json_response(
+            {
+                "data": {
+                    "id": f"40317{len(httpserver.messages):03d}-message",
+                    "record_type": "message",
+                    "text": body["text"],
+                }
+            }
+        )
 
     httpserver.expect_request(CALLS_PATH, method="POST").respond_with_handler(place)
     httpserver.expect_request(CALL_PATH, method="POST").respond_with_handler(update)
     httpserver.expect_request(RECORDING_PATH, method="GET").respond_with_handler(recording)
     httpserver.expect_request(MEDIA_PATH, method="GET").respond_with_data(
-        AUDIO, content_type="audio/mpeg")
+        AUDIO, content_type="audio/mpeg"
+    )
     httpserver.expect_request(RECORDING_PATH, method="DELETE").respond_with_handler(delete)
     httpserver.expect_request(MESSAGES_PATH, method="POST").respond_with_handler(message)
     return httpserver
@@ -110,26 +139,83 @@ def json_response(body: dict, status: int = 200) -> Response:
     return Response(json.dumps(body), status=status, content_type="application/json")
 
 
-def signed_headers(body: bytes, *, timestamp: int | None = None,
-                   key: Ed25519PrivateKey = SIGNING_KEY) -> dict:
+def signed_headers(
+    body: bytes, *, timestamp: int | None = None, key: Ed25519PrivateKey = SIGNING_KEY
+) -> dict:
     """telnyx-timestamp and telnyx-signature-ed25519 as Telnyx signs a webhook: Ed25519 over
     `timestamp|body`."""
     timestamp = int(time.time()) if timestamp is None else timestamp
     signature = key.sign(str(timestamp).encode() + b"|" + body)
-    return {"telnyx-timestamp": str(timestamp),
-            "telnyx-signature-ed25519": base64.b64encode(signature).decode()}
+    return {
+        "telnyx-timestamp": str(timestamp),
+        "telnyx-signature-ed25519": base64.b64encode(signature).decode(),
+    }
 
 
 def post_callback(client, path_with_query: str, form: dict, *, headers: dict | None = None):
     """POST a TeXML callback form as Telnyx does; signed unless `headers` are given."""
     body = urlencode(form).encode()
-    return client.post(path_with_query, data=body, content_type="application/x-www-form-urlencoded",
-                       headers=signed_headers(body) if headers is None else headers)
+    return client.post(
+        path_with_query,
+        data=body,
+        content_type="application/x-www-form-urlencoded",
+        headers=signed_headers(body) if headers is None else headers,
+    )
 
 
 def status_form(status: str, call: dict, sequence: int) -> dict:
     """The fields of a TeXML status callback (call progress events), as Telnyx posts them."""
-    return {"AccountSid": ACCOUNT_SID, "CallSid": CALL_SID, "CallSidLegacy": CALL_SID,
-            "CallStatus": status, "CallbackSource": "call-progress-events",
-            "ConnectionId": CONNECTION_ID, "From": FROM_NUMBER, "To": call["phone_no"],
-            "SequenceNumber": str(sequence), "Timestamp": f"2026-03-02T10:00:0{sequence}Z"}
+    return {
+        "AccountSid": ACCOUNT_SID,
+        "CallSid": CALL_SID,
+        "CallSidLegacy": CALL_SID,
+        "CallStatus": status,
+        "CallbackSource": "call-progress-events",
+        "ConnectionId": CONNECTION_ID,
+        "From": FROM_NUMBER,
+        "To": call["phone_no"],
+        "SequenceNumber": str(sequence),
+        "Timestamp": f"2026-03-02T10:00:0{sequence}Z",
+    }
+
+
+MESSAGES_WEBHOOK = "/v1/calls/callbacks/telnyx/sms"
+
+
+def message_event(text: str, sender: str, *, event_type: str = "message.received") -> dict:
+    """A Messaging API v2 webhook event: by default a text from `sender` to FROM_NUMBER."""
+    return {
+        "data": {
+            "event_type": event_type,
+            "id": "b301ed3f-1490-491f-995f-6e64e69674d4",
+            "occurred_at": "2026-03-02T10:00:00.000+00:00",
+            "payload": {
+                "direction": "inbound",
+                "from": {
+                    "carrier": "T-Mobile USA",
+                    "line_type": "Wireless",
+                    "phone_number": sender,
+                },
+                "to": [{"phone_number": FROM_NUMBER, "status": "webhook_delivered"}],
+                "id": "84cca175-9755-4859-b67f-4730d7f58aa3",
+                "media": [],
+                "parts": 1,
+                "text": text,
+                "type": "SMS",
+                "record_type": "message",
+            },
+            "record_type": "event",
+        },
+        "meta": {"attempt": 1, "delivered_to": PUBLIC_BASE + MESSAGES_WEBHOOK},
+    }
+
+
+def post_message(client, event: dict, *, headers: dict | None = None):
+    """POST a messaging webhook event as Telnyx does (JSON); signed unless `headers` are given."""
+    body = json.dumps(event).encode()
+    return client.post(
+        MESSAGES_WEBHOOK,
+        data=body,
+        content_type="application/json",
+        headers=signed_headers(body) if headers is None else headers,
+    )

@@ -11,13 +11,23 @@ from plugins.jobs.models import Job
 from plugins.questions.models import Question
 
 QUEUED, RINGING, IN_PROGRESS = "queued", "ringing", "in_progress"
-COMPLETED, NO_ANSWER, BUSY, FAILED, CANCELED = "completed", "no_answer", "busy", "failed", "canceled"
+COMPLETED, NO_ANSWER, BUSY, FAILED, CANCELED = (
+    "completed",
+    "no_answer",
+    "busy",
+    "failed",
+    "canceled",
+)
 STATUSES = (QUEUED, RINGING, IN_PROGRESS, COMPLETED, NO_ANSWER, BUSY, FAILED, CANCELED)
 ACTIVE_STATUSES = (QUEUED, RINGING, IN_PROGRESS)
 UNREACHED_STATUSES = (NO_ANSWER, BUSY, FAILED)  # a scheduled series tries again after these
 FINAL_STATUSES = (COMPLETED, NO_ANSWER, BUSY, FAILED, CANCELED)
 
-INSTANT, SCHEDULED, CALLBACK = "instant", "scheduled", "callback"  # callback: at a time someone chose
+INSTANT, SCHEDULED, CALLBACK = (
+    "instant",
+    "scheduled",
+    "callback",
+)  # callback: at a time someone chose
 TRIGGERS = (INSTANT, SCHEDULED, CALLBACK)
 OPTED_OUT = "the candidate opted out of contact"  # why a call or reminder to such a candidate was canceled or skipped
 
@@ -34,11 +44,16 @@ class Call(TenantRecord):
     status = pw.CharField(max_length=16, default=QUEUED)
     attempt = pw.IntegerField(default=1)
     trigger = pw.CharField(max_length=16, default=INSTANT)
-    series = pw.UUIDField(null=True)  # the scheduled series (CallPlan.series) this attempt belongs to
+    series = pw.UUIDField(
+        null=True
+    )  # the scheduled series (CallPlan.series) this attempt belongs to
     scheduled_for = pw.DateTimeField(null=True)
     booked_by = pw.CharField(max_length=16, null=True)
-    page_nonce = pw.CharField(max_length=32, null=True)  # the current link to the candidate's page carries it
-    sms_help_sent_at = pw.DateTimeField(null=True)  # the one help text a reply not understood gets  # who chose scheduled_for: api, candidate_page, candidate_sms, ...
+    page_nonce = pw.CharField(
+        max_length=32, null=True
+    )  # the current link to the candidate's page carries it
+    # the one help text a reply not understood gets
+    sms_help_sent_at = pw.DateTimeField(null=True)
     phone_no = pw.CharField(max_length=32)
     provider = pw.CharField(max_length=32)
     provider_call_id = pw.CharField(max_length=64, null=True)
@@ -47,7 +62,9 @@ class Call(TenantRecord):
     assessment = JSONField(null=True)
     voicemail_left = pw.BooleanField(default=False)
     error = pw.TextField(null=True)
-    dialled_at = pw.DateTimeField(null=True)  # set once, by the one job that claims the call to dial it
+    dialled_at = pw.DateTimeField(
+        null=True
+    )  # set once, by the one job that claims the call to dial it
     started_at = pw.DateTimeField(null=True)
     ended_at = pw.DateTimeField(null=True)
     # What the conversation kept (plugins.calls.conversation): per-question results, the
@@ -69,12 +86,17 @@ class Call(TenantRecord):
             (("job", "status"), False),
             (("provider", "provider_call_id"), False),
             (("series",), False),
-            (("tenant", "phone_no", "dialled_at"), False),  # calls to a number per local day (the daily cap)
+            (
+                ("tenant", "phone_no", "dialled_at"),
+                False,
+            ),  # calls to a number per local day (the daily cap)
         )
 
 
 REMINDER_EMAIL, REMINDER_SMS = "email", "sms"
-REMINDER_CHANNELS = (REMINDER_EMAIL, REMINDER_SMS)
+REMINDER_CHANNELS = (REMINDER_EMAIL, REMINDER_SMS)  # what a job's schedule setting reminds through
+# the answer to a candidate's own text that had to wait for their calling hours, sent like an SMS
+REMINDER_REPLY = "reply"
 PENDING, SENDING, SENT = "pending", "sending", "sent"
 SKIPPED = "skipped"
 REMINDER_STATUSES = (PENDING, SENDING, SENT, FAILED, SKIPPED, CANCELED)
@@ -82,20 +104,31 @@ REMINDER_STATUSES = (PENDING, SENDING, SENT, FAILED, SKIPPED, CANCELED)
 
 class CallReminder(TimestampedModel):
     """One reminder of a scheduled call through one channel: claimed by one job before it is sent, so it goes once,
-    and kept with its outcome (sent, failed, skipped or canceled, with the reason)."""
+    and kept with its outcome (sent, failed, skipped or canceled, with the reason).
+
+    The `reply` channel is the answer to the candidate's own text that waits for their calling
+    hours, sent the same way."""
 
     id = pw.UUIDField(primary_key=True, default=new_uuid)
     tenant = pw.ForeignKeyField(Tenant, on_delete="CASCADE", column_name="tenant_id")
     call = pw.ForeignKeyField(Call, on_delete="CASCADE", column_name="call_id")
     channel = pw.CharField(max_length=8)
-    address = pw.CharField(max_length=320, null=True)  # the email or phone number, as of the last send or skip
+    address = pw.CharField(
+        max_length=320, null=True
+    )  # the email or phone number, as of the last send or skip
     due_at = pw.DateTimeField()
     status = pw.CharField(max_length=16, default=PENDING)
-    attempts = pw.IntegerField(default=0)  # sends tried; a transport error before the call is tried again later
+    attempts = pw.IntegerField(
+        default=0
+    )  # sends tried; a transport error before the call is tried again later
     claimed_at = pw.DateTimeField(null=True)  # when the job sending it now took it
     sent_at = pw.DateTimeField(null=True)
-    provider_message_id = pw.CharField(max_length=64, null=True)  # Twilio's message sid, the simulated provider's id
+    provider_message_id = pw.CharField(
+        max_length=64, null=True
+    )  # Twilio's message sid, the simulated provider's id
     error = pw.TextField(null=True)
+    # a reply's text; a reminder's is rendered from the templates when it is sent
+    body = pw.TextField(null=True)
 
     class Meta:
         table_name = "call_reminders"
@@ -108,10 +141,14 @@ class CallReminder(TimestampedModel):
 class CallPlan(TimestampedModel):
     """Scheduled calling for one application: armed when it becomes ACTIVE on a job with scheduling on."""
 
-    application = pw.ForeignKeyField(Application, primary_key=True, on_delete="CASCADE", column_name="application_id")
+    application = pw.ForeignKeyField(
+        Application, primary_key=True, on_delete="CASCADE", column_name="application_id"
+    )
     tenant = pw.ForeignKeyField(Tenant, on_delete="CASCADE", column_name="tenant_id")
     job = pw.ForeignKeyField(Job, on_delete="CASCADE", column_name="job_id")
-    last_stage = pw.CharField(max_length=16, null=True)  # the stage last seen, so "moved to ACTIVE" can be told apart
+    last_stage = pw.CharField(
+        max_length=16, null=True
+    )  # the stage last seen, so "moved to ACTIVE" can be told apart
     series = pw.UUIDField(null=True)  # the current series of attempts; null when none is running
     triggered_at = pw.DateTimeField(null=True)
 
@@ -137,8 +174,9 @@ class QuestionRubric(TimestampedModel):
     """How one screening question's answer is judged: its type, what meets it, whether failing it
     rejects, its weight."""
 
-    question = pw.ForeignKeyField(Question, primary_key=True, on_delete="CASCADE",
-                                  column_name="question_id")
+    question = pw.ForeignKeyField(
+        Question, primary_key=True, on_delete="CASCADE", column_name="question_id"
+    )
     tenant = pw.ForeignKeyField(Tenant, on_delete="CASCADE", column_name="tenant_id")
     answer_type = pw.CharField(max_length=8, null=True)  # None: inferred from the wording
     expected = pw.CharField(max_length=3, null=True)  # yes_no: "yes" or "no"

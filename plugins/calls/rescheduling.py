@@ -22,10 +22,21 @@ from plugins.calls.calling_hours import (
     next_allowed_at,
 )
 from plugins.calls.lifecycle import move_call, new_call
-from plugins.calls.models import ACTIVE_STATUSES, CALLBACK, FINAL_STATUSES, QUEUED, SCHEDULED, Call, CallPlan
+from plugins.calls.models import (
+    ACTIVE_STATUSES,
+    CALLBACK,
+    FINAL_STATUSES,
+    QUEUED,
+    REMINDER_CHANNELS,
+    SCHEDULED,
+    Call,
+    CallPlan,
+)
 from plugins.candidates.consent import API, VOICE
 
-PAST_SLACK = dt.timedelta(seconds=60)  # "now" as a client's clock says it may be a little behind ours
+PAST_SLACK = dt.timedelta(
+    seconds=60
+)  # "now" as a client's clock says it may be a little behind ours
 FARTHEST_AHEAD = dt.timedelta(days=366)  # a call is booked within a year
 
 
@@ -36,9 +47,16 @@ def movable(call: Call) -> bool:
 
 def pending_call_of(application_id) -> Call | None:
     """The application's queued call that has not been dialled yet, soonest first."""
-    return (Call.select().where((Call.application == application_id) & (Call.status == QUEUED)
-                                & Call.dialled_at.is_null())
-            .order_by(Call.scheduled_for.asc(nulls="first"), Call.created_at).first())
+    return (
+        Call.select()
+        .where(
+            (Call.application == application_id)
+            & (Call.status == QUEUED)
+            & Call.dialled_at.is_null()
+        )
+        .order_by(Call.scheduled_for.asc(nulls="first"), Call.created_at)
+        .first()
+    )
 
 
 def check_call_time(call: Call, when: dt.datetime, schedule: dict) -> None:
@@ -47,14 +65,23 @@ def check_call_time(call: Call, when: dt.datetime, schedule: dict) -> None:
     now = utcnow()
     zone = candidate_timezone(candidate)
     if when < now - PAST_SLACK:
-        raise CallTimeNotAllowed("the time has passed", next_allowed_at(candidate, schedule, now), zone)
+        raise CallTimeNotAllowed(
+            "the time has passed", next_allowed_at(candidate, schedule, now), zone
+        )
     if when > now + FARTHEST_AHEAD:
-        raise CallTimeNotAllowed("more than a year ahead", next_allowed_at(candidate, schedule, now), zone)
+        raise CallTimeNotAllowed(
+            "more than a year ahead", next_allowed_at(candidate, schedule, now), zone
+        )
     when = max(when, now)
     if not is_allowed_at(candidate, schedule, when):
-        raise CallTimeNotAllowed(f"outside the {hours_description(candidate, schedule)}",
-                                 next_allowed_at(candidate, schedule, when), zone)
-    later = daily_cap_next_day(candidate, call.phone_no, when, schedule, besides=call.id)
+        raise CallTimeNotAllowed(
+            f"outside the {hours_description(candidate, schedule)}",
+            next_allowed_at(candidate, schedule, when),
+            zone,
+        )
+    # every call dialled that day counts, `call` too when it is the one on the phone now (a callback
+    # asked for on it would be the day's next call); a call still to be moved was never dialled
+    later = daily_cap_next_day(candidate, call.phone_no, when, schedule)
     if later is not None:
         raise CallTimeNotAllowed(daily_cap_reason(candidate), later, zone)
 
@@ -85,17 +112,24 @@ def book_callback(call: Call, when: dt.datetime, *, source: str) -> Call:
                 raise Conflict(f"call {target.id} started meanwhile; ask again")
             booked = moved
         else:
-            booked = new_call(call.application, trigger=CALLBACK, attempt=call.attempt + 1, series=call.series,
-                              scheduled_for=when, booked_by=source)
+            booked = new_call(
+                call.application,
+                trigger=CALLBACK,
+                attempt=call.attempt + 1,
+                series=call.series,
+                scheduled_for=when,
+                booked_by=source,
+            )
         enqueue_booked(booked, schedule)
     return booked
 
 
 def enqueue_booked(call: Call, schedule: dict) -> None:
-    """Hand the call at its new time to the queue (the old scheduled job finds nothing to do), with its reminders."""
+    """Hand the call at its new time to the queue (the old scheduled job finds nothing to do), with
+    its reminders (planned again; a reply waiting for the calling hours keeps its time)."""
     from plugins.calls import dispatch
 
-    dispatch.forget(call.id, reminders.pending_job_ids(call.id))
+    dispatch.forget(call.id, reminders.pending_job_ids(call.id, REMINDER_CHANNELS))
     dispatch.place_at(call.id, call.scheduled_for.replace(tzinfo=dt.timezone.utc))
     reminders.plan_reminders(call, schedule)
 
@@ -112,10 +146,18 @@ def time_not_allowed_error(error: CallTimeNotAllowed, field: str = "scheduled_fo
     """The 422 for a time the candidate may not be called at, naming the field and the next allowed moment."""
     zone = error.zone
     following = moment_record(error.next_allowed, zone) if zone else None
-    hint = (f"; the next allowed moment is {following['local']} ({following['timezone']}), {following['utc']}"
-            if following else "; no allowed moment in the next two weeks")
-    return ApiError(422, f"{field}: not allowed: {error.reason}{hint}", fields={field: [error.reason + hint]},
-                    extra={"next_allowed": following})
+    hint = (
+        f"; the next allowed moment is {following['local']} ({following['timezone']}), "
+        f"{following['utc']}"
+        if following
+        else "; no allowed moment in the next two weeks"
+    )
+    return ApiError(
+        422,
+        f"{field}: not allowed: {error.reason}{hint}",
+        fields={field: [error.reason + hint]},
+        extra={"next_allowed": following},
+    )
 
 
 def reschedule(tenant_id: str, call_id, when: dt.datetime, *, source: str) -> Call:
@@ -136,7 +178,9 @@ def reschedule_request(tenant_id: str, call_id, when: dt.datetime) -> Call:
     try:
         when = when.astimezone(dt.timezone.utc).replace(tzinfo=None)
     except OverflowError:
-        raise ApiError(422, "scheduled_for: out of range", fields={"scheduled_for": ["Out of range."]}) from None
+        raise ApiError(
+            422, "scheduled_for: out of range", fields={"scheduled_for": ["Out of range."]}
+        ) from None
     return reschedule(tenant_id, call.id, when, source=API)
 
 
@@ -149,8 +193,13 @@ def cancel(tenant_id: str, call_id, *, reason: str) -> Call:
     with database.atomic():
         cancel_call(call, reason)
         if call.series is not None and call.trigger in (SCHEDULED, CALLBACK):
-            (CallPlan.update(series=None)
-             .where((CallPlan.application == call.application_id) & (CallPlan.series == call.series)).execute())
+            (
+                CallPlan.update(series=None)
+                .where(
+                    (CallPlan.application == call.application_id) & (CallPlan.series == call.series)
+                )
+                .execute()
+            )
     call = Call.get(Call.id == call.id)
     if call.status == QUEUED:  # dialled between the read and the cancel
         refuse_unless_queued(call, "canceled")

@@ -4,7 +4,9 @@ ones every call uses. Telnyx posts status, machine-detection and recording callb
 /v1/calls/callbacks/telnyx, signed with Ed25519 (telnyx-signature-ed25519 over
 `telnyx-timestamp|body`). Telnyx does not sign the ConversationRelay WebSocket handshake, so the
 relay URL it is given carries a token of ours: signed with the server secret, bound to the call,
-expiring. Reminders go as SMS through Telnyx's Messaging API (POST /v2/messages)."""
+expiring. Reminders go as SMS through Telnyx's Messaging API (POST /v2/messages); texts to the
+number come from the messaging profile's webhook, POST /v1/calls/callbacks/telnyx/sms, signed the
+same way (plugins.calls.callbacks)."""
 
 from __future__ import annotations
 
@@ -47,8 +49,14 @@ class TelnyxApiError(Exception):
         self.status, self.codes = status, codes
 
 
-def signature_valid(public_key: str, body: bytes, signature: str | None, timestamp: str | None,
-                    *, now: float | None = None) -> bool:
+def signature_valid(
+    public_key: str,
+    body: bytes,
+    signature: str | None,
+    timestamp: str | None,
+    *,
+    now: float | None = None,
+) -> bool:
     """Telnyx's webhook signature: Ed25519 over `timestamp|body` with the account's public key
     (base64), the timestamp (Unix seconds) within SIGNATURE_TOLERANCE_SECONDS of now."""
     if not signature or not timestamp:
@@ -82,13 +90,16 @@ class TelnyxProvider(ConversationRelayProvider):
         api_base_url: str = "",
         session: requests.Session | None = None,
     ):
-        require_settings("telnyx", {
-            "TELNYX_API_KEY": api_key,
-            "TELNYX_ACCOUNT_SID": account_sid,
-            "TELNYX_CONNECTION_ID": connection_id,
-            "TELNYX_FROM_NUMBER": from_number,
-            "TELNYX_CALLBACK_BASE_URL": callback_base_url,
-        })
+        require_settings(
+            "telnyx",
+            {
+                "TELNYX_API_KEY": api_key,
+                "TELNYX_ACCOUNT_SID": account_sid,
+                "TELNYX_CONNECTION_ID": connection_id,
+                "TELNYX_FROM_NUMBER": from_number,
+                "TELNYX_CALLBACK_BASE_URL": callback_base_url,
+            },
+        )
         self.api_base_url = (api_base_url or DEFAULT_API_BASE_URL).rstrip("/")
         self.account_sid, self.connection_id = account_sid, connection_id
         self.from_number = from_number
@@ -156,8 +167,9 @@ class TelnyxProvider(ConversationRelayProvider):
 
     def leave_voicemail(self, provider_call_id: str, message: str) -> None:
         """Replace the call's TeXML: say the message after the beep, then hang up."""
-        self.request("POST", self.call_url(provider_call_id),
-                     data={"Texml": voicemail_twiml(message)})
+        self.request(
+            "POST", self.call_url(provider_call_id), data={"Texml": voicemail_twiml(message)}
+        )
 
     # -- recordings -------------------------------------------------------------------------------
 
@@ -218,8 +230,12 @@ def api_error(response: requests.Response) -> TelnyxApiError:
         errors = []
     errors = [error for error in errors if isinstance(error, dict)]
     codes = [str(error.get("code", "")) for error in errors]
-    message = "; ".join(
-        f"{error.get('code', '')} {error.get('detail') or error.get('title') or ''}".strip()
-        for error in errors
-    ) or response.reason or "no detail"
+    message = (
+        "; ".join(
+            f"{error.get('code', '')} {error.get('detail') or error.get('title') or ''}".strip()
+            for error in errors
+        )
+        or response.reason
+        or "no detail"
+    )
     return TelnyxApiError(response.status_code, codes, message[:300])
