@@ -30,8 +30,9 @@ class Site:
 
 
 @contextmanager
-def nginx_site(directory: Path, app_port: int, relay_port: int | None = None):
-    """A Site: nginx serving deploy/nginx.conf with gunicorn's upstream at `app_port` and the relay's at `relay_port`."""
+def nginx_site(directory: Path, app_port: int, relay_ports: tuple[int, ...] | list[int] = ()):
+    """A Site: nginx serving deploy/nginx.conf with gunicorn's upstream at `app_port` and the relay's upstream at
+    `relay_ports` (more than one relay process, as docs/operating.md says to run them for more calls)."""
     subprocess.run([OPENSSL, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=api.example.com",
                     "-keyout", str(directory / "key.pem"), "-out", str(directory / "cert.pem")], check=True,
                    capture_output=True)
@@ -42,8 +43,9 @@ def nginx_site(directory: Path, app_port: int, relay_port: int | None = None):
              ("server 127.0.0.1:8000;", f"server 127.0.0.1:{app_port};"),
              ("/etc/ssl/certs/api.example.com.pem", str(directory / "cert.pem")),
              ("/etc/ssl/private/api.example.com.key", str(directory / "key.pem"))]
-    if relay_port is not None:
-        moves.append(("server 127.0.0.1:8001;", f"server 127.0.0.1:{relay_port};"))
+    if relay_ports:
+        servers = "\n    ".join(f"server 127.0.0.1:{port};" for port in relay_ports)
+        moves.append(("server 127.0.0.1:8001;", servers))
     for shipped, here in moves:
         assert shipped in site, f"deploy/nginx.conf no longer has {shipped!r}: update tests/nginx_site.py"
         site = site.replace(shipped, here)

@@ -103,6 +103,13 @@ def deployed_relay(make_app, settings: dict, db_url: str, instance_dir):
     """(the API app, the relay process as deployed) on one database, configured alike: `settings`
     (without the HIREKIT_ prefix) given to both, the process through its environment."""
     app = make_app(**settings)
+    with RelayProcess(free_port(), relay_environment(settings, db_url, instance_dir)) as relay:
+        yield app, relay
+
+
+def relay_environment(settings: dict, db_url: str, instance_dir) -> dict[str, str]:
+    """The HIREKIT_* environment of a relay process configured as a test's app is: `settings` (without the prefix), its
+    database, the test session's secret and an instance directory."""
     environment = {f"HIREKIT_{name}": str(value) for name, value in settings.items()}
     environment.update(
         HIREKIT_DATABASE_URL=db_url,
@@ -111,8 +118,7 @@ def deployed_relay(make_app, settings: dict, db_url: str, instance_dir):
         HIREKIT_LOG_LEVEL="WARNING",
         HIREKIT_LLM_URL="",
     )
-    with RelayProcess(free_port(), environment) as relay:
-        yield app, relay
+    return environment
 
 
 def signed_headers(public_base: str, provider: str, call_id: str, token: str) -> dict:

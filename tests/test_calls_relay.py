@@ -244,7 +244,7 @@ def test_a_conversation_through_deploy_nginx_conf_reaches_the_relay_and_complete
     call = answered_call(client, tenant_a)
     tls = ssl.create_default_context()
     tls.check_hostname, tls.verify_mode = False, ssl.CERT_NONE  # nginx's certificate is made for the test
-    with nginx_site(tmp_path, app_port=1, relay_port=relay.port) as site:
+    with nginx_site(tmp_path, app_port=1, relay_ports=[relay.port]) as site:
         with pytest.raises(InvalidStatus) as refused:  # the relay, not nginx, judges the signature nginx passed on
             TwilioSocket(site.tls_port, call["id"], tls=tls, headers={"X-Twilio-Signature": "forged"})
         assert refused.value.response.status_code == 403
