@@ -22,8 +22,6 @@ from plugins.calls.conversation import booking, knowledge
 from plugins.calls.conversation import understanding as nlu
 from plugins.calls.conversation.contract import END_REASONS, ConversationRefused, Outgoing
 from plugins.calls.dispatch import complete_soon
-from plugins.candidates.models import Candidate
-from plugins.jobs.models import Job
 from plugins.calls.models import (
     BUSY,
     COMPLETED,
@@ -37,6 +35,8 @@ from plugins.calls.models import (
     JobFaq,
     QuestionRubric,
 )
+from plugins.candidates.models import Candidate
+from plugins.jobs.models import Job
 
 log = logging.getLogger("hirekit.calls")
 
