@@ -32,6 +32,13 @@ def consent(client, tenant, candidate_id, **channels):
 # ---- consent --------------------------------------------------------------------------------------------------------
 
 
+def reschedule(client, tenant, call: dict, when: str):
+    """POST /v1/calls/{id}/reschedule to `when` as `tenant`: the response."""
+    return client.post(
+        f"/v1/calls/{call['id']}/reschedule", json={"scheduled_for": when}, headers=tenant.headers
+    )
+
+
 def test_a_new_candidate_consents_on_every_channel_through_their_ats(client, tenant_a):
     candidate = create_candidate(client, tenant_a)
     assert set(candidate["consent"]) == {"voice", "sms", "email"}
@@ -321,11 +328,7 @@ def test_a_reschedule_past_the_daily_cap_is_422_naming_the_field_and_the_next_lo
 ):
     call = capped_call(client, tenant_a, call_schedule_minutes=60 * 24 * 2)
     later_today = dt.datetime.now(dt.timezone.utc) + dt.timedelta(hours=2)
-    refused = client.post(
-        f"/v1/calls/{call['id']}/reschedule",
-        json={"scheduled_for": later_today.isoformat()},
-        headers=tenant_a.headers,
-    )
+    refused = reschedule(client, tenant_a, call, later_today.isoformat())
     assert refused.status_code == 422 and "scheduled_for" in refused.json["error"]["fields"]
     assert "cap of 1 call" in refused.json["error"]["message"]
     following = refused.json["error"]["next_allowed"]
@@ -394,18 +397,12 @@ def queued_call(client, tenant) -> dict:
 def test_reschedule_moves_a_queued_call_and_announces_it(client, tenant_a):
     call = queued_call(client, tenant_a)
     when = weekday_at("America/Chicago", 10, 30)
-    moved = client.post(
-        f"/v1/calls/{call['id']}/reschedule", json={"scheduled_for": when}, headers=tenant_a.headers
-    )
+    moved = reschedule(client, tenant_a, call, when)
     assert moved.status_code == 200, moved.json
     assert moved.json["trigger"] == "callback" and moved.json["booked_by"] == "api"
     expected = dt.datetime.fromisoformat(when).astimezone(dt.timezone.utc)
     assert moved.json["scheduled_for"].startswith(expected.strftime("%Y-%m-%dT%H:%M:%S"))
-    local = client.post(
-        f"/v1/calls/{call['id']}/reschedule",
-        json={"scheduled_for": when[:19]},
-        headers=tenant_a.headers,
-    )  # no offset: the candidate's own zone
+    local = reschedule(client, tenant_a, call, when[:19])  # no offset: the candidate's own zone
     assert local.status_code == 200 and local.json["scheduled_for"] == moved.json["scheduled_for"]
     feed = client.get(
         "/v1/events", query_string={"size": 100, "type": "call_activity"}, headers=tenant_a.headers
@@ -423,28 +420,13 @@ def test_reschedule_outside_the_window_or_hours_is_422_naming_the_field_and_the_
         "2020-01-01T10:00:00Z",
         "tomorrow",
     ):
-        response = client.post(
-            f"/v1/calls/{call['id']}/reschedule",
-            json={"scheduled_for": when},
-            headers=tenant_a.headers,
-        )
+        response = reschedule(client, tenant_a, call, when)
         assert (
             response.status_code == 422 and "scheduled_for" in response.json["error"]["fields"]
         ), (when, response.json)
-    evening = client.post(
-        f"/v1/calls/{call['id']}/reschedule",
-        json={"scheduled_for": weekday_at("America/Chicago", 18)},
-        headers=tenant_a.headers,
-    ).json
+    evening = reschedule(client, tenant_a, call, weekday_at("America/Chicago", 18)).json
     assert evening["error"]["next_allowed"]["local"][11:16] == "09:00"
-    assert (
-        client.post(
-            f"/v1/calls/{call['id']}/reschedule",
-            json={"scheduled_for": weekday_at("America/Chicago", 10)},
-            headers=tenant_b.headers,
-        ).status_code
-        == 404
-    )
+    assert reschedule(client, tenant_b, call, weekday_at("America/Chicago", 10)).status_code == 404
     assert (
         client.get(f"/v1/calls/{call['id']}", headers=tenant_a.headers).json["scheduled_for"]
         == call["scheduled_for"]
@@ -468,11 +450,7 @@ def test_cancel_ends_a_queued_call_and_a_finished_one_is_409(client, tenant_a, t
     assert replay.status_code == 200 and replay.headers.get("Idempotent-Replayed") == "true"
     again = client.post(f"/v1/calls/{call['id']}/cancel", headers=tenant_a.headers)
     assert again.status_code == 409 and "already finished" in again.json["error"]["message"]
-    moved = client.post(
-        f"/v1/calls/{call['id']}/reschedule",
-        json={"scheduled_for": weekday_at("America/Chicago", 10)},
-        headers=tenant_a.headers,
-    )
+    moved = reschedule(client, tenant_a, call, weekday_at("America/Chicago", 10))
     assert moved.status_code == 409
     completed = instant_call(client, tenant_a, application_for(client, tenant_a)).json
     finished = client.post(f"/v1/calls/{completed['id']}/cancel", headers=tenant_a.headers)
@@ -515,21 +493,13 @@ def test_a_reschedule_into_the_quiet_hours_alone_is_422_naming_the_field_and_whe
         == 200
     )
     seven = weekday_at("America/Chicago", 7)  # inside the job's window, before the calling hours
-    refused = client.post(
-        f"/v1/calls/{call['id']}/reschedule",
-        json={"scheduled_for": seven},
-        headers=tenant_a.headers,
-    )
+    refused = reschedule(client, tenant_a, call, seven)
     assert refused.status_code == 422 and "scheduled_for" in refused.json["error"]["fields"]
     assert "calling hours 08:00-21:00 America/Chicago" in refused.json["error"]["message"]
     following = refused.json["error"]["next_allowed"]
     assert following["local"] == seven.replace("T07:00:00", "T08:00:00")
     assert get_call(client, tenant_a, call["id"])["scheduled_for"] == call["scheduled_for"]
-    moved = client.post(
-        f"/v1/calls/{call['id']}/reschedule",
-        json={"scheduled_for": following["local"]},
-        headers=tenant_a.headers,
-    )
+    moved = reschedule(client, tenant_a, call, following["local"])
     assert moved.status_code == 200
 
 
@@ -598,11 +568,7 @@ def test_mcp_tools_reschedule_cancel_and_queue_outside_the_hours(make_app, tenan
 def test_a_reschedule_at_the_edges_of_time_is_422_not_500(client, tenant_a):
     call = queued_call(client, tenant_a)
     for when in ("9999-12-31T23:59:59-05:00", "0001-01-01T00:00:00+05:00", "2999-01-04T10:00:00Z"):
-        response = client.post(
-            f"/v1/calls/{call['id']}/reschedule",
-            json={"scheduled_for": when},
-            headers=tenant_a.headers,
-        )
+        response = reschedule(client, tenant_a, call, when)
         assert (
             response.status_code == 422 and "scheduled_for" in response.json["error"]["fields"]
         ), (when, response.json)
