@@ -9,7 +9,7 @@ import binascii
 import logging
 import re
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Iterator, Protocol
 
 from flask import g
 
@@ -71,15 +71,28 @@ class MethodHandler(Protocol):
 
     def handle_notification(self, method: str, params: dict) -> None: ...
 
+    def handle_response(self, message: dict) -> None:
+        """A client's answer to a request the server sent it."""
+
     def server_info(self) -> dict: ...
+
+
+class Streamed(Protocol):
+    """A result that cannot be given at once because the server must ask the client something first (handshake
+    revisions: over the request's event stream). `messages(request_id)` yields what the stream carries in order: the
+    server's requests and notifications, None for a keep-alive, and last the response to `request_id`."""
+
+    def messages(self, request_id) -> Iterator[dict | None]: ...
 
 
 @dataclass(frozen=True)
 class Reply:
-    """What the HTTP layer sends: a status and a JSON body (None: 202 with no body)."""
+    """What the HTTP layer sends: a status and a JSON body (None: 202 with no body), or an event stream of
+    messages."""
 
     status: int
     body: dict | list | None
+    stream: Iterator[dict | None] | None = None
 
 
 def error_object(request_id, code: int, message: str, data=None) -> dict:
@@ -108,6 +121,8 @@ def dispatch(payload, handler: MethodHandler, *, version: str) -> Reply:
     reply = handle_message(payload, handler, version=version, in_batch=False)
     if reply is None:
         return Reply(202, None)
+    if not isinstance(reply, dict):
+        return Reply(200, None, stream=reply)
     error = reply.get("error")
     if error and error["code"] in HTTP_400_CODES:
         return Reply(400, reply)
@@ -127,6 +142,7 @@ def dispatch_batch(items: list, handler: MethodHandler, *, version: str) -> Repl
                                        {"max_batch_length": MAX_BATCH_LENGTH, "received": len(items)}))
     replies = [reply for index, item in enumerate(items)
                if (reply := handle_message(item, handler, version=version, in_batch=True, counted=index == 0)) is not None]
+    # a batch is 2025-03-26's, which has no sessions, so no result of it is ever Streamed
     return Reply(200, replies) if replies else Reply(202, None)
 
 
@@ -135,8 +151,10 @@ def valid_id(value) -> bool:
     return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
 
 
-def handle_message(message, handler: MethodHandler, *, version: str, in_batch: bool, counted: bool = True) -> dict | None:
-    """The response object for one message, or None for notifications and for responses the client sends us.
+def handle_message(message, handler: MethodHandler, *, version: str, in_batch: bool,
+                   counted: bool = True) -> dict | Iterator[dict | None] | None:
+    """The response object for one message (or the messages of its event stream, when the server must ask the client
+    first), or None for notifications and for responses the client sends us.
     `counted`: the POST's own rate-limit hit stands for this message; otherwise it is counted here before it runs (a
     notification over the limit is dropped, a request answered RATE_LIMITED)."""
     if not isinstance(message, dict):
@@ -144,7 +162,8 @@ def handle_message(message, handler: MethodHandler, *, version: str, in_batch: b
     has_id = "id" in message
     if "method" not in message and has_id and ("result" in message or "error" in message) \
             and message.get("jsonrpc") == "2.0":
-        return None  # a response to a server request; this server sends none, so there is nothing to match
+        handler.handle_response(message)  # the answer to a question the server asked on a held stream
+        return None
     problem = envelope_error(message)
     if problem is not None:
         return problem
@@ -199,10 +218,15 @@ def params_error(request_id, method: str, params) -> dict | None:
     return error_object(request_id, INVALID_REQUEST, 'Invalid request: "params" must be an object')
 
 
-def answer_request(request_id, method: str, params: dict, handler: MethodHandler, *, version: str) -> dict:
-    """The handler's result, or the error it raised; an unexpected failure is logged and answered -32603."""
+def answer_request(request_id, method: str, params: dict, handler: MethodHandler, *,
+                   version: str) -> dict | Iterator[dict | None]:
+    """The handler's result, or the error it raised; an unexpected failure is logged and answered -32603. A result the
+    handler must ask the client about first is the stream of messages that asks and then answers."""
     try:
-        return result_object(request_id, handler.handle_request(method, params, version=version))
+        result = handler.handle_request(method, params, version=version)
+        if not isinstance(result, dict):
+            return result.messages(request_id)
+        return result_object(request_id, result)
     except RpcError as error:
         return error_object(request_id, error.code, error.message, error.data)
     except Exception:

@@ -1,4 +1,5 @@
-"""POST /mcp and POST /mcp/sourcing: MCP's Streamable HTTP transport, stateless, answering plain application/json.
+"""POST /mcp and POST /mcp/sourcing: MCP's Streamable HTTP transport, answering plain application/json, and an event
+stream only where a handshake client's person must confirm a tool first (plugins.mcp.held_confirmation).
 
 HTTP-level checks come in the order MCP clients expect: method (405, by routing), Origin (403), Bearer key (401,
 by app.security.auth), MCP-Protocol-Version (400), Accept (406), JSON (400); then the JSON-RPC dispatcher answers.
@@ -11,14 +12,14 @@ dispatcher answers exactly as before 2026-07-28; any other value takes the per-r
 from __future__ import annotations
 
 import orjson
-from flask import current_app, request
+from flask import current_app, g, request, stream_with_context
 from flask.views import MethodView
 
 from app.http.api import Blueprint, ErrorSchema
 from app.security.auth import BEARER
 from app.errors import ApiError
 from app.http.request_json import loads_request
-from plugins.mcp import protocol
+from plugins.mcp import protocol, sessions
 from plugins.mcp.schemas import JsonRpcRequestSchema, JsonRpcResponseSchema, one_or_batch
 from plugins.mcp.server import McpServer
 
@@ -111,7 +112,19 @@ def serialize(body: dict | list) -> bytes:
     return orjson.dumps(body)
 
 
+def event_stream(messages):
+    """Server-sent events of JSON-RPC messages, a comment for each keep-alive (None)."""
+    for message in messages:
+        yield b": keep-alive\n\n" if message is None else b"event: message\ndata: " + orjson.dumps(message) + b"\n\n"
+
+
 def json_rpc_response(reply: protocol.Reply):
+    if reply.stream is not None:
+        response = current_app.response_class(stream_with_context(event_stream(reply.stream)),
+                                              mimetype="text/event-stream")
+        response.headers["Cache-Control"] = "no-store"
+        response.headers["X-Accel-Buffering"] = "no"  # nginx passes each event on as it comes
+        return response
     if reply.body is None:
         response = current_app.response_class(status=202)
         del response.headers["Content-Type"]
@@ -142,7 +155,24 @@ def answer(server: McpServer, path: str):
     if modern:
         headers = {name: request.headers.get(name) for name in protocol.ROUTING_HEADERS}
         return json_rpc_response(protocol.dispatch_modern(payload, server, version=version, headers=headers))
-    return json_rpc_response(protocol.dispatch(payload, server, version=version))
+    g.mcp_session = sessions.current_session(version)
+    reply = protocol.dispatch(payload, server, version=version)
+    response = json_rpc_response(reply)
+    session_id = started_session(payload, reply)
+    if session_id is not None:
+        response.headers[sessions.SESSION_HEADER] = session_id
+    return response
+
+
+def started_session(payload, reply: protocol.Reply) -> str | None:
+    """The Mcp-Session-Id an initialize answer starts, for a client that can be asked (plugins.mcp.sessions)."""
+    if not isinstance(payload, dict) or payload.get("method") != "initialize" or reply.status != 200:
+        return None
+    result = reply.body.get("result") if isinstance(reply.body, dict) else None
+    params = payload.get("params")
+    if not isinstance(result, dict) or not isinstance(params, dict):
+        return None
+    return sessions.session_id_for(params, result["protocolVersion"])
 
 
 def server_blueprint(server: McpServer, name: str, path: str, description: str) -> Blueprint:
@@ -159,7 +189,12 @@ def server_blueprint(server: McpServer, name: str, path: str, description: str) 
         @blp.doc(
             summary=f"JSON-RPC endpoint of the {server.title} MCP server",
             description=(
-                "Model Context Protocol over Streamable HTTP, stateless: no Mcp-Session-Id, no event stream. "
+                "Model Context Protocol over Streamable HTTP. Answers are application/json, except a tools/call that "
+                "must ask the person who authorized an OAuth client first on 2025-11-25 or 2025-06-18 (placing a "
+                "call): it answers text/event-stream carrying an elicitation/create request, then the tool's result "
+                "once the client POSTs the person's answer (202). Only such clients (OAuth, elicitation declared at "
+                "initialize) get an Mcp-Session-Id, a signed token they send back; a session id this server does not "
+                "recognise for the caller answers 404 (session_not_found), and the client initializes again. "
                 "Revision 2026-07-28 (server/discover, tools/list, tools/call; every request carries "
                 "params._meta with io.modelcontextprotocol/protocolVersion and io.modelcontextprotocol/clientCapabilities "
                 "and the MCP-Protocol-Version, Mcp-Method and, for tools/call, Mcp-Name headers, equal to the body) and "
@@ -198,12 +233,18 @@ def server_blueprint(server: McpServer, name: str, path: str, description: str) 
         @blp.alt_response(400, schema=JsonRpcResponseSchema, description=(
             "Parse error (-32700) or invalid request (-32600); 2026-07-28 also: missing params._meta (-32602), "
             "header mismatch (-32020), unsupported protocol version (-32022)"))
-        @blp.alt_response(404, schema=JsonRpcResponseSchema, description="2026-07-28: method not found (-32601)")
+        @blp.alt_response(404, schema={"oneOf": [ErrorSchema, JsonRpcResponseSchema]}, description=(
+            "2026-07-28: method not found (JSON-RPC error -32601); handshake revisions: an Mcp-Session-Id this "
+            "server does not recognise for the caller (the REST error body, type session_not_found)"))
         @blp.alt_response(413, schema=JsonRpcResponseSchema, description=(
             f"A batch of more than {protocol.MAX_BATCH_LENGTH} messages (-32600; data: max_batch_length, received)"))
         @blp.alt_response(429, schema={"oneOf": [ErrorSchema, JsonRpcResponseSchema]}, description=(
             "Over the key's rate limit: the POST itself (the REST error body), or a lone request over the limit it "
             f"meets (JSON-RPC error {protocol.RATE_LIMITED}, data.retry_after); Retry-After either way"))
+        @blp.doc(responses={200: {"content": {"text/event-stream": {"schema": {
+            "type": "string", "description": (
+                "A tools/call asking the person first (2025-11-25, 2025-06-18): server-sent events, each a JSON-RPC "
+                "message (an elicitation/create request, then the tools/call response)")}}}}})
         @blp.errors(403, 406)  # 403: a foreign Origin, or an access token without the scope a request needs
         def post(self):
             return answer(server, path)

@@ -25,7 +25,7 @@ from plugins.mcp.protocol import (
     SUPPORTED_VERSIONS,
     RpcError,
 )
-from plugins.mcp import confirmation, prompts, resources, scopes
+from plugins.mcp import confirmation, held_confirmation, prompts, resources, scopes
 from plugins.mcp.tools import InvalidArguments, Tool, describe_api_error, failure, success
 
 log = logging.getLogger("hirekit.mcp")
@@ -41,9 +41,9 @@ WITH_RESOURCES = {**CAPABILITIES, "resources": {"listChanged": False}, "prompts"
 LIST_TTL_MS = 5 * 60 * 1000
 CACHE_SCOPE = "private"
 
-STATELESS_NOTE = ("This server is stateless: there is no session, every request stands alone and is authorised by "
-                  "its Bearer API key or OAuth access token; records are scoped to its organisation, and a token "
-                  "sees only the tools its scopes allow.")
+STATELESS_NOTE = ("This server is stateless: every request stands alone and is authorised by its Bearer API key or "
+                  "OAuth access token; records are scoped to its organisation, and a token sees only the tools its "
+                  "scopes allow.")
 
 
 @dataclass(frozen=True)
@@ -136,7 +136,7 @@ class McpServer:
                 "instructions": f"{self.instructions} {STATELESS_NOTE}", "ttlMs": LIST_TTL_MS, "cacheScope": CACHE_SCOPE}
 
     def handle_notification(self, method: str, params: dict) -> None:
-        """notifications/initialized, cancelled and the rest need no action from a stateless server."""
+        """notifications/initialized, cancelled and the rest need no action: the server keeps no session state."""
 
     def initialize(self, params: dict) -> dict:
         requested = params.get("protocolVersion")
@@ -179,33 +179,25 @@ class McpServer:
         family_limit = self.family_limit(tool)
         if family_limit:
             refuse_over_limit(family_limit, f", shared with the {tool.plugin} REST routes")
-        try:
-            if tool.confirm is not None and scopes.granted() is not None:
-                pending = confirmation.answer_before_running(tool, current_tenant_id(), arguments, params,
-                                                             version=version)
-                if pending is not None:
-                    return pending
-            return success(tool.call(current_tenant_id(), arguments))
-        except InvalidArguments as error:
-            if version >= ARGUMENT_ERRORS_AS_RESULTS_SINCE:
-                return failure(f"{error} Check the tool's inputSchema and call it again.")
-            raise RpcError(INVALID_PARAMS, str(error), {"fields": error.fields}) from None
-        except ApiError as error:
-            if error.status == 429:  # a batch tool's items past the rate limit: as a message over it is answered
-                retry_after = int(error.headers.get("Retry-After", "1"))
-                raise RpcError(RATE_LIMITED, f"{error.message} Retry in {retry_after} s.",
-                               {"retry_after": retry_after}) from None
-            if error.status >= 500 and error.status != 503:
-                log.warning("tool %s failed with %s: %s", name, error.status, error.message)
-            return failure(describe_api_error(error))
-        except ma.ValidationError as error:  # a service validating beyond the argument schema: REST's 422
-            return failure(describe_api_error(ValidationFailed.of(error)))
-        except pw.IntegrityError:
-            return failure(describe_api_error(ExistingRecordConflict()))
-        except (pw.OperationalError, pw.InterfaceError) as error:
-            log.error("database unavailable during tool %s: %s", name, error)
-            return failure("The database is not reachable right now; retry shortly.")
+        return tool_outcome(name, version, lambda: self.confirmed_call(tool, arguments, params, version))
 
+    def confirmed_call(self, tool: Tool, arguments: dict, params: dict, version: str):
+        """The tool's result, once the person who authorized an OAuth client has confirmed a tool that acts in the
+        world; until then what asks them (an input_required result, or a stream that asks and then runs it)."""
+        tenant_id = current_tenant_id()
+
+        def run() -> dict:
+            return success(tool.call(tenant_id, arguments))
+
+        if tool.confirm is None or scopes.granted() is None:
+            return run()
+        pending = confirmation.answer_before_running(
+            tool, tenant_id, arguments, params, version=version,
+            run=lambda: tool_outcome(tool.name, version, run))
+        return run() if pending is None else pending
+
+    def handle_response(self, message: dict) -> None:
+        held_confirmation.deliver(message)
 
     def answer_resources(self, method: str, params: dict, *, cacheable: bool) -> dict:
         """resources/list, resources/templates/list, resources/read, prompts/list and prompts/get."""
@@ -229,6 +221,32 @@ class McpServer:
 
 RESOURCE_METHODS = frozenset({"resources/list", "resources/templates/list", "resources/read", "prompts/list",
                               "prompts/get"})
+
+
+def tool_outcome(name: str, version: str, action):
+    """`action()`'s tool result, with the failures a tool meets answered as MCP says: argument errors as a result the
+    model can fix (or -32602 before 2025-11-25), service refusals as tool errors, rate limits as -32029."""
+    try:
+        return action()
+    except InvalidArguments as error:
+        if version >= ARGUMENT_ERRORS_AS_RESULTS_SINCE:
+            return failure(f"{error} Check the tool's inputSchema and call it again.")
+        raise RpcError(INVALID_PARAMS, str(error), {"fields": error.fields}) from None
+    except ApiError as error:
+        if error.status == 429:  # a batch tool's items past the rate limit: as a message over it is answered
+            retry_after = int(error.headers.get("Retry-After", "1"))
+            raise RpcError(RATE_LIMITED, f"{error.message} Retry in {retry_after} s.",
+                           {"retry_after": retry_after}) from None
+        if error.status >= 500 and error.status != 503:
+            log.warning("tool %s failed with %s: %s", name, error.status, error.message)
+        return failure(describe_api_error(error))
+    except ma.ValidationError as error:  # a service validating beyond the argument schema: REST's 422
+        return failure(describe_api_error(ValidationFailed.of(error)))
+    except pw.IntegrityError:
+        return failure(describe_api_error(ExistingRecordConflict()))
+    except (pw.OperationalError, pw.InterfaceError) as error:
+        log.error("database unavailable during tool %s: %s", name, error)
+        return failure("The database is not reachable right now; retry shortly.")
 
 
 def tool_scope(tool: Tool) -> str:
