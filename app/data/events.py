@@ -16,7 +16,7 @@ from app.data.tenancy import Tenant
 log = logging.getLogger("hirekit.events")
 
 CALL_ACTIVITY = "call_activity"
-APPLICATION_ACTIVITY = "application_activty"  # spelled as SPEC 2.8 spells it
+APPLICATION_ACTIVITY = "application_activty"  # the event type's published spelling (docs/integrating.md, Webhooks)
 CANDIDATE_DELETED = "candidate.deleted"  # a candidate was erased: a mirror deletes its copy (plugins.privacy)
 CANDIDATE_CONSENT = "candidate.consent"  # a candidate's consent to calls, texts or emails changed (plugins.candidates)
 EVENT_TYPES = (CALL_ACTIVITY, APPLICATION_ACTIVITY, CANDIDATE_DELETED, CANDIDATE_CONSENT)

@@ -30,7 +30,7 @@ class TenantRecord(TimestampedModel):
 
 
 class RecruiterColumns(pw.Model):
-    """The recruiter an ATS names on a job (SPEC 2.1) or a candidate (2.4's update sample)."""
+    """The recruiter an ATS names on a job or a candidate (recruiter_name, recruiter_email, recruiter_work_phone_no)."""
 
     recruiter_name = pw.CharField(max_length=255, null=True)
     recruiter_email = pw.CharField(max_length=320, null=True)

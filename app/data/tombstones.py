@@ -1,9 +1,10 @@
 """What is left of an erased record for sync: its id and when it went, shown in the cursor walks of its list.
 
-An erasure deletes a record's row for good (DESIGN: Erasure); a mirror walking the list by cursor must still learn that
-the record is gone, so the erasure writes a tombstone here (the list's name, the record id, deleted_at) and the list's
-cursor walk merges the tombstones into its rows in the same (updated_at, id) order, a tombstone's updated_at being its
-deleted_at. Only unfiltered walks show them (a tombstone holds no field a filter could match); page mode never does.
+An erasure deletes a record's row for good (docs/privacy.md, Erasure); a mirror walking the list by cursor must
+still learn that the record is gone, so the erasure writes a tombstone here (the list's name, the record id,
+deleted_at) and the list's cursor walk merges the tombstones into its rows in the same (updated_at, id) order, a
+tombstone's updated_at being its deleted_at. Only unfiltered walks show them (a tombstone holds no field a filter
+could match); page mode never does.
 A list shows tombstones once a family declares it (`declare`), so lists without erasures pay no query.
 """
 

@@ -304,7 +304,7 @@ MAX_PAGE = 1_000_000_000  # far past any real list, and keeps (page - 1) * size 
 
 
 class PageArgsSchema(SyncArgsSchema):
-    """page and size are required on every /v1 list (SPEC 4.1), page unless the list is walked by cursor instead."""
+    """page and size are required on every /v1 list (docs/integrating.md, Jobs), page unless it is walked by cursor."""
 
     page = BoundedInteger(1, MAX_PAGE, metadata={"description": f"1-based page (at most {MAX_PAGE:,}); required in page "
                                                                 "mode, refused together with cursor"})

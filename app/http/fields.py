@@ -83,7 +83,7 @@ class StrictBoolean(ma.fields.Boolean):
 
 
 class IsoDateString(ma.fields.String):
-    """An ISO 8601 date or timestamp kept as the client sent it (SPEC: samples use ISO 8601 UTC)."""
+    """An ISO 8601 date or timestamp (a job's start_date, end_date, posting_date), kept as the client sent it."""
 
     default_error_messages = {"invalid_iso": "Not a valid ISO 8601 date or timestamp (e.g. 2026-01-31 or 2026-01-31T09:00:00Z)."}
 

@@ -1,5 +1,6 @@
-"""Every /v1 list's two modes: SPEC's pages (page + size, with totals) and sync cursors (signed (updated_at, id) keysets).
+"""Every /v1 list's two modes: pages (page + size, with totals) and sync cursors (signed (updated_at, id) keysets).
 
+docs/integrating.md describes both to clients (sections Jobs, and Event feed and incremental sync).
 A cursor is opaque and signed with the server secret (app.security.tokens, kind "list-cursor"); it carries the last row's
 (updated_at, id) and a digest of the tenant, the list and its filters, so a cursor of another tenant or list is 400.
 It never expires (a sync paused for any time resumes where it stopped) and stops verifying once the key that signed it
@@ -214,7 +215,7 @@ def with_tombstones(entries: list, positions: list[tuple], window: ListWindow, s
 
 
 class WholeListArgsSchema(SyncArgsSchema):
-    """A /v1 list SPEC gives no pages (a job's questions, the tenant's webhooks): the whole list, or cursor pages."""
+    """A /v1 list without pages (a job's questions, the tenant's webhooks): the whole list, or cursor pages."""
 
     size = ma.fields.Integer(validate=ma.validate.Range(1, 100), metadata={
         "description": f"1-100, the page size in cursor mode (default {WHOLE_LIST_CURSOR_SIZE}); without a cursor the "

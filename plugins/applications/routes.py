@@ -1,4 +1,5 @@
-"""/v1/applications: list, create (JSON or multipart with a resume), read, update, and download the resume (SPEC 4.1)."""
+"""/v1/applications: list, create (JSON or multipart with a resume), read, update, and download the resume
+(docs/integrating.md, Applications)."""
 
 from app.http.api import Blueprint
 from app.http.record_routes import add_create_route, add_list_route, add_read_route, add_update_route

@@ -1,4 +1,4 @@
-"""Application bodies (SPEC 2.5: create, update), the application record with its candidate and job summaries, list filters."""
+"""Application bodies (create, update), the application record with its candidate and job summaries, list filters."""
 
 import marshmallow as ma
 
@@ -27,7 +27,7 @@ class Stage(ma.fields.String):
 
 
 class ApplicationCreateSchema(ResumeBodyMixin, StrictSchema):
-    """SPEC 2.5 create body; the resume comes as `file` (a reference), `base64file` or a multipart file part."""
+    """The create body; the resume comes as `file` (a reference), `base64file` or a multipart file part."""
 
     candidate_source_id = Text(required=True, max_length=255, metadata={"description": "source_id of one of your candidates"})
     job_source_id = Text(required=True, max_length=255, metadata={"description": "source_id of one of your jobs"})
@@ -43,7 +43,7 @@ class ApplicationCreateSchema(ResumeBodyMixin, StrictSchema):
 
 
 class ApplicationUpdateSchema(ResumeBodyMixin, StrictSchema):
-    """SPEC 2.5 update body: status and stage, and optionally a new resume."""
+    """The update body: status and stage, and optionally a new resume."""
 
     source_application_status = Text(required=True, max_length=100)
     application_stage = Stage(required=True)

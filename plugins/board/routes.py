@@ -1,4 +1,5 @@
-"""The unversioned job board (SPEC 4.4): GET /jobs, GET /jobs/{id}, POST /jobs/{id}/apply; {id} is the job's number."""
+"""The unversioned job board (docs/integrating.md, Job board): GET /jobs, GET /jobs/{id}, POST /jobs/{id}/apply;
+{id} is the job's number."""
 
 from flask import request
 from flask.views import MethodView

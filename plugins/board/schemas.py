@@ -1,4 +1,5 @@
-"""The public job board's shapes (SPEC 4.4): a job as {id (its number), title, description}, paging, the apply form."""
+"""The public job board's shapes (docs/integrating.md, Job board): a job as {id (its number), title, description},
+paging, the apply form."""
 
 import marshmallow as ma
 from flask_smorest.fields import Upload

@@ -1,4 +1,5 @@
-"""The call record (DESIGN: status, assessment, summary, transcript, timing, attempt) and the list filters of SPEC 4.1."""
+"""The call record (status, assessment, summary, transcript, timing, attempt; docs/screening-calls.md, The record)
+and GET /v1/calls's list filters."""
 
 import marshmallow as ma
 

@@ -1,5 +1,5 @@
-"""/v1/candidates: list, create (JSON or multipart with a resume), read, update, download the resume (SPEC 4.1), and
-opt out of contact (and back in)."""
+"""/v1/candidates: list, create (JSON or multipart with a resume), read, update, download the resume, and opt out of
+contact (and back in) (docs/integrating.md, Candidates; docs/reminders.md, Opting out of contact)."""
 
 from flask.views import MethodView
 

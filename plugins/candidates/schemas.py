@@ -1,4 +1,4 @@
-"""Candidate bodies (SPEC 2.4: create, update), the candidate record and its list filters."""
+"""Candidate bodies (create, update), the candidate record and its list filters."""
 
 import marshmallow as ma
 import phonenumbers
@@ -52,7 +52,7 @@ class PhoneNumber(ma.fields.String):
 
 
 class CandidateCreateSchema(ResumeBodyMixin, StrictSchema):
-    """SPEC 2.4 create body; the resume comes as `file` (a reference), `base64file` or a multipart file part."""
+    """The create body; the resume comes as `file` (a reference), `base64file` or a multipart file part."""
 
     first_name = Text(required=True, max_length=255)
     last_name = optional_text(max_length=255)
@@ -67,7 +67,7 @@ class CandidateCreateSchema(ResumeBodyMixin, StrictSchema):
 
 
 class CandidateUpdateSchema(OnlySentFields, StrictSchema):
-    """SPEC 2.4 update body, plus the recruiter and status fields its sample carries; unsent optional fields are kept."""
+    """The update body, recruiter and status fields included; unsent optional fields are kept."""
 
     first_name = Text(required=True, max_length=255)
     last_name = optional_text(max_length=255)

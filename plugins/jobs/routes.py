@@ -1,4 +1,4 @@
-"""/v1/jobs: list, create, read, update and upsert job postings (SPEC 4.1)."""
+"""/v1/jobs: list, create, read, update and upsert job postings (docs/integrating.md, Jobs)."""
 
 from app.http.api import Blueprint
 from app.http.record_routes import add_create_route, add_list_route, add_read_route, add_update_route

@@ -1,4 +1,4 @@
-"""Job bodies (SPEC 2.1: create, update) and the job record."""
+"""Job bodies (create, update) and the job record."""
 
 import marshmallow as ma
 
@@ -21,7 +21,7 @@ def pay_range_problems(low: float | None, high: float | None) -> dict:
 
 
 class JobFieldsSchema(StrictSchema):
-    """Every job field once, all optional; the create and update bodies tighten what SPEC requires."""
+    """Every job field once, all optional; the create and update bodies redeclare the fields each requires."""
 
     title = optional_text(max_length=500)
     client_name = optional_text(max_length=255)

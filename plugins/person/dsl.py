@@ -374,10 +374,10 @@ SORT_ITEM_SHAPES = ('{"field": "x", "order": "asc"|"desc"}, {"x": "asc"|"desc"},
 
 
 def _sort_key(item, where: str) -> tuple[str, str]:
-    """One sort item in any accepted shape: SPEC's field-and-order object or Elasticsearch's three forms."""
+    """One sort item in any accepted shape: the {"field", "order"} object or Elasticsearch's three forms."""
     if isinstance(item, str):
         path, order = item, None
-    elif isinstance(item, dict) and "field" in item:  # SPEC's shape (no dataset field is named "field")
+    elif isinstance(item, dict) and "field" in item:  # the field-and-order object (no dataset field is named "field")
         _only_options(item, {"field", "order"}, where)
         path, order = item["field"], item.get("order")
     elif isinstance(item, dict) and len(item) == 1:

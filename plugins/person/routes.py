@@ -1,4 +1,5 @@
-"""Person routes (SPEC 4.2, paths per DESIGN.md) and PDL's bulk, retrieve and identify: v1, v2 and sandbox, POST with JSON or GET with query parameters, PDL's output options on each."""
+"""Person routes (docs/integrating.md, Person search and enrichment) and PDL's bulk, retrieve and identify: v1, v2
+and sandbox, POST with JSON or GET with query parameters, PDL's output options on each."""
 
 from __future__ import annotations
 
@@ -38,7 +39,7 @@ sandbox_v1 = Blueprint("person_sandbox_v1", __name__, read_only=True, url_prefix
 sandbox_v2 = Blueprint("person_sandbox_v2", __name__, read_only=True, url_prefix="/v2/sandbox/person", auth="api_key",
                        description="Sandbox person API, v2 shape: a synthetic dataset, never the production upstream")
 BLUEPRINTS = (v1, v2, sandbox_v1, sandbox_v2)
-# The one place /openapi.json says which person routes answer contact details (DESIGN.md, decisions of 2026-11-26):
+# The one place /openapi.json says which person routes answer contact details (as docs/integrating.md says them):
 # the v2 tag, where the split is, read when the document is first built.
 v2.description = f"{v2.description}. {CONTACT_DETAILS_DOC}"
 JSON = "application/json"

@@ -1,4 +1,5 @@
-"""Person request and response bodies (SPEC 2.9-2.11): shared by the REST routes and the MCP sourcing tools."""
+"""Person request and response bodies (search, enrich, bulk enrich): shared by the REST routes and the MCP sourcing
+tools. docs/integrating.md (Person search and enrichment) describes them to clients."""
 
 from __future__ import annotations
 
@@ -92,7 +93,7 @@ class _QueryOrSql:
 
 
 class PersonSearchSchema(_QueryOrSql, StrictSchema):
-    """Scroll form (SPEC 2.9): size 1-100 (default 10), from >= 0 (from + size <= 10000), or scroll_token to continue."""
+    """Scroll-form search: size 1-100 (default 10), from >= 0 (from + size <= 10000), or scroll_token to continue."""
 
     query = _query_field()
     size = BoundedInteger(1, 100, load_default=10)
@@ -104,7 +105,7 @@ class PersonSearchSchema(_QueryOrSql, StrictSchema):
 
 
 class PersonSearchPageSchema(_QueryOrSql, StrictSchema):
-    """Page form (SPEC 2.9): page is 1-based; page * size <= 10000."""
+    """Page-form search: page is 1-based; page * size <= 10000."""
 
     query = _query_field()
     size = BoundedInteger(1, 100, load_default=10)
@@ -199,14 +200,14 @@ class _EnrichFields(StrictSchema):
 
 
 class PersonEnrichV1Schema(_EnrichFields):
-    """SPEC 2.10 with vendor_id (alias pdl_id)."""
+    """v1's enrich body: the id is vendor_id (alias pdl_id)."""
 
     ID_ALIASES = {"pdl_id": "vendor_id"}
     vendor_id = ma.fields.String(metadata={"description": "The person's id in the dataset; other inputs are then ignored"})
 
 
 class PersonEnrichV2Schema(_EnrichFields):
-    """SPEC 2.10 with servicegraph_id (alias pdl_id)."""
+    """v2's enrich body: the id is servicegraph_id (alias pdl_id)."""
 
     ID_ALIASES = {"pdl_id": "servicegraph_id"}
     servicegraph_id = ma.fields.String(metadata={"description": "The person's id in the dataset; other inputs are then ignored"})
@@ -241,7 +242,7 @@ class _PdlOptions:
 
 
 class PdlPersonSearchSchema(_PdlOptions, PersonSearchSchema):
-    """SPEC 2.9's scroll form, plus PDL's output options; `from_` (what PDL's Python SDK sends for from) is read as from."""
+    """The scroll-form search, plus PDL's output options; `from_` (what PDL's Python SDK sends for from) is read as from."""
 
     @ma.pre_load
     def accept_sdk_from(self, data, **kwargs):
@@ -251,15 +252,15 @@ class PdlPersonSearchSchema(_PdlOptions, PersonSearchSchema):
 
 
 class PdlPersonSearchPageSchema(_PdlOptions, PersonSearchPageSchema):
-    """SPEC 2.9's page form, plus PDL's output options."""
+    """The page-form search, plus PDL's output options."""
 
 
 class PdlPersonEnrichV1Schema(_PdlOptions, PersonEnrichV1Schema):
-    """SPEC 2.10 (vendor_id, alias pdl_id), plus PDL's output options."""
+    """v1's enrich (vendor_id, alias pdl_id), plus PDL's output options."""
 
 
 class PdlPersonEnrichV2Schema(_PdlOptions, PersonEnrichV2Schema):
-    """SPEC 2.10 (servicegraph_id, alias pdl_id), plus PDL's output options."""
+    """v2's enrich (servicegraph_id, alias pdl_id), plus PDL's output options."""
 
 
 class PdlPersonBulkEnrichSchema(_PdlOptions, PersonBulkEnrichSchema):

@@ -25,7 +25,7 @@ CONTEXT_INPUTS = ("company_name", "school", "location")
 # ---- search ----------------------------------------------------------------
 
 def people_search(params: dict, *, sandbox: bool = False, as_json: bool = False, spliced: bool = False):
-    """Scroll-form search (SPEC 2.9): {status, total, data, scroll_token?}; the token is present only when more hits
+    """Scroll-form search: {status, total, data, scroll_token?}; the token is present only when more hits
     remain. as_json: the answer as JSON bytes, each hit spliced in as the dataset stored it (no parse and re-dump);
     spliced: the answer as a dict whose hits are that stored JSON (orjson.Fragment), for callers that serialize it."""
     return _answer(*_scroll_search(params, sandbox), as_json, spliced)
@@ -44,7 +44,7 @@ def _scroll_search(params: dict, sandbox: bool):
 
 
 def people_search_page(params: dict, *, sandbox: bool = False, as_json: bool = False, spliced: bool = False):
-    """Page-form search (SPEC 2.9): {data, total, page, size, total_pages = ceil(total / size)}; as_json and spliced
+    """Page-form search: {data, total, page, size, total_pages = ceil(total / size)}; as_json and spliced
     as above."""
     return _answer(*_page_search(params, sandbox), as_json, spliced)
 
@@ -135,7 +135,7 @@ def person_mapping(*, sandbox: bool = False) -> dict:
 # ---- enrichment ------------------------------------------------------------
 
 def people_enrich(params: dict, *, contact: bool = True, sandbox: bool = False) -> dict:
-    """Enrich one person (SPEC 2.10): {status, likelihood, data, dataset_version, matched?}; 404 below min_likelihood (default 2).
+    """Enrich one person: {status, likelihood, data, dataset_version, matched?}; 404 below min_likelihood (default 2).
 
     `contact=False` (v2 "enrich") leaves out emails, phone numbers and social profiles; the "info" variants keep them.
     """

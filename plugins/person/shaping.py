@@ -63,7 +63,7 @@ def record(body) -> Iterable[tuple]:
 
 
 def items(body) -> Iterable[tuple]:
-    """SPEC's bulk answer: {"data": [{"data": record, ...}, ...]}."""
+    """The bulk enrich answer: {"data": [{"data": record, ...}, ...]}."""
     return [(item, "data") for item in body.get("data") or [] if isinstance(item.get("data"), dict)]
 
 

@@ -1,8 +1,9 @@
 """Erasure: a candidate and everything that is theirs removed in one transaction, their resume files after it commits.
 
-What stays (DESIGN: Erasure): tombstones of the candidate and their applications for sync walks (app.data.tombstones), the
-events about them with their id and type but no payload, a `candidate.deleted` event telling mirrors to delete their
-copy, and the erasure log (plugins.privacy.models.Erasure), none of which holds personal data.
+What stays (docs/privacy.md, Erasure): tombstones of the candidate and their applications for sync walks
+(app.data.tombstones), the events about them with their id and type but no payload, a `candidate.deleted` event
+telling mirrors to delete their copy, and the erasure log (plugins.privacy.models.Erasure), none of which holds
+personal data.
 
 An erasure racing a write to the same candidate leaves no orphan: the candidate's row is locked first (SELECT ... FOR
 UPDATE on PostgreSQL; SQLite's writing transactions begin IMMEDIATE and hold the database's write lock), so a write

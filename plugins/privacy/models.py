@@ -1,4 +1,6 @@
-"""The erasure log: what an erasure removed, by record id and count, with no personal data (DESIGN: Erasure)."""
+"""The erasure log: what an erasure removed, by record id and count, with no personal data.
+
+docs/privacy.md (Proving it: the erasure log) describes it to clients and operators."""
 
 import peewee as pw
 

@@ -1,4 +1,5 @@
-"""/v1/jobs/:job_id/questions (SPEC 4.1: list, create, update, delete, generate) and POST /v1/applications/with-questions."""
+"""/v1/jobs/:job_id/questions (list, create, update, delete, generate) and POST /v1/applications/with-questions
+(docs/integrating.md, Screening questions and Applications)."""
 
 from flask.views import MethodView
 

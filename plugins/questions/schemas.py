@@ -1,4 +1,4 @@
-"""Question bodies (SPEC 2.6), the PATCH query, the question record, and the with-questions application bodies (SPEC 2.5)."""
+"""Question bodies, the PATCH query, the question record, and the with-questions application bodies."""
 
 import marshmallow as ma
 
@@ -9,7 +9,7 @@ from plugins.applications.schemas import ApplicationCreateSchema, ApplicationSch
 
 
 class QuestionBodySchema(StrictSchema):
-    """SPEC 2.6: without application_id the question belongs to the job, with one to that application of the job."""
+    """Without application_id the question belongs to the job, with one to that application of the job."""
 
     question_text = Text(required=True, max_length=2000)
     source_id = Text(required=True, max_length=255, metadata={"description": "The question's id in your system"})
@@ -25,7 +25,7 @@ class QuestionUpdateSchema(QuestionBodySchema):
 
 
 class QuestionLocatorSchema(ma.Schema):
-    """PATCH query (SPEC 4.1): the question's current source_id (required) and, for an application's question, its application_id."""
+    """PATCH query: the question's current source_id (required) and, for an application's question, its application_id."""
 
     source_id = ma.fields.String(required=True, metadata={"description": "The question's current source_id"})
     application_id = ma.fields.UUID(metadata={"description": "The application the question currently belongs to"})
@@ -59,7 +59,7 @@ class AttachedQuestionSchema(StrictSchema):
 
 
 class ApplicationWithQuestionsCreateSchema(ApplicationCreateSchema):
-    """SPEC 2.5 create body plus `questions` (each question_text and source_id), attached to the new application."""
+    """The application create body plus `questions` (each question_text and source_id), attached to the new application."""
 
     questions = ma.fields.List(ma.fields.Nested(AttachedQuestionSchema), load_default=list,
                                validate=ma.validate.Length(max=100))

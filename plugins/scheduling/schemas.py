@@ -1,4 +1,5 @@
-"""Scheduling bodies: the on/off switch and the schedule setting (SPEC 2.2, 2.3, 8; DESIGN's units and formats)."""
+"""Scheduling bodies: the on/off switch and the schedule setting, times as HH:MM:SS and intervals in minutes
+(docs/integrating.md, Jobs: Scheduling)."""
 
 import re
 
@@ -11,7 +12,7 @@ TOTAL_ATTEMPTS_MAX = 100  # 20 days of the most daily attempts (5): more is not 
 
 
 def minutes(description: str) -> BoundedInteger:
-    """A count of minutes, 0 to 30 days (MINUTES_MAX); SPEC sets only the minimum."""
+    """A count of minutes, 0 to 30 days (MINUTES_MAX); the field's description in /openapi.json states both bounds."""
     return BoundedInteger(0, MINUTES_MAX, metadata={"description": f"{description} (0-{MINUTES_MAX:,}, i.e. up to 30 days)"})
 
 

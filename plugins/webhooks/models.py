@@ -14,7 +14,7 @@ DELIVERY_STATUSES = (DELIVERY_PENDING, DELIVERY_SUCCEEDED, DELIVERY_FAILED, DELI
 
 
 class TenantWebhook(TenantRecord):
-    """Where and how a tenant wants one event type delivered (SPEC 2.8)."""
+    """Where and how a tenant wants one event type delivered (docs/integrating.md, Webhooks)."""
 
     label = "tenant webhook"
 

@@ -1,5 +1,5 @@
 """/v1/tenant-webhook: configure, subscribe and unsubscribe the tenant's webhooks; send a test event; read, redeliver
-and replay deliveries (SPEC 2.8, 3, 4.1)."""
+and replay deliveries (docs/integrating.md, Webhooks)."""
 
 from flask.views import MethodView
 

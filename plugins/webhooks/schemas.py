@@ -1,4 +1,5 @@
-"""Tenant webhook body (SPEC 2.8), the webhook record, the delivery log and its filters, test events and replays."""
+"""Tenant webhook body (docs/integrating.md, Webhooks), the webhook record, the delivery log and its filters, test
+events and replays."""
 
 import datetime as dt
 
@@ -15,7 +16,7 @@ HTTP_METHODS = ("POST", "PUT", "PATCH")
 
 
 class TenantWebhookBodySchema(StrictSchema):
-    """POST /v1/tenant-webhook: exactly SPEC 2.8's fields."""
+    """POST /v1/tenant-webhook's body (docs/integrating.md, Webhooks); no other field is accepted."""
 
     tenant_id = Text(required=True, max_length=64, metadata={"description": "Must be your own tenant id (GET /v1/tenant)"})
     triggered_event = ma.fields.String(required=True, validate=ma.validate.OneOf(EVENT_TYPES),

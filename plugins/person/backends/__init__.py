@@ -21,7 +21,8 @@ SETUP_HINT = ("Load a dataset with `flask --app wsgi person load FILE.jsonl` (ad
 
 
 class DatasetUnavailable(ApiError):
-    """503 with Retry-After: the dataset is not configured, not loaded yet, or its server is down (SPEC 4.2 rule 1)."""
+    """503 with Retry-After: the dataset is not configured, not loaded yet, or its server is down (as
+    docs/integrating.md, Conventions, says of every dependency)."""
 
     def __init__(self, reason: str):
         super().__init__(503, f"The person dataset is not available: {reason} {SETUP_HINT}", headers={"Retry-After": "30"})

@@ -9,7 +9,8 @@ from app.errors import ApiError
 
 
 class VendorUnavailable(ApiError):
-    """503 with Retry-After: enrichment is switched off or its upstream is not configured (SPEC 4.2 rule 1)."""
+    """503 with Retry-After: enrichment is switched off or its upstream is not configured (as docs/integrating.md,
+    Conventions, says of every dependency)."""
 
     def __init__(self, reason: str):
         super().__init__(503, f"The enrichment vendor is not available: {reason} Set HIREKIT_ENRICH_VENDOR=local "
