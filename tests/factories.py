@@ -1,4 +1,4 @@
-"""Request bodies that satisfy SPEC's required fields, for tests to build state through the public API."""
+"""Request bodies that carry every field the create bodies require, for tests to build state through the public API."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""An application record's `status` (its source_application_status), so SPEC 6's webhook `fields` sample works for both events."""
+"""An application record's `status` (its source_application_status), so the webhook `fields` example of
+POST /v1/tenant-webhook (in /openapi.json) works for both events."""
 
 import pytest
 
@@ -6,7 +7,7 @@ from tests.factories import create_application
 from tests.test_mcp_protocol import tool_result
 from tests.webhook_helpers import create_webhook, verified_payload
 
-SPEC_SAMPLE_FIELDS = ["id", "status", "candidate_id", "job_id"]  # SPEC 6
+SAMPLE_FIELDS = ["id", "status", "candidate_id", "job_id"]  # the `fields` example in /openapi.json
 
 
 @pytest.fixture
@@ -26,13 +27,13 @@ def test_rest_and_mcp_answer_status_as_the_source_status(client, tenant_a):
 
 
 @pytest.mark.parametrize("event", ["application_activty", "call_activity"])
-def test_the_spec_fields_sample_is_accepted_for_both_events(client, tenant_a, receiver, event):
-    webhook = create_webhook(client, tenant_a, receiver.url_for("/hook"), triggered_event=event, fields=SPEC_SAMPLE_FIELDS)
-    assert webhook["fields"] == SPEC_SAMPLE_FIELDS
+def test_the_fields_sample_is_accepted_for_both_events(client, tenant_a, receiver, event):
+    webhook = create_webhook(client, tenant_a, receiver.url_for("/hook"), triggered_event=event, fields=SAMPLE_FIELDS)
+    assert webhook["fields"] == SAMPLE_FIELDS
 
 
 def test_an_application_event_carries_the_sample_fields(client, tenant_a, receiver):
-    webhook = create_webhook(client, tenant_a, receiver.url_for("/hook"), fields=SPEC_SAMPLE_FIELDS)
+    webhook = create_webhook(client, tenant_a, receiver.url_for("/hook"), fields=SAMPLE_FIELDS)
     application = create_application(client, tenant_a, source_application_status="screening")
     (request, _), = receiver.log
     assert verified_payload(request, webhook["secret"]) == {

@@ -1,4 +1,4 @@
-"""The applications family: SPEC 2.5 bodies, source-id resolution, stages, uniqueness, events, filters and paging."""
+"""The applications family: create and update bodies, source-id resolution, stages, uniqueness, events, filters and paging."""
 
 import uuid
 

@@ -1,4 +1,4 @@
-"""The unversioned job board (SPEC 4.4): published jobs by number, and applying with name, email and resume."""
+"""The unversioned job board: published jobs by number, and applying with name, email and resume."""
 
 import io
 

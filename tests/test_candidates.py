@@ -1,4 +1,4 @@
-"""The candidates family: SPEC 2.4 bodies, E.164 phones, uniqueness, updates, filters and tenant scoping."""
+"""The candidates family: create and update bodies, E.164 phones, uniqueness, updates, filters and tenant scoping."""
 
 import pytest
 

@@ -1,4 +1,4 @@
-"""The jobs family: SPEC 2.1 bodies, pagination, uniqueness and tenant scoping."""
+"""The jobs family: create and update bodies, pagination, uniqueness and tenant scoping."""
 
 import pytest
 

@@ -1,4 +1,4 @@
-"""The questions family: SPEC 2.6 bodies and 4.1 routes, job vs application questions, order, PATCH locator, with-questions."""
+"""The questions family: bodies and routes, job vs application questions, order, PATCH locator, with-questions."""
 
 import io
 import json

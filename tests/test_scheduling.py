@@ -1,4 +1,4 @@
-"""Scheduling: the toggle round trip and every bound of the schedule setting (SPEC 2.3, 8)."""
+"""Scheduling: the toggle round trip and every bound of the schedule setting."""
 
 import pytest
 

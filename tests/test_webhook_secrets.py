@@ -1,4 +1,4 @@
-"""Webhook secrets (SPEC 2.8): any 16-255 character string; whsec_ keeps its Standard Webhooks meaning, any other
+"""Webhook secrets: any 16-255 character string; whsec_ keeps its Standard Webhooks meaning, any other
 string signs with its UTF-8 bytes, and the docs' checks for each kind (docs/integrating.md) verify real deliveries."""
 
 import re

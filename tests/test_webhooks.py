@@ -1,4 +1,5 @@
-"""Tenant webhooks: SPEC 2.8 bodies, subscribe/unsubscribe, signed deliveries of exactly the selected fields, the log."""
+"""Tenant webhooks: POST /v1/tenant-webhook bodies, subscribe/unsubscribe, signed deliveries of exactly the selected
+fields, the log."""
 
 import time
 from urllib.parse import parse_qsl
@@ -58,7 +59,7 @@ def test_tenant_id_of_another_tenant_is_403(client, tenant_a, tenant_b, receiver
 
 
 @pytest.mark.parametrize("field, value", [
-    ("triggered_event", "application_activity"),  # SPEC spells it application_activty
+    ("triggered_event", "application_activity"),  # the published spelling is application_activty
     ("type", "pre_call"), ("http_method", "GET"), ("content_type", "text/plain"),
     ("fields", []), ("fields", ["id", "shoe_size"]), ("url", "ftp://example.com/hook"), ("url", "not a url"),
 ])

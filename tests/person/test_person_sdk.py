@@ -135,7 +135,7 @@ def test_enrichment_over_get_with_the_key_as_a_parameter(live, prefix, sandbox, 
     assert answer.status_code == 200, answer.text
     body = answer.json()
     assert body["data"]["id"] == person["id"] and body["likelihood"] == 6
-    assert ("work_email" in body["data"]) is contact  # v2's enrich leaves contact details out, as SPEC's route does
+    assert ("work_email" in body["data"]) is contact  # v2's enrich leaves contact details out (docs/integrating.md)
     shaped = client.person.enrichment(email=person["work_email"], titlecase=True, data_include="full_name,job_title",
                                       include_if_matched=True).json()
     assert shaped["data"] == {"full_name": person["full_name"].title(), "job_title": person["job_title"].title()}
