@@ -261,3 +261,21 @@ def test_a_bad_sort_item_is_400_showing_every_accepted_shape(person_client, item
     assert "sort[0]" in message
     if not isinstance(item, dict) or len(item) == 2 and "field" not in item or item.get("field") == 3:
         assert '{"field": "x", "order": "asc"|"desc"}' in message and '{"x": {"order"' in message and '"x"' in message
+
+
+def test_a_sloppy_phrase_matches_within_one_value_of_a_list_not_across_two(tmp_path):
+    """Elasticsearch leaves 100 positions between a list's values: `executive account` with a slop of 1 does not match
+    the end of one job title and the start of the next."""
+    import json
+
+    from plugins.person import dsl
+    from plugins.person.backends.embedded import EmbeddedBackend
+    from tests.person.conftest import build_embedded
+
+    titles = {"across": ["account executive", "account manager"], "within": ["executive of account"]}
+    jsonl = tmp_path / "titles.jsonl"
+    jsonl.write_text("".join(json.dumps({"id": key, "experience": [{"title": {"name": t}} for t in value]}) + "\n"
+                             for key, value in titles.items()))
+    backend = EmbeddedBackend(build_embedded(tmp_path / "index", str(jsonl)))
+    query = dsl.validate_query({"match_phrase": {"experience.title.name": {"query": "executive account", "slop": 1}}})
+    assert [hit["id"] for hit in backend.search(query, size=10).hits] == ["within"]

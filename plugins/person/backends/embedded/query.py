@@ -11,15 +11,17 @@ from tantivy import FieldType, Occur, Query
 from app.errors import ApiError
 from plugins.person import profile_fields
 from plugins.person.analysis import analyze
-from plugins.person.backends.embedded.layout import SCHEMA, keyword
+from plugins.person.backends.embedded.layout import SCHEMA, keyword, source
 from plugins.person.backends.embedded.lexical import lexical_range
+from plugins.person.backends.embedded.phrase import may_reorder, needs_check, sloppy_match
 from plugins.person.dsl import resolve_minimum_should_match
+from plugins.person.flatten import flatten
 from plugins.person.profile_fields import BOOLEAN, DATE, FLOAT, INTEGER, KEYWORD, TEXT
 from plugins.person.query_budget import ENGINE_AUTOMATON_STATES
 
-# tantivy keeps Lucene's older (k1 + 1) BM25 factor: its scores are 2.2 times Elasticsearch's.
-BM25_SCALE = 1 / 2.2
+# BM25 as OpenSearch scores it (Lucene's LegacyBM25Similarity, which keeps the (k1 + 1) factor tantivy keeps too)
 K1 = 1.2
+B = 0.75
 
 
 class PatternTooComplex(ApiError):
@@ -80,14 +82,31 @@ class QueryBuilder:
         if not scoring:
             return query
         if f.kind == TEXT:
-            return Query.boost_query(query, BM25_SCALE)
-        # keyword: no norms in Elasticsearch, so a matching term scores idf * tf/(tf + k1) with tf = 1
-        return constant(query, self._idf(f.path, text) / (1 + K1))
+            return self._text_scored(query, f.path, [text])
+        # keyword: no norms, so a matching term scores (k1 + 1) * idf * tf/(tf + k1) with tf = 1, which is idf
+        return constant(query, self._idf(f.path, text))
 
-    def _idf(self, path: str, term: str) -> float:
-        with_field = self.searcher.doc_freq("_field_names", path) or self.searcher.num_docs
+    def _idf(self, path: str, term: str, documents: int = 0) -> float:
+        """BM25's idf of `term` over `documents`: by default the documents with a value at `path`, as Lucene counts."""
+        documents = documents or self.searcher.doc_freq("_field_names", path) or self.searcher.num_docs
         df = self.searcher.doc_freq(path, term)
-        return math.log(1 + (with_field - df + 0.5) / (df + 0.5))
+        return math.log(1 + (documents - df + 0.5) / (df + 0.5))
+
+    def _text_scored(self, query: Query, path: str, terms: list[str]) -> Query:
+        """A term or phrase query on a text field, boosted to score as Lucene's BM25 does a document of average length.
+
+        tantivy counts every document where Lucene counts those with a value at `path`, both for the idf and for the
+        average length (the same tokens over more documents); the boost makes up both for a document as long as the
+        average, and the longer or shorter a document is, the more its score still differs."""
+        documents = self.searcher.doc_freq("_field_names", path)
+        everything = self.searcher.num_docs
+        if not documents or documents == everything:
+            return query
+        lucene = sum(self._idf(path, term, documents) for term in terms)
+        engine = sum(self._idf(path, term, everything) for term in terms)
+        # at the average length Lucene's length factor is 1; tantivy's, over all documents, is 1 - b + b * all/with
+        lengths = (1 + K1 * (1 - B + B * everything / documents)) / (1 + K1)
+        return Query.boost_query(query, lucene / engine * lengths)
 
     def _terms(self, body, scoring):
         (path, values), = body.items()
@@ -131,8 +150,39 @@ class QueryBuilder:
     def _phrase_tokens(self, f, options, tokens, scoring):
         if len(tokens) == 1:
             return self._exact(f, tokens[0], scoring)
-        query = Query.phrase_query(SCHEMA, f.path, tokens, options.get("slop", 0))
-        return Query.boost_query(query, BM25_SCALE) if scoring else query
+        slop = options.get("slop", 0)
+        query = Query.phrase_query(SCHEMA, f.path, tokens, slop)
+        scored = self._text_scored(query, f.path, tokens) if scoring else query
+        if not needs_check(tokens, slop, f.multi):
+            return scored
+        matched = self._checked_phrase(f.path, tokens, slop, query)
+        if not scoring:
+            return matched
+        return Query.boolean_query([(Occur.Must, constant(matched, 0.0)), (Occur.Should, scored)])
+
+    def _checked_phrase(self, path: str, tokens: list[str], slop: int, sloppy: Query) -> Query:
+        """The documents Lucene's sloppy phrase matches (phrase.py): the exact phrase's, and those of the other
+        candidates (tantivy's sloppy matches, or every document with each token where tokens may swap places) whose
+        values pass sloppy_match."""
+        exact = Query.phrase_query(SCHEMA, path, tokens, 0)
+        if may_reorder(tokens, slop):
+            each = [(Occur.Must, Query.term_query(SCHEMA, path, t)) for t in set(tokens)]
+            sloppy = Query.boolean_query(each)
+        unsure = narrowed(sloppy, excluded=exact)
+        ids = [r["id"] for r in self._records(unsure) if sloppy_match(_values(r, path), tokens, slop)]
+        if not ids:
+            return exact
+        checked = Query.term_set_query(SCHEMA, "id", ids)
+        return Query.boolean_query([(Occur.Should, exact), (Occur.Should, checked)])
+
+    def _records(self, query: Query):
+        """The records `query` matches, read from their `_source`."""
+        total = count_hits(self.searcher, query)
+        if not total:
+            return
+        for step, (_, address) in enumerate(self.searcher.search(query, total, count=False).hits):
+            self.searcher.check(step)
+            yield source(self.searcher, address)
 
     def _exists(self, body, scoring):
         return constant(Query.term_query(SCHEMA, "_field_names", body["field"]), 1.0)
@@ -289,6 +339,12 @@ def requires_value(node: dict, path: str) -> bool:
 def constant(query: Query, score: float) -> Query:
     """`query` with every hit scoring `score`."""
     return Query.const_score_query(query, score)
+
+
+def _values(record: dict, path: str) -> list[str]:
+    """A record's text values at `path`, as a list."""
+    value = flatten(record).get(path)
+    return [] if value is None else value if isinstance(value, list) else [value]
 
 
 def _wildcard_regex(value: str) -> str:
