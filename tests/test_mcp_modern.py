@@ -198,7 +198,7 @@ def test_a_body_that_is_not_json_is_400_parse_error(client, tenant_a):
 def test_the_key_is_checked_before_the_revision(client):
     response = post_rpc(client, None, {"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": META}},
                         headers={"MCP-Protocol-Version": MODERN, "Mcp-Method": "server/discover"})
-    assert response.status_code == 401 and 'error="invalid_token"' in response.headers["WWW-Authenticate"]
+    assert response.status_code == 401 and response.headers["WWW-Authenticate"].startswith('Bearer realm="hirekit"')
 
 
 # ---- the handshake era is untouched -----------------------------------------

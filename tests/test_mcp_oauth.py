@@ -235,6 +235,12 @@ def test_registration_refuses_bad_metadata(live_url):
                                   "grant_types": ["authorization_code", "refresh_token"]})
     assert confidential.status_code == 201 and confidential.json()["client_secret"]
     assert confidential.json()["token_endpoint_auth_method"] == "client_secret_basic"
+    # a public client gets no secret: a host that got one (the MCP Inspector) sends it, and would be refused
+    public = register(json={"redirect_uris": ["http://127.0.0.1:6274/oauth/callback"], "client_name": "Inspector",
+                            "token_endpoint_auth_method": "none",
+                            "grant_types": ["authorization_code", "refresh_token"]})
+    assert public.status_code == 201 and public.json()["token_endpoint_auth_method"] == "none"
+    assert "client_secret" not in public.json() and "client_secret_expires_at" not in public.json()
 
 
 def test_failed_sign_ins_are_limited_per_address_like_unknown_api_keys(make_app, live_server, tenant_a):

@@ -69,19 +69,20 @@ def authorization_challenge(path: str) -> str:
 
 
 def describe_invalid_token(path: str):
-    """A 401 names the failure in WWW-Authenticate the way MCP clients read it (RFC 6750 error attributes), and, with
+    """A 401 names the failure in WWW-Authenticate the way MCP clients read it (RFC 6750 error attributes, for a request
+    that sent credentials), and, with
     OAuth on, where the endpoint's Protected Resource Metadata is (RFC 9728) and the scopes it offers."""
 
     def describe(response):
         if response.status_code == 401:
-            body = response.get_json(silent=True) or {}
-            description = (body.get("error") or {}).get("message", "A valid API key is required.")
-            description = description.replace("\\", "").replace('"', "'")
             challenge = authorization_challenge(path)
-            response.headers["WWW-Authenticate"] = (
-                f'Bearer realm="hirekit", error="invalid_token", error_description="{description}"'
-                + (f", {challenge}" if challenge else "")
-            )
+            header = 'Bearer realm="hirekit"'
+            if request.headers.get("Authorization") is not None:  # no credentials: no error code (RFC 6750 3.1)
+                body = response.get_json(silent=True) or {}
+                description = (body.get("error") or {}).get("message", "A valid API key is required.")
+                description = description.replace("\\", "").replace('"', "'")
+                header += f', error="invalid_token", error_description="{description}"'
+            response.headers["WWW-Authenticate"] = header + (f", {challenge}" if challenge else "")
         return response
 
     return describe

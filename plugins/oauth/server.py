@@ -343,13 +343,19 @@ class DynamicRegistrationEndpoint(ClientRegistrationEndpoint):
     def generate_client_id(self, request):
         return str(uuid.uuid4())
 
+    def generate_client_info(self, request):
+        """A public client (token_endpoint_auth_method "none") is given no secret: a host that got one would send it,
+        and a secret this server never kept fails as invalid_client."""
+        info = super().generate_client_info(request)
+        if (request.payload.data or {}).get("token_endpoint_auth_method") == "none":
+            info.pop("client_secret", None)
+            info.pop("client_secret_expires_at", None)
+        return info
+
     def save_client(self, client_info, client_metadata, request):
         client_metadata.setdefault("grant_types", ["authorization_code"])
         client_metadata.setdefault("token_endpoint_auth_method", "client_secret_basic")
         public = client_metadata["token_endpoint_auth_method"] == "none"
-        if public:
-            client_info.pop("client_secret", None)
-            client_info.pop("client_secret_expires_at", None)
         row = OAuthClient.create(client_id=client_info["client_id"], kind="registered",
                                  secret_hash=None if public else digest(client_info["client_secret"]),
                                  metadata=orjson.dumps(client_metadata).decode())
