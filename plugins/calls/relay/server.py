@@ -19,6 +19,7 @@ import asyncio
 import json
 import logging
 import signal
+import sys
 import time
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
@@ -383,6 +384,7 @@ def main(argv=None) -> None:
     from app import create_app
 
     app = create_app()
+    sys.setswitchinterval(float(app.config["RELAY_SWITCH_INTERVAL"]))
     parser = argparse.ArgumentParser(prog="hirekit-relay", description=main.__doc__)
     parser.add_argument("--host", default=app.config["RELAY_HOST"])
     parser.add_argument("--port", type=int, default=int(app.config["RELAY_PORT"]))
