@@ -1,5 +1,6 @@
 """`python -m deploy.opensearch start|stop|status`: a real OpenSearch node (or three) on loopback
-for a developer."""
+for a developer. `python -m deploy.elasticsearch` is the same commands over this module's main()
+with Elasticsearch's cluster class."""
 
 from __future__ import annotations
 
@@ -10,11 +11,30 @@ import shutil
 import signal
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from deploy.opensearch.cluster import STOP_TIMEOUT, LauncherUnavailable, OpenSearchCluster, build
 
-DEFAULT_ROOT = Path(os.environ.get("HIREKIT_OPENSEARCH_DIR", "instance/opensearch"))
+
+
+@dataclass(frozen=True)
+class Commands:
+    """What differs between the products' commands: the module, the cluster class, where nodes live
+    by default and the settings that point Hirekit at the started cluster."""
+
+    module: str
+    cluster: type[OpenSearchCluster]
+    default_root: Path
+    backend: str  # HIREKIT_SEARCH_BACKEND's value, and the prefix of the URL setting
+
+
+OPENSEARCH = Commands(
+    "deploy.opensearch",
+    OpenSearchCluster,
+    Path(os.environ.get("HIREKIT_OPENSEARCH_DIR", "instance/opensearch")),
+    "opensearch",
+)
 
 
 def _alive(pid: int) -> bool:
@@ -25,18 +45,18 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def start(args) -> int:
+def start(args, commands: Commands = OPENSEARCH) -> int:
     root = Path(args.dir)
     if (root / "cluster.json").exists():
         print(
-            f"a cluster is already started under {root}: `python -m deploy.opensearch stop` first",
+            f"a cluster is already started under {root}: `python -m {commands.module} stop` first",
             file=sys.stderr,
         )
         return 1
     if args.fresh:
         shutil.rmtree(root, ignore_errors=True)
     root.mkdir(parents=True, exist_ok=True)
-    cluster = OpenSearchCluster(args.nodes, heap=args.heap, root=root)
+    cluster = commands.cluster(args.nodes, heap=args.heap, root=root)
     began = time.monotonic()
     cluster.start()
     for node in (
@@ -47,11 +67,12 @@ def start(args) -> int:
         f"green with {args.nodes} node(s) in {time.monotonic() - began:.0f} s; heap {args.heap} "
         "each"
     )
-    print(f"export HIREKIT_SEARCH_BACKEND=opensearch HIREKIT_OPENSEARCH_URL={cluster.url}")
+    setting = f"HIREKIT_{commands.backend.upper()}_URL"
+    print(f"export HIREKIT_SEARCH_BACKEND={commands.backend} {setting}={cluster.url}")
     return 0
 
 
-def stop(args) -> int:
+def stop(args, commands: Commands = OPENSEARCH) -> int:
     root = Path(args.dir)
     state_file = root / "cluster.json"
     if not state_file.exists():
@@ -75,7 +96,7 @@ def stop(args) -> int:
     return 0
 
 
-def status(args) -> int:
+def status(args, commands: Commands = OPENSEARCH) -> int:
     state_file = Path(args.dir) / "cluster.json"
     if not state_file.exists():
         print("stopped")
@@ -87,10 +108,13 @@ def status(args) -> int:
     return 0
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m deploy.opensearch", description=__doc__)
-    commands = parser.add_subparsers(dest="command", required=True)
-    start_parser = commands.add_parser("start", help="build (Maven), start and wait for green")
+def main(argv: list[str] | None = None, commands: Commands = OPENSEARCH) -> int:
+    parser = argparse.ArgumentParser(
+        prog=f"python -m {commands.module}",
+        description=f"A real {commands.cluster.launcher.product} node (or three) on loopback.",
+    )
+    subcommands = parser.add_subparsers(dest="command", required=True)
+    start_parser = subcommands.add_parser("start", help="build (Maven), start and wait for green")
     start_parser.add_argument("--nodes", type=int, choices=(1, 3), default=1)
     start_parser.add_argument(
         "--heap", default="1g", help="each node's JVM heap (-Xms/-Xmx), e.g. 512m, 4g"
@@ -98,24 +122,24 @@ def main(argv: list[str] | None = None) -> int:
     start_parser.add_argument(
         "--fresh", action="store_true", help="remove the directory's data first"
     )
-    stop_parser = commands.add_parser("stop", help="stop the nodes a `start` left running")
+    stop_parser = subcommands.add_parser("stop", help="stop the nodes a `start` left running")
     stop_parser.add_argument(
         "--clean", action="store_true", help="also remove their data, logs and config"
     )
-    commands.add_parser("status", help="the started nodes and whether they run")
-    commands.add_parser(
+    subcommands.add_parser("status", help="the started nodes and whether they run")
+    subcommands.add_parser(
         "build", help="build the launcher with Maven (offline when ~/.m2 has everything)"
     )
-    for sub in commands.choices.values():
+    for sub in subcommands.choices.values():
         sub.add_argument(
-            "--dir", default=str(DEFAULT_ROOT), help="where the nodes' directories live"
+            "--dir", default=str(commands.default_root), help="where the nodes' directories live"
         )
     args = parser.parse_args(argv)
     try:
         if args.command == "build":
-            print(build(quiet=False))
+            print(build(commands.cluster.launcher, quiet=False))
             return 0
-        return {"start": start, "stop": stop, "status": status}[args.command](args)
+        return {"start": start, "stop": stop, "status": status}[args.command](args, commands)
     except LauncherUnavailable as error:
         print(error, file=sys.stderr)
         return 2

@@ -1,5 +1,6 @@
-"""Build the launcher with Maven, start its nodes as JVMs on loopback, wait for cluster health,
-kill, restart, stop."""
+"""Build a launcher with Maven, start its nodes as JVMs on loopback, wait for cluster health,
+kill, restart, stop. Shared by deploy/opensearch and deploy/elasticsearch: their Java mains take the
+same arguments."""
 
 from __future__ import annotations
 
@@ -16,12 +17,28 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
-PROJECT = Path(__file__).resolve().parent
-TARGET = PROJECT / "target"
-MAIN_CLASS = "io.hirekit.opensearch.LoopbackNode"
 # seconds a cluster may take to turn green (a JVM on a loaded 2-core machine starts slowly)
 START_TIMEOUT = 600.0
 STOP_TIMEOUT = 60.0  # seconds a node may take to close on SIGTERM before it is killed
+
+
+@dataclass(frozen=True)
+class Launcher:
+    """A Maven project whose main class starts one node: `--home --name --http-port --transport-port
+    --seed-ports --cluster-managers [--cluster-name] [-Ekey=value ...]`."""
+
+    product: str
+    project: Path
+    main_class: str
+
+    @property
+    def target(self) -> Path:
+        return self.project / "target"
+
+
+OPENSEARCH = Launcher(
+    "OpenSearch", Path(__file__).resolve().parent, "io.hirekit.opensearch.LoopbackNode"
+)
 
 
 class LauncherUnavailable(RuntimeError):
@@ -33,19 +50,19 @@ def missing_tools() -> list[str]:
     return [tool for tool in ("java", "mvn") if shutil.which(tool) is None]
 
 
-def _sources() -> list[Path]:
-    return [PROJECT / "pom.xml", *sorted((PROJECT / "src" / "main").rglob("*"))]
+def _sources(launcher: Launcher) -> list[Path]:
+    return [launcher.project / "pom.xml", *sorted((launcher.project / "src" / "main").rglob("*"))]
 
 
-def _built() -> bool:
-    stamp = TARGET / "lib" / ".built"
+def _built(launcher: Launcher) -> bool:
+    stamp = launcher.target / "lib" / ".built"
     if not stamp.exists():
         return False
     built_at = stamp.stat().st_mtime
-    return all(path.stat().st_mtime <= built_at for path in _sources() if path.is_file())
+    return all(path.stat().st_mtime <= built_at for path in _sources(launcher) if path.is_file())
 
 
-def build(*, quiet: bool = True) -> str:
+def build(launcher: Launcher = OPENSEARCH, *, quiet: bool = True) -> str:
     """The node's classpath, building the launcher first when its sources changed: Maven offline
     when the local repository has every artifact, else online (Maven Central), so a machine with an
     empty ~/.m2 builds too."""
@@ -53,14 +70,14 @@ def build(*, quiet: bool = True) -> str:
     if missing:
         raise LauncherUnavailable(
             f"{' and '.join(missing)} not found on PATH: install Java 17 and Maven to run "
-            "OpenSearch (Debian: apt-get install openjdk-17-jdk-headless maven)"
+            f"{launcher.product} (Debian: apt-get install openjdk-17-jdk-headless maven)"
         )
-    if not _built():
+    if not _built(launcher):
         command = ["mvn", "-B", *(["-q"] if quiet else []), "package", "-DskipTests"]
         for offline in (True, False):
             run = subprocess.run(
                 [*command[:1], *(["-o"] if offline else []), *command[1:]],
-                cwd=PROJECT,
+                cwd=launcher.project,
                 capture_output=True,
                 text=True,
             )
@@ -68,10 +85,10 @@ def build(*, quiet: bool = True) -> str:
                 break
         else:
             raise LauncherUnavailable(
-                f"mvn package failed in {PROJECT}:\n{run.stdout[-4000:]}{run.stderr[-2000:]}"
+                f"mvn package failed in {launcher.project}:\n{run.stdout[-4000:]}{run.stderr[-2000:]}"
             )
-        (TARGET / "lib" / ".built").touch()
-    return os.pathsep.join([str(TARGET / "classes"), str(TARGET / "lib" / "*")])
+        (launcher.target / "lib" / ".built").touch()
+    return os.pathsep.join([str(launcher.target / "classes"), str(launcher.target / "lib" / "*")])
 
 
 def free_ports(count: int) -> list[int]:
@@ -111,10 +128,13 @@ class Node:
 
 
 class OpenSearchCluster:
-    """`nodes` OpenSearch nodes (1 or 3) under `root`, each in its own JVM with `heap`, its own
+    """`nodes` nodes (1 or 3) of `launcher` (OpenSearch; deploy/elasticsearch's subclass:
+    Elasticsearch) under `root`, each in its own JVM with `heap`, its own
     config, data and log directories and ports, discovering each other through explicit seed hosts.
     Use as a context manager, or call start() and stop(); stop() removes `root` when the cluster
     created it."""
+
+    launcher = OPENSEARCH
 
     def __init__(
         self,
@@ -127,7 +147,8 @@ class OpenSearchCluster:
         processors: int | None = None,
     ):
         self.owns_root = root is None
-        self.root = Path(root) if root else Path(tempfile.mkdtemp(prefix="hirekit-opensearch-"))
+        prefix = f"hirekit-{self.launcher.product.lower()}-"
+        self.root = Path(root) if root else Path(tempfile.mkdtemp(prefix=prefix))
         self.heap = heap
         self.cluster_name = cluster_name
         self.settings = dict(settings or {})
@@ -171,7 +192,7 @@ class OpenSearchCluster:
             "-Dlog4j2.formatMsgNoLookups=true",
             "-cp",
             self.classpath,
-            MAIN_CLASS,
+            self.launcher.main_class,
             "--home",
             str(node.home),
             "--name",
@@ -193,7 +214,7 @@ class OpenSearchCluster:
         """Start (or restart, on its data) one node's JVM; its output goes to
         <home>/logs/stdout.log."""
         if self.classpath is None:
-            self.classpath = build()
+            self.classpath = build(self.launcher)
         (node.home / "logs").mkdir(parents=True, exist_ok=True)
         with open(node.home / "logs" / "stdout.log", "ab") as log:
             node.process = subprocess.Popen(
@@ -206,7 +227,7 @@ class OpenSearchCluster:
 
     def start(self, *, timeout: float = START_TIMEOUT) -> "OpenSearchCluster":
         """Start every node and wait until the cluster is green with all of them."""
-        self.classpath = build()
+        self.classpath = build(self.launcher)
         for node in self.nodes:
             self.start_node(node)
         try:
@@ -289,7 +310,7 @@ class OpenSearchCluster:
             (self.root / "cluster.json").unlink(missing_ok=True)
 
     def _write_state(self) -> None:
-        """cluster.json under root: what `python -m deploy.opensearch stop` reads to stop the nodes
+        """cluster.json under root: what `python -m deploy.opensearch stop` (or deploy.elasticsearch) reads to stop the nodes
         of another process."""
         state = {
             "urls": self.urls,
