@@ -150,6 +150,9 @@ DEFAULTS: dict[str, object] = {
     "ELASTICSEARCH_PASSWORD": "",  # Elasticsearch basic-auth password
     "ELASTICSEARCH_CA_CERTS": "",  # CA bundle that verifies the cluster's certificate
     "ELASTICSEARCH_TIMEOUT": 10.0,  # seconds per Elasticsearch request
+    # the REST API major asked of the cluster: empty, the client's (9, which Elasticsearch 9 answers); `8` for an
+    # Elasticsearch 8 cluster (Elasticsearch 9 answers 8 too)
+    "ELASTICSEARCH_COMPATIBLE_WITH": "",
     # how long Elasticsearch keeps a scroll's point in time between two of its pages (an Elasticsearch time: `5m`, `90s`);
     # a next page after longer, or after a replacing load, is 400 and the client starts the scroll again
     "ELASTICSEARCH_SCROLL_KEEP_ALIVE": "5m",

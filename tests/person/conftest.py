@@ -15,6 +15,8 @@ from plugins.person.loader import load_file
 
 PEOPLE8 = str(Path(__file__).parent / "people8.jsonl")
 ELASTICSEARCH_URL = os.environ.get("HIREKIT_TEST_ELASTICSEARCH_URL", "")
+# `8` when that cluster is Elasticsearch 8 (deploy/elasticsearch's node): HIREKIT_ELASTICSEARCH_COMPATIBLE_WITH for the tests
+ELASTICSEARCH_COMPATIBLE_WITH = os.environ.get("HIREKIT_TEST_ELASTICSEARCH_COMPATIBLE_WITH", "")
 # a running OpenSearch node to test against; unset, the suite starts one itself (deploy/opensearch) when it first needs it
 OPENSEARCH_URL = os.environ.get("HIREKIT_TEST_OPENSEARCH_URL", "")
 OPENSEARCH_MISSING = [] if OPENSEARCH_URL else missing_tools()
@@ -28,6 +30,12 @@ CLUSTER_BACKENDS = [
                                          f"{' and '.join(OPENSEARCH_MISSING)} not on PATH")),
 ]
 SEARCH_BACKENDS = [pytest.param("embedded", id="embedded"), *CLUSTER_BACKENDS]
+
+
+def elasticsearch_settings(index: str) -> dict:
+    """The app settings that point the production dataset at `index` on the HIREKIT_TEST_ELASTICSEARCH_URL cluster."""
+    return {"SEARCH_BACKEND": "elasticsearch", "ELASTICSEARCH_URL": ELASTICSEARCH_URL, "ELASTICSEARCH_INDEX": index,
+            "ELASTICSEARCH_COMPATIBLE_WITH": ELASTICSEARCH_COMPATIBLE_WITH}
 
 
 @pytest.fixture(scope="session")
@@ -50,8 +58,7 @@ def cluster_config(request):
     def config(kind: str) -> dict:
         index = f"hirekit-test-{uuid.uuid4().hex[:8]}"
         if kind == "elasticsearch":
-            settings = {"SEARCH_BACKEND": "elasticsearch", "ELASTICSEARCH_URL": ELASTICSEARCH_URL,
-                        "ELASTICSEARCH_INDEX": index}
+            settings = elasticsearch_settings(index)
         elif kind == "opensearch":
             settings = {"SEARCH_BACKEND": "opensearch", "OPENSEARCH_URL": request.getfixturevalue("opensearch_url"),
                         "OPENSEARCH_INDEX": index, "OPENSEARCH_TIMEOUT": 60.0}

@@ -119,15 +119,14 @@ def cluster_people8(request):
     from app.config import DEFAULTS
     from plugins.person import datasets
     from plugins.person.loader import load_file
-    from tests.person.conftest import ELASTICSEARCH_URL
+    from tests.person.conftest import elasticsearch_settings
 
     loaded: dict[str, dict] = {}
 
     def settings(kind: str) -> dict:
         if kind not in loaded:
             index = f"hirekit-conformance-{kind}"
-            loaded[kind] = ({"SEARCH_BACKEND": "elasticsearch", "ELASTICSEARCH_URL": ELASTICSEARCH_URL,
-                             "ELASTICSEARCH_INDEX": index} if kind == "elasticsearch" else
+            loaded[kind] = (elasticsearch_settings(index) if kind == "elasticsearch" else
                             {"SEARCH_BACKEND": "opensearch", "OPENSEARCH_URL": request.getfixturevalue("opensearch_url"),
                              "OPENSEARCH_INDEX": index, "OPENSEARCH_TIMEOUT": 60.0})
             backend = datasets.build_backend({**DEFAULTS, **loaded[kind]})

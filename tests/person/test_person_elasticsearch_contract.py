@@ -238,6 +238,23 @@ def test_unreachable_cluster_is_503(person_client):
     assert response.status_code == 503 and "not reachable" in response.json["error"]["message"]
 
 
+@pytest.mark.parametrize("es_client, asked", [({}, "9"), ({"ELASTICSEARCH_COMPATIBLE_WITH": "8"}, "8")],
+                         indirect=["es_client"], ids=["client-major", "eight"])
+def test_the_rest_api_major_asked_of_the_cluster_is_the_setting(es_client, asked):
+    client, headers, server = es_client
+    seen = []
+
+    def handle(request):
+        seen.append((request.headers.get("Accept"), request.headers.get("Content-Type")))
+        return es_json({"id": PIT_ID} if request.path.endswith("/_pit") else hits_answer(["p1"], 1))
+
+    server.expect_request(re.compile(".*")).respond_with_handler(handle)
+    response = client.post("/v2/person/search", json={"query": {"match_all": {}}}, headers=headers)
+    assert response.status_code == 200, response.json
+    assert seen and all(accept == f"application/vnd.elasticsearch+json; compatible-with={asked}" for accept, _ in seen)
+    assert all(kind is None or kind.endswith(f"compatible-with={asked}") for _, kind in seen)
+
+
 class FakeCluster:
     """Just enough of Elasticsearch's index, alias, settings and bulk API, with state, to follow index creation, a
     replacing load and a delta."""

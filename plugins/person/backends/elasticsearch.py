@@ -3,6 +3,9 @@ client (which talks to Elasticsearch only: it refuses answers without Elastic's 
 
 from __future__ import annotations
 
+import re
+
+from elastic_transport import Urllib3HttpNode
 from elasticsearch import ApiError as EsApiError
 from elasticsearch import ConnectionTimeout, Elasticsearch, NotFoundError, TransportError, helpers
 
@@ -129,6 +132,29 @@ class ElasticsearchClient(ClusterClient):
             self.client.indices.put_mapping(index=index, meta=meta)
 
 
+_COMPATIBLE_WITH = re.compile(r"compatible-with=\d+")
+
+
+def compatible_node(version: int) -> type[Urllib3HttpNode]:
+    """The client's HTTP node class, asking the cluster for major `version`'s REST API: the client
+    sends `Accept` and `Content-Type: application/vnd.elasticsearch+json; compatible-with=<its own
+    major>` and offers no option for another, and a cluster answers only its own major and the one
+    before (Elasticsearch 8 refuses a 9 client's requests with 400 media_type_header_exception)."""
+
+    class CompatibleNode(Urllib3HttpNode):
+        def perform_request(self, method, target, body=None, headers=None, **options):
+            if headers:
+                headers = headers.copy()
+                for name in ("accept", "content-type"):
+                    if name in headers:
+                        headers[name] = _COMPATIBLE_WITH.sub(
+                            f"compatible-with={version}", headers[name]
+                        )
+            return super().perform_request(method, target, body, headers, **options)
+
+    return CompatibleNode
+
+
 class ElasticsearchBackend(ClusterBackend):
     """The cluster backend on Elasticsearch (HIREKIT_SEARCH_BACKEND=elasticsearch)."""
 
@@ -150,6 +176,8 @@ class ElasticsearchBackend(ClusterBackend):
             )
         if config.get("ELASTICSEARCH_CA_CERTS"):
             options["ca_certs"] = config["ELASTICSEARCH_CA_CERTS"]
+        if config.get("ELASTICSEARCH_COMPATIBLE_WITH"):
+            options["node_class"] = compatible_node(int(config["ELASTICSEARCH_COMPATIBLE_WITH"]))
         return cls(
             ElasticsearchClient(Elasticsearch(url, **options)),
             index,
