@@ -244,6 +244,8 @@ PROCESS_VARIABLES: dict[str, tuple[str, str]] = {
     "CONTROL_SOCKET": ("<instance>/gunicorn.ctl", "gunicorn's control socket (mode 0600), or `off` for none"),
     "OPENSEARCH_DIR": ("instance/opensearch", "where `python -m deploy.opensearch` keeps its loopback nodes' data, logs "
                                               "and configuration"),
+    "ELASTICSEARCH_DIR": ("instance/elasticsearch", "where `python -m deploy.elasticsearch` keeps its loopback nodes' "
+                                                    "data, logs and configuration"),
     "RELAY_EMBEDDED": ("", "`1`: gunicorn starts the call relay beside it and stops it on exit (`make run` sets it)"),
 }
 
