@@ -10,7 +10,7 @@ export HIREKIT_PORT
 TEST_WORKERS ?= 2
 
 .PHONY: run test services lint requirements upgrade-check fuzz bench install install-dev clean opensearch-start \
-	opensearch-stop opensearch-test
+	opensearch-stop opensearch-test elasticsearch-start elasticsearch-stop elasticsearch-test
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -76,6 +76,20 @@ opensearch-stop: install
 
 opensearch-test:
 	cd deploy/opensearch && (mvn -B -q -o test || mvn -B -q test)
+
+## make elasticsearch-start / -stop / -test: the same for a real Elasticsearch 8 node (deploy/elasticsearch,
+## ELASTICSEARCH_NODES, ELASTICSEARCH_HEAP) under instance/elasticsearch; point Hirekit at it with
+## HIREKIT_ELASTICSEARCH_COMPATIBLE_WITH=8
+ELASTICSEARCH_NODES ?= 1
+ELASTICSEARCH_HEAP ?= 1g
+elasticsearch-start: install
+	$(BIN)/python -m deploy.elasticsearch start --nodes $(ELASTICSEARCH_NODES) --heap $(ELASTICSEARCH_HEAP)
+
+elasticsearch-stop: install
+	$(BIN)/python -m deploy.elasticsearch stop --clean
+
+elasticsearch-test:
+	cd deploy/elasticsearch && (mvn -B -q -o test || mvn -B -q test)
 
 # the files git tracks (a scratch file or a generated client in the tree is not the project's), every file outside git
 lint: install-dev

@@ -15,6 +15,7 @@ ELASTICSEARCH = Commands(
     ElasticsearchCluster,
     Path(os.environ.get("HIREKIT_ELASTICSEARCH_DIR", "instance/elasticsearch")),
     "elasticsearch",
+    "HIREKIT_ELASTICSEARCH_COMPATIBLE_WITH=8",
 )
 
 if __name__ == "__main__":

@@ -17,7 +17,6 @@ from pathlib import Path
 from deploy.opensearch.cluster import STOP_TIMEOUT, LauncherUnavailable, OpenSearchCluster, build
 
 
-
 @dataclass(frozen=True)
 class Commands:
     """What differs between the products' commands: the module, the cluster class, where nodes live
@@ -27,6 +26,7 @@ class Commands:
     cluster: type[OpenSearchCluster]
     default_root: Path
     backend: str  # HIREKIT_SEARCH_BACKEND's value, and the prefix of the URL setting
+    exports: str = ""  # further settings Hirekit needs for this cluster, `NAME=value ...`
 
 
 OPENSEARCH = Commands(
@@ -68,7 +68,10 @@ def start(args, commands: Commands = OPENSEARCH) -> int:
         "each"
     )
     setting = f"HIREKIT_{commands.backend.upper()}_URL"
-    print(f"export HIREKIT_SEARCH_BACKEND={commands.backend} {setting}={cluster.url}")
+    print(
+        f"export HIREKIT_SEARCH_BACKEND={commands.backend} {setting}={cluster.url}",
+        *([commands.exports] if commands.exports else []),
+    )
     return 0
 
 
