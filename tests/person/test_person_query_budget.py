@@ -4,6 +4,7 @@ of it documented in /openapi.json."""
 
 from __future__ import annotations
 
+import threading
 import time
 
 import pytest
@@ -141,6 +142,68 @@ def test_a_search_past_its_time_budget_answers_503_with_retry_after(person_clien
     assert time.monotonic() - started < 5.0
     relaxed, relaxed_headers = person_client("scroll")
     assert relaxed.post("/v2/person/search", json=body, headers=relaxed_headers).status_code == 200
+
+
+def test_a_search_is_answered_at_its_deadline_while_one_engine_call_still_runs(person_client, monkeypatch):
+    """One engine call cannot be stopped: the request stops waiting for it at the deadline (503), the call runs on to
+    its end on a thread of its own, and the searches after it are answered as usual."""
+    from plugins.person.backends.embedded.bounded import BoundedSearcher
+
+    engine_search = BoundedSearcher.engine_search
+    entered, release, returned = threading.Event(), threading.Event(), threading.Event()
+
+    def one_long_engine_call(self, *args, **kwargs):
+        entered.set()
+        release.wait(30)  # an engine call still running when the deadline passes
+        returned.set()
+        return engine_search(self, *args, **kwargs)
+
+    client, headers = person_client("scroll", PERSON_SEARCH_TIMEOUT=0.2)
+    monkeypatch.setattr(BoundedSearcher, "engine_search", one_long_engine_call)
+    body = {"query": {"bool": {"should": [{"match": {"job_title": "engineer"}}, {"prefix": {"job_title": "eng"}}]}}}
+    response = client.post("/v2/person/search", json=body, headers=headers)
+    answered_while_running = entered.is_set() and not returned.is_set()
+    release.set()
+    assert response.status_code == 503 and response.headers["Retry-After"] == "1", response.json
+    assert answered_while_running
+    assert returned.wait(30)  # the abandoned call ended on its thread
+    monkeypatch.setattr(BoundedSearcher, "engine_search", engine_search)
+    after = client.post("/v2/person/search", json=body, headers=headers)
+    assert after.status_code == 200 and after.json["total"] > 0
+
+
+def test_only_queries_whose_engine_calls_may_run_long_are_handed_to_the_deadline_pool():
+    from plugins.person.backends.embedded.query import may_run_long
+
+    assert not may_run_long({"match_all": {}})
+    assert not may_run_long({"match": {"job_title": {"query": "senior software engineer"}}})
+    assert not may_run_long({"bool": {"filter": [{"term": {"location_country": "canada"}},
+                                                 {"range": {"birth_year": {"gte": 1980}}}]}})
+    assert may_run_long({"wildcard": {"job_title": {"value": "eng*r"}}})
+    assert may_run_long({"bool": {"must": [{"range": {"emails.address": {"gte": "a"}}}]}})  # keyword: an automaton
+    assert may_run_long({"match": {"summary": {"query": " ".join(["word"] * 17)}}})
+    assert may_run_long({"bool": {"should": [{"term": {"skills": f"s{n}"}} for n in range(17)]}})
+
+
+def test_engine_calls_past_the_thread_bound_wait_within_their_deadline_and_never_run_once_it_passes():
+    from plugins.person.backends import SearchDeadline, SearchTimedOut
+    from plugins.person.backends.embedded.bounded import DEADLINE_THREADS, run_by
+
+    release, started, ran = threading.Event(), threading.Semaphore(0), []
+    busy = [threading.Thread(target=run_by, args=(SearchDeadline(30), lambda: (started.release(), release.wait(30))))
+            for _ in range(DEADLINE_THREADS)]
+    for thread in busy:
+        thread.start()
+    for _ in busy:
+        assert started.acquire(timeout=30)  # every thread of the process's bound is inside an engine call
+    try:
+        with pytest.raises(SearchTimedOut):
+            run_by(SearchDeadline(0.1), lambda: ran.append(True))
+    finally:
+        release.set()
+        for thread in busy:
+            thread.join(30)
+    assert run_by(SearchDeadline(30), lambda: "answered") == "answered" and ran == []
 
 
 @pytest.mark.plugins("person", "jobs", "mcp")

@@ -19,7 +19,7 @@ from plugins.person.backends.embedded.bounded import BoundedSearcher
 from plugins.person.backends.embedded.build import parallel_load
 from plugins.person.backends.embedded.fanout import FANOUT_MIN_DOCS, PARTS_PER_THREAD, Part, default_threads, open_parts
 from plugins.person.backends.embedded.layout import SCHEMA, SCHEMA_VERSION, prepare_document, source
-from plugins.person.backends.embedded.query import (QueryBuilder, count_hits, is_constant_score, known_total, requires_value,
+from plugins.person.backends.embedded.query import (QueryBuilder, count_hits, is_constant_score, known_total, may_run_long, requires_value,
                                                     sort_parts)
 from plugins.person.backends.embedded.ranking import by_index_order, by_key, by_score
 from plugins.person.backends.embedded.sort import by_keys
@@ -169,10 +169,13 @@ class EmbeddedBackend(SearchBackend):
     def search(self, query: dict, *, size: int, offset: int = 0, sort=(), cursor: list | None = None,
                deadline: SearchDeadline | None = None, scroll: bool = False) -> SearchResult:
         """The deadline is checked between engine calls and in the loops around them (bounded.py): a page needing several
-        calls stops at the first check past it; one engine call runs to its end. `scroll` changes nothing here: the
-        result's generation is what binds a walk to one version of the dataset."""
+        calls stops at the first check past it. A query whose calls may run long is answered at its deadline even inside
+        one call, which runs to its end on a thread of its own. `scroll` changes nothing here: the result's generation
+        is what binds a walk to one version of the dataset."""
         snapshot = self.snapshot()
-        builder = QueryBuilder(BoundedSearcher(snapshot.searcher, deadline, snapshot.parts, self.search_threads)).prepare(query)
+        bounded = BoundedSearcher(snapshot.searcher, deadline, snapshot.parts, self.search_threads,
+                                  long_calls=may_run_long(query))
+        builder = QueryBuilder(bounded).prepare(query)
         searcher = builder.searcher
         if any(path == SCORE for path, _ in sort) and is_constant_score(query):
             # every hit scores the same, so _score orders nothing: the other keys rank every hit, not only a window

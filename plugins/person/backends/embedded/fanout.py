@@ -111,10 +111,11 @@ class MergedResult:
         self.hits, self.count = hits, count
 
 
-class _Pool:
+class ProcessPool:
     """A process-wide thread pool, made again in a forked child (gunicorn workers fork after the app is loaded)."""
 
-    def __init__(self):
+    def __init__(self, name: str):
+        self.name = name
         self._lock = threading.Lock()
         self._executor: ThreadPoolExecutor | None = None
         self._pid = 0
@@ -124,12 +125,12 @@ class _Pool:
         if self._executor is None or self._pid != os.getpid() or self._size < size:
             with self._lock:
                 if self._executor is None or self._pid != os.getpid() or self._size < size:
-                    self._executor = ThreadPoolExecutor(max_workers=size, thread_name_prefix="person-search")
+                    self._executor = ThreadPoolExecutor(max_workers=size, thread_name_prefix=self.name)
                     self._pid, self._size = os.getpid(), size
         return self._executor
 
 
-_POOL = _Pool()
+_POOL = ProcessPool("person-search")
 
 
 def fanned_search(parts: tuple[Part, ...], threads: int, query: Query, limit: int = 10, count: bool = True,

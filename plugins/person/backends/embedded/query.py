@@ -293,6 +293,24 @@ def combinations_of(clauses: list[Query], wanted: int) -> Query:
                                 for group in itertools.combinations(clauses, wanted)])
 
 
+LONG_SEARCH_WEIGHT = 16  # clauses, a match or phrase counting its words, past which one engine call may run long
+
+
+def may_run_long(node: dict) -> bool:
+    """Whether one engine call of this query may run long enough to matter to its deadline: it compiles an automaton
+    (a prefix, a wildcard, a range on a keyword field) or weighs more than LONG_SEARCH_WEIGHT. Other queries' calls
+    are short, and their deadline is checked between them."""
+    weight = 0
+    for kind, body in leaves(node):
+        (path, options), = body.items() if isinstance(body, dict) and len(body) == 1 else (("", None),)
+        field = profile_fields.FIELDS.get(path)
+        if kind in ("prefix", "wildcard") or (kind == "range" and field is not None and field.kind == KEYWORD):
+            return True
+        text = options.get("query") if kind in ("match", "match_phrase") and isinstance(options, dict) else None
+        weight += len(str(text).split()) if text is not None else 1
+    return weight > LONG_SEARCH_WEIGHT
+
+
 def leaves(node: dict):
     """(kind, body) of every clause of a canonical query that is not a bool."""
     (kind, body), = node.items()
