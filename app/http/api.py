@@ -123,26 +123,6 @@ class Blueprint(SmorestBlueprint):
         return decorator
 
 
-# operationIds the view's name does not say (see operation_id); keyed by (endpoint, method)
-OPERATION_IDS = {
-    ("health.healthz", "get"): "healthz",
-    ("health.readyz", "get"): "readyz",
-    ("tenant.current_tenant", "get"): "get_current_tenant",
-    ("events.list_events", "get"): "list_events",
-    ("questions.GeneratedQuestions", "post"): "generate_job_questions",
-    ("applications-with-questions.ApplicationsWithQuestions", "post"): "create_application_with_questions",
-    ("calls.InstantCall", "post"): "start_instant_call",
-    ("calls_callbacks.TwilioCallback", "post"): "receive_twilio_callback",
-    ("webhooks.Subscribe", "post"): "subscribe_tenant_webhook",
-    ("webhooks.Unsubscribe", "post"): "unsubscribe_tenant_webhook",
-    ("webhooks.Deliveries", "get"): "list_webhook_deliveries",
-    ("webhooks.Redeliver", "post"): "redeliver_webhook_delivery",
-    ("webhooks.TestEvent", "post"): "send_webhook_test_event",
-    ("webhooks.Replay", "post"): "replay_webhook_events",
-    ("board.BoardApply", "post"): "apply_to_board_job",
-    ("mcp.Endpoint", "post"): "mcp_recruiting",
-    ("mcp_sourcing.Endpoint", "post"): "mcp_sourcing",
-}
 ITEM_VERBS = {"get": "get", "patch": "update", "put": "set", "delete": "delete", "post": "create"}
 
 
@@ -153,9 +133,8 @@ def snake_case(name: str) -> str:
 def operation_id(endpoint: str, method: str, methods: set[str]) -> str:
     """A stable operationId a person would write, what a generated client names its functions after: list_jobs and
     create_job for a collection view (Jobs), get_job and update_job for an item view (JobItem), person_search_v1 and
-    person_search_v1_get (its query-string twin) for a person route."""
-    if (endpoint, method) in OPERATION_IDS:
-        return OPERATION_IDS[(endpoint, method)]
+    person_search_v1_get (its query-string twin) for a person route. A view whose name does not say it names its own
+    with `@blp.doc(operationId=...)`, which this never overrides."""
     blueprint, view = endpoint.rsplit(".", 1)
     if view.islower():  # a function-named route (person): the blueprint says the version and the dataset
         prefix, *variant = blueprint.split("_")

@@ -56,6 +56,7 @@ def _redis():
 
 @blp.route("/healthz")
 @blp.response(200, HealthSchema)
+@blp.doc(operationId="healthz")
 def healthz():
     """The process is alive"""
     return {"status": "ok"}
@@ -64,6 +65,7 @@ def healthz():
 @blp.route("/readyz")
 @blp.response(200, HealthSchema)
 @blp.alt_response(503, schema=HealthSchema, description="A dependency is down")
+@blp.doc(operationId="readyz")
 def readyz():
     """Database, Redis and the search backend answer
 

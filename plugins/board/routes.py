@@ -37,6 +37,7 @@ class BoardApply(MethodView):
     @blp.doc(requestBody={"required": True, "content": {"multipart/form-data": {"schema": ApplyBodySchema}}})
     @blp.response(201, ApplyResultSchema)
     @blp.errors(409, 413, 415, 422)
+    @blp.doc(operationId="apply_to_board_job")
     def post(self, number):
         """Apply to a published job with name, email and resume (multipart/form-data)"""
         form = read_apply_form()

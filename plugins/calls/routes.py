@@ -74,6 +74,7 @@ class InstantCall(MethodView):
     @blp.arguments(InstantCallArgsSchema, location="query")
     @blp.response(202, CallSchema)
     @blp.errors(409, 503)
+    @blp.doc(operationId="start_instant_call")
     def post(self, args, application_id):
         """Call the application's candidate now: answers the queued call
 
@@ -188,6 +189,7 @@ class TwilioCallback(MethodView):
         200, description="TwiML for Twilio to run next", content_type="text/xml"
     )
     @callbacks_blp.errors(403, 404, 422)
+    @callbacks_blp.doc(operationId="receive_twilio_callback")
     def post(self):
         """Twilio status, machine-detection and recording callbacks (X-Twilio-Signature required);
         not for API clients"""

@@ -88,6 +88,7 @@ def event_feed(tenant_id: str, *, size: int, after: str | None = None, type: str
 @blp.route("")
 @blp.arguments(EventFeedArgsSchema, location="query")
 @blp.response(200, EventFeedSchema)
+@blp.doc(operationId="list_events")
 def list_events(args):
     """The tenant's events (call_activity, application_activty), oldest first, with the webhook deliveries' ids"""
     return event_feed(current_tenant_id(), **args)

@@ -176,7 +176,7 @@ def started_session(payload, reply: protocol.Reply) -> str | None:
     return sessions.session_id_for(params, result["protocolVersion"])
 
 
-def server_blueprint(server: McpServer, name: str, path: str, description: str) -> Blueprint:
+def server_blueprint(server: McpServer, name: str, path: str, description: str, operation_id: str) -> Blueprint:
     """A blueprint answering POST `path` for `server`; the Bearer key and the default rate limit apply to it."""
     # reads_raw_body: every malformed message is answered as a JSON-RPC error, not the REST error body (app.http.nul_guard)
     blp = Blueprint(name, __name__, url_prefix=path, auth=BEARER, description=description, reads_raw_body=True)
@@ -247,12 +247,14 @@ def server_blueprint(server: McpServer, name: str, path: str, description: str) 
                 "A tools/call asking the person first (2025-11-25, 2025-06-18): server-sent events, each a JSON-RPC "
                 "message (an elicitation/create request, then the tools/call response)")}}}}})
         @blp.errors(403, 406)  # 403: a foreign Origin, or an access token without the scope a request needs
+        @blp.doc(operationId=operation_id)
         def post(self):
             return answer(server, path)
 
     return blp
 
 
-jobs_blp = server_blueprint(JOBS_SERVER, "mcp", "/mcp", "MCP server with the jobs tools, for AI agents")
+jobs_blp = server_blueprint(JOBS_SERVER, "mcp", "/mcp", "MCP server with the jobs tools, for AI agents",
+                            "mcp_recruiting")
 sourcing_blp = server_blueprint(SOURCING_SERVER, "mcp_sourcing", "/mcp/sourcing",
-                                "MCP server with the people search and enrich tools, for AI agents")
+                                "MCP server with the people search and enrich tools, for AI agents", "mcp_sourcing")

@@ -33,6 +33,7 @@ class Questions(MethodView):
 @blp.route("/generate")
 class GeneratedQuestions(MethodView):
     @blp.response(201, QuestionListSchema, description="The questions created (none when the job already has them all)")
+    @blp.doc(operationId="generate_job_questions")
     def post(self, job_id):
         """Generate 5-10 screening questions from the job's description and fields, skipping ones the job already has"""
         return {"data": services.generate_questions(current_tenant_id(), job_id)}
@@ -69,6 +70,7 @@ class ApplicationsWithQuestions(MethodView):
     @with_questions_blp.errors(409)
     @json_or_multipart(with_questions_blp, ApplicationWithQuestionsCreateSchema,
                        description="As POST /v1/applications, plus `questions` (in multipart, a JSON array as text)")
+    @with_questions_blp.doc(operationId="create_application_with_questions")
     def post(self, values):
         """Create an application together with its screening questions (all or nothing)"""
         return services.create_application_with_questions(current_tenant_id(), values)

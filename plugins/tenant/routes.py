@@ -25,6 +25,7 @@ class TenantSchema(ma.Schema):
 
 @blp.route("")
 @blp.response(200, TenantSchema)
+@blp.doc(operationId="get_current_tenant")
 def current_tenant():
     """The tenant of the calling key"""
     tenant = Tenant.get_or_none(Tenant.id == current_tenant_id())

@@ -46,6 +46,7 @@ class TenantWebhooks(MethodView):
 @blp.route("/subscribe/<tenant_webhook_id>")
 class Subscribe(MethodView):
     @blp.response(200, TenantWebhookSchema)
+    @blp.doc(operationId="subscribe_tenant_webhook")
     def post(self, tenant_webhook_id):
         """Subscribe (is_deleted false): new events are delivered again; missed ones are not replayed"""
         return services.set_subscribed(current_tenant_id(), tenant_webhook_id, True)
@@ -54,6 +55,7 @@ class Subscribe(MethodView):
 @blp.route("/unsubscribe/<tenant_webhook_id>")
 class Unsubscribe(MethodView):
     @blp.response(200, TenantWebhookSchema)
+    @blp.doc(operationId="unsubscribe_tenant_webhook")
     def post(self, tenant_webhook_id):
         """Unsubscribe (is_deleted true): nothing is delivered, pending retries are dropped"""
         return services.set_subscribed(current_tenant_id(), tenant_webhook_id, False)
@@ -63,6 +65,7 @@ class Unsubscribe(MethodView):
 class Deliveries(MethodView):
     @blp.arguments(DeliveryListArgsSchema, location="query")
     @blp.response(200, page_schema(WebhookDeliverySchema))
+    @blp.doc(operationId="list_webhook_deliveries")
     def get(self, args, tenant_webhook_id):
         """The delivery log, newest first, filtered by status, event_id and since: each delivery with its attempt count,
         next retry time and every attempt (status code, duration, error, response excerpt)"""
@@ -73,6 +76,7 @@ class Deliveries(MethodView):
 class Redeliver(MethodView):
     @blp.response(202, WebhookDeliverySchema)
     @blp.errors(409)
+    @blp.doc(operationId="redeliver_webhook_delivery")
     def post(self, delivery_id):
         """Send a delivery again now (same webhook-id, fresh signature), restarting its retry schedule"""
         return services.redeliver(current_tenant_id(), delivery_id)
@@ -81,6 +85,7 @@ class Redeliver(MethodView):
 @blp.route("/<tenant_webhook_id>/test")
 class TestEvent(MethodView):
     @blp.response(200, WebhookTestResultSchema)
+    @blp.doc(operationId="send_webhook_test_event")
     def post(self, tenant_webhook_id):
         """Send a signed test event now and answer its attempt
 
@@ -101,6 +106,7 @@ class Replay(MethodView):
     @blp.arguments(ReplayBodySchema)
     @blp.response(202, ReplaySchema)
     @blp.errors(409, 422, 429)
+    @blp.doc(operationId="replay_webhook_events")
     def post(self, values, tenant_webhook_id):
         """Replay the events of [since, until) to the webhook, after an outage
 
