@@ -44,24 +44,28 @@ class RelayRefused(Exception):
         self.status = status
 
 
-def claim(call_id: str, provider: str) -> Call:
-    """Take the call for this socket: 404 when there is no such call of that provider, 409 when it
-    is over or another socket holds (or held) it. Nothing is written unless the claim succeeds."""
+def claim(call_id: str, provider: str) -> str | None:
+    """Take the call for this socket and answer the provider's id of it (the setup's callSid must
+    be it): 404 when there is no such call of that provider, 409 when it is over or another socket
+    holds (or held) it. Nothing is written unless the claim succeeds."""
     try:
         uuid.UUID(call_id)
     except ValueError:
         raise RelayRefused(404, f"no {provider} call {call_id[:64]!r}: not a call id") from None
-    call = Call.get_or_none((Call.id == call_id) & (Call.provider == provider))
-    if call is None:
+    # the columns the claim needs: the conversation reads the whole call when it opens
+    found = (Call.select(Call.status, Call.dialled_at, Call.provider_call_id)
+             .where((Call.id == call_id) & (Call.provider == provider)).tuples().first())
+    if found is None:
         raise RelayRefused(404, f"no {provider} call {call_id}")
-    if call.status in FINAL_STATUSES or call.dialled_at is None:
-        raise RelayRefused(409, f"call {call_id} is {call.status}, not being placed")
+    status, dialled_at, provider_call_id = found
+    if status in FINAL_STATUSES or dialled_at is None:
+        raise RelayRefused(409, f"call {call_id} is {status}, not being placed")
     try:
         with database.atomic():
-            CallRelay.create(call=call.id)
+            CallRelay.create(call=call_id)
     except pw.IntegrityError:
         raise RelayRefused(409, f"call {call_id} already has (or had) its relay socket") from None
-    return call
+    return provider_call_id
 
 
 def heartbeat(call_ids: list[str]) -> None:

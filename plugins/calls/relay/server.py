@@ -21,6 +21,7 @@ import logging
 import signal
 import sys
 import time
+import uuid
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from http import HTTPStatus
@@ -69,7 +70,7 @@ class RelayServer:
         self.silence_seconds = float(config["RELAY_SILENCE_SECONDS"])
         self.sweep_interval = float(config["RELAY_SWEEP_INTERVAL"])
         self.live: dict[str, RelaySession] = {}
-        # connection -> (provider, call id, call) between the handshake and the handler
+        # connection -> (provider, call id, the provider's call id) between the handshake and the handler
         self.claimed: dict[ServerConnection, tuple[str, str, object]] = {}
         self.turn_ms: deque[float] = deque(maxlen=KEPT_TURN_TIMES)
         self.refused = 0
@@ -122,7 +123,7 @@ class RelayServer:
                 f"call {call_id[:64]}: bad or missing signature (or token)",
             )
         try:
-            call = await self.in_thread(claims.claim, call_id, provider_name)
+            provider_call_id = await self.in_thread(claims.claim, call_id, provider_name)
         except claims.RelayRefused as exc:
             return self._refuse(connection, HTTPStatus(exc.status), str(exc))
         # a malformed id, a database away: refused, never a half-made session
@@ -131,7 +132,7 @@ class RelayServer:
             return self._refuse(
                 connection, HTTPStatus.SERVICE_UNAVAILABLE, "the relay could not take the call"
             )
-        self.claimed[connection] = (provider_name, str(call.id), call)
+        self.claimed[connection] = (provider_name, str(uuid.UUID(call_id)), provider_call_id)
         return None
 
     def handshake_valid(self, provider, call_id: str, query: str, headers) -> bool:
@@ -153,7 +154,7 @@ class RelayServer:
     # -- a call's socket --------------------------------------------------------------------------
 
     async def handle(self, connection: ServerConnection) -> None:
-        provider_name, call_id, call = self.claimed.pop(connection)
+        provider_name, call_id, provider_call_id = self.claimed.pop(connection)
         open_conversation = conversation_factory(self.app)
         session = RelaySession(
             call_id,
@@ -161,7 +162,7 @@ class RelayServer:
                 *args, record_writer=self.records, **kwargs
             ),
             silence_seconds=self.silence_seconds,
-            expected_call_sid=call.provider_call_id,
+            expected_call_sid=provider_call_id,
             language=self.app.config["CALL_LANGUAGE"],
         )
         self.live[call_id] = session
