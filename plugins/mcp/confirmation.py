@@ -20,7 +20,7 @@ from flask import g, request
 from app.security import tokens
 from plugins.mcp.held_confirmation import HeldConfirmation
 from plugins.mcp.protocol import CLIENT_CAPABILITIES_META_KEY, MODERN_VERSIONS
-from plugins.mcp.sessions import ELICITING_VERSIONS
+from plugins.mcp.sessions import ELICITING_VERSIONS, principal
 from plugins.mcp.tools import Tool, failure
 
 CONFIRMATION_KEY = "confirm"  # the input request's key, and the form's one field
@@ -34,9 +34,7 @@ CONFIRM_SCHEMA = {"type": "object", "required": [CONFIRMATION_KEY], "properties"
 
 def fingerprint(tool: Tool, arguments: dict) -> str:
     """What a confirmation is bound to: the tool, its arguments and the authorization calling it."""
-    caller = g.get("caller")
-    principal = caller.principal if caller is not None else ""
-    body = orjson.dumps({"tool": tool.name, "arguments": arguments, "by": principal}, option=orjson.OPT_SORT_KEYS)
+    body = orjson.dumps({"tool": tool.name, "arguments": arguments, "by": principal()}, option=orjson.OPT_SORT_KEYS)
     return hashlib.sha256(body).hexdigest()
 
 

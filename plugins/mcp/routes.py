@@ -70,8 +70,8 @@ def authorization_challenge(path: str) -> str:
 
 def describe_invalid_token(path: str):
     """A 401 names the failure in WWW-Authenticate the way MCP clients read it (RFC 6750 error attributes, for a request
-    that sent credentials), and, with
-    OAuth on, where the endpoint's Protected Resource Metadata is (RFC 9728) and the scopes it offers."""
+    that sent credentials), and, with OAuth on, where the endpoint's Protected Resource Metadata is (RFC 9728) and the
+    scopes it offers."""
 
     def describe(response):
         if response.status_code == 401:

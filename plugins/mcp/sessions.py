@@ -30,6 +30,7 @@ class Session:
 
 
 def principal() -> str:
+    """Who the current request's authorization is (an OAuth grant's family, an API key), "" for none."""
     caller = g.get("caller")
     return caller.principal if caller is not None else ""
 
