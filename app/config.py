@@ -199,8 +199,8 @@ DEFAULTS: dict[str, object] = {
     # how long a 2025-06-18/2025-11-25 tools/call that asks its person to confirm (placing a call) waits for the answer
     # on its event stream before it gives up, placing nothing
     "MCP_CONFIRMATION_SECONDS": 120.0,
-    # such streams one worker process holds at once (each holds a request thread); past it the tool answers "call
-    # again in a minute"
+    # such streams one worker process holds at once (each holds a request thread, so it must stay below
+    # HIREKIT_WEB_THREADS: the answer needs a thread of its own); past it the tool answers "call again in a minute"
     "MCP_HELD_CONFIRMATIONS": 2,
     # --- OAuth for the MCP servers ---
     # the authorization server's issuer and the base of the MCP endpoints' resource identifiers, as clients reach them

@@ -201,7 +201,7 @@ def test_on_gunicorn_the_answer_reaches_the_worker_holding_the_question(gunicorn
     sees its own person's yes (or no) and nothing else."""
     applications = [application_of(client, tenant_a, person_and_job, f"Fay{n}", "+1 415 555 2671")
                     for n in range(4)]
-    base, _port = gunicorn_server(HIREKIT_MCP_HELD_CONFIRMATIONS="4")
+    base, _port = gunicorn_server(HIREKIT_MCP_HELD_CONFIRMATIONS="4", HIREKIT_WEB_THREADS="6")
     _, token = grant(base, Person("liv@example.com"))
     outcomes: dict[int, dict] = {}
 

@@ -77,6 +77,8 @@ def test_a_taken_port_stops_gunicorn_with_one_line(tmp_path):
     ({"HIREKIT_SECRET_KEY": secrets.token_urlsafe(48), "HIREKIT_DATABASE_URL": "postgress://db/hirekit"},
      "HIREKIT_DATABASE_URL has the scheme 'postgress'"),
     ({"HIREKIT_SECRET_KEY": secrets.token_urlsafe(48), "HIREKIT_PLUGINS": "applications"}, "applications"),
+    ({"HIREKIT_SECRET_KEY": secrets.token_urlsafe(48), "HIREKIT_MCP_HELD_CONFIRMATIONS": "4", "HIREKIT_WEB_THREADS": "4"},
+     "HIREKIT_MCP_HELD_CONFIRMATIONS (4) must be below HIREKIT_WEB_THREADS (4)"),
 ])
 def test_a_configuration_no_worker_could_run_stops_the_arbiter_once_before_any_worker_forks(tmp_path, setting, expected):
     done = gunicorn(clean_env(tmp_path, **setting), free_port(), workers=3)

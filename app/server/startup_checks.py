@@ -1,6 +1,7 @@
 """What stops a server, a worker or an operator command before it starts, said in one `Error:` line instead of a
 traceback: the port already taken, no server secret, a database URL of an unknown scheme, a database that does not
-exist or refuses connections, plugins that cannot be enabled together."""
+exist or refuses connections, plugins that cannot be enabled together, held MCP confirmations that would take every
+request thread."""
 
 from __future__ import annotations
 
@@ -50,6 +51,17 @@ def port_in_use(address: tuple[str, int]) -> str | None:
     return None
 
 
+def held_confirmations_starve(held: int, threads: int) -> str | None:
+    """The one-line error when a worker's held MCP confirmations could take all of its request threads, else None.
+    Each held confirmation keeps a thread until its person answers, and the answer is a request of its own: a worker
+    holding as many as it has threads never hears the answers."""
+    if held < threads:
+        return None
+    return (f"HIREKIT_MCP_HELD_CONFIRMATIONS ({held}) must be below HIREKIT_WEB_THREADS ({threads}): each held "
+            "confirmation keeps a request thread until its person's answer arrives, and the answer needs a thread "
+            "of its own")
+
+
 def before_serving(server) -> None:
     """gunicorn's on_starting hook: the arbiter checks, once and before any worker forks, what every worker would
     otherwise fail on one by one (a traceback each): the listening port, the server secret, the database URL, the
@@ -71,3 +83,6 @@ def before_serving(server) -> None:
         resolve(config["PLUGINS"])
     except STARTUP_ERRORS as error:
         raise RuntimeError(str(error)) from None
+    problem = held_confirmations_starve(int(config["MCP_HELD_CONFIRMATIONS"]), server.cfg.threads)
+    if problem:
+        raise RuntimeError(problem)
