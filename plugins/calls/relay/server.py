@@ -207,8 +207,9 @@ class RelayServer:
             elif session.silence_due is not None:
                 timeout = max(0.0, session.silence_due - session.clock())
             try:
-                turn = await asyncio.wait_for(turns.get(), timeout)
-            except asyncio.TimeoutError:
+                async with asyncio.timeout(timeout):  # no task a wait, as wait_for makes
+                    turn = await turns.get()
+            except TimeoutError:
                 if session.answered_at is None:
                     log.warning(
                         "relay for call %s: no setup within %g s",
