@@ -8,6 +8,10 @@ through Hirekit, and a load at least as fast (load ratio <= 1).
 
     .venv/bin/python bench/opensearch_side_by_side.py                    # 100,000 profiles, heap 4g
     .venv/bin/python bench/opensearch_side_by_side.py --count 1000000 --heap 6g
+    .venv/bin/python bench/opensearch_side_by_side.py --nodes 3   # three JVMs, one replica per shard
+
+With --nodes 3 every node runs on the same machine, so the figures show what a cluster's
+coordination and copies cost on one machine's cores, not what three machines would give.
 """
 
 from __future__ import annotations
@@ -105,6 +109,13 @@ def main() -> None:
         help="the OpenSearch node's heap (at least 4g for the stated figures)",
     )
     parser.add_argument("--repeats", type=int, default=5, help="timed runs of each query per side")
+    parser.add_argument(
+        "--nodes",
+        type=int,
+        choices=(1, 3),
+        default=1,
+        help="OpenSearch nodes, each in its own JVM with --heap (3: one replica per shard)",
+    )
     args = parser.parse_args()
     os.environ.setdefault("HIREKIT_SECRET_KEY", secrets.token_urlsafe(48))
 
@@ -123,10 +134,11 @@ def main() -> None:
     servers = []
     try:
         with OpenSearchCluster(
-            1, heap=args.heap, root=workdir / "opensearch", cluster_name="hirekit-bench"
+            args.nodes, heap=args.heap, root=workdir / "opensearch", cluster_name="hirekit-bench"
         ) as cluster:
             print(
-                f"{args.count:,} profiles; OpenSearch 2.19.6, one node, heap {args.heap}; load "
+                f"{args.count:,} profiles; OpenSearch 2.19.6, {args.nodes} node(s), heap {args.heap} "
+                "each; load "
                 "average "
                 f"{load_average()}"
             )
@@ -135,10 +147,13 @@ def main() -> None:
             load_file(EmbeddedBackend(str(index)), str(source), replace=True, processes=2)
             embedded_load = time.perf_counter() - started
             opensearch = OpenSearchBackend.from_config(
-                {**DEFAULTS, "OPENSEARCH_TIMEOUT": 120.0}, cluster.url, "person"
+                {**DEFAULTS, "OPENSEARCH_TIMEOUT": 120.0}, ",".join(cluster.urls), "person"
             )
             started = time.perf_counter()
             load_file(opensearch, str(source), replace=True, processes=2, writer_threads=2)
+            if args.nodes > 1:  # the replica is copied before searches are timed
+                opensearch.client.put_settings("person", {"index": {"number_of_replicas": 1}})
+                cluster.wait_for_health("green")
             opensearch_load = time.perf_counter() - started
             print(
                 f"full load: embedded {embedded_load:.1f} s, OpenSearch {opensearch_load:.1f} s "
@@ -150,7 +165,7 @@ def main() -> None:
                 "embedded": {"SEARCH_INDEX": str(index)},
                 "opensearch": {
                     "SEARCH_BACKEND": "opensearch",
-                    "OPENSEARCH_URL": cluster.url,
+                    "OPENSEARCH_URL": ",".join(cluster.urls),
                     "OPENSEARCH_INDEX": "person",
                 },
             }
@@ -185,10 +200,10 @@ def main() -> None:
                 stop(server)
                 servers.remove(server)
 
-            jvm_rss = status_kib(cluster.nodes[0].process.pid, "VmRSS") / 1024
+            jvm_rss = sum(status_kib(node.process.pid, "VmRSS") for node in cluster.nodes) / 1024
             disk = {
                 "embedded": directory_bytes(index),
-                "opensearch": directory_bytes(cluster.nodes[0].home / "data"),
+                "opensearch": sum(directory_bytes(node.home / "data") for node in cluster.nodes),
             }
             print(
                 f"\nthe query mix ({len(QUERIES)} queries x {args.repeats} runs, and "
@@ -214,10 +229,11 @@ def main() -> None:
             print(
                 f"\ndisk: embedded {disk['embedded'] / 2**20:,.0f} MiB, OpenSearch "
                 f"{disk['opensearch'] / 2**20:,.0f} "
-                f"MiB (one copy, no replica)"
+                "MiB" + (" (one copy, no replica)" if args.nodes == 1 else " (all nodes: primary and replica)")
             )
             print(
-                f"memory: OpenSearch JVM RSS {jvm_rss:,.0f} MiB (heap {args.heap}); Hirekit "
+                f"memory: OpenSearch JVM RSS {jvm_rss:,.0f} MiB ({args.nodes} JVM(s), heap {args.heap} "
+                "each); Hirekit "
                 "workers RSS "
                 f"embedded {', '.join(f'{m:,.0f}' for m in memory['embedded'])} MiB, OpenSearch "
                 f"{', '.join(f'{m:,.0f}' for m in memory['opensearch'])} MiB"
