@@ -16,6 +16,7 @@ from websockets.exceptions import InvalidStatus
 from werkzeug import Response
 
 from app.data.db import database, utcnow
+from plugins.calls.models import Call
 from plugins.calls.relay.claims import CallRelay, sweep
 from tests.call_factories import JOB_QUESTIONS, application_for, instant_call
 from tests.conversation_double import CLOSED, OPENING, open_scripted
@@ -495,6 +496,59 @@ def test_a_call_whose_relay_process_died_fails_once_its_claim_goes_quiet(
         )
     failed = read_call(client, tenant_a, call["id"])
     assert failed["status"] == "failed" and "stopped" in failed["error"]
+
+
+def provider_says_completed(client, call, sequence=3):
+    assert callback(client, f"{CALLBACK_PATH}?call_id={call['id']}",
+                    status_form("completed", call, sequence)).status_code == 200
+
+
+def test_the_providers_completed_mid_conversation_fails_the_call_and_the_relays_close_keeps_it(
+    twilio_app, relay, tenant_a
+):
+    """Twilio posts `completed` as soon as the line closes, which may be before the relay sees its
+    socket go (or after the relay process died): the screening did not finish, so the call fails
+    as a hang-up would, and is never marked completed with half its answers."""
+    client = twilio_app.test_client()
+    call = answered_call(client, tenant_a)
+    socket = open_socket(relay, call["id"])
+    socket.setup(CALL_SID)
+    socket.agent_turn()
+    socket.say(ANSWERS[0])
+    socket.agent_turn()
+    provider_says_completed(client, call)
+    failed = read_call(client, tenant_a, call["id"])
+    assert (failed["status"], failed["end_reason"]) == ("failed", "hung_up")
+    assert failed["error"] == "the call ended before the screening finished"
+    socket.close()
+    wait_for(lambda: relay.server.stats()["live_calls"] == 0)
+    after = read_call(client, tenant_a, call["id"])
+    assert (after["status"], after["end_reason"], after["error"]) == (
+        "failed", "hung_up", "the call ended before the screening finished")
+
+
+def test_the_providers_completed_for_a_call_whose_socket_never_connected_fails_it(
+    twilio_app, tenant_a
+):
+    client = twilio_app.test_client()
+    call = answered_call(client, tenant_a)
+    provider_says_completed(client, call)
+    failed = read_call(client, tenant_a, call["id"])
+    assert failed["status"] == "failed"
+    assert failed["error"] == "the call ended before its relay socket connected"
+
+
+def test_the_providers_completed_after_the_conversation_wrote_its_end_leaves_it_to_its_completion(
+    twilio_app, tenant_a
+):
+    client = twilio_app.test_client()
+    call = answered_call(client, tenant_a)
+    with twilio_app.app_context(), database.connection_context():
+        CallRelay.create(call=call["id"])
+        Call.update(end_reason="completed").where(Call.id == call["id"]).execute()
+    provider_says_completed(client, call)
+    record = read_call(client, tenant_a, call["id"])
+    assert (record["status"], record["end_reason"]) == ("in_progress", "completed")
 
 
 # -- answering machines --------------------------------------------------------------------------

@@ -185,7 +185,9 @@ def test_signed_status_callbacks_move_the_call_through_its_statuses(telnyx_app, 
         )
         assert response.status_code == 200 and response.mimetype == "text/xml"
         seen.append(read_call(client, tenant_a, call["id"])["status"])
-    assert seen == ["queued", "ringing", "in_progress", "completed"]
+    # `completed` is the line closing: with no relay socket ever connected, nothing was screened
+    assert seen == ["queued", "ringing", "in_progress", "failed"]
+    assert read_call(client, tenant_a, call["id"])["error"] == "the call ended before its relay socket connected"
 
 
 @pytest.mark.parametrize(

@@ -17,8 +17,9 @@ from app.security.auth import SignedForm
 from app.data.records import get_or_404
 from plugins.calls import machine, sms_replies
 from plugins.calls.lifecycle import advance
-from plugins.calls.models import Call
+from plugins.calls.models import COMPLETED, Call
 from plugins.calls.recordings import keep_recording
+from plugins.calls.relay.claims import RELAY_PROVIDERS, line_closed
 from plugins.calls.telephony import Progress, get_provider
 from plugins.calls.telephony.telnyx import signature_valid
 from plugins.calls.telephony.twiml import STATUS_MAP
@@ -145,6 +146,9 @@ def apply_callback(
     status = STATUS_MAP.get(form.get("CallStatus", ""))
     if status is None:
         raise ApiError(422, f"Unknown CallStatus {form.get('CallStatus')!r}.")
+    if status == COMPLETED and call.provider in RELAY_PROVIDERS:
+        line_closed(call.id)  # the line, not the screening: the conversation's record decides
+        return
     reported = form.get("CallStatus")
     error = f"{reporter} reported {reported}" if status in ("failed", "canceled") else None
     advance(call.id, Progress(status, error=error))

@@ -1,6 +1,7 @@
 """The scale-out drill's hosts, each a network namespace on one bridge (tests/drills/netns.py), each process started as
-deployed: a private PostgreSQL and Redis, three app hosts running gunicorn with deploy/gunicorn.conf.py behind nginx,
-two worker hosts running `python worker.py`, and a client host.
+deployed: a private PostgreSQL and Redis, three app hosts each running gunicorn with deploy/gunicorn.conf.py and the call
+relay (`hirekit-relay`) behind nginx, two worker hosts running `python worker.py`, and a client host, where Twilio's
+stand-in (tests/drills/telephony.py) takes the workers' calls.
 
 The drill's own process stays in the machine's namespace, where the drill's addresses are not routed to its hosts: it
 reaches PostgreSQL and Redis through their Unix sockets (in the run's directory) and everything else from threads it
@@ -24,11 +25,14 @@ import requests
 from redis import Redis
 
 from tests.drills.netns import Host, Network
+from tests.drills.telephony import ACCOUNT_SID, AUTH_TOKEN
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 NGINX_TEMPLATE = Path(__file__).resolve().parent / "nginx.conf"
 APP_PORT = 8000
+RELAY_PORT = 8001
 RECEIVER_PORT = 9000
+TWILIO_PORT = 9100
 # "probe" is a second client address for requests the drill expects refused (a revoked key): failed authentications
 # are limited per client address, and the load's address must not reach that limit.
 ADDRESSES = {"lb": 2, "app1": 11, "app2": 12, "app3": 13, "worker1": 21, "worker2": 22, "db": 31, "redis": 32,
@@ -68,6 +72,8 @@ class DrillSettings:
     dataset_size: int = 2000  # person profiles loaded into each app host's embedded index
     client_threads: int = 4  # the load: client threads on the client host ...
     client_rate: float = 5.0  # ... each sending this many operations a second through nginx
+    relay_quiet_seconds: float = 8.0  # HIREKIT_RELAY_QUIET_SECONDS: a dead relay's calls are failed after this ...
+    relay_sweep_interval: float = 2.0  # ... by another relay's sweep, every this many seconds
 
 
 @dataclass(frozen=True)
@@ -103,6 +109,7 @@ class Cluster:
         self.revocable_key_id: int | None = None
         self.pg_socket_dir = self.workdir / "pg-socket"
         self.redis_socket = self.workdir / "redis.sock"
+        self.relays: dict[str, object] = {}  # app host -> its relay process (subprocess.Popen)
 
     # hosts --------------------------------------------------------------------------------------------------------
 
@@ -119,6 +126,9 @@ class Cluster:
 
     def app_url(self, role: str) -> str:
         return f"http://{self.host(role).address}:{APP_PORT}"
+
+    def relay_url(self, role: str) -> str:
+        return f"http://{self.host(role).address}:{RELAY_PORT}"
 
     @property
     def receiver_url(self) -> str:
@@ -240,7 +250,19 @@ class Cluster:
                 "HIREKIT_WEBHOOK_TIMEOUT": str(settings.webhook_timeout),
                 "HIREKIT_WEBHOOK_LEASE_GRACE": str(settings.webhook_lease_grace),
                 "HIREKIT_WEBHOOK_REAPER_INTERVAL": str(settings.webhook_reaper_interval),
-                "HIREKIT_WEBHOOK_RETRY_SCHEDULE": settings.webhook_retry_schedule}
+                "HIREKIT_WEBHOOK_RETRY_SCHEDULE": settings.webhook_retry_schedule,
+                # calls: Twilio's stand-in on the client host places them; its sockets come back through nginx
+                "HIREKIT_TELEPHONY": "twilio",
+                "HIREKIT_TWILIO_ACCOUNT_SID": ACCOUNT_SID,
+                "HIREKIT_TWILIO_AUTH_TOKEN": AUTH_TOKEN,
+                "HIREKIT_TWILIO_FROM_NUMBER": "+14155550000",
+                "HIREKIT_TWILIO_CALLBACK_BASE_URL": self.lb_url,
+                "HIREKIT_TWILIO_API_BASE_URL": f"http://{self.client.address}:{TWILIO_PORT}",
+                "HIREKIT_CALLING_HOURS": "00:00-24:00",  # the drill runs at any hour
+                "HIREKIT_RELAY_HOST": self.host(role).address,
+                "HIREKIT_RELAY_PORT": str(RELAY_PORT),
+                "HIREKIT_RELAY_QUIET_SECONDS": str(settings.relay_quiet_seconds),
+                "HIREKIT_RELAY_SWEEP_INTERVAL": str(settings.relay_sweep_interval)}
 
     def run_flask(self, role: str, *args: str, env: dict | None = None) -> str:
         """`flask --app wsgi ARGS` on a host, as an operator would run it there."""
@@ -270,10 +292,19 @@ class Cluster:
             list(pool.map(lambda role: self.run_flask(role, "person", "load", str(dataset), "--processes", "1"), APP_ROLES))
 
     def start_app(self, role: str) -> None:
-        """gunicorn as deployed (deploy/gunicorn.conf.py, wsgi:app) on the host's address; returns once it answers."""
+        """gunicorn as deployed (deploy/gunicorn.conf.py, wsgi:app) and the call relay on the host's address; returns
+        once both answer."""
         self.host(role).start([sys.executable, "-m", "gunicorn", "-c", "deploy/gunicorn.conf.py", "wsgi:app"],
                               env=self.host_env(role), cwd=str(ROOT), log_path=str(self.workdir / f"{role}.log"))
+        self.start_relay(role)
         self.wait_until_answers(f"{self.app_url(role)}/healthz", role)
+        self.wait_until_answers(f"{self.relay_url(role)}/healthz", f"{role}-relay")
+
+    def start_relay(self, role: str) -> None:
+        """`hirekit-relay`, the relay's process type, on the host's address."""
+        self.relays[role] = self.host(role).start(
+            [str(Path(sys.executable).parent / "hirekit-relay")], env=self.host_env(role), cwd=str(ROOT),
+            log_path=str(self.workdir / f"{role}-relay.log"))
 
     def start_worker(self, role: str) -> None:
         self.host(role).start([sys.executable, "worker.py"], env=self.host_env(role), cwd=str(ROOT),
@@ -287,8 +318,10 @@ class Cluster:
             os.chmod(directory / sub, 0o777)
         servers = "\n".join(f"        server {self.host(role).address}:{APP_PORT} max_fails=1 fail_timeout=5s;"
                             for role in APP_ROLES)
+        relays = "\n".join(f"        server {self.host(role).address}:{RELAY_PORT} max_fails=1 fail_timeout=5s;"
+                           for role in APP_ROLES)
         config = (NGINX_TEMPLATE.read_text().replace("@DIR@", str(directory)).replace("@APP_SERVERS@", servers)
-                  .replace("@LISTEN@", f"{lb.address}:80"))
+                  .replace("@RELAY_SERVERS@", relays).replace("@LISTEN@", f"{lb.address}:80"))
         (directory / "nginx.conf").write_text(config)
         lb.start(["nginx", "-p", str(directory), "-c", str(directory / "nginx.conf"), "-e", str(directory / "error.log"),
                   "-g", "daemon off;"], env=self.base_env(), log_path=str(directory / "nginx.out"))

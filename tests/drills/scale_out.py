@@ -1,5 +1,6 @@
 """The scale-out drill: Hirekit on ten hosts (network namespaces on one machine) under steady mixed load, losing an
-app host and a worker host, revoking a key on one host, checking the shared rate limit, and restoring the hosts.
+app host and a worker host, revoking a key on one host, checking the shared rate limit, restoring the hosts, and
+losing a call relay process while screening calls are live.
 It prints what it measured and fails on loss.
 
 Run it as root: `python -m tests.drills.scale_out` (about 3 minutes; `--keep` leaves the run's directory and logs).
@@ -23,8 +24,18 @@ from rq import Worker
 from rq.exceptions import NoSuchJobError
 from rq.registry import ScheduledJobRegistry
 
-from tests.drills.cluster import APP_ROLES, RECEIVER_PORT, WORKER_ROLES, Cluster, DrillSettings, missing_programs
+from tests.drills.cluster import (
+    APP_ROLES,
+    RECEIVER_PORT,
+    TWILIO_PORT,
+    WORKER_ROLES,
+    Cluster,
+    DrillSettings,
+    missing_programs,
+)
 from tests.drills.netns import remove_leftovers, unavailable_reason
+from tests.drills.relay_loss import RelayDrill
+from tests.drills.telephony import TwilioStandIn
 from tests.drills.traffic import LoadClient, WebhookReceiver
 
 PREFIX_ROOT = "hkdrill"
@@ -64,7 +75,7 @@ def run_drill(settings: DrillSettings = DrillSettings(), *, workdir: str | None 
     workdir = workdir or tempfile.mkdtemp(prefix=f"{PREFIX_ROOT}-")
     cluster = Cluster(workdir, f"{PREFIX_ROOT}{secrets.token_hex(3)}", settings)
     report = DrillReport()
-    receiver = load = None
+    receiver = load = twilio = None
     try:
         started = time.monotonic()
         cluster.start()
@@ -73,11 +84,13 @@ def run_drill(settings: DrillSettings = DrillSettings(), *, workdir: str | None 
                    f"{settings.client_rate:g} operations/s (run {cluster.prefix}, load average {_load_average()})", out)
         receiver = WebhookReceiver(cluster.client, RECEIVER_PORT)
         receiver.refusing = True
+        twilio = TwilioStandIn(cluster.client, TWILIO_PORT)
         subscribe_receiver(cluster)
         load = LoadClient(cluster.client, cluster.lb_url, cluster.tenant, threads=settings.client_threads,
                           rate_per_thread=settings.client_rate, run_id=cluster.prefix)
         load.start()
         Drill(cluster, load, receiver, report, out).run()
+        RelayDrill(cluster, twilio, report, out).run()
         load.stop()
         check_writes(cluster, load, report, out)
         load = None
@@ -93,6 +106,8 @@ def run_drill(settings: DrillSettings = DrillSettings(), *, workdir: str | None 
             load.stop()
         if receiver is not None:
             receiver.close()
+        if twilio is not None:
+            twilio.close()
         cluster.close()
         if own_dir and not keep and not report.failures:
             shutil.rmtree(workdir, ignore_errors=True)

@@ -1,6 +1,7 @@
 """Which relay socket holds which call, kept in the database so every relay process sees it: one
-socket per call (a second is refused), a heartbeat while it lives, and the sweep that ends calls
-whose relay never connected or whose relay process died, so no call stays in progress."""
+socket per call (a second is refused), a heartbeat while it lives, the sweep that ends calls
+whose relay never connected or whose relay process died, so no call stays in progress, and what
+the provider's report that the line closed means for a relay call."""
 
 from __future__ import annotations
 
@@ -11,8 +12,15 @@ import uuid
 import peewee as pw
 
 from app.data.db import BaseModel, database, utcnow
-from plugins.calls.lifecycle import end_call
-from plugins.calls.models import ACTIVE_STATUSES, FAILED, FINAL_STATUSES, IN_PROGRESS, Call
+from plugins.calls.lifecycle import advance, end_call
+from plugins.calls.models import (
+    ACTIVE_STATUSES,
+    COMPLETED,
+    FAILED,
+    FINAL_STATUSES,
+    IN_PROGRESS,
+    Call,
+)
 
 log = logging.getLogger("hirekit.calls.relay")
 
@@ -80,6 +88,30 @@ def release(call_id: str, reason: str) -> None:
     CallRelay.update(released_at=utcnow(), released_reason=reason[:64]).where(
         (CallRelay.call == call_id) & CallRelay.released_at.is_null()
     ).execute()
+
+
+def line_closed(call_id) -> None:
+    """The provider reports a relay call's phone line closed (Twilio's and Telnyx's `completed`).
+    That is not a finished screening: a conversation that wrote its end is completed by its own
+    job; one that did not (the candidate hung up before the relay saw its socket close, or the
+    relay process died) ends as hung up, failed unless every question was dealt with, as the
+    dialogue itself ends a hang-up. A call whose socket never connected fails."""
+    from plugins.calls.telephony import Progress
+
+    call = Call.get_or_none(Call.id == call_id)
+    if call is None or call.status in FINAL_STATUSES or call.end_reason is not None:
+        return
+    if not CallRelay.select().where(CallRelay.call == call.id).exists():
+        advance(call.id, Progress(FAILED, error="the call ended before its relay socket connected"))
+        return
+    ended = (Call.update(end_reason="hung_up")
+             .where((Call.id == call.id) & Call.end_reason.is_null()).execute())
+    if not ended:
+        return  # the conversation wrote its own end meanwhile
+    release(str(call.id), "line closed")
+    answered = bool(call.answers) and all(entry.get("status") != "pending" for entry in call.answers)
+    advance(call.id, Progress(COMPLETED) if answered
+            else Progress(FAILED, error="the call ended before the screening finished"))
 
 
 def unclaim(call_id: str) -> None:

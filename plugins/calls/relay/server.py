@@ -404,7 +404,19 @@ def main(argv=None) -> None:
             ready=lambda port: print(f"relay ready on {args.host}:{port}", flush=True),
         )
 
-    asyncio.run(run())
+    run_event_loop(run())
+
+
+def run_event_loop(main_coroutine) -> None:
+    """The relay's event loop: uvloop's (libuv) where it is installed, asyncio's own otherwise. The
+    relay spends most of its CPU in the loop and the sockets' reads and writes, which uvloop does
+    in C."""
+    try:
+        import uvloop
+    except ImportError:
+        asyncio.run(main_coroutine)
+        return
+    uvloop.run(main_coroutine)
 
 
 if __name__ == "__main__":
