@@ -1,7 +1,9 @@
 """The scale-out drill's call phase: screening calls placed through the API, dialled by the worker hosts, answered
 through nginx by the app hosts' relay processes; one relay process is killed while its calls are live. No call may
-stay in progress: the dead relay's calls end failed (another relay's sweep, and the provider is asked to hang up),
-every other call talks to its end, and calls placed after the kill all reach a live relay."""
+stay in progress: the dead relay's calls end failed, on the provider's `completed` event, or, for the one whose event
+the drill withholds, by another relay's sweep after HIREKIT_RELAY_QUIET_SECONDS (which also hangs it up at the
+provider); every other call talks to its end and completes, and calls placed after the kill all reach a live
+relay."""
 
 from __future__ import annotations
 
@@ -46,6 +48,10 @@ class RelayDrill:
                  f"relays; live calls per relay: {', '.join(f'{role} {count}' for role, count in live.items())}")
         self.report.check(len(talking) == CALLS_BEFORE, f"only {len(talking)} of {CALLS_BEFORE} calls connected")
         victim = max(live, key=lambda role: live[role])
+        dead = f"{self.cluster.host(victim).address}:"
+        on_victim = [call for call in self.twilio.snapshot() if call.call_id in talking and dead in call.upstream]
+        if on_victim:
+            on_victim[0].completed_lost = True  # its provider event never comes: only the sweep can end it
         killed_at = time.monotonic()
         os.killpg(self.cluster.relays[victim].pid, signal.SIGKILL)
         self.cluster.relays[victim].wait(timeout=10)
@@ -100,7 +106,7 @@ class RelayDrill:
         are left out."""
         final: dict[str, tuple[dict, float]] = {}
         deadline = time.monotonic() + timeout
-        while len(final) < len(call_ids) and time.monotonic() < deadline:
+        while time.monotonic() < deadline and (len(final) < len(call_ids) or self.phones_busy(call_ids)):
             for call_id in call_ids:
                 if call_id not in final:
                     record = self.api("GET", f"/v1/calls/{call_id}").json()
@@ -109,25 +115,42 @@ class RelayDrill:
             time.sleep(0.5)
         return final
 
+    def phones_busy(self, call_ids: list[str]) -> bool:
+        """Whether the provider's side of any of the calls is still ringing or talking."""
+        phone = {call.call_id: call for call in self.twilio.snapshot()}
+        return any(i not in phone or phone[i].ended_at is None for i in call_ids)
+
     def check(self, victim: str, killed_at: float, before: list[str], after: list[str],
               final: dict[str, tuple[dict, float]]) -> None:
         phone = {call.call_id: call for call in self.twilio.snapshot()}
         dropped = [i for i in before if phone[i].outcome == "dropped"]
         stuck = [i for i in before + after if i not in final]
-        failed_after = max((final[i][1] - killed_at for i in dropped if i in final), default=None)
-        self.say(f"relay on {victim} killed (SIGKILL) with {len(dropped)} live call(s): each ended failed "
-                 f"{'%.1f s' % failed_after if failed_after is not None else 'never'} after the kill at the latest "
+        lost_event = [i for i in dropped if phone[i].completed_lost]
+        by_event = [i for i in dropped if not phone[i].completed_lost]
+        by_event_after = max((final[i][1] - killed_at for i in by_event if i in final), default=None)
+        swept_after = max((final[i][1] - killed_at for i in lost_event if i in final), default=None)
+        sweep_bound = self.settings.relay_quiet_seconds + 2 * self.settings.relay_sweep_interval + 5
+        self.say(f"relay on {victim} killed (SIGKILL) with {len(dropped)} live call(s): {len(by_event)} ended failed "
+                 f"on the provider's completed event, the last {_s(by_event_after)} after the kill; the one whose "
+                 f"event was withheld was failed by another relay's sweep {_s(swept_after)} after the kill "
                  f"(HIREKIT_RELAY_QUIET_SECONDS={self.settings.relay_quiet_seconds:g}, sweep every "
-                 f"{self.settings.relay_sweep_interval:g} s); the provider was asked to hang up "
-                 f"{sum(phone[i].sid in self.twilio.hang_ups for i in dropped)} of them")
-        self.report.check(bool(dropped), f"no live call was on the killed relay ({victim})")
+                 f"{self.settings.relay_sweep_interval:g} s) and hung up at the provider: "
+                 f"{all(phone[i].sid in self.twilio.hang_ups for i in lost_event)}")
+        self.report.check(len(dropped) >= 2, f"fewer than two live calls were on the killed relay ({victim})")
         self.report.check(not stuck, f"{len(stuck)} call(s) never reached a final status: {stuck[:3]}")
         for call_id in dropped:
             record = final.get(call_id, ({}, 0))[0]
-            self.report.check(record.get("status") == "failed" and "relay process" in (record.get("error") or ""),
+            expected = ("the relay process holding the call stopped" if phone[call_id].completed_lost
+                        else "the call ended before the screening finished")
+            self.report.check(record.get("status") == "failed" and expected in (record.get("error") or ""),
                               f"call {call_id} of the dead relay ended {record.get('status')}: {record.get('error')}")
-            self.report.check(phone[call_id].sid in self.twilio.hang_ups,
-                              f"call {call_id} of the dead relay was not hung up at the provider")
+        self.report.check(len(lost_event) == 1 and swept_after is not None and swept_after <= sweep_bound,
+                          f"the call whose event was withheld was not swept within {sweep_bound:g} s ({swept_after})")
+        self.report.check(all(phone[i].sid in self.twilio.hang_ups for i in lost_event),
+                          "the swept call was not hung up at the provider")
+        refused_events = [(i, phone[i].events) for i in before + after
+                          if i in phone and any(status not in (200, 204) for status in phone[i].events)]
+        self.report.check(not refused_events, f"status events were not taken: {refused_events[:3]}")
         others = [i for i in before + after if i not in dropped]
         talked = [i for i in others if phone.get(i) and phone[i].outcome == "ended"
                   and final.get(i, ({}, 0))[0].get("status") == "completed"]
@@ -141,3 +164,7 @@ class RelayDrill:
                           + "; ".join(f"{i}: {phone[i].outcome if i in phone else 'never placed'} "
                                       f"{final.get(i, ({}, 0))[0].get('status')} {phone[i].detail if i in phone else ''}"
                                       for i in others if i not in talked)[:600])
+
+
+def _s(seconds: float | None) -> str:
+    return "never" if seconds is None else f"{seconds:.1f} s"

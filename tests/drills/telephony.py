@@ -1,6 +1,8 @@
 """Twilio as the scale-out drill's worker hosts reach it: a stand-in of its REST API on the client host that takes
 call requests, and for each placed call a scripted candidate who answers and talks through ConversationRelay, opening
-the call's WebSocket (signed as Twilio signs it) through nginx to whichever relay process nginx picks."""
+the call's WebSocket (signed as Twilio signs it) through nginx to whichever relay process nginx picks. As Twilio does,
+it posts the call's signed status events (initiated, ringing, in-progress; completed once the socket is gone) to the
+call's status callback URL, through nginx too."""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from html import unescape
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs
 
+import requests
 from twilio.request_validator import RequestValidator
 from websockets.exceptions import ConnectionClosed, ConnectionClosedOK
 from websockets.sync.client import connect
@@ -34,12 +37,16 @@ class PhoneCall:
     sid: str
     call_id: str
     relay_url: str
+    status_url: str
+    to: str
     connected_at: float | None = None
     upstream: str = ""  # the relay that took the socket (nginx's X-Drill-Upstream on the handshake)
     turns: int = 0
     outcome: str = "ringing"  # then talking, and ended (the relay said end), dropped (the socket died), refused
     detail: str = ""
     ended_at: float | None = None
+    events: list[int] = field(default_factory=list)  # the status callbacks' answers, in order
+    completed_lost: bool = False  # the `completed` event is never sent (as if lost on its way)
 
 
 @dataclass
@@ -99,7 +106,8 @@ class TwilioStandIn:
         if not found:
             return {"sid": sid, "status": "failed"}
         relay_url = unescape(found.group(1))
-        call = PhoneCall(sid, relay_url.rsplit("/", 1)[-1], relay_url)
+        call = PhoneCall(sid, relay_url.rsplit("/", 1)[-1], relay_url, form.get("StatusCallback", ""),
+                         form.get("To", ""))
         with self._lock:
             self.calls[call.call_id] = call
         threading.Thread(target=self._answer, args=(call,), daemon=True).start()
@@ -117,7 +125,33 @@ class TwilioStandIn:
     def _answer(self, call: PhoneCall) -> None:
         """The phone rings a second, then the candidate talks through the relay until an end or the socket dies."""
         self.host.enter_for_good()
-        time.sleep(1.0)
+        with requests.Session() as session:
+            self._status(session, call, "initiated")
+            self._status(session, call, "ringing")
+            time.sleep(1.0)
+            self._status(session, call, "in-progress")
+            self._talk(call)
+            if call.completed_lost:
+                return
+            self._status(session, call, "completed", CallDuration=str(int(call.ended_at - call.connected_at))
+                         if call.connected_at else "0")
+
+    def _status(self, session: requests.Session, call: PhoneCall, status: str, **extra: str) -> None:
+        """One status event, signed as Twilio signs a webhook: the URL and the sorted form parameters."""
+        if not call.status_url:
+            return
+        form = {"AccountSid": ACCOUNT_SID, "ApiVersion": "2010-04-01", "CallSid": call.sid, "CallStatus": status,
+                "Called": call.to, "Caller": "+14155550000", "CallbackSource": "call-progress-events",
+                "Direction": "outbound-api", "From": "+14155550000", "To": call.to,
+                "SequenceNumber": str(len(call.events)), **extra}
+        signature = RequestValidator(AUTH_TOKEN).compute_signature(call.status_url, form)
+        try:
+            answer = session.post(call.status_url, data=form, headers={"X-Twilio-Signature": signature}, timeout=10)
+            call.events.append(answer.status_code)
+        except requests.RequestException:
+            call.events.append(0)
+
+    def _talk(self, call: PhoneCall) -> None:
         signature = RequestValidator(AUTH_TOKEN).compute_signature(call.relay_url, {})
         candidate = ScriptedCandidate("good", "", "Jane")
         try:
