@@ -408,9 +408,9 @@ def main(argv=None) -> None:
 
 
 def run_event_loop(main_coroutine) -> None:
-    """The relay's event loop: uvloop's (libuv) where it is installed, asyncio's own otherwise. The
-    relay spends most of its CPU in the loop and the sockets' reads and writes, which uvloop does
-    in C."""
+    """The relay's event loop: uvloop's (libuv; a dependency except on Windows, which it does not
+    support), asyncio's own where it is absent. The relay spends most of its CPU in the loop and the
+    sockets' reads and writes, which uvloop does in C."""
     try:
         import uvloop
     except ImportError:
