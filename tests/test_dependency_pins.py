@@ -27,7 +27,8 @@ def install_requires() -> dict[str, Requirement]:
 def pinned() -> dict[str, str]:
     lines = (ROOT / "requirements.txt").read_text().splitlines()
     pins = [line.split("==") for line in lines if "==" in line and not line.startswith((" ", "#"))]
-    return {name.lower().replace("_", "-"): number for name, number in pins}
+    # a pin may carry an environment marker: `uvloop==0.23.0 ; sys_platform != "win32"`
+    return {name.lower().replace("_", "-"): number.split(";")[0].strip() for name, number in pins}
 
 
 def bounds(requirement: Requirement) -> tuple[Version, Version]:

@@ -25,6 +25,8 @@ QUESTIONS = ("How many years of ICU experience do you have?", "Do you hold a cur
 
 
 class RelayDrill:
+    """The phase, run while the drill's load goes on; what it measures goes to the drill's report."""
+
     def __init__(self, cluster: Cluster, twilio: TwilioStandIn, report, out):
         self.cluster, self.twilio, self.report, self.out = cluster, twilio, report, out
         self.settings = cluster.settings
