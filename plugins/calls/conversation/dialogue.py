@@ -71,6 +71,19 @@ ANYTHING_ELSE = "Is there anything else you'd like to know?"
 ASK_CALLBACK = "No problem. When would be a better time for me to call you back?"
 
 
+def end_status(reason: str, answers: list[dict]) -> tuple[str, str | None]:
+    """The status a conversation's end reason gives its call, and the call's error: a hang-up once
+    every question was dealt with completes the screening; before that it fails (and is retried)."""
+    status = STATUS_BY_END[reason]
+    if reason == "hung_up" and answers and all(entry.get("status") != PENDING for entry in answers):
+        status = COMPLETED
+    if status != FAILED:
+        return status, None
+    if reason == "hung_up":
+        return status, "the call ended before the screening finished"
+    return status, "the call failed during the conversation"
+
+
 def recording_on(tenant_id: str) -> bool:
     """Whether the tenant records calls (its call settings, GET /v1/call-settings; off by default)."""
     from plugins.calls.recordings import recording_enabled
@@ -675,16 +688,7 @@ class CallConversation:
             return
         self.finished, self.end_reason = True, reason
         self.state["stage"] = ENDED
-        status = STATUS_BY_END[reason]
-        if reason == "hung_up" and self.first_open_question() is None and self.answers:
-            status = COMPLETED  # every question was dealt with before the line went
-        error = None
-        if status == FAILED:
-            error = (
-                "the call ended before the screening finished"
-                if reason == "hung_up"
-                else "the call failed during the conversation"
-            )
+        status, error = end_status(reason, self.answers)
         duration = max(0, round(at_ms / 1000))
         Call.update(
             {**self._record(), Call.end_reason: reason, Call.duration_seconds: duration}

@@ -13,14 +13,7 @@ import peewee as pw
 
 from app.data.db import BaseModel, database, utcnow
 from plugins.calls.lifecycle import advance, end_call
-from plugins.calls.models import (
-    ACTIVE_STATUSES,
-    COMPLETED,
-    FAILED,
-    FINAL_STATUSES,
-    IN_PROGRESS,
-    Call,
-)
+from plugins.calls.models import ACTIVE_STATUSES, FAILED, FINAL_STATUSES, IN_PROGRESS, Call
 
 log = logging.getLogger("hirekit.calls.relay")
 
@@ -94,8 +87,9 @@ def line_closed(call_id) -> None:
     """The provider reports a relay call's phone line closed (Twilio's and Telnyx's `completed`).
     That is not a finished screening: a conversation that wrote its end is completed by its own
     job; one that did not (the candidate hung up before the relay saw its socket close, or the
-    relay process died) ends as hung up, failed unless every question was dealt with, as the
-    dialogue itself ends a hang-up. A call whose socket never connected fails."""
+    relay process died) ends as the dialogue ends a hang-up. A call whose socket never connected
+    fails."""
+    from plugins.calls.conversation.dialogue import end_status
     from plugins.calls.telephony import Progress
 
     call = Call.get_or_none(Call.id == call_id)
@@ -109,9 +103,8 @@ def line_closed(call_id) -> None:
     if not ended:
         return  # the conversation wrote its own end meanwhile
     release(str(call.id), "line closed")
-    answered = bool(call.answers) and all(entry.get("status") != "pending" for entry in call.answers)
-    advance(call.id, Progress(COMPLETED) if answered
-            else Progress(FAILED, error="the call ended before the screening finished"))
+    status, error = end_status("hung_up", call.answers or [])
+    advance(call.id, Progress(status, error=error))
 
 
 def unclaim(call_id: str) -> None:
