@@ -144,11 +144,15 @@ class TwilioSocket:
         provider: str = "twilio",
         query: str = "",
         tls: ssl.SSLContext | None = None,
+        url: str | None = None,
     ):
-        """`tls`: the socket goes to wss://127.0.0.1:`port` (a TLS proxy in front of the relay)."""
+        """`tls`: the socket goes to wss://127.0.0.1:`port` (a TLS proxy in front of the relay).
+        `url`: the socket goes there instead, as the call's markup names it (through a proxy on
+        another host)."""
         self.call_id = call_id
         self._connection = connect(
-            f"{'wss' if tls else 'ws'}://127.0.0.1:{port}/v1/calls/relay/{provider}/{call_id}"
+            url
+            or f"{'wss' if tls else 'ws'}://127.0.0.1:{port}/v1/calls/relay/{provider}/{call_id}"
             + (f"?{query}" if query else ""),
             additional_headers=headers or {},
             open_timeout=10,

@@ -20,10 +20,10 @@ from urllib.parse import parse_qs
 import requests
 from twilio.request_validator import RequestValidator
 from websockets.exceptions import ConnectionClosed, ConnectionClosedOK
-from websockets.sync.client import connect
 
 from plugins.calls.telephony.simulated import ScriptedCandidate
 from tests.drills.netns import Host
+from tests.relay_stand_in import TwilioSocket
 
 ACCOUNT_SID = "AC" + "d" * 32
 AUTH_TOKEN = "drill-auth-token-0123456789abcdef"
@@ -154,24 +154,20 @@ class TwilioStandIn:
     def _talk(self, call: PhoneCall) -> None:
         signature = RequestValidator(AUTH_TOKEN).compute_signature(call.relay_url, {})
         candidate = ScriptedCandidate("good", "", "Jane")
+        socket = None
         try:
-            with connect(call.relay_url, additional_headers={"X-Twilio-Signature": signature}, open_timeout=10,
-                         close_timeout=5) as ws:
-                call.connected_at, call.outcome = time.monotonic(), "talking"
-                call.upstream = ws.response.headers.get("X-Drill-Upstream", "")
-                ws.send(json.dumps({"type": "setup", "sessionId": "VX" + "0" * 32, "accountSid": ACCOUNT_SID,
-                                    "callSid": call.sid, "from": "+14155550000", "to": "+14155550100",
-                                    "direction": "outbound-api", "callType": "PSTN", "callStatus": "in-progress",
-                                    "customParameters": {}}))
-                while True:
-                    said, ended = _agent_turn(ws)
-                    if ended:
-                        call.outcome = "ended"
-                        return
-                    time.sleep(self.pause * random.uniform(0.5, 1.5))
-                    ws.send(json.dumps({"type": "prompt", "voicePrompt": candidate.reply(said), "lang": "en-US",
-                                        "last": True}))
-                    call.turns += 1
+            socket = TwilioSocket(None, call.call_id, url=call.relay_url, headers={"X-Twilio-Signature": signature})
+            call.connected_at, call.outcome = time.monotonic(), "talking"
+            call.upstream = socket.ws.response.headers.get("X-Drill-Upstream", "")
+            socket.setup(call.sid)
+            while True:
+                said = socket.agent_turn(timeout=30)
+                if socket.received[-1]["type"] == "end":
+                    call.outcome = "ended"
+                    return
+                time.sleep(self.pause * random.uniform(0.5, 1.5))
+                socket.say(candidate.reply(said))
+                call.turns += 1
         except ConnectionClosedOK:
             call.outcome = "ended"  # the relay closed cleanly after its end
         except ConnectionClosed as exc:
@@ -181,16 +177,5 @@ class TwilioStandIn:
             call.detail = f"{type(exc).__name__}: {exc}"[:200]
         finally:
             call.ended_at = time.monotonic()
-
-
-def _agent_turn(ws) -> tuple[str, bool]:
-    """The relay's next turn: its text up to last: true, and whether it sent `end`."""
-    tokens = []
-    while True:
-        message = json.loads(ws.recv(timeout=30))
-        if message["type"] == "end":
-            return "".join(tokens), True
-        if message["type"] == "text":
-            tokens.append(message["token"])
-            if message.get("last"):
-                return "".join(tokens), False
+            if socket is not None:
+                socket.close()
