@@ -138,9 +138,7 @@ def main() -> None:
         ) as cluster:
             print(
                 f"{args.count:,} profiles; OpenSearch 2.19.6, {args.nodes} node(s), heap {args.heap} "
-                "each; load "
-                "average "
-                f"{load_average()}"
+                f"each; load average {load_average()}"
             )
             index = workdir / "embedded"
             started = time.perf_counter()
@@ -233,8 +231,7 @@ def main() -> None:
             )
             print(
                 f"memory: OpenSearch JVM RSS {jvm_rss:,.0f} MiB ({args.nodes} JVM(s), heap {args.heap} "
-                "each); Hirekit "
-                "workers RSS "
+                "each); Hirekit workers RSS "
                 f"embedded {', '.join(f'{m:,.0f}' for m in memory['embedded'])} MiB, OpenSearch "
                 f"{', '.join(f'{m:,.0f}' for m in memory['opensearch'])} MiB"
             )
