@@ -193,8 +193,8 @@ DEFAULTS: dict[str, object] = {
     "SANDBOX_ENRICH_URL": "",  # the sandbox upstream; never falls back to ENRICH_URL
     "SANDBOX_ENRICH_API_KEY": "",  # key sent to the sandbox upstream
     # --- MCP ---
-    # browser origins allowed to call the MCP servers (DNS-rebinding protection); a request without Origin is never
-    # refused; `*` allows any
+    # browser origins allowed to call the MCP servers (DNS-rebinding protection), which also get CORS answers; a
+    # request without Origin is never refused; `*` allows any
     "MCP_ALLOWED_ORIGINS": [],
     # how long a 2025-06-18/2025-11-25 tools/call that asks its person to confirm (placing a call) waits for the answer
     # on its event stream before it gives up, placing nothing

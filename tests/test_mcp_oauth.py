@@ -55,6 +55,31 @@ def test_a_request_without_a_token_is_challenged_with_where_to_authorize(live_ur
     assert server["registration_endpoint"] == f"{live_url}/oauth/register"
 
 
+def test_a_host_in_a_web_page_discovers_registers_and_exchanges_codes_with_fetch(live_url, client, tenant_a):
+    """What a browser-based host (the MCP Inspector) fetches from another origin answers with CORS headers and no
+    credentials; the pages a person signs in on do not."""
+    page = {"Origin": "http://127.0.0.1:6274"}
+    for path in ("/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-authorization-server"):
+        preflight = requests.options(f"{live_url}{path}", timeout=10, headers=page | {
+            "Access-Control-Request-Method": "GET", "Access-Control-Request-Headers": "mcp-protocol-version"})
+        assert preflight.status_code == 200 and preflight.headers["Access-Control-Allow-Origin"] == "*"
+        assert "mcp-protocol-version" in preflight.headers["Access-Control-Allow-Headers"].lower()
+        assert requests.get(f"{live_url}{path}", headers=page, timeout=10).headers["Access-Control-Allow-Origin"] == "*"
+    missing = requests.get(f"{live_url}/.well-known/oauth-protected-resource", headers=page, timeout=10)
+    assert missing.status_code == 404 and missing.headers["Access-Control-Allow-Origin"] == "*"  # readable, so a fallback
+
+    registered = requests.post(f"{live_url}/oauth/register", headers=page, timeout=10, json={
+        "client_name": "Inspector", "redirect_uris": ["http://127.0.0.1:6274/oauth/callback"],
+        "token_endpoint_auth_method": "none"})
+    assert registered.status_code == 201 and registered.headers["Access-Control-Allow-Origin"] == "*"
+    refused = requests.post(f"{live_url}/oauth/token", headers=page, timeout=10,
+                            data={"grant_type": "authorization_code", "code": "nope", "client_id": "nope"})
+    assert refused.status_code in (400, 401) and refused.headers["Access-Control-Allow-Origin"] == "*"
+    assert "Access-Control-Allow-Credentials" not in refused.headers
+    sign_in = requests.get(f"{live_url}/oauth/authorize", headers=page, timeout=10, allow_redirects=False)
+    assert "Access-Control-Allow-Origin" not in sign_in.headers
+
+
 def test_the_sdk_registers_signs_in_and_calls_tools_on_both_endpoints(app, live_url, client, tenant_a):
     """Dynamic client registration, sign-in and consent, then tools on /mcp (2026-07-28) and /mcp/sourcing (the
     handshake), each with its own token; one endpoint's token is refused by the other."""
@@ -117,6 +142,19 @@ def test_the_consent_page_names_the_client_tenant_and_scopes_and_unticked_scopes
         assert moved.status_code == 403 and 'scope="calls:write"' in moved.headers["WWW-Authenticate"], tool
     templates = rpc(live_url, "/mcp", tokens["access_token"], "resources/templates/list").json()["result"]
     assert [t["name"] for t in templates["resourceTemplates"]] == ["job_description", "job_questions"]
+
+
+def test_a_host_asking_for_every_scope_of_the_server_gets_those_of_the_endpoint(live_url, client, tenant_a):
+    """The MCP Inspector asks for the authorization server's scopes_supported: the token is for the endpoint's own."""
+    create_user(client, tenant_a, "ivy@example.com")
+    everything = " ".join(requests.get(f"{live_url}/.well-known/oauth-authorization-server",
+                                       timeout=10).json()["scopes_supported"])
+    person = Person("ivy@example.com")
+    _, jobs = grant(live_url, person, "/mcp", scope=everything)
+    assert jobs["scope"] == JOBS_SCOPES and "people:read" not in person.pages[-1]
+    _, sourcing = grant(live_url, person, "/mcp/sourcing", scope=everything)
+    assert sourcing["scope"] == "people:read"
+    assert rpc(live_url, "/mcp/sourcing", sourcing["access_token"], "tools/list").status_code == 200
 
 
 def test_refresh_tokens_rotate_and_a_reused_one_revokes_the_whole_family(live_url, client, tenant_a):
@@ -182,6 +220,8 @@ def test_bad_authorization_requests_are_refused_as_rfc_6749_says(live_url, clien
     assert redirected_error(authorization_url(live_url, client_id, challenge, resource=None))["error"] == "invalid_target"
     assert redirected_error(authorization_url(live_url, client_id, challenge, resource=resource,
                                               scope="people:read"))["error"] == "invalid_scope"
+    assert redirected_error(authorization_url(live_url, client_id, challenge, resource=resource,
+                                              scope="jobs:read admin"))["error"] == "invalid_scope"
     denied = Person("eve@example.com", decision="deny")
     answer = redirect_parameters(denied.authorize(authorization_url(live_url, client_id, challenge, resource=resource)))
     assert (answer["error"], answer["state"], answer["iss"], "code" in answer) == ("access_denied", "s1", live_url, False)

@@ -233,11 +233,45 @@ def test_a_missing_or_wrong_key_is_401_with_www_authenticate_before_json_rpc(cli
 
 @pytest.mark.parametrize("path", ENDPOINTS)
 def test_anything_but_post_is_405_allow_post(client, tenant_a, path):
-    for method in ("GET", "DELETE", "PUT", "OPTIONS"):
+    for method in ("GET", "DELETE", "PUT"):
         response = client.open(path, method=method, headers=tenant_a.headers)
         assert response.status_code == 405, method
-        assert response.headers["Allow"] == "POST"
+        assert set(response.headers["Allow"].split(", ")) == {"OPTIONS", "POST"}
         assert response.json["status"] == 405
+
+
+@pytest.mark.parametrize("path", ENDPOINTS)
+def test_a_page_on_an_allowed_origin_may_call_with_fetch_and_read_the_challenge(make_app, make_tenant, path):
+    app = make_app(MCP_ALLOWED_ORIGINS=["https://agents.example.com"])
+    client = app.test_client()
+    tenant = make_tenant("cors-co")
+    preflight = {"Origin": "https://agents.example.com", "Access-Control-Request-Method": "POST",
+                 "Access-Control-Request-Headers": "authorization, content-type, mcp-protocol-version"}
+    answered = client.options(path, headers=preflight)
+    assert answered.status_code == 200
+    assert answered.headers["Access-Control-Allow-Origin"] == "https://agents.example.com"
+    assert "POST" in answered.headers["Access-Control-Allow-Methods"]
+    assert {"authorization", "content-type", "mcp-protocol-version"} <= {
+        name.strip().lower() for name in answered.headers["Access-Control-Allow-Headers"].split(",")}
+    assert "Access-Control-Allow-Credentials" not in answered.headers
+
+    refused = client.options(path, headers=preflight | {"Origin": "http://evil.example"})
+    assert refused.status_code == 403 and "Access-Control-Allow-Origin" not in refused.headers
+
+    ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    challenged = post_rpc(client, None, ping, path=path, headers={"Origin": "https://agents.example.com"})
+    assert challenged.status_code == 401
+    assert challenged.headers["Access-Control-Allow-Origin"] == "https://agents.example.com"
+    assert "WWW-Authenticate" in challenged.headers["Access-Control-Expose-Headers"]
+    pong = post_rpc(client, tenant, ping, path=path, headers={"Origin": "https://agents.example.com"})
+    assert pong.status_code == 200 and pong.headers["Access-Control-Allow-Origin"] == "https://agents.example.com"
+
+
+def test_no_origin_is_answered_cross_origin_by_default(client, tenant_a):
+    preflight = {"Origin": "https://agents.example.com", "Access-Control-Request-Method": "POST"}
+    assert client.options("/mcp", headers=preflight).status_code == 403
+    ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    assert "Access-Control-Allow-Origin" not in post_rpc(client, tenant_a, ping).headers
 
 
 def test_a_foreign_origin_is_403_before_auth_and_an_allowed_one_passes(make_app, make_tenant):

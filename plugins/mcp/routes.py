@@ -185,7 +185,7 @@ def server_blueprint(server: McpServer, name: str, path: str, description: str, 
 
     @blp.route("")
     class Endpoint(MethodView):
-        provide_automatic_options = False  # only POST: GET, DELETE and OPTIONS answer 405 with Allow: POST
+        # only POST (and OPTIONS, a browser's preflight): GET and DELETE answer 405 with Allow: POST, OPTIONS
 
         @blp.doc(
             summary=f"JSON-RPC endpoint of the {server.title} MCP server",

@@ -3,6 +3,7 @@ authorization code with PKCE, client metadata documents and registration, tokens
 the endpoints' Protected Resource Metadata, and the tenant users who sign in (/v1/users, `flask users`)."""
 
 from app.background.periodic import PeriodicJob
+from app.http.cross_origin import allow_cross_origin
 from app.plugins import Plugin, Tasks
 from app.security import auth
 from plugins.oauth.cli import oauth_cli, users_cli
@@ -18,6 +19,11 @@ def init_app(app) -> None:
     app.extensions["hirekit_mcp_challenge"] = challenge_attributes
     for endpoint in ENDPOINTS:
         auth.accept_access_tokens(app, endpoint.blueprint, token_resolver(endpoint))
+    # A host in a web page discovers, registers and exchanges codes with fetch(); the pages a person signs in and
+    # consents on are navigations and stay same-origin.
+    allow_cross_origin(app, [r"/\.well-known/.*", r"/oauth/(?:token|register|revoke)"], origins="*",
+                       methods=["GET", "POST"], allow_headers=["Authorization", "Content-Type", "MCP-Protocol-Version"],
+                       expose_headers=["WWW-Authenticate"])
 
 
 PLUGIN = Plugin(name="oauth", blueprints=(metadata_blp, oauth_blp, users_blp), models=MODELS, needs=("mcp",),

@@ -229,11 +229,15 @@ class McpAuthorizationRules:
                                      f"{' and '.join(resources.resource_urls())}.")
         allowed = endpoint.scopes
         asked = scope_to_list(request.payload.scope or "") or []
-        outside = [scope for scope in asked if scope not in allowed]
-        if outside:
-            raise InvalidScopeError(f"Scopes {' '.join(outside)} are not offered by {resource}; it offers "
+        unknown = [scope for scope in asked if scope not in SCOPES]
+        if unknown:
+            raise InvalidScopeError(f"Unknown scopes {' '.join(unknown)}: {resource} offers {' '.join(allowed)}.")
+        # A host that asks for every scope of the server's metadata gets those of this endpoint (RFC 6749 3.3: the
+        # token answer names the scopes granted); one that asks only for the other endpoint's gets nothing.
+        scopes = [scope for scope in asked if scope in allowed] if asked else allowed
+        if not scopes:
+            raise InvalidScopeError(f"Scopes {' '.join(asked)} are not offered by {resource}; it offers "
                                     f"{' '.join(allowed)}.")
-        scopes = asked or allowed
         if request.method == "POST" and "granted_scope" in request.form:  # the person unticked some on the consent
             chosen = set(request.form.getlist("granted_scope"))
             scopes = [scope for scope in scopes if scope in chosen]
