@@ -12,6 +12,7 @@ import uuid
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
+import orjson
 import peewee as pw
 from playhouse import db_url
 from playhouse.pool import PooledPostgresqlDatabase, PooledSqliteDatabase
@@ -188,13 +189,26 @@ def after_commit(side_effect) -> None:
 
 
 class JSONField(pw.TextField):
-    """JSON stored as text, so the same column works on SQLite and PostgreSQL."""
+    """JSON stored as text, so the same column works on SQLite and PostgreSQL. Written and read by orjson (UTF-8,
+    compact, int keys written as strings as the standard library writes them; what orjson refuses goes to the
+    standard library): a live call's record is serialized every turn, and the standard library's encoder took a
+    tenth of the call relay's CPU."""
 
     def db_value(self, value):
-        return None if value is None else json.dumps(value, separators=(",", ":"))
+        if value is None:
+            return None
+        try:
+            return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
+        except orjson.JSONEncodeError:  # what only the standard library writes: an integer past 64 bits, NaN
+            return json.dumps(value, separators=(",", ":"))
 
     def python_value(self, value):
-        return None if value is None else json.loads(value)
+        if value is None:
+            return None
+        try:
+            return orjson.loads(value)
+        except orjson.JSONDecodeError:  # NaN or Infinity, which the standard library wrote and reads
+            return json.loads(value)
 
 
 class BaseModel(pw.Model):
