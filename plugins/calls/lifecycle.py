@@ -10,6 +10,7 @@ from flask import current_app
 
 from app.data import events
 from app.data.db import database, utcnow
+from app.data.rows_by_id import by_id
 from app.errors import Conflict, NotFound, ValidationFailed
 from plugins.applications.models import Application
 from plugins.calls.analysis import CallContext, analyze, configured_model
@@ -17,7 +18,9 @@ from plugins.calls.rubric import assess
 from plugins.calls.models import ACTIVE_STATUSES, COMPLETED, FINAL_STATUSES, IN_PROGRESS, QUEUED, RINGING, Call
 from plugins.calls.schemas import CallSchema
 from plugins.calls.telephony import Progress
+from plugins.candidates.models import Candidate
 from plugins.candidates.services import held_candidate
+from plugins.jobs.models import Job
 from plugins.questions.models import Question
 
 _call_schema = CallSchema()
@@ -101,12 +104,13 @@ def analysis_context(call: Call, transcript: list[dict]) -> CallContext:
 
 def advance(call_id, progress: Progress) -> Call | None:
     """Apply a status a provider reported; late or repeated reports for a finished call are ignored."""
-    call = Call.get_or_none(Call.id == call_id)
+    call = by_id(Call, call_id)
     if call is None or call.status in FINAL_STATUSES or (progress.status == call.status and progress.transcript is None):
         return call
     transcript = progress.transcript if progress.transcript is not None else call.transcript
     summary = assessment = None
     if progress.status == COMPLETED:
+        call.job, call.candidate = by_id(Job, call.job_id), by_id(Candidate, call.candidate_id)
         summary, assessment = analyze(analysis_context(call, transcript), configured_model(current_app.config),
                                       current_app.config.get("LLM_MODEL", ""))
         summary, assessment = conversation_outcome(call, summary, assessment)
@@ -114,9 +118,12 @@ def advance(call_id, progress: Progress) -> Call | None:
     with database.atomic():
         if not candidate_held(call):
             return None
-        call = Call.get_or_none(Call.id == call_id)
+        analysed = call
+        call = by_id(Call, call_id)
         if call is None or call.status in FINAL_STATUSES:
             return call
+        if progress.status == COMPLETED:  # its job and candidate, read above for the analysis
+            call.job, call.candidate = analysed.job, analysed.candidate
         call.status = progress.status
         call.transcript = transcript
         if progress.status in (RINGING, IN_PROGRESS) and call.started_at is None:

@@ -17,6 +17,7 @@ import peewee as pw
 from flask import current_app
 
 from app.data.db import database, utcnow
+from app.data.rows_by_id import by_id
 from plugins.calls import rubric as rubrics
 from plugins.calls.conversation import booking, knowledge
 from plugins.calls.conversation import understanding as nlu
@@ -126,15 +127,7 @@ def open_call_conversation(
     conversation already ran. With a `record_writer` (the relay's), turns' records are written
     behind the turns; without, each turn writes its own."""
     try:
-        # the call with its job and candidate, which the whole conversation reads, in one query
-        call = (
-            Call.select(Call, Job, Candidate)
-            .join(Job, on=(Call.job == Job.id))
-            .switch(Call)
-            .join(Candidate, on=(Call.candidate == Candidate.id))
-            .where(Call.id == call_id)
-            .get_or_none()
-        )
+        call = by_id(Call, call_id)
     except Exception:  # noqa: BLE001 - a malformed id is as unknown as a missing one
         call = None
     if call is None:
@@ -145,6 +138,9 @@ def open_call_conversation(
         raise ConversationRefused(f"call {call_id} is not being placed")
     if call.dialogue and call.dialogue.get("stage"):
         raise ConversationRefused(f"call {call_id} already has its conversation")
+    # the job and candidate the whole conversation reads, each by its key (a joined select of three wide models
+    # cost the relay more CPU to build than these three reads)
+    call.job, call.candidate = by_id(Job, call.job_id), by_id(Candidate, call.candidate_id)
     return CallConversation(call, language=language, record_writer=record_writer)
 
 
@@ -221,7 +217,7 @@ class CallConversation:
 
     def _earlier_results(self, call: Call) -> dict[str, dict]:
         earlier = (
-            Call.select()
+            Call.select(Call.id, Call.end_reason, Call.answers)  # not the earlier calls' transcripts
             .where(
                 (Call.application == call.application_id)
                 & (Call.id != call.id)
