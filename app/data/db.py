@@ -225,9 +225,11 @@ class TimestampedModel(BaseModel):
     created_at = pw.DateTimeField(default=utcnow)
     updated_at = pw.DateTimeField(default=utcnow)
 
-    def save(self, *args, **kwargs):
+    def save(self, *args, only=None, **kwargs):
         self.updated_at = utcnow()
-        return super().save(*args, **kwargs)
+        if only is not None:  # the fields a caller changed, and so the time they changed
+            only = [*only, type(self).updated_at]
+        return super().save(*args, only=only, **kwargs)
 
 
 def new_uuid() -> uuid.UUID:

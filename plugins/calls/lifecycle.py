@@ -10,7 +10,7 @@ from flask import current_app
 
 from app.data import events
 from app.data.db import database, utcnow
-from app.data.rows_by_id import by_id
+from app.data.rows_by_key import by_id
 from app.errors import Conflict, NotFound, ValidationFailed
 from plugins.applications.models import Application
 from plugins.calls.analysis import CallContext, analyze, configured_model
@@ -125,7 +125,8 @@ def advance(call_id, progress: Progress) -> Call | None:
         if progress.status == COMPLETED:  # its job and candidate, read above for the analysis
             call.job, call.candidate = analysed.job, analysed.candidate
         call.status = progress.status
-        call.transcript = transcript
+        if progress.transcript is not None:
+            call.transcript = progress.transcript
         if progress.status in (RINGING, IN_PROGRESS) and call.started_at is None:
             call.started_at = now
         if progress.status in FINAL_STATUSES:
@@ -140,7 +141,7 @@ def advance(call_id, progress: Progress) -> Call | None:
             call.error = progress.error
         if summary is not None:
             call.summary, call.assessment = summary, assessment
-        call.save()
+        call.save(only=call.dirty_fields)  # what changed: not a conversation's whole record again
         emit_activity(call)
     return call
 

@@ -17,7 +17,7 @@ import peewee as pw
 from flask import current_app
 
 from app.data.db import database, utcnow
-from app.data.rows_by_id import by_id
+from app.data.rows_by_key import by_id
 from plugins.calls import rubric as rubrics
 from plugins.calls.conversation import booking, knowledge
 from plugins.calls.conversation import understanding as nlu
@@ -178,7 +178,7 @@ class CallConversation:
     # --- what the call is about ---
 
     def _faq(self) -> list[dict]:
-        row = JobFaq.get_or_none(JobFaq.job == self.job.id)
+        row = by_id(JobFaq, self.job.id)
         return list(row.entries) if row else []
 
     def _fresh_answers(self, call: Call) -> list[dict]:
