@@ -94,6 +94,9 @@ DEFAULTS: dict[str, object] = {
     "RELAY_QUIET_SECONDS": 60.0,  # a call whose relay process stopped renewing it this long: failed
     "RELAY_SWEEP_INTERVAL": 5.0,  # seconds between a relay process's passes ending such calls
     "RELAY_RECORD_INTERVAL": 0.1,  # seconds between writes of live calls' records (one transaction)
+    # seconds ended calls wait after the previous hand-on before their completions (status, assessment, event) go to
+    # the workers together in one job; none after an idle spell
+    "RELAY_COMPLETION_INTERVAL": 0.5,
     # seconds a relay thread runs Python before it offers the interpreter lock to the others (Python's
     # sys.setswitchinterval; its default is 0.005): shorter, the sockets' loop waits less behind turns
     "RELAY_SWITCH_INTERVAL": 0.005,

@@ -498,6 +498,20 @@ def test_a_call_whose_relay_process_died_fails_once_its_claim_goes_quiet(
     assert failed["status"] == "failed" and "stopped" in failed["error"]
 
 
+def test_an_end_whose_completion_never_came_is_completed_by_the_sweep(twilio_app, tenant_a):
+    """The relay wrote the conversation's end, then died before handing its completion to a worker:
+    once the end has gone a quiet spell without it, a sweep makes what the end meant."""
+    client = twilio_app.test_client()
+    call = answered_call(client, tenant_a)
+    answered = [{"question": "Can you work nights?", "status": "answered", "question_id": "q1"}]
+    with twilio_app.app_context(), database.connection_context():
+        Call.update(end_reason="hung_up", answers=answered).where(Call.id == call["id"]).execute()
+        assert sweep(connect_timeout=3600, quiet_after=60) == 0  # its completion may still be on its way
+        assert sweep(connect_timeout=3600, quiet_after=60, now=utcnow() + dt.timedelta(seconds=61)) == 1
+    done = read_call(client, tenant_a, call["id"])
+    assert (done["status"], done["end_reason"]) == ("completed", "hung_up")  # every question dealt with
+
+
 def provider_says_completed(client, call, sequence=3):
     assert callback(client, f"{CALLBACK_PATH}?call_id={call['id']}",
                     status_form("completed", call, sequence)).status_code == 200

@@ -90,3 +90,58 @@ def test_stopping_writes_what_is_pending(app, call_id):
     writer.save(call_id, transcript("Hello"))
     writer.stop()
     assert stored(app, call_id) == ["Hello"]
+
+
+def test_ended_calls_are_handed_on_together_once_their_interval_has_passed(app, call_id):
+    """After an idle spell the first end goes at once; ends that follow wait for the interval and go in one
+    job, which completes each call (its status, from the end the conversation wrote)."""
+    handed = []
+    writer = RecordWriter(app, write=write_live_record, interval=NEVER, complete=handed.append,
+                          completion_interval=NEVER)
+    writer.complete(call_id, "completed", error=None, voicemail_left=False)
+    assert writer.hand_on_ends() == 1 and handed == [[(call_id, "completed", None, False)]]
+    writer.complete("second", "failed", error="the call ended before the screening finished", voicemail_left=False)
+    writer.complete("third", "completed", error=None, voicemail_left=False)
+    assert writer.hand_on_ends() == 0  # within the interval: they wait for company
+    writer.stop()  # stopping hands on what waits
+    assert [end[0] for end in handed[1]] == ["second", "third"]
+
+
+def test_ends_are_kept_while_the_queue_refuses_them_and_one_job_completes_them_all(app, call_id):
+    from plugins.calls.dispatch import complete_all_soon
+
+    refusing = {"on": True}
+
+    def complete(ends):
+        if refusing["on"]:
+            raise RuntimeError("Redis went away")
+        complete_all_soon(ends)  # inline here: no Redis
+
+    writer = RecordWriter(app, write=write_live_record, interval=NEVER, complete=complete, completion_interval=0.0)
+    with app.app_context(), database.connection_context():
+        Call.update(end_reason="completed").where(Call.id == call_id).execute()
+    writer.complete(call_id, "completed", error=None, voicemail_left=False)
+    assert writer.hand_on_ends() == 0
+    refusing["on"] = False
+    assert writer.hand_on_ends() == 1
+    with app.app_context(), database.connection_context():
+        assert Call.get_by_id(call_id).status == "completed"
+
+
+def test_one_call_that_cannot_be_completed_does_not_stop_the_others(app, call_id, monkeypatch):
+    from plugins.calls import lifecycle
+    from plugins.calls.tasks import complete_conversations
+
+    advance = lifecycle.advance
+
+    def advance_unless_broken(call, progress):
+        if call == "broken":
+            raise RuntimeError("the database refused this one")
+        return advance(call, progress)
+
+    monkeypatch.setattr(lifecycle, "advance", advance_unless_broken)
+    with app.app_context(), database.connection_context():
+        Call.update(end_reason="completed").where(Call.id == call_id).execute()
+        with pytest.raises(RuntimeError, match="1 of 2 calls failed: broken"):
+            complete_conversations([["broken", "completed", None, False], [call_id, "completed", None, False]])
+        assert Call.get_by_id(call_id).status == "completed"

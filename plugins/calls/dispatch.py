@@ -23,11 +23,11 @@ def place_at(call_id, when: dt.datetime) -> None:
                job_timeout=CALL_JOB_TIMEOUT)
 
 
-def complete_soon(call_id, status: str, *, error: str | None, voicemail_left: bool) -> None:
-    """Make the end a conversation wrote its call's status (the assessment, the event and the
-    webhook) on a worker, so a relay's turns never wait on it; inline without Redis."""
-    enqueue("plugins.calls.tasks.complete_conversation", str(call_id), status, error,
-            voicemail_left, queue=QUEUE)
+def complete_all_soon(ends: list[tuple]) -> None:
+    """Make the ends conversations wrote their calls' statuses (the assessment, the event and the
+    webhook) on a worker, in one job, so a relay's turns never wait on them; inline without Redis.
+    Each end is (call id, status, error, voicemail_left)."""
+    enqueue("plugins.calls.tasks.complete_conversations", [list(end) for end in ends], queue=QUEUE)
 
 
 def reminder_job_id(reminder_id, attempts: int) -> str:

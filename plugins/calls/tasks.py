@@ -4,6 +4,8 @@ jobs. A job starts only once the transaction that made its call commits (app.bac
 
 from __future__ import annotations
 
+import logging
+
 from flask import current_app
 
 from app.background import periodic
@@ -14,6 +16,7 @@ from plugins.calls.models import QUEUED, Call
 from plugins.calls.relay.claims import sweep_with_provider
 
 REAPER_JOB_ID = "hirekit-calls-reaper"
+log = logging.getLogger("hirekit.calls")
 
 
 def queued_call(call_id: str) -> Call | None:
@@ -38,6 +41,23 @@ def complete_conversation(call_id: str, status: str, error: str | None, voicemai
 
     call = advance(call_id, Progress(status, voicemail_left=voicemail_left, error=error))
     return "done" if call is not None else "skipped"
+
+
+@task
+def complete_conversations(ends: list) -> str:
+    """complete_conversation for each (call id, status, error, voicemail_left) a relay handed on in
+    one go; one call's failure does not stop the others, and fails the job once they are done (a
+    retry leaves the completed ones as they are)."""
+    failed = []
+    for call_id, status, error, voicemail_left in ends:
+        try:
+            complete_conversation(call_id, status, error, voicemail_left)
+        except Exception:  # noqa: BLE001 - the others are still completed
+            log.exception("completing call %s failed", call_id)
+            failed.append(call_id)
+    if failed:
+        raise RuntimeError(f"completing {len(failed)} of {len(ends)} calls failed: {', '.join(failed)}")
+    return f"{len(ends)} completed"
 
 
 @task

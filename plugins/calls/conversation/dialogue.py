@@ -22,7 +22,6 @@ from plugins.calls import rubric as rubrics
 from plugins.calls.conversation import booking, knowledge
 from plugins.calls.conversation import understanding as nlu
 from plugins.calls.conversation.contract import END_REASONS, ConversationRefused, Outgoing
-from plugins.calls.dispatch import complete_soon
 from plugins.calls.models import (
     BUSY,
     COMPLETED,
@@ -692,7 +691,7 @@ class CallConversation:
         voicemail_left = reason == "voicemail_left"
         if self.record_writer is not None:
             # a relay's conversation: the status, assessment and webhook are a worker's to make
-            complete_soon(self.call_id, status, error=error, voicemail_left=voicemail_left)
+            self.record_writer.complete(self.call_id, status, error=error, voicemail_left=voicemail_left)
             return
         advance(
             self.call_id,

@@ -115,7 +115,8 @@ def sweep(
     *, connect_timeout: float, quiet_after: float, hang_up=None, now: dt.datetime | None = None
 ) -> int:
     """End every relay call that cannot go on: answered `connect_timeout` seconds ago with no socket
-    yet, or held by a socket whose process stopped renewing it `quiet_after` seconds ago.
+    yet, or held by a socket whose process stopped renewing it `quiet_after` seconds ago; and
+    complete those whose written end went `quiet_after` seconds without its completion.
     `hang_up(call)` asks the provider to end the phone call too. Returns how many calls ended."""
     now = now or utcnow()
     never_connected = (
@@ -134,12 +135,13 @@ def sweep(
         .join(CallRelay, on=(CallRelay.call == Call.id))
         .where(
             Call.status.in_(ACTIVE_STATUSES)
+            & Call.end_reason.is_null()
             & CallRelay.released_at.is_null()
             & (CallRelay.heartbeat_at < now - dt.timedelta(seconds=quiet_after))
         )
         .limit(SWEEP_BATCH)
     )
-    ended = 0
+    ended = complete_lost_ends(now - dt.timedelta(seconds=quiet_after))
     for calls, reason in (
         (
             list(never_connected),
@@ -156,6 +158,28 @@ def sweep(
                 if hang_up is not None:
                     _hang_up(hang_up, call)
     return ended
+
+
+def complete_lost_ends(written_before: dt.datetime) -> int:
+    """Complete the relay calls whose conversation wrote its end before `written_before` but whose
+    completion never came (the relay process died before handing it on, or its job was lost): the
+    end means what it meant to the conversation, as its own completion would have made it.
+    Returns how many."""
+    from plugins.calls.conversation.dialogue import STATUS_BY_END, end_status
+    from plugins.calls.telephony import Progress
+
+    lost = (Call.select(Call.id, Call.end_reason, Call.answers)
+            .where(Call.status.in_(ACTIVE_STATUSES) & Call.end_reason.in_(list(STATUS_BY_END))
+                   & Call.provider.in_(RELAY_PROVIDERS) & (Call.updated_at < written_before))
+            .limit(SWEEP_BATCH))
+    completed = 0
+    for call in list(lost):
+        status, error = end_status(call.end_reason, call.answers or [])
+        if advance(call.id, Progress(status, error=error, voicemail_left=call.end_reason == "voicemail_left")):
+            completed += 1
+            release(str(call.id), "swept")
+            log.warning("call %s: its end (%s) was completed by the sweep", call.id, call.end_reason)
+    return completed
 
 
 def _hang_up(hang_up, call: Call) -> None:

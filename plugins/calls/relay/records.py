@@ -1,17 +1,24 @@
 """Live calls' records written behind their turns, so a busy relay commits a few times a second
-instead of once a turn and no turn waits on a commit.
+instead of once a turn and no turn waits on a commit; and ended calls' completions handed to the
+workers a few at a time, in one job, instead of one job each.
 
 Each turn's save replaces its call's pending record (already serialized, so the turn may go on
 changing its own lists); one thread writes every pending record in one transaction each
 RELAY_RECORD_INTERVAL seconds. A record write never lands on an ended call (the end is written
 whole, at once, by the call's close), so a pending record written after the end changes nothing.
 What a process killed outright loses is at most one interval of turns of calls the sweep then
-fails anyway; a process stopped with SIGTERM writes what is pending before it exits."""
+fails anyway; a process stopped with SIGTERM writes what is pending before it exits.
+
+A call's end is written at once by its close; what that end means (status, assessment, event) is
+a worker's job. Ends wait at most RELAY_COMPLETION_INTERVAL seconds after the previous hand-on
+(none when the relay was idle), so at 500 live calls a job carries several calls and the workers
+pay a job's own cost once for them."""
 
 from __future__ import annotations
 
 import logging
 import threading
+import time
 
 from app.data.db import database
 
@@ -23,11 +30,15 @@ class RecordWriter:
     with `write(call_id, fields)` (the dialogue's own update, with its guard) in one transaction
     every `interval` seconds."""
 
-    def __init__(self, app, *, write, interval: float):
+    def __init__(self, app, *, write, interval: float, complete=None, completion_interval: float = 0.0):
         self.app = app
         self.write = write
         self.interval = interval
+        self.complete_ends = complete  # complete(ends): the ended calls' completions, handed on in one go
+        self.completion_interval = completion_interval
         self._pending: dict[str, dict] = {}
+        self._ends: list[tuple] = []
+        self._ends_due = 0.0  # the monotonic time before which ends wait for company
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
@@ -40,6 +51,29 @@ class RecordWriter:
 
     def pending(self) -> int:
         return len(self._pending)
+
+    def complete(self, call_id: str, status: str, *, error: str | None, voicemail_left: bool) -> None:
+        """Hand the ended call's completion on with the next batch (its end is already written)."""
+        with self._lock:
+            self._ends.append((str(call_id), status, error, voicemail_left))
+
+    def hand_on_ends(self, *, force: bool = False) -> int:
+        """Hand the waiting ends on in one go once their time has come (or now, with `force`); on
+        failure they wait for the next pass. Answers how many were handed on."""
+        with self._lock:
+            if not self._ends or (not force and time.monotonic() < self._ends_due):
+                return 0
+            ends, self._ends = self._ends, []
+        try:
+            with self.app.app_context():
+                self.complete_ends(ends)
+        except Exception:  # noqa: BLE001 - the queue is away: kept for the next pass
+            log.exception("handing on %d ended calls failed; kept for the next pass", len(ends))
+            with self._lock:
+                self._ends = ends + self._ends
+            return 0
+        self._ends_due = time.monotonic() + self.completion_interval
+        return len(ends)
 
     def flush(self) -> int:
         """Write every pending record in one transaction; on failure they stay pending (unless a
@@ -71,7 +105,9 @@ class RecordWriter:
         if self._thread is not None:
             self._thread.join()
         self.flush()
+        self.hand_on_ends(force=True)
 
     def _run(self) -> None:
         while not self._stopping.wait(self.interval):
             self.flush()
+            self.hand_on_ends()

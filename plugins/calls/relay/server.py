@@ -33,6 +33,7 @@ from websockets.http11 import Request
 from plugins.calls.conversation.understanding import warm_up
 from plugins.calls.relay import claims
 from plugins.calls.relay.protocol import MAX_MESSAGE_BYTES
+from plugins.calls.dispatch import complete_all_soon
 from plugins.calls.relay.records import RecordWriter
 from plugins.calls.relay.session import RelaySession, Turn, conversation_factory
 from plugins.calls.telephony.base import RELAY_PATH
@@ -65,7 +66,8 @@ class RelayServer:
 
         # turns' records, written behind the turns in one transaction per interval
         self.records = RecordWriter(
-            app, write=write_live_record, interval=float(config["RELAY_RECORD_INTERVAL"])
+            app, write=write_live_record, interval=float(config["RELAY_RECORD_INTERVAL"]),
+            complete=complete_all_soon, completion_interval=float(config["RELAY_COMPLETION_INTERVAL"]),
         )
         self.silence_seconds = float(config["RELAY_SILENCE_SECONDS"])
         self.sweep_interval = float(config["RELAY_SWEEP_INTERVAL"])
