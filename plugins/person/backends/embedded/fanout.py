@@ -3,10 +3,12 @@ is also opened as a few searchers over contiguous runs of its segments, searched
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import tempfile
 import threading
+import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,6 +16,8 @@ from pathlib import Path
 import orjson
 import tantivy
 from tantivy import DocAddress, Order, Query
+
+log = logging.getLogger("hirekit.person")
 
 FANOUT_MIN_DOCS = 500_000  # below this a search takes a few milliseconds: handing it to threads would cost more than it saves
 PARTS_PER_THREAD = 2  # runs of segments per thread: more runs than threads even out segments of unequal size
@@ -91,7 +95,19 @@ def open_parts(engine_dir: Path, meta: bytes, parts: int) -> tuple[Part, ...]:
             opened.append(Part(index.searcher(), first, sum(sizes[first:end])))
         return tuple(opened)
     finally:
+        remove_scratch(scratch)
+
+
+def remove_scratch(scratch: Path, tries: int = 5) -> None:
+    """Remove the parts' scratch directory. On a loaded machine one removal has been seen to leave the directory behind
+    (the engine's reader, which watches its meta.json, wrote into it as it went), so a removal that left it is tried
+    again a few times."""
+    for _ in range(tries):
         shutil.rmtree(scratch, ignore_errors=True)
+        if not scratch.exists():
+            return
+        time.sleep(0.05)
+    log.warning("could not remove the search parts' scratch directory %s", scratch)
 
 
 def locate(parts: tuple[Part, ...], address: DocAddress) -> tuple[tantivy.Searcher, DocAddress] | None:
