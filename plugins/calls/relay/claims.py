@@ -166,7 +166,7 @@ def complete_lost_ends(written_before: dt.datetime) -> int:
     end means what it meant to the conversation, as its own completion would have made it.
     Returns how many."""
     from plugins.calls.conversation.dialogue import STATUS_BY_END, end_status
-    from plugins.calls.telephony import Progress
+    from plugins.calls.tasks import complete_conversation
 
     lost = (Call.select(Call.id, Call.end_reason, Call.answers)
             .where(Call.status.in_(ACTIVE_STATUSES) & Call.end_reason.in_(list(STATUS_BY_END))
@@ -175,7 +175,8 @@ def complete_lost_ends(written_before: dt.datetime) -> int:
     completed = 0
     for call in list(lost):
         status, error = end_status(call.end_reason, call.answers or [])
-        if advance(call.id, Progress(status, error=error, voicemail_left=call.end_reason == "voicemail_left")):
+        voicemail_left = call.end_reason == "voicemail_left"
+        if complete_conversation(str(call.id), status, error, voicemail_left) == "done":
             completed += 1
             release(str(call.id), "swept")
             log.warning("call %s: its end (%s) was completed by the sweep", call.id, call.end_reason)
