@@ -80,10 +80,12 @@ class ResumeField(ma.fields.Nested):
 
     def _serialize(self, nested_obj, attr, obj, **kwargs):
         """Built directly (this runs once per row of every list): the same keys ResumeSchema documents."""
-        if not (getattr(obj, "resume_sha256", None) or getattr(obj, "resume_reference", None)):
+        value = self.root.get_attribute
+        if not (value(obj, "resume_sha256", None) or value(obj, "resume_reference", None)):
             return None
-        return {"file_name": obj.resume_file_name, "content_type": obj.resume_content_type, "size": obj.resume_size,
-                "sha256": obj.resume_sha256, "reference": obj.resume_reference}
+        return {"file_name": value(obj, "resume_file_name", None), "content_type": value(obj, "resume_content_type", None),
+                "size": value(obj, "resume_size", None), "sha256": value(obj, "resume_sha256", None),
+                "reference": value(obj, "resume_reference", None)}
 
     def get_value(self, obj, attr, accessor=None, default=ma.missing):
         return obj

@@ -251,6 +251,13 @@ class FullAnswerSchema(Schema):
 
     OPTIONAL_IN_ANSWERS: tuple[str, ...] = ()
 
+    def get_attribute(self, obj, attr, default):
+        """A list row read as a dict (app.data.list_rows) by key, a record by attribute: marshmallow's own lookup
+        tries both, and dotted paths, for every field of every row."""
+        if type(obj) is dict:
+            return obj.get(attr, default)
+        return getattr(obj, attr, default)
+
 
 class RecordSchema(FullAnswerSchema):
     """Fields every stored /v1 record answers."""

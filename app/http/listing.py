@@ -191,10 +191,17 @@ def answer(query, window: ListWindow, *, tenant_id: str, list_name: str, filters
                         total=known_total(model, window, tenant_id=tenant_id, list_name=list_name, filters=filters))
     scope = cursor_scope(tenant_id, list_name, window, filters)
     rows = list(keyset_query(query, model, window, scope))
-    rows, positions = with_tombstones(rows, [(row.updated_at, row.id) for row in rows], window, scope,
+    rows, positions = with_tombstones(rows, [position(row) for row in rows], window, scope,
                                       tenant_id=tenant_id, list_name=list_name, filters=filters)
     last = positions[window.size - 1] if len(positions) > window.size else None
     return cursor_body(rows, size=window.size, last_position=last, scope=scope)
+
+
+def position(row) -> tuple:
+    """A row's (updated_at, id) in a cursor walk: a record's attributes, or a row read as a dict's keys."""
+    if type(row) is dict:
+        return row["updated_at"], row["id"]
+    return row.updated_at, row.id
 
 
 def with_tombstones(entries: list, positions: list[tuple], window: ListWindow, scope: str, *, tenant_id: str,

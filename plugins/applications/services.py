@@ -34,10 +34,27 @@ JOB_SUMMARY = tuple(getattr(Job, name) for name in JobSummarySchema.Meta.fields)
 def with_summaries(query, *, full: bool = False):
     """Join the candidate and the job so records embed them without a query per row.
 
-    Lists load only the summary columns; `full` loads the whole candidate and job (single records, which callers
-    such as the calls family and MCP tools may read further)."""
-    columns = (Candidate, Job) if full else (*CANDIDATE_SUMMARY, *JOB_SUMMARY)
-    return query.select_extend(*columns).join(Candidate).switch(Application).join(Job).switch(Application)
+    Lists load only the summary columns, each row as a dict with the summaries nested (summary_rows); `full` loads
+    the whole candidate and job as records (single records, which callers such as the calls family and MCP tools may
+    read further)."""
+    if full:
+        return query.select_extend(Candidate, Job).join(Candidate).switch(Application).join(Job).switch(Application)
+    columns = [field.alias(f"candidate__{field.name}") for field in CANDIDATE_SUMMARY]
+    columns += [field.alias(f"job__{field.name}") for field in JOB_SUMMARY]
+    joined = query.select_extend(*columns).join(Candidate).switch(Application).join(Job).switch(Application)
+    return joined.objects(summary_row)
+
+
+def summary_row(**columns) -> dict:
+    """A list row: the application's columns, with its candidate's and its job's summary columns as nested dicts."""
+    row = {"candidate": {}, "job": {}, "candidate_id": columns.pop("candidate"), "job_id": columns.pop("job")}
+    for name, value in columns.items():
+        owner, _, field = name.partition("__")
+        if field:
+            row[owner][field] = value
+        else:
+            row[name] = value
+    return row
 
 
 def list_applications(tenant_id: str, **args) -> dict:

@@ -22,7 +22,7 @@ def jobs_query(tenant_id: str, **filters):
 def list_jobs(tenant_id: str, **args) -> dict:
     """A page of the tenant's jobs in either list mode (app.http.listing)."""
     window, filters = listing.split_window(args)
-    return listing.answer(jobs_query(tenant_id, **filters), window, tenant_id=tenant_id, list_name="jobs", filters=filters)
+    return listing.answer(jobs_query(tenant_id, **filters).dicts(), window, tenant_id=tenant_id, list_name="jobs", filters=filters)
 
 
 def get_job(tenant_id: str, job_id) -> Job:
