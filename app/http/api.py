@@ -8,7 +8,6 @@ import re
 import marshmallow as ma
 from apispec import BasePlugin
 from apispec.ext.marshmallow import MarshmallowPlugin
-from flask.views import MethodView
 from flask_smorest import Api as SmorestApi
 from flask_smorest import Blueprint as SmorestBlueprint
 
@@ -105,12 +104,6 @@ class Blueprint(SmorestBlueprint):
             return register(view)
 
         return decorator
-
-    def add_view(self, rule: str, name: str, *, creates_missing: bool = False, **methods) -> None:
-        """Route a view made here, for the registrars in app/ that build a family's standard routes: `name` is its
-        endpoint (and so its default operationId), `methods` its decorated handlers (get=..., put=...)."""
-        view = type(name, (MethodView,), {**methods, "__module__": self.import_name})
-        self.route(rule, creates_missing=creates_missing)(view)
 
     def errors(self, *status_codes: int):
         """Document the error statuses a route can answer besides 401/422/429 (and 404, which route documents)."""
