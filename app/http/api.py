@@ -129,7 +129,7 @@ def operation_id(endpoint: str, method: str, methods: set[str]) -> str:
     person_search_v1_get (its query-string twin) for a person route. A view whose name does not say it names its own
     with `@blp.doc(operationId=...)`, which this never overrides."""
     blueprint, view = endpoint.rsplit(".", 1)
-    if view.islower():  # an endpoint named in lower case (person): the blueprint says version and dataset
+    if view.islower():  # a lower-case endpoint (person): the blueprint says version and dataset
         prefix, *variant = blueprint.split("_")
         name = "_".join([prefix, view, *variant])
         return f"{name}_get" if method == "get" and "post" in methods else name

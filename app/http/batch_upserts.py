@@ -209,15 +209,15 @@ def run_batch(upsert: SourceIdUpsert, tenant_id: str, body: dict) -> dict:
 def answer_batch(upsert: SourceIdUpsert, body: dict):
     """What the batch route answers for its loaded body: the outcomes, kept for an Idempotency-Key's
     replay whatever their size (up to MAX_BATCH_ITEMS items)."""
-    # answered as built: batch_answer makes BatchAnswerSchema's shape, and dumping 500 items through it
-    # again would cost about a tenth of the batch
+    # answered as built: batch_answer makes BatchAnswerSchema's shape, and dumping 500 items
+    # through it again would cost about a tenth of the batch
     idempotency.store_answers_up_to(MAX_BATCH_ITEMS * ITEM_ANSWER_BYTES)
     return jsonify(run_batch(upsert, current_tenant_id(), body))
 
 
 def batch_doc(plural: str) -> dict:
-    """The summary and description of a family's `PUT <prefix>/by-source-id` (`plural`: jobs), for its
-    `blp.doc`: the same words for every family."""
+    """The summary and description of a family's `PUT <prefix>/by-source-id` (`plural`: jobs),
+    for its `blp.doc`: the same words for every family."""
     return {
         "summary": f"Create or replace up to {MAX_BATCH_ITEMS} {plural} by source_id (a batch, for "
                    "initial syncs)",
@@ -228,7 +228,7 @@ def batch_doc(plural: str) -> dict:
             "request order. A refused item does not stop the others unless `atomic` is true: then "
             "any refused item fails the whole request (422 naming `items.<index>.<field>`) and "
             "nothing is written. A source_id sent twice in one batch is refused on its later item. "
-            f"1 to {MAX_BATCH_ITEMS} items (422 otherwise), JSON only, within the body limit (413); "
-            "the batch counts against the rate limit as its items would (429 for the whole batch "
-            "past it, nothing written). An Idempotency-Key applies to the whole batch."),
+            f"1 to {MAX_BATCH_ITEMS} items (422 otherwise), JSON only, within the body limit "
+            "(413); the batch counts against the rate limit as its items would (429 for the whole "
+            "batch past it, nothing written). An Idempotency-Key applies to the whole batch."),
     }

@@ -185,8 +185,8 @@ def safe_next(value: str | None) -> str:
 class SignIn(MethodView):
     @oauth_blp.doc(operationId="sign_in", summary="The sign-in form's target (HTML)",
                    description="email and password of a tenant user; 303 to the page that asked. "
-                               "Failed sign-ins count against the same per-address limit as unknown "
-                               "API keys (AUTH_FAILURE_LIMIT).",
+                               "Failed sign-ins count against the same per-address limit as "
+                               "unknown API keys (AUTH_FAILURE_LIMIT).",
                    requestBody=FORM,
                    responses={303: {"description": "Signed in"}, 401: HTML, 403: HTML, 429: HTML})
     def post(self):
@@ -198,8 +198,8 @@ class SignIn(MethodView):
         if left is not None and not left.allowed:
             response = sign_in_page(None, next_url=next_url, status=429,
                                     email=request.form.get("email", ""),
-                                    error="Too many failed sign-ins from your address: try again in "
-                                          f"{left.retry_after} s.")
+                                    error="Too many failed sign-ins from your address: try again "
+                                          f"in {left.retry_after} s.")
             response.headers["Retry-After"] = str(left.retry_after)
             return response
         user = users.authenticate(request.form.get("email", ""), request.form.get("password", ""))
@@ -215,8 +215,8 @@ class SignIn(MethodView):
 
 @oauth_blp.route("/sign-out")
 class SignOut(MethodView):
-    @oauth_blp.doc(operationId="sign_out", summary="Sign out of these pages (HTML)", requestBody=FORM,
-                   responses={303: {"description": "Signed out"}, 403: HTML})
+    @oauth_blp.doc(operationId="sign_out", summary="Sign out of these pages (HTML)",
+                   requestBody=FORM, responses={303: {"description": "Signed out"}, 403: HTML})
     def post(self):
         if not pages.form_is_ours():
             return pages.render("error", 403, error="invalid_request",
@@ -227,7 +227,7 @@ class SignOut(MethodView):
 
 
 def authorizations_page(notice: str | None = None):
-    """The signed-in person's authorized applications (the sign-in page when no one is signed in)."""
+    """The signed-in person's authorized applications (the sign-in page when none is)."""
     user = current_user()
     if user is None:
         return sign_in_page(None, next_url="/oauth/authorizations")
@@ -254,8 +254,8 @@ class RevokeAuthorizationPage(MethodView):
         user = current_user()
         if user is None or not pages.form_is_ours():
             return pages.render("error", 403, error="invalid_request",
-                                message="This form was not sent from this page, or you are no longer "
-                                        "signed in.")
+                                message="This form was not sent from this page, or you are no "
+                                        "longer signed in.")
         consent = consent_of(user.id, consent_id)
         if consent is None:
             return authorizations_page(notice="That authorization was already gone.")
@@ -284,12 +284,12 @@ TOKENS = {"description": "The tokens", "content": {"application/json": {"schema"
 class Token(MethodView):
     @oauth_blp.doc(operationId="token",
                    summary="Exchange a code, or a refresh token, for tokens (RFC 6749)",
-                   description="grant_type=authorization_code (code, redirect_uri, code_verifier, "
-                               "client_id, resource) or refresh_token (refresh_token, client_id, "
-                               "resource). Every refresh returns a new refresh token; presenting a used "
-                               "one revokes every token of that authorization. Access tokens last "
-                               "OAUTH_ACCESS_TOKEN_SECONDS and work only on the endpoint named by "
-                               "resource.",
+                   description="grant_type=authorization_code (code, redirect_uri, "
+                               "code_verifier, client_id, resource) or refresh_token "
+                               "(refresh_token, client_id, resource). Every refresh returns a new "
+                               "refresh token; presenting a used one revokes every token of that "
+                               "authorization. Access tokens last OAUTH_ACCESS_TOKEN_SECONDS and "
+                               "work only on the endpoint named by resource.",
                    requestBody=FORM, responses={200: TOKENS, 400: OAUTH_ERROR, 401: OAUTH_ERROR})
     def post(self):
         return authorization_server().create_token_response()
@@ -302,8 +302,9 @@ class Revoke(MethodView):
                    description="token (and token_type_hint), with the client's authentication. A "
                                "refresh token revokes every token of its authorization. An unknown "
                                "token answers 200 too.",
-                   requestBody=FORM, responses={200: {"description": "Revoked (or not a live token)"},
-                                                400: OAUTH_ERROR, 401: OAUTH_ERROR})
+                   requestBody=FORM,
+                   responses={200: {"description": "Revoked (or not a live token)"},
+                              400: OAUTH_ERROR, 401: OAUTH_ERROR})
     def post(self):
         return authorization_server().create_endpoint_response("revocation")
 
@@ -312,11 +313,11 @@ class Revoke(MethodView):
 class Register(MethodView):
     @oauth_blp.doc(operationId="register_client",
                    summary="Register a client (RFC 7591 dynamic client registration)",
-                   description="JSON client metadata: redirect_uris (https, http on localhost, or an "
-                               "app's private scheme), client_name, grant_types, "
+                   description="JSON client metadata: redirect_uris (https, http on localhost, or "
+                               "an app's private scheme), client_name, grant_types, "
                                "token_endpoint_auth_method (none for public clients, "
-                               "client_secret_basic or client_secret_post), scope. Answers 201 with "
-                               "client_id (and client_secret for confidential clients).",
+                               "client_secret_basic or client_secret_post), scope. Answers 201 "
+                               "with client_id (and client_secret for confidential clients).",
                    requestBody={"content": {"application/json": {"schema": {"type": "object"}}}},
                    responses={201: {"description": "Registered", "content": {"application/json": {
                        "schema": {"type": "object"}}}}, 400: OAUTH_ERROR})
