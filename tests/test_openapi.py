@@ -72,7 +72,7 @@ def test_routes_naming_a_record_document_404_and_upserts_do_not(app, client):
 
 
 def test_record_families_routes_have_the_same_operation_names(client):
-    """app.http.record_routes registers each record family's list, create, read and update under one naming."""
+    """Each record family names its list, create, read, update and upserts the same way."""
     spec = client.get("/openapi.json").json
     names = {(path, method): operation.get("operationId") for path, operations in spec["paths"].items()
              for method, operation in operations.items() if method != "parameters"}

@@ -73,6 +73,13 @@ DOWNLOAD_HEADERS = {
     "Cache-Control": "no-store",  # personal data: kept by no browser or proxy cache
 }
 
+# What a resume download route documents for its 200 (with content_type application/octet-stream)
+DOWNLOAD_DESCRIPTION = (
+    "The resume bytes with the type read from them at upload (PDF, DOC, DOCX, RTF or plain text), "
+    "always as a download: `Content-Disposition: attachment` with a file name ending in that "
+    "type's extension (ASCII `filename` and UTF-8 `filename*`, RFC 6266; no path, quote or control "
+    "character), `X-Content-Type-Options: nosniff` and `Cache-Control: no-store`")
+
 
 def download(record, what: str):
     """Stream a record's stored resume back as an attachment (its name ending in its type's extension), never sniffed

@@ -8,7 +8,6 @@ import re
 import marshmallow as ma
 from apispec import BasePlugin
 from apispec.ext.marshmallow import MarshmallowPlugin
-from flask.views import MethodView
 from flask_smorest import Api as SmorestApi
 from flask_smorest import Blueprint as SmorestBlueprint
 
@@ -106,12 +105,6 @@ class Blueprint(SmorestBlueprint):
 
         return decorator
 
-    def add_view(self, rule: str, name: str, *, creates_missing: bool = False, **methods) -> None:
-        """Route a view made here, for the registrars in app/ that build a family's standard routes: `name` is its
-        endpoint (and so its default operationId), `methods` its decorated handlers (get=..., put=...)."""
-        view = type(name, (MethodView,), {**methods, "__module__": self.import_name})
-        self.route(rule, creates_missing=creates_missing)(view)
-
     def errors(self, *status_codes: int):
         """Document the error statuses a route can answer besides 401/422/429 (and 404, which route documents)."""
 
@@ -136,7 +129,7 @@ def operation_id(endpoint: str, method: str, methods: set[str]) -> str:
     person_search_v1_get (its query-string twin) for a person route. A view whose name does not say it names its own
     with `@blp.doc(operationId=...)`, which this never overrides."""
     blueprint, view = endpoint.rsplit(".", 1)
-    if view.islower():  # a function-named route (person): the blueprint says the version and the dataset
+    if view.islower():  # a lower-case endpoint (person): the blueprint says version and dataset
         prefix, *variant = blueprint.split("_")
         name = "_".join([prefix, view, *variant])
         return f"{name}_get" if method == "get" and "post" in methods else name

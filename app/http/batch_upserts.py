@@ -16,6 +16,8 @@ created or replaced as app.http.upserts' single upsert does, in one transaction 
   It holds no records: an item's outcome is under ITEM_ANSWER_BYTES, and the whole answer is kept for an
   Idempotency-Key's replay up to MAX_BATCH_ITEMS of them (past the cap other answers meet), so a retried batch always
   gets every item's outcome back.
+- The family's routes module declares the route: a MethodView on PATH whose `put` takes
+  batch_body_schema's body and answers answer_batch, documented by batch_doc.
 """
 
 from __future__ import annotations
@@ -142,7 +144,7 @@ def batch_answer(outcomes: list[ItemOutcome]) -> dict:
             "failed": len(outcomes) - created - replaced}
 
 
-# ---- the request body and answer, and the route -------------------------------------------------------------------
+# ---- the request body, the answer and the route's words ------------------------------------------
 
 class BatchItems(ma.fields.List):
     """The items as sent (each one validated on its own later), 1 to MAX_BATCH_ITEMS JSON objects; documented as
@@ -204,29 +206,29 @@ def run_batch(upsert: SourceIdUpsert, tenant_id: str, body: dict) -> dict:
     return upsert_batch(upsert, tenant_id, body["items"], atomic=body["atomic"])
 
 
-def register_batch_upsert_route(blp, upsert: SourceIdUpsert) -> None:
-    """Add `PUT <prefix>/by-source-id` (the batch) to a family's blueprint."""
-    label = upsert.model.label
-    plural = f"{label.replace(' ', '_')}s"
-    body = batch_body_schema(upsert.create_schema, f"{label.title().replace(' ', '')}BatchUpsertSchema")
+def answer_batch(upsert: SourceIdUpsert, body: dict):
+    """What the batch route answers for its loaded body: the outcomes, kept for an Idempotency-Key's
+    replay whatever their size (up to MAX_BATCH_ITEMS items)."""
+    # answered as built: batch_answer makes BatchAnswerSchema's shape, and dumping 500 items
+    # through it again would cost about a tenth of the batch
+    idempotency.store_answers_up_to(MAX_BATCH_ITEMS * ITEM_ANSWER_BYTES)
+    return jsonify(run_batch(upsert, current_tenant_id(), body))
 
-    def put(self, values):
-        # answered as built: batch_answer makes BatchAnswerSchema's shape, and dumping 500 items through it again
-        # would cost about a tenth of the batch
-        idempotency.store_answers_up_to(MAX_BATCH_ITEMS * ITEM_ANSWER_BYTES)
-        return jsonify(run_batch(upsert, current_tenant_id(), values))
 
-    put.__doc__ = (f"Create or replace up to {MAX_BATCH_ITEMS} {plural} by source_id (a batch, for initial syncs)\n\n"
-                   f"Each item is a create body with its source_id, created (201) or replaced (200) as "
-                   f"PUT /by-source-id/{{source_id}} would, all in one transaction; the answer lists each item's "
-                   f"status, source_id and id, or its error (the one error body's `error`), in request order. A "
-                   f"refused item does not stop the others unless `atomic` is true: then any refused item fails the "
-                   f"whole request (422 naming `items.<index>.<field>`) and nothing is written. A source_id sent twice "
-                   f"in one batch is refused on its later item. 1 to {MAX_BATCH_ITEMS} items (422 otherwise), JSON "
-                   f"only, within the body limit (413); the batch counts against the rate limit as its items would "
-                   f"(429 for the whole batch past it, nothing written). An Idempotency-Key applies to the whole batch.")
-    put = blp.arguments(body)(put)
-    put = blp.errors(413)(put)
-    put = blp.response(200, BatchAnswerSchema, description="Each item's outcome, in request order")(put)
-    put = blp.doc(operationId=f"upsert_{plural}_by_source_id")(put)
-    blp.add_view(PATH, f"{label.title().replace(' ', '')}BatchBySourceId", put=put)
+def batch_doc(plural: str) -> dict:
+    """The summary and description of a family's `PUT <prefix>/by-source-id` (`plural`: jobs),
+    for its `blp.doc`: the same words for every family."""
+    return {
+        "summary": f"Create or replace up to {MAX_BATCH_ITEMS} {plural} by source_id (a batch, for "
+                   "initial syncs)",
+        "description": (
+            "Each item is a create body with its source_id, created (201) or replaced (200) as "
+            "PUT /by-source-id/{source_id} would, all in one transaction; the answer lists each "
+            "item's status, source_id and id, or its error (the one error body's `error`), in "
+            "request order. A refused item does not stop the others unless `atomic` is true: then "
+            "any refused item fails the whole request (422 naming `items.<index>.<field>`) and "
+            "nothing is written. A source_id sent twice in one batch is refused on its later item. "
+            f"1 to {MAX_BATCH_ITEMS} items (422 otherwise), JSON only, within the body limit "
+            "(413); the batch counts against the rate limit as its items would (429 for the whole "
+            "batch past it, nothing written). An Idempotency-Key applies to the whole batch."),
+    }

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import marshmallow as ma
 from flask import current_app
+from flask.views import MethodView
 
 from app.http.api import Blueprint
 from app.data.db import database
@@ -55,22 +56,29 @@ def _redis():
 
 
 @blp.route("/healthz")
-@blp.response(200, HealthSchema)
-@blp.doc(operationId="healthz")
-def healthz():
-    """The process is alive"""
-    return {"status": "ok"}
+class Healthz(MethodView):
+    @blp.response(200, HealthSchema)
+    @blp.doc(operationId="healthz")
+    def get(self):
+        """The process is alive"""
+        return {"status": "ok"}
 
 
 @blp.route("/readyz")
-@blp.response(200, HealthSchema)
-@blp.alt_response(503, schema=HealthSchema, description="A dependency is down")
-@blp.doc(operationId="readyz")
-def readyz():
-    """Database, Redis and the search backend answer
+class Readyz(MethodView):
+    @blp.response(200, HealthSchema)
+    @blp.alt_response(503, schema=HealthSchema, description="A dependency is down")
+    @blp.doc(operationId="readyz")
+    def get(self):
+        """Database, Redis and the search backend answer
 
-    503 when one is down. The person dataset counts only where HIREKIT_PERSON_DATASET_REQUIRED is on; otherwise its
-    state is reported (`search`: `ok`, `empty (not required)`, `down: <reason> (not required)`) and readiness holds."""
+        503 when one is down. The person dataset counts only where HIREKIT_PERSON_DATASET_REQUIRED is on; otherwise its
+        state is reported (`search`: `ok`, `empty (not required)`, `down: <reason> (not required)`) and readiness holds."""
+        return readiness()
+
+
+def readiness():
+    """Each readiness check's state; 503 with Retry-After when a required dependency is down."""
     checks, down = {}, []
     for name, check in READINESS_CHECKS + current_app.extensions.get("hirekit_readiness", []):
         try:

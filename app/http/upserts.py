@@ -7,7 +7,9 @@ only upserts of the same record wait for each other. The second one then finds t
 The plain create (POST) keeps answering 409 for a source_id already used.
 
 A family describes its upsert once (SourceIdUpsert); the same description serves the batch of app.http.batch_upserts
-(`PUT /v1/<family>/by-source-id`), whose items take the same locks.
+(`PUT /v1/<family>/by-source-id`), whose items take the same locks. The family's routes module
+declares the route: a MethodView on PATH whose `put` answers SourceIdUpsert.answer, documented by
+upsert_doc.
 """
 
 from __future__ import annotations
@@ -17,7 +19,6 @@ from typing import Callable
 
 import marshmallow as ma
 
-from app.security.auth import current_tenant_id
 from app.data import statements
 from app.data.db import database
 from app.errors import ValidationFailed
@@ -72,22 +73,18 @@ class SourceIdUpsert:
                                    create=lambda: self.create(tenant_id, {**values, "source_id": source_id}),
                                    replace=lambda existing: self.replace(tenant_id, existing, values))
 
-
-def register_upsert_route(blp, upsert: SourceIdUpsert, *, body) -> None:
-    """Add `PUT <prefix>/by-source-id/{source_id}` to a family's blueprint. `body` loads the request (blp.arguments or
-    app.files.json_or_multipart with the upsert schema)."""
-    label, record_schema = upsert.model.label, upsert.record_schema
-
-    def put(self, values, source_id):
-        record, created = upsert.upsert(current_tenant_id(), source_id, values)
+    def answer(self, tenant_id: str, source_id: str, values: dict) -> tuple[TenantRecord, int]:
+        """What the upsert route answers: the record, 201 when it was created, 200 when replaced."""
+        record, created = self.upsert(tenant_id, source_id, values)
         return record, 201 if created else 200
 
-    put.__doc__ = (f"Create or replace the {label} with this source_id: the create body without source_id; "
-                   f"201 when it was created, 200 when it replaced the stored one\n\nThe source_id is the rest of the path and "
-                   f"may hold `/`, sent as is or percent-encoded (%2F); 1-{MAX_SOURCE_ID_LENGTH} characters.")
-    put = body(put)
-    put = blp.errors(409)(put)
-    put = blp.alt_response(201, schema=record_schema, description=f"The {label} was created")(put)
-    put = blp.response(200, record_schema, description=f"The {label} was replaced")(put)
-    put = blp.doc(operationId=f"upsert_{label}_by_source_id")(put)
-    blp.add_view(PATH, f"{label.title().replace(' ', '')}BySourceId", creates_missing=True, put=put)
+
+def upsert_doc(label: str) -> dict:
+    """The summary and description of a family's `PUT <prefix>/by-source-id/{source_id}`, for its
+    `blp.doc`: the same words for every family, with its label."""
+    return {
+        "summary": f"Create or replace the {label} with this source_id: the create body without "
+                   "source_id; 201 when it was created, 200 when it replaced the stored one",
+        "description": "The source_id is the rest of the path and may hold `/`, sent as is or "
+                       f"percent-encoded (%2F); 1-{MAX_SOURCE_ID_LENGTH} characters.",
+    }

@@ -4,11 +4,9 @@ the telephony providers' callback and incoming-message routes (Twilio's, Telnyx'
 from flask import Response, request
 from flask.views import MethodView
 
-from app.http.api import Blueprint
+from app.http.api import Blueprint, page_schema
 from app.security.auth import current_tenant_id
-from app.http.record_routes import add_list_route, add_read_route
 from plugins.calls import callbacks, recording_routes, recordings, rescheduling, screening, services
-from plugins.calls.models import Call
 from plugins.calls.schemas import (
     CallListArgsSchema,
     CallSchema,
@@ -48,25 +46,27 @@ telnyx_callbacks_blp = Blueprint(
     description="Telnyx's call callbacks (authenticated by Telnyx's Ed25519 signature)",
 )
 
-add_list_route(
-    blp,
-    Call,
-    CallSchema,
-    rule="/calls",
-    args_schema=CallListArgsSchema,
-    list_records=services.list_calls,
-    list_name="calls",
-    summary="List calls, oldest first, filtered by job, candidate, application (ids or source ids) "
-    "or status",
-)
-add_read_route(
-    blp,
-    "/calls/<call_id>",
-    Call,
-    CallWithRemindersSchema,
-    read=services.get_call_with_reminders,
-    summary="Read a call: status, summary, assessment, transcript, timing and its reminders",
-)
+
+@blp.route("/calls")
+class Calls(MethodView):
+    @blp.arguments(CallListArgsSchema, location="query")
+    @blp.response(200, page_schema(CallSchema))
+    @blp.doc(
+        operationId="list_calls",
+        summary="List calls, oldest first, filtered by job, candidate, application (ids or source "
+        "ids) or status",
+    )
+    def get(self, args):
+        return services.list_calls(current_tenant_id(), **args)
+
+
+@blp.route("/calls/<call_id>")
+class CallItem(MethodView):
+    @blp.response(200, CallWithRemindersSchema)
+    @blp.doc(operationId="get_call")
+    def get(self, call_id):
+        """Read a call: status, summary, assessment, transcript, timing and its reminders"""
+        return services.get_call_with_reminders(current_tenant_id(), call_id)
 
 
 @blp.route("/applications/<application_id>/instant-call")

@@ -3,39 +3,88 @@ contact (and back in) (docs/integrating.md, Candidates; docs/reminders.md, Optin
 
 from flask.views import MethodView
 
-from app.http.api import Blueprint
+from app.http import batch_upserts, upserts
+from app.http.api import Blueprint, page_schema
 from app.security.auth import current_tenant_id
-from app.http.record_routes import add_create_route, add_list_route, add_read_route, add_update_route
-from app.http.batch_upserts import register_batch_upsert_route
-from app.http.upserts import register_upsert_route, upsert_schema
 from app.files.bodies import json_or_multipart
-from app.files.routes import add_download_route
+from app.files.uploads import DOWNLOAD_DESCRIPTION
 from plugins.candidates import services
-from plugins.candidates.models import Candidate
 from plugins.candidates.schemas import (CandidateCreateSchema, CandidateListArgsSchema, CandidateSchema,
                                         CandidateUpdateSchema)
 
 blp = Blueprint("candidates", __name__, url_prefix="/v1/candidates", description="Candidates pushed by your ATS")
 
-add_list_route(blp, Candidate, CandidateSchema, args_schema=CandidateListArgsSchema, list_records=services.list_candidates,
-               list_name="candidates", summary="List candidates, oldest first, filtered by source_id or email")
-add_create_route(blp, Candidate, CandidateSchema, create=services.create_candidate,
-                 body=json_or_multipart(blp, CandidateCreateSchema,
-                                        description="JSON (resume as `base64file`, or `file` as a reference) or "
-                                                    "multipart/form-data (resume as the `file` part)"),
-                 summary="Create a candidate, optionally with a resume (a source_id already used answers 409 with the "
-                         "existing id)")
-add_read_route(blp, "/<candidate_id>", Candidate, CandidateSchema, read=services.get_candidate,
-               summary="Read a candidate")
-add_update_route(blp, "/<candidate_id>", Candidate, CandidateSchema, body=blp.arguments(CandidateUpdateSchema),
-                 update=services.update_candidate, errors=(409,),
-                 summary="Update a candidate: first_name, email, phone_no, source and source_id, plus any "
-                         "optional fields to change")
-add_download_route(blp, "/<candidate_id>/resume", "CandidateResume", "candidate", services.resume_of)
-register_upsert_route(blp, services.CANDIDATE_UPSERT,
-                      body=json_or_multipart(blp, upsert_schema(CandidateCreateSchema, "CandidateUpsertSchema"),
-                                             description="As the create body, without source_id"))
-register_batch_upsert_route(blp, services.CANDIDATE_UPSERT)
+
+@blp.route("")
+class Candidates(MethodView):
+    @blp.arguments(CandidateListArgsSchema, location="query")
+    @blp.response(200, page_schema(CandidateSchema))
+    @blp.doc(operationId="list_candidates")
+    def get(self, args):
+        """List candidates, oldest first, filtered by source_id or email"""
+        return services.list_candidates(current_tenant_id(), **args)
+
+    @json_or_multipart(blp, CandidateCreateSchema,
+                       description="JSON (resume as `base64file`, or `file` as a reference) or "
+                                   "multipart/form-data (resume as the `file` part)")
+    @blp.response(201, CandidateSchema)
+    @blp.errors(409)
+    @blp.doc(operationId="create_candidate",
+             summary="Create a candidate, optionally with a resume (a source_id already used "
+                     "answers 409 with the existing id)")
+    def post(self, values):
+        return services.create_candidate(current_tenant_id(), values)
+
+
+@blp.route("/<candidate_id>")
+class CandidateItem(MethodView):
+    @blp.response(200, CandidateSchema)
+    @blp.doc(operationId="get_candidate")
+    def get(self, candidate_id):
+        """Read a candidate"""
+        return services.get_candidate(current_tenant_id(), candidate_id)
+
+    @blp.arguments(CandidateUpdateSchema)
+    @blp.response(200, CandidateSchema)
+    @blp.errors(409)
+    @blp.doc(operationId="update_candidate",
+             summary="Update a candidate: first_name, email, phone_no, source and source_id, plus "
+                     "any optional fields to change")
+    def patch(self, values, candidate_id):
+        return services.update_candidate(current_tenant_id(), candidate_id, values)
+
+
+@blp.route("/<candidate_id>/resume")
+class CandidateResume(MethodView):
+    @blp.response(200, content_type="application/octet-stream", description=DOWNLOAD_DESCRIPTION)
+    @blp.doc(operationId="get_candidate_resume")
+    def get(self, candidate_id):
+        """Download the candidate's resume"""
+        return services.resume_of(current_tenant_id(), candidate_id)
+
+
+@blp.route(upserts.PATH, creates_missing=True)
+class CandidateBySourceId(MethodView):
+    @json_or_multipart(blp, upserts.upsert_schema(CandidateCreateSchema, "CandidateUpsertSchema"),
+                       description="As the create body, without source_id")
+    @blp.response(200, CandidateSchema, description="The candidate was replaced")
+    @blp.alt_response(201, schema=CandidateSchema, description="The candidate was created")
+    @blp.errors(409)
+    @blp.doc(operationId="upsert_candidate_by_source_id", **upserts.upsert_doc("candidate"))
+    def put(self, values, source_id):
+        return services.CANDIDATE_UPSERT.answer(current_tenant_id(), source_id, values)
+
+
+@blp.route(batch_upserts.PATH)
+class CandidateBatchBySourceId(MethodView):
+    @blp.arguments(batch_upserts.batch_body_schema(CandidateCreateSchema,
+                                                   "CandidateBatchUpsertSchema"))
+    @blp.response(200, batch_upserts.BatchAnswerSchema,
+                  description="Each item's outcome, in request order")
+    @blp.errors(413)
+    @blp.doc(operationId="upsert_candidates_by_source_id", **batch_upserts.batch_doc("candidates"))
+    def put(self, body):
+        return batch_upserts.answer_batch(services.CANDIDATE_UPSERT, body)
 
 
 @blp.route("/<candidate_id>/opt-out")

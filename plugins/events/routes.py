@@ -14,6 +14,8 @@ import uuid
 
 import marshmallow as ma
 
+from flask.views import MethodView
+
 from app.security import tokens
 from app.http.api import Blueprint, UtcDateTime
 from app.security.auth import current_tenant_id
@@ -86,9 +88,10 @@ def event_feed(tenant_id: str, *, size: int, after: str | None = None, type: str
 
 
 @blp.route("")
-@blp.arguments(EventFeedArgsSchema, location="query")
-@blp.response(200, EventFeedSchema)
-@blp.doc(operationId="list_events")
-def list_events(args):
-    """The tenant's events (call_activity, application_activty), oldest first, with the webhook deliveries' ids"""
-    return event_feed(current_tenant_id(), **args)
+class Events(MethodView):
+    @blp.arguments(EventFeedArgsSchema, location="query")
+    @blp.response(200, EventFeedSchema)
+    @blp.doc(operationId="list_events")
+    def get(self, args):
+        """The tenant's events (call_activity, application_activty), oldest first, with the webhook deliveries' ids"""
+        return event_feed(current_tenant_id(), **args)

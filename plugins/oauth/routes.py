@@ -54,21 +54,29 @@ def authorization_server():
 # ---- metadata ----------------------------------------------------------------------------------------------------
 
 @metadata_blp.route("/oauth-authorization-server")
-@metadata_blp.response(200, AuthorizationServerMetadataSchema)
-@metadata_blp.doc(operationId="get_authorization_server_metadata")
-def authorization_server_metadata():
-    """The authorization server's metadata (RFC 8414)"""
-    return server_metadata()
+class AuthorizationServerMetadata(MethodView):
+    @metadata_blp.response(200, AuthorizationServerMetadataSchema)
+    @metadata_blp.doc(operationId="get_authorization_server_metadata")
+    def get(self):
+        """The authorization server's metadata (RFC 8414)"""
+        return server_metadata()
+
+
+def resource_metadata_route(endpoint) -> None:
+    """GET /.well-known/oauth-protected-resource<path>: one MCP endpoint's metadata (RFC 9728)."""
+
+    @metadata_blp.route(f"/oauth-protected-resource{endpoint.path}",
+                        endpoint=f"resource_{endpoint.blueprint}")
+    class ResourceMetadata(MethodView):
+        @metadata_blp.response(200, ProtectedResourceMetadataSchema)
+        @metadata_blp.doc(operationId=f"get_resource_metadata_{endpoint.blueprint}",
+                          summary=f"Protected Resource Metadata of {endpoint.path} (RFC 9728)")
+        def get(self):
+            return endpoint.metadata()
 
 
 for _endpoint in ENDPOINTS:
-    def resource_metadata(endpoint=_endpoint):
-        return endpoint.metadata()
-
-    resource_metadata.__doc__ = f"Protected Resource Metadata of {_endpoint.path} (RFC 9728)"
-    view = metadata_blp.response(200, ProtectedResourceMetadataSchema)(resource_metadata)
-    view = metadata_blp.doc(operationId=f"get_resource_metadata_{_endpoint.blueprint}")(view)
-    metadata_blp.route(f"/oauth-protected-resource{_endpoint.path}", endpoint=f"resource_{_endpoint.blueprint}")(view)
+    resource_metadata_route(_endpoint)
 
 
 # ---- the authorization endpoint and its pages ---------------------------------------------------------------------
@@ -173,46 +181,53 @@ def safe_next(value: str | None) -> str:
     return "/oauth/authorizations"
 
 
-@oauth_blp.route("/sign-in", methods=["POST"])
-@oauth_blp.doc(operationId="sign_in", summary="The sign-in form's target (HTML)",
-               description="email and password of a tenant user; 303 to the page that asked. Failed sign-ins count "
-                           "against the same per-address limit as unknown API keys (AUTH_FAILURE_LIMIT).",
-               requestBody=FORM, responses={303: {"description": "Signed in"}, 401: HTML, 403: HTML, 429: HTML})
-def sign_in():
-    next_url = safe_next(request.form.get("next"))
-    if not pages.form_is_ours():
-        return pages.render("error", 403, error="invalid_request", message="This form was not sent from this page.")
-    left = limits.peek_limit(FAILURE_LIMIT)
-    if left is not None and not left.allowed:
-        response = sign_in_page(None, next_url=next_url, status=429, email=request.form.get("email", ""),
-                                error=f"Too many failed sign-ins from your address: try again in {left.retry_after} s.")
-        response.headers["Retry-After"] = str(left.retry_after)
+@oauth_blp.route("/sign-in")
+class SignIn(MethodView):
+    @oauth_blp.doc(operationId="sign_in", summary="The sign-in form's target (HTML)",
+                   description="email and password of a tenant user; 303 to the page that asked. "
+                               "Failed sign-ins count against the same per-address limit as "
+                               "unknown API keys (AUTH_FAILURE_LIMIT).",
+                   requestBody=FORM,
+                   responses={303: {"description": "Signed in"}, 401: HTML, 403: HTML, 429: HTML})
+    def post(self):
+        next_url = safe_next(request.form.get("next"))
+        if not pages.form_is_ours():
+            return pages.render("error", 403, error="invalid_request",
+                                message="This form was not sent from this page.")
+        left = limits.peek_limit(FAILURE_LIMIT)
+        if left is not None and not left.allowed:
+            response = sign_in_page(None, next_url=next_url, status=429,
+                                    email=request.form.get("email", ""),
+                                    error="Too many failed sign-ins from your address: try again "
+                                          f"in {left.retry_after} s.")
+            response.headers["Retry-After"] = str(left.retry_after)
+            return response
+        user = users.authenticate(request.form.get("email", ""), request.form.get("password", ""))
+        if user is None:
+            limits.count_hit(FAILURE_LIMIT)
+            return sign_in_page(None, next_url=next_url, status=401,
+                                email=request.form.get("email", ""),
+                                error="The email or password is not right.")
+        response = redirect(next_url, code=303)
+        pages.sign_in(response, str(user.id))
         return response
-    user = users.authenticate(request.form.get("email", ""), request.form.get("password", ""))
-    if user is None:
-        limits.count_hit(FAILURE_LIMIT)
-        return sign_in_page(None, next_url=next_url, status=401, email=request.form.get("email", ""),
-                            error="The email or password is not right.")
-    response = redirect(next_url, code=303)
-    pages.sign_in(response, str(user.id))
-    return response
 
 
-@oauth_blp.route("/sign-out", methods=["POST"])
-@oauth_blp.doc(operationId="sign_out", summary="Sign out of these pages (HTML)", requestBody=FORM,
-               responses={303: {"description": "Signed out"}, 403: HTML})
-def sign_out():
-    if not pages.form_is_ours():
-        return pages.render("error", 403, error="invalid_request", message="This form was not sent from this page.")
-    response = redirect("/oauth/authorizations", code=303)
-    pages.sign_out(response)
-    return response
+@oauth_blp.route("/sign-out")
+class SignOut(MethodView):
+    @oauth_blp.doc(operationId="sign_out", summary="Sign out of these pages (HTML)",
+                   requestBody=FORM, responses={303: {"description": "Signed out"}, 403: HTML})
+    def post(self):
+        if not pages.form_is_ours():
+            return pages.render("error", 403, error="invalid_request",
+                                message="This form was not sent from this page.")
+        response = redirect("/oauth/authorizations", code=303)
+        pages.sign_out(response)
+        return response
 
 
-@oauth_blp.route("/authorizations", methods=["GET"])
-@oauth_blp.doc(operationId="authorizations_page", summary="The applications the signed-in person authorized (HTML)",
-               responses={200: HTML})
 def authorizations_page(notice: str | None = None):
+    """The signed-in person's authorized applications (the sign-in page when none is)."""
     user = current_user()
     if user is None:
         return sign_in_page(None, next_url="/oauth/authorizations")
@@ -221,20 +236,32 @@ def authorizations_page(notice: str | None = None):
                         notice=notice, revoke_url="/oauth/authorizations", sign_out_url="/oauth/sign-out")
 
 
-@oauth_blp.route("/authorizations/<consent_id>/revoke", methods=["POST"])
-@oauth_blp.doc(operationId="revoke_authorization_page", summary="Revoke an application from its page (HTML)",
-               requestBody=FORM, responses={200: HTML, 403: HTML})
-def revoke_authorization_page(consent_id):
-    user = current_user()
-    if user is None or not pages.form_is_ours():
-        return pages.render("error", 403, error="invalid_request",
-                            message="This form was not sent from this page, or you are no longer signed in.")
-    consent = consent_of(user.id, consent_id)
-    if consent is None:
-        return authorizations_page(notice="That authorization was already gone.")
-    name = authorizations.describe(consent)["client_name"]
-    authorizations.revoke(consent)
-    return authorizations_page(notice=f"{name} can no longer use Hirekit for you.")
+@oauth_blp.route("/authorizations")
+class AuthorizationsPage(MethodView):
+    @oauth_blp.doc(operationId="authorizations_page",
+                   summary="The applications the signed-in person authorized (HTML)",
+                   responses={200: HTML})
+    def get(self):
+        return authorizations_page()
+
+
+@oauth_blp.route("/authorizations/<consent_id>/revoke")
+class RevokeAuthorizationPage(MethodView):
+    @oauth_blp.doc(operationId="revoke_authorization_page",
+                   summary="Revoke an application from its page (HTML)",
+                   requestBody=FORM, responses={200: HTML, 403: HTML})
+    def post(self, consent_id):
+        user = current_user()
+        if user is None or not pages.form_is_ours():
+            return pages.render("error", 403, error="invalid_request",
+                                message="This form was not sent from this page, or you are no "
+                                        "longer signed in.")
+        consent = consent_of(user.id, consent_id)
+        if consent is None:
+            return authorizations_page(notice="That authorization was already gone.")
+        name = authorizations.describe(consent)["client_name"]
+        authorizations.revoke(consent)
+        return authorizations_page(notice=f"{name} can no longer use Hirekit for you.")
 
 
 def consent_of(user_id, consent_id) -> OAuthConsent | None:
@@ -246,41 +273,60 @@ def consent_of(user_id, consent_id) -> OAuthConsent | None:
 
 # ---- the token, registration and revocation endpoints --------------------------------------------------------------
 
-@oauth_blp.route("/token", methods=["POST"])
-@oauth_blp.doc(operationId="token", summary="Exchange a code, or a refresh token, for tokens (RFC 6749)",
-               description="grant_type=authorization_code (code, redirect_uri, code_verifier, client_id, resource) or "
-                           "refresh_token (refresh_token, client_id, resource). Every refresh returns a new refresh "
-                           "token; presenting a used one revokes every token of that authorization. Access tokens "
-                           "last OAUTH_ACCESS_TOKEN_SECONDS and work only on the endpoint named by resource.",
-               requestBody=FORM, responses={200: {"description": "The tokens", "content": {"application/json": {
-                   "schema": {"type": "object", "properties": {
-                       "access_token": {"type": "string"}, "token_type": {"type": "string"},
-                       "expires_in": {"type": "integer"}, "refresh_token": {"type": "string"},
-                       "scope": {"type": "string"}}}}}}, 400: OAUTH_ERROR, 401: OAUTH_ERROR})
-def token():
-    return authorization_server().create_token_response()
+TOKENS = {"description": "The tokens", "content": {"application/json": {"schema": {
+    "type": "object", "properties": {
+        "access_token": {"type": "string"}, "token_type": {"type": "string"},
+        "expires_in": {"type": "integer"}, "refresh_token": {"type": "string"},
+        "scope": {"type": "string"}}}}}}
 
 
-@oauth_blp.route("/revoke", methods=["POST"])
-@oauth_blp.doc(operationId="revoke_token", summary="Revoke an access or refresh token (RFC 7009)",
-               description="token (and token_type_hint), with the client's authentication. A refresh token revokes "
-                           "every token of its authorization. An unknown token answers 200 too.",
-               requestBody=FORM, responses={200: {"description": "Revoked (or not a live token)"},
-                                            400: OAUTH_ERROR, 401: OAUTH_ERROR})
-def revoke():
-    return authorization_server().create_endpoint_response("revocation")
+@oauth_blp.route("/token")
+class Token(MethodView):
+    @oauth_blp.doc(operationId="token",
+                   summary="Exchange a code, or a refresh token, for tokens (RFC 6749)",
+                   description="grant_type=authorization_code (code, redirect_uri, "
+                               "code_verifier, client_id, resource) or refresh_token "
+                               "(refresh_token, client_id, resource). Every refresh returns a new "
+                               "refresh token; presenting a used one revokes every token of that "
+                               "authorization. Access tokens last OAUTH_ACCESS_TOKEN_SECONDS and "
+                               "work only on the endpoint named by resource.",
+                   requestBody=FORM, responses={200: TOKENS, 400: OAUTH_ERROR, 401: OAUTH_ERROR})
+    def post(self):
+        return authorization_server().create_token_response()
 
 
-@oauth_blp.route("/register", methods=["POST"])
-@oauth_blp.doc(operationId="register_client", summary="Register a client (RFC 7591 dynamic client registration)",
-               description="JSON client metadata: redirect_uris (https, http on localhost, or an app's private "
-                           "scheme), client_name, grant_types, token_endpoint_auth_method (none for public clients, "
-                           "client_secret_basic or client_secret_post), scope. Answers 201 with client_id (and "
-                           "client_secret for confidential clients).",
-               requestBody={"content": {"application/json": {"schema": {"type": "object"}}}},
-               responses={201: {"description": "Registered", "content": {"application/json": {
-                   "schema": {"type": "object"}}}}, 400: OAUTH_ERROR})
-def register():
+@oauth_blp.route("/revoke")
+class Revoke(MethodView):
+    @oauth_blp.doc(operationId="revoke_token",
+                   summary="Revoke an access or refresh token (RFC 7009)",
+                   description="token (and token_type_hint), with the client's authentication. A "
+                               "refresh token revokes every token of its authorization. An unknown "
+                               "token answers 200 too.",
+                   requestBody=FORM,
+                   responses={200: {"description": "Revoked (or not a live token)"},
+                              400: OAUTH_ERROR, 401: OAUTH_ERROR})
+    def post(self):
+        return authorization_server().create_endpoint_response("revocation")
+
+
+@oauth_blp.route("/register")
+class Register(MethodView):
+    @oauth_blp.doc(operationId="register_client",
+                   summary="Register a client (RFC 7591 dynamic client registration)",
+                   description="JSON client metadata: redirect_uris (https, http on localhost, or "
+                               "an app's private scheme), client_name, grant_types, "
+                               "token_endpoint_auth_method (none for public clients, "
+                               "client_secret_basic or client_secret_post), scope. Answers 201 "
+                               "with client_id (and client_secret for confidential clients).",
+                   requestBody={"content": {"application/json": {"schema": {"type": "object"}}}},
+                   responses={201: {"description": "Registered", "content": {"application/json": {
+                       "schema": {"type": "object"}}}}, 400: OAUTH_ERROR})
+    def post(self):
+        return register_client()
+
+
+def register_client():
+    """Dynamic client registration: the metadata's JSON checked here, the rest by Authlib."""
     if not request.is_json:
         return oauth_error(400, "invalid_client_metadata", "Send the client metadata as an application/json object.")
     try:

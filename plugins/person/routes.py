@@ -62,111 +62,271 @@ def shaped(service, layout: shaping.Layout):
     return answer
 
 
-def add_route(blp: Blueprint, path: str, endpoint: str, service, request_schema, response_schema, summary: str,
-              notes: str, errors: tuple[int, ...], methods=("GET", "POST")) -> None:
-    """One operation answered by `service(params)`: POST reads the JSON body, GET the query string (JSON values as strings).
+GET_NOTES = (" JSON values (query, sort) are sent as JSON strings; a repeated input parameter is a "
+             "list.")
+SEARCH_ERRORS, ENRICH_ERRORS = (400, 503), (400, 404, 502, 503)
 
-    `response_schema` documents the answer; a service answering a Response (shaped output, spliced hits) skips the dump."""
-    members = {}
-    if "POST" in methods:
+
+def post_doc(summary: str, notes: str) -> dict:
+    """The summary and description of an operation's POST (its body read as JSON), for blp.doc."""
+    return {"summary": summary, "description": f"{notes}{OUTPUT_NOTES}"}
+
+
+def get_doc(summary: str, notes: str) -> dict:
+    """The summary and description of the GET twin of a POST (its query string read instead)."""
+    return {"summary": f"{summary} (query parameters)",
+            "description": f"{notes}{OUTPUT_NOTES}{GET_NOTES}"}
+
+
+def dataset(sandbox: bool) -> str:
+    return "the sandbox dataset" if sandbox else "the dataset"
+
+
+def contact_note(contact: bool) -> str:
+    """What bulk and identify say on a version whose plain enrich leaves contact details out."""
+    if contact:
+        return ""
+    return " Contact details are left out, as v2's enrich does (use enrich/info for them)."
+
+
+# Each function below declares one route on the blueprint it is given: the same route serves a
+# version and its sandbox (v1 and sandbox_v1, v2 and sandbox_v2), each answered from its own
+# dataset. A view's endpoint names its operationId (app.http.api.operation_id: search on person_v1
+# is person_search_v1, its GET twin person_search_v1_get).
+
+def search_route(blp: Blueprint, *, sandbox: bool) -> None:
+    answer = shaped(partial(services.people_search, sandbox=sandbox, as_json=True), shaping.hits)
+    summary = f"Search {dataset(sandbox)} with the DSL or SQL; scroll with scroll_token"
+
+    @blp.route("/search", endpoint="search")
+    class Search(MethodView):
+        @blp.arguments(PdlPersonSearchSchema)
+        @blp.response(200, PersonSearchResultSchema)
+        @blp.errors(*SEARCH_ERRORS)
+        @blp.doc(**post_doc(summary, SEARCH_NOTES))
         def post(self, params):
-            return service(params)
+            return answer(params)
 
-        post.__doc__ = f"{summary}\n\n{notes}{OUTPUT_NOTES}"
-        members["post"] = blp.errors(*errors)(blp.response(200, response_schema)(blp.arguments(request_schema)(post)))
-    if "GET" in methods:
+        @blp.arguments(PdlPersonSearchSchema, location="query")
+        @blp.response(200, PersonSearchResultSchema)
+        @blp.errors(*SEARCH_ERRORS)
+        @blp.doc(**get_doc(summary, SEARCH_NOTES))
         def get(self, params):
-            return service(params)
-
-        get.__doc__ = (f"{summary} (query parameters)\n\n{notes}{OUTPUT_NOTES} JSON values (query, sort) are sent as JSON "
-                       "strings; a repeated input parameter is a list.")
-        members["get"] = blp.errors(*errors)(blp.response(200, response_schema)(blp.arguments(request_schema, location="query")(get)))
-    view = type(f"{endpoint.title().replace('_', '')}View", (MethodView,), members)
-    blp.route(path, endpoint=endpoint)(view)
+            return answer(params)
 
 
-def add_retrieve_route(blp: Blueprint, *, contact: bool, sandbox: bool) -> None:
+def search_page_route(blp: Blueprint, *, sandbox: bool) -> None:
+    answer = shaped(partial(services.people_search_page, sandbox=sandbox, as_json=True),
+                    shaping.hits)
+    summary = f"Search {dataset(sandbox)}, page by page"
+
+    @blp.route("/search/page", endpoint="search_page")
+    class SearchPage(MethodView):
+        @blp.arguments(PdlPersonSearchPageSchema)
+        @blp.response(200, PersonSearchPageResultSchema)
+        @blp.errors(*SEARCH_ERRORS)
+        @blp.doc(**post_doc(summary, SEARCH_NOTES))
+        def post(self, params):
+            return answer(params)
+
+        @blp.arguments(PdlPersonSearchPageSchema, location="query")
+        @blp.response(200, PersonSearchPageResultSchema)
+        @blp.errors(*SEARCH_ERRORS)
+        @blp.doc(**get_doc(summary, SEARCH_NOTES))
+        def get(self, params):
+            return answer(params)
+
+
+def search_enrich_route(blp: Blueprint, *, sandbox: bool) -> None:
+    answer = shaped(partial(services.people_search_enrich, sandbox=sandbox), shaping.hits)
+    summary = f"Search {dataset(sandbox)} and overlay each hit with its enrichment"
+    notes = SEARCH_NOTES + " Also 503 when no enrichment vendor is configured."
+
+    @blp.route("/search-enrich", endpoint="search_enrich")
+    class SearchEnrich(MethodView):
+        @blp.arguments(PdlPersonSearchSchema)
+        @blp.response(200, PersonSearchResultSchema)
+        @blp.errors(*SEARCH_ERRORS)
+        @blp.doc(**post_doc(summary, notes))
+        def post(self, params):
+            return answer(params)
+
+        @blp.arguments(PdlPersonSearchSchema, location="query")
+        @blp.response(200, PersonSearchResultSchema)
+        @blp.errors(*SEARCH_ERRORS)
+        @blp.doc(**get_doc(summary, notes))
+        def get(self, params):
+            return answer(params)
+
+
+def enrich_v1_route(blp: Blueprint, *, sandbox: bool) -> None:
+    answer = shaped(partial(services.people_enrich, sandbox=sandbox), shaping.record)
+    summary = f"Enrich one person from {dataset(sandbox)} (vendor_id identifies them)"
+
+    @blp.route("/enrich", endpoint="enrich")
+    class Enrich(MethodView):
+        @blp.arguments(PdlPersonEnrichV1Schema)
+        @blp.response(200, PersonEnrichResultSchema)
+        @blp.errors(*ENRICH_ERRORS)
+        @blp.doc(**post_doc(summary, ENRICH_NOTES))
+        def post(self, params):
+            return answer(params)
+
+        @blp.arguments(PdlPersonEnrichV1Schema, location="query")
+        @blp.response(200, PersonEnrichResultSchema)
+        @blp.errors(*ENRICH_ERRORS)
+        @blp.doc(**get_doc(summary, ENRICH_NOTES))
+        def get(self, params):
+            return answer(params)
+
+
+def enrich_info_route(blp: Blueprint, *, sandbox: bool) -> None:
+    answer = shaped(partial(services.people_enrich, contact=True, sandbox=sandbox), shaping.record)
+    summary = (f"Enrich one person from {dataset(sandbox)} with additional profile info (emails, "
+               "phone numbers, social profiles)")
+
+    @blp.route("/enrich/info", endpoint="enrich_info")
+    class EnrichInfo(MethodView):
+        @blp.arguments(PdlPersonEnrichV2Schema)
+        @blp.response(200, PersonEnrichResultSchema)
+        @blp.errors(*ENRICH_ERRORS)
+        @blp.doc(**post_doc(summary, ENRICH_NOTES))
+        def post(self, params):
+            return answer(params)
+
+        @blp.arguments(PdlPersonEnrichV2Schema, location="query")
+        @blp.response(200, PersonEnrichResultSchema)
+        @blp.errors(*ENRICH_ERRORS)
+        @blp.doc(**get_doc(summary, ENRICH_NOTES))
+        def get(self, params):
+            return answer(params)
+
+
+def enrich_v2_route(blp: Blueprint, *, sandbox: bool) -> None:
+    answer = shaped(partial(services.people_enrich, contact=False, sandbox=sandbox), shaping.record)
+    summary = (f"Enrich one person from {dataset(sandbox)} (servicegraph_id identifies them); "
+               "contact details left out")
+
+    @blp.route("/enrich", endpoint="enrich")
+    class Enrich(MethodView):
+        @blp.arguments(PdlPersonEnrichV2Schema)
+        @blp.response(200, PersonEnrichResultSchema)
+        @blp.errors(*ENRICH_ERRORS)
+        @blp.doc(**post_doc(summary, ENRICH_NOTES))
+        def post(self, params):
+            return answer(params)
+
+        @blp.arguments(PdlPersonEnrichV2Schema, location="query")
+        @blp.response(200, PersonEnrichResultSchema)
+        @blp.errors(*ENRICH_ERRORS)
+        @blp.doc(**get_doc(summary, ENRICH_NOTES))
+        def get(self, params):
+            return answer(params)
+
+
+def pdl_bulk_route(blp: Blueprint, *, contact: bool, sandbox: bool, version: str) -> None:
+    """PDL's bulk, as PDL's SDKs call it."""
+    answer = shaped(partial(services.people_pdl_bulk, contact=contact, sandbox=sandbox,
+                            version=version), shaping.array_items)
+    notes = ("HTTP 200 overall; each item has its own status (200, 400, 404, 422) and error when "
+             "it failed; top-level min_likelihood, include_if_matched and required apply to items "
+             "that do not set their own. Fewer than 1 or more than 100 requests is 422."
+             + contact_note(contact))
+
+    @blp.route("/bulk", endpoint="pdl_bulk")
+    class PdlBulk(MethodView):
+        @blp.arguments(PdlPersonBulkEnrichSchema)
+        @blp.response(200, PersonPdlBulkResultSchema(many=True))
+        @blp.errors(502, 503)
+        @blp.doc(**post_doc("Enrich 1-100 people (PDL's bulk): a JSON array in request order, "
+                            "metadata echoed", notes))
+        def post(self, params):
+            return answer(params)
+
+
+def retrieve_route(blp: Blueprint, *, contact: bool, sandbox: bool) -> None:
     """PDL's GET /person/retrieve/{person_id}."""
-    answer = shaped(lambda params, person_id: services.person_retrieve(person_id, contact=contact, sandbox=sandbox), shaping.record)
+    answer = shaped(lambda params, person_id: services.person_retrieve(person_id, contact=contact,
+                                                                       sandbox=sandbox),
+                    shaping.record)
+    left_out = "" if contact else " Contact details are left out, as v2's enrich does."
 
+    @blp.route("/retrieve/<string:person_id>", endpoint="retrieve")
     class PersonRetrieve(MethodView):
         @blp.arguments(PersonRetrieveArgsSchema, location="query")
         @blp.response(200, PersonRetrieveResultSchema)
         @blp.errors(503)
+        @blp.doc(summary="One profile by its id (PDL's retrieve)",
+                 description=f"404 when no profile has the id.{left_out}{OUTPUT_NOTES}")
         def get(self, params, person_id):
             return answer(params, person_id)
 
-    PersonRetrieve.get.__doc__ = ("One profile by its id (PDL's retrieve)\n\n404 when no profile has the id."
-                                  + ("" if contact else " Contact details are left out, as v2's enrich does.") + OUTPUT_NOTES)
-    blp.route("/retrieve/<string:person_id>", endpoint="retrieve")(PersonRetrieve)
+
+def identify_route(blp: Blueprint, enrich_schema, *, contact: bool, sandbox: bool) -> None:
+    """PDL's identify, its inputs those of the version's enrich (`enrich_schema`)."""
+    answer = shaped(partial(services.people_identify, contact=contact, sandbox=sandbox),
+                    shaping.matches)
+    summary = "Up to 20 profiles the inputs may describe, strongest first (PDL's identify)"
+    notes = ("The enrich matcher's candidates with match_score (likelihood x 10) and matched_on; "
+             "min_likelihood (default 1) and required leave candidates out; none left is 404. "
+             "Inputs as for enrich." + contact_note(contact))
+
+    @blp.route("/identify", endpoint="identify")
+    class Identify(MethodView):
+        @blp.arguments(enrich_schema)
+        @blp.response(200, PersonIdentifyResultSchema)
+        @blp.errors(*ENRICH_ERRORS)
+        @blp.doc(**post_doc(summary, notes))
+        def post(self, params):
+            return answer(params)
+
+        @blp.arguments(enrich_schema, location="query")
+        @blp.response(200, PersonIdentifyResultSchema)
+        @blp.errors(*ENRICH_ERRORS)
+        @blp.doc(**get_doc(summary, notes))
+        def get(self, params):
+            return answer(params)
 
 
-def add_pdl_routes(blp: Blueprint, enrich_schema, *, contact: bool, sandbox: bool, version: str) -> None:
-    """PDL's bulk, retrieve and identify, as PDL's SDKs call them, under one prefix."""
-    contact_note = "" if contact else " Contact details are left out, as v2's enrich does (use enrich/info for them)."
-    add_route(blp, "/bulk", "pdl_bulk", shaped(partial(services.people_pdl_bulk, contact=contact, sandbox=sandbox, version=version),
-                                               shaping.array_items),
-              PdlPersonBulkEnrichSchema, PersonPdlBulkResultSchema(many=True),
-              "Enrich 1-100 people (PDL's bulk): a JSON array in request order, metadata echoed",
-              "HTTP 200 overall; each item has its own status (200, 400, 404, 422) and error when it failed; top-level "
-              "min_likelihood, include_if_matched and required apply to items that do not set their own. Fewer than 1 or "
-              "more than 100 requests is 422." + contact_note, (502, 503), methods=("POST",))
-    add_retrieve_route(blp, contact=contact, sandbox=sandbox)
-    add_route(blp, "/identify", "identify", shaped(partial(services.people_identify, contact=contact, sandbox=sandbox), shaping.matches),
-              enrich_schema, PersonIdentifyResultSchema,
-              "Up to 20 profiles the inputs may describe, strongest first (PDL's identify)",
-              "The enrich matcher's candidates with match_score (likelihood x 10) and matched_on; min_likelihood (default 1) "
-              "and required leave candidates out; none left is 404. Inputs as for enrich." + contact_note,
-              (400, 404, 502, 503))
+for _blp, _sandbox in ((v1, False), (sandbox_v1, True)):
+    search_route(_blp, sandbox=_sandbox)
+    enrich_v1_route(_blp, sandbox=_sandbox)
+    search_enrich_route(_blp, sandbox=_sandbox)
+    pdl_bulk_route(_blp, contact=True, sandbox=_sandbox, version="v1")
+    retrieve_route(_blp, contact=True, sandbox=_sandbox)
+    identify_route(_blp, PdlPersonEnrichV1Schema, contact=True, sandbox=_sandbox)
+for _blp, _sandbox in ((v2, False), (sandbox_v2, True)):
+    search_route(_blp, sandbox=_sandbox)
+    search_page_route(_blp, sandbox=_sandbox)
+    enrich_info_route(_blp, sandbox=_sandbox)
+    enrich_v2_route(_blp, sandbox=_sandbox)
+    pdl_bulk_route(_blp, contact=False, sandbox=_sandbox, version="v2")
+    retrieve_route(_blp, contact=False, sandbox=_sandbox)
+    identify_route(_blp, PdlPersonEnrichV2Schema, contact=False, sandbox=_sandbox)
+search_enrich_route(v2, sandbox=False)
 
 
-def add_schema_route(blp: Blueprint) -> None:
-    class PersonMapping(MethodView):
-        @blp.response(200, PersonMappingSchema)
-        def get(self):
-            """The raw mapping of the v2 person index: every searchable field and its type"""
-            return services.person_mapping()
-
-    blp.route("/schema", endpoint="schema")(PersonMapping)
+bulk_enrich_info = shaped(partial(services.people_bulk_enrich, contact=True, sandbox=False),
+                          shaping.items)
 
 
-def _routes() -> None:
-    search_errors, enrich_errors = (400, 503), (400, 404, 502, 503)
-    hits, record, items = shaping.hits, shaping.record, shaping.items
-    for blp, sandbox in ((v1, False), (sandbox_v1, True)):
-        where = "the sandbox dataset" if sandbox else "the dataset"
-        add_route(blp, "/search", "search", shaped(partial(services.people_search, sandbox=sandbox, as_json=True), hits), PdlPersonSearchSchema,
-                  PersonSearchResultSchema, f"Search {where} with the DSL or SQL; scroll with scroll_token", SEARCH_NOTES, search_errors)
-        add_route(blp, "/enrich", "enrich", shaped(partial(services.people_enrich, sandbox=sandbox), record), PdlPersonEnrichV1Schema,
-                  PersonEnrichResultSchema, f"Enrich one person from {where} (vendor_id identifies them)", ENRICH_NOTES, enrich_errors)
-        add_route(blp, "/search-enrich", "search_enrich", shaped(partial(services.people_search_enrich, sandbox=sandbox), hits),
-                  PdlPersonSearchSchema, PersonSearchResultSchema, f"Search {where} and overlay each hit with its enrichment",
-                  SEARCH_NOTES + " Also 503 when no enrichment vendor is configured.", search_errors)
-        add_pdl_routes(blp, PdlPersonEnrichV1Schema, contact=True, sandbox=sandbox, version="v1")
-    for blp, sandbox in ((v2, False), (sandbox_v2, True)):
-        where = "the sandbox dataset" if sandbox else "the dataset"
-        add_route(blp, "/search", "search", shaped(partial(services.people_search, sandbox=sandbox, as_json=True), hits), PdlPersonSearchSchema,
-                  PersonSearchResultSchema, f"Search {where} with the DSL or SQL; scroll with scroll_token", SEARCH_NOTES, search_errors)
-        add_route(blp, "/search/page", "search_page", shaped(partial(services.people_search_page, sandbox=sandbox, as_json=True), hits),
-                  PdlPersonSearchPageSchema, PersonSearchPageResultSchema, f"Search {where}, page by page", SEARCH_NOTES, search_errors)
-        add_route(blp, "/enrich/info", "enrich_info", shaped(partial(services.people_enrich, contact=True, sandbox=sandbox), record),
-                  PdlPersonEnrichV2Schema, PersonEnrichResultSchema,
-                  f"Enrich one person from {where} with additional profile info (emails, phone numbers, social profiles)",
-                  ENRICH_NOTES, enrich_errors)
-        add_route(blp, "/enrich", "enrich", shaped(partial(services.people_enrich, contact=False, sandbox=sandbox), record),
-                  PdlPersonEnrichV2Schema, PersonEnrichResultSchema,
-                  f"Enrich one person from {where} (servicegraph_id identifies them); contact details left out",
-                  ENRICH_NOTES, enrich_errors)
-        add_pdl_routes(blp, PdlPersonEnrichV2Schema, contact=False, sandbox=sandbox, version="v2")
-    add_route(v2, "/search-enrich", "search_enrich", shaped(partial(services.people_search_enrich, sandbox=False), hits),
-              PdlPersonSearchSchema, PersonSearchResultSchema, "Search the dataset and overlay each hit with its enrichment",
-              SEARCH_NOTES + " Also 503 when no enrichment vendor is configured.", (400, 503))
-    add_route(v2, "/enrich/info/bulk", "bulk_enrich_info", shaped(partial(services.people_bulk_enrich, contact=True, sandbox=False), items),
-              PdlPersonBulkEnrichSchema, PersonBulkResultSchema,
-              "Enrich 1-100 people with additional profile info; answers in request order, each with its own status",
-              "HTTP 200 overall; each item carries status (200, 400, 404, 422, 429, 502) and error when it failed. "
-              "Fewer than 1 or more than 100 requests is 422. " + LIKELIHOOD_DOC, (502, 503), methods=("POST",))
-    add_schema_route(v2)
+@v2.route("/enrich/info/bulk", endpoint="bulk_enrich_info")
+class BulkEnrichInfo(MethodView):
+    @v2.arguments(PdlPersonBulkEnrichSchema)
+    @v2.response(200, PersonBulkResultSchema)
+    @v2.errors(502, 503)
+    @v2.doc(**post_doc("Enrich 1-100 people with additional profile info; answers in request "
+                       "order, each with its own status",
+                       "HTTP 200 overall; each item carries status (200, 400, 404, 422, 429, 502) "
+                       "and error when it failed. Fewer than 1 or more than 100 requests is 422. "
+                       + LIKELIHOOD_DOC))
+    def post(self, params):
+        return bulk_enrich_info(params)
 
 
-_routes()
+@v2.route("/schema", endpoint="schema")
+class PersonMapping(MethodView):
+    @v2.response(200, PersonMappingSchema)
+    def get(self):
+        """The raw mapping of the v2 person index: every searchable field and its type"""
+        return services.person_mapping()

@@ -3,15 +3,13 @@
 from flask import after_this_request
 from flask.views import MethodView
 
-from app.http.api import Blueprint
+from app.http.api import Blueprint, page_schema
 from app.security.auth import current_caller, current_tenant_id
-from app.http.record_routes import add_list_route
 from plugins.candidates.schemas import CandidateSchema
 from plugins.privacy import services
 from plugins.privacy.anonymize import anonymize_candidate
 from plugins.privacy.erasure import erase_candidate
 from plugins.privacy.export import export_candidate
-from plugins.privacy.models import Erasure
 from plugins.privacy.schemas import AnonymizeBodySchema, ErasureListArgsSchema, ErasureSchema, ExportSchema
 
 blp = Blueprint("privacy", __name__, url_prefix="/v1",
@@ -55,6 +53,11 @@ class CandidateAnonymization(MethodView):
         return anonymize_candidate(current_tenant_id(), candidate_id, body["fields"])
 
 
-add_list_route(blp, Erasure, ErasureSchema, rule="/privacy/erasures", args_schema=ErasureListArgsSchema,
-               list_records=services.list_erasures, list_name="privacy-erasures",
-               summary="The erasure log: who erased which candidate when, with ids and counts, oldest first")
+@blp.route("/privacy/erasures")
+class Erasures(MethodView):
+    @blp.arguments(ErasureListArgsSchema, location="query")
+    @blp.response(200, page_schema(ErasureSchema))
+    @blp.doc(operationId="list_privacy-erasures")
+    def get(self, args):
+        """The erasure log: who erased which candidate when, with ids and counts, oldest first"""
+        return services.list_erasures(current_tenant_id(), **args)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import marshmallow as ma
 from flask import current_app
+from flask.views import MethodView
 
 from app.http.api import Blueprint
 from app.security.auth import current_tenant_id
@@ -24,12 +25,14 @@ class TenantSchema(ma.Schema):
 
 
 @blp.route("")
-@blp.response(200, TenantSchema)
-@blp.doc(operationId="get_current_tenant")
-def current_tenant():
-    """The tenant of the calling key"""
-    tenant = Tenant.get_or_none(Tenant.id == current_tenant_id())
-    if tenant is None:  # deleted while a cached key still pointed at it
-        raise NotFound("tenant")
-    return {"id": tenant.id, "name": tenant.name, "rate_limit": tenant.rate_limit or current_app.config["RATE_LIMIT"],
-            "candidate_retention_days": tenant.candidate_retention_days}
+class CurrentTenant(MethodView):
+    @blp.response(200, TenantSchema)
+    @blp.doc(operationId="get_current_tenant")
+    def get(self):
+        """The tenant of the calling key"""
+        tenant = Tenant.get_or_none(Tenant.id == current_tenant_id())
+        if tenant is None:  # deleted while a cached key still pointed at it
+            raise NotFound("tenant")
+        return {"id": tenant.id, "name": tenant.name,
+                "rate_limit": tenant.rate_limit or current_app.config["RATE_LIMIT"],
+                "candidate_retention_days": tenant.candidate_retention_days}
