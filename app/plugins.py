@@ -7,25 +7,7 @@ import importlib.util
 from dataclasses import dataclass, field
 from typing import Callable
 
-CORE_PLUGINS = (  # always on, registered first, whatever HIREKIT_PLUGINS selects
-    "tenant",
-    "events",
-)
-
-ALL_PLUGINS = (  # the families HIREKIT_PLUGINS selects from
-    "jobs",
-    "scheduling",
-    "candidates",
-    "applications",
-    "questions",
-    "calls",
-    "webhooks",
-    "privacy",
-    "person",
-    "mcp",
-    "oauth",
-    "board",
-)
+PACKAGE = "plugins"  # the package whose subpackages are the families; its CORE and FAMILIES name them in order
 
 
 @dataclass(frozen=True)
@@ -59,13 +41,27 @@ class PluginError(RuntimeError):
 
 
 def module_path(name: str) -> str:
-    return f"plugins.{name}"
+    return f"{PACKAGE}.{name}"
+
+
+def _declared(attribute: str) -> tuple[str, ...]:
+    return tuple(getattr(importlib.import_module(PACKAGE), attribute, ()))
+
+
+def core() -> tuple[str, ...]:
+    """The families always on, registered first whatever HIREKIT_PLUGINS selects (the package's CORE)."""
+    return _declared("CORE")
+
+
+def selectable() -> tuple[str, ...]:
+    """The families HIREKIT_PLUGINS selects from, in their registration order (the package's FAMILIES)."""
+    return _declared("FAMILIES")
 
 
 def available() -> list[str]:
     """The families whose packages are present, in their canonical order: the default selection."""
     found = []
-    for name in ALL_PLUGINS:
+    for name in selectable():
         spec = importlib.util.find_spec(module_path(name))
         if spec is not None and spec.origin is not None:  # a folder without __init__.py is not a plugin yet
             found.append(name)
@@ -73,8 +69,8 @@ def available() -> list[str]:
 
 
 def load_plugin(name: str) -> Plugin:
-    if name not in ALL_PLUGINS and name not in CORE_PLUGINS:
-        raise PluginError(f"unknown plugin {name!r} in HIREKIT_PLUGINS; available: {', '.join(ALL_PLUGINS)}")
+    if name not in selectable() and name not in core():
+        raise PluginError(f"unknown plugin {name!r} in HIREKIT_PLUGINS; available: {', '.join(selectable())}")
     plugin = importlib.import_module(module_path(name)).PLUGIN
     if plugin.name != name:
         raise PluginError(f"plugin module {name!r} declares the name {plugin.name!r}")
@@ -85,7 +81,7 @@ def resolve(names) -> list[Plugin]:
     """The core plugins, then the selected ones in dependency order; an unknown name or a missing need is a
     PluginError."""
     selected = [n.strip() for n in names if n and n.strip()]
-    plugins = {name: load_plugin(name) for name in (*CORE_PLUGINS, *selected)}
+    plugins = {name: load_plugin(name) for name in (*core(), *selected)}
     for plugin in plugins.values():
         missing = [need for need in plugin.needs if need not in plugins]
         if missing:
@@ -110,7 +106,7 @@ def all_models() -> list:
     from app.http import idempotency
 
     models = list(tenancy.MODELS) + list(events.MODELS) + list(idempotency.MODELS) + list(tombstones.MODELS)
-    for name in (*CORE_PLUGINS, *available()):
+    for name in (*core(), *available()):
         plugin = load_plugin(name)
         models.extend(m for m in plugin.models if m not in models)
     return models

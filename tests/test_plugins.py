@@ -35,9 +35,9 @@ def test_plugins_from_environment_string(base_config, monkeypatch):
 
 
 def test_every_family_is_enabled_by_default(app):
-    from app.plugins import CORE_PLUGINS, available
+    from app.plugins import available, core
 
-    assert list(app.extensions["hirekit_plugins"]) == [*CORE_PLUGINS, *available()]
+    assert list(app.extensions["hirekit_plugins"]) == [*core(), *available()]
     assert {"jobs", "scheduling"} <= set(available())
 
 
