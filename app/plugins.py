@@ -20,6 +20,17 @@ class Tasks:
 
 
 @dataclass(frozen=True)
+class EventType:
+    """An event a family emits (app.data.events.emit): its type, the schema its record is dumped
+    with (whose fields a webhook may select), and a sample record's values where a field's type
+    alone would say little (a test event's)."""
+
+    name: str
+    record_schema: type | None = None
+    samples: tuple[tuple[str, object], ...] = ()
+
+
+@dataclass(frozen=True)
 class Plugin:
     """What a family brings: blueprints (auth scheme on each), models for migrations, needs, background work."""
 
@@ -34,6 +45,7 @@ class Plugin:
     # lists whose totals the database keeps (app.data.row_counts): (list name, the one filter its buckets answer or
     # None); a list named here is its table's rows of the tenant, and a migration keeps the table's counts
     counted_lists: tuple[tuple[str, str | None], ...] = ()
+    event_types: tuple[EventType, ...] = ()  # the events the family emits
 
 
 class PluginError(RuntimeError):
@@ -112,10 +124,29 @@ def all_models() -> list:
     return models
 
 
+def event_types(plugins) -> dict[str, EventType]:
+    """The plugins' event types by name, those of the package's EVENT_ORDER families first in that
+    order, then the others in the plugins' order; one type declared twice is a PluginError."""
+    by_name = {plugin.name: plugin for plugin in plugins}
+    first = [by_name[name] for name in _declared("EVENT_ORDER") if name in by_name]
+    found: dict[str, EventType] = {}
+    for plugin in [*first, *(plugin for plugin in plugins if plugin not in first)]:
+        for event_type in plugin.event_types:
+            if event_type.name in found:
+                raise PluginError(f"event type {event_type.name!r} is declared twice "
+                                  f"(plugin {plugin.name!r})")
+            found[event_type.name] = event_type
+    return found
+
+
 def register(app, api, plugins: list[Plugin]) -> None:
-    """Register each plugin's blueprints with their auth scheme and limits, then its own init hook."""
+    """Register each plugin's blueprints with their auth scheme and limits, then its own init hook.
+    The event types are known first, and a blueprint's documentation is built inside the app's
+    context: a validator of event types (app.data.events.DeclaredEventType) gives the OpenAPI
+    document its enum from them."""
     from app.security import auth, limits
 
+    app.extensions["hirekit_event_types"] = event_types(plugins)
     for plugin in plugins:
         for blueprint in plugin.blueprints:
             scheme = getattr(blueprint, "auth", None)
@@ -124,7 +155,8 @@ def register(app, api, plugins: list[Plugin]) -> None:
             if plugin.rate_limit:
                 limits.apply_limit(app, blueprint, plugin.rate_limit)
             if hasattr(blueprint, "register_views_in_doc"):
-                api.register_blueprint(blueprint)
+                with app.app_context():
+                    api.register_blueprint(blueprint)
             else:
                 app.register_blueprint(blueprint)
         if plugin.init_app:
