@@ -112,6 +112,15 @@ def resolve(names) -> list[Plugin]:
     return ordered
 
 
+def default_queues(plugins) -> list[str]:
+    """The queues a worker serves when HIREKIT_QUEUES is unset: those the plugins send their jobs to
+    (Tasks.queues), in the plugins' order, then the core's own."""
+    from app.background.queue import DEFAULT_QUEUE
+
+    named = [name for plugin in plugins for name in plugin.tasks.queues]
+    return list(dict.fromkeys([*named, DEFAULT_QUEUE]))
+
+
 def all_models() -> list:
     """Every model of every plugin, enabled or not: the schema that migrations describe."""
     from app.data import events, tenancy, tombstones
