@@ -7,7 +7,8 @@ import importlib.util
 from dataclasses import dataclass, field
 from typing import Callable
 
-PACKAGE = "plugins"  # the package whose subpackages are the families; its CORE and FAMILIES name them in order
+# the package whose subpackages are the families; its CORE and FAMILIES name them in order
+PACKAGE = "plugins"
 
 
 @dataclass(frozen=True)
@@ -61,12 +62,14 @@ def _declared(attribute: str) -> tuple[str, ...]:
 
 
 def core() -> tuple[str, ...]:
-    """The families always on, registered first whatever HIREKIT_PLUGINS selects (the package's CORE)."""
+    """The families always on, registered first whatever HIREKIT_PLUGINS selects (the package's
+    CORE)."""
     return _declared("CORE")
 
 
 def selectable() -> tuple[str, ...]:
-    """The families HIREKIT_PLUGINS selects from, in their registration order (the package's FAMILIES)."""
+    """The families HIREKIT_PLUGINS selects from, in their registration order (the package's
+    FAMILIES)."""
     return _declared("FAMILIES")
 
 
@@ -82,7 +85,8 @@ def available() -> list[str]:
 
 def load_plugin(name: str) -> Plugin:
     if name not in selectable() and name not in core():
-        raise PluginError(f"unknown plugin {name!r} in HIREKIT_PLUGINS; available: {', '.join(selectable())}")
+        raise PluginError(f"unknown plugin {name!r} in HIREKIT_PLUGINS; "
+                          f"available: {', '.join(selectable())}")
     plugin = importlib.import_module(module_path(name)).PLUGIN
     if plugin.name != name:
         raise PluginError(f"plugin module {name!r} declares the name {plugin.name!r}")

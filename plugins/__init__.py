@@ -1,11 +1,12 @@
-"""Endpoint families, one package each, exposing PLUGIN (see app/plugins.py): which exist, and in what order."""
+"""Endpoint families, one package each exposing PLUGIN (app/plugins.py): which exist, in order."""
 
 CORE = (  # always on, registered first, whatever HIREKIT_PLUGINS selects
     "tenant",
     "events",
 )
 
-FAMILIES = (  # the families HIREKIT_PLUGINS selects from, in their registration (and /openapi.json) order
+# the families HIREKIT_PLUGINS selects from, in their registration (and /openapi.json) order
+FAMILIES = (
     "jobs",
     "scheduling",
     "candidates",
@@ -20,7 +21,7 @@ FAMILIES = (  # the families HIREKIT_PLUGINS selects from, in their registration
     "board",
 )
 
-# the families whose event types (Plugin.event_types) are listed first, in this order, where the types are listed
-# (the /v1/events filter, the webhook body's enum): the order the types were published in; others follow in
-# registration order
+# the families whose event types (Plugin.event_types) are listed first, in this order, where the
+# types are listed (the /v1/events filter, the webhook body's enum): the order the types were
+# published in; others follow in registration order
 EVENT_ORDER = ("calls", "applications", "privacy", "candidates")

@@ -1,4 +1,4 @@
-"""The core (app/) names no family: which families exist, their event types and operations come from plugins/."""
+"""The core (app/) names no family: names, event types and operation ids come from plugins/."""
 
 from __future__ import annotations
 
@@ -10,25 +10,31 @@ from app.plugins import available, core, event_types, load_plugin
 
 ROOT = Path(__file__).resolve().parent.parent
 
-# Strings of app/'s code equal to a family's name that mean something else there: string -> the files allowed it
+# Strings of app/'s code equal to a family's name that mean something else there: string -> the
+# files allowed it (None: any)
 OTHER_MEANINGS = {
-    "tenant": None,  # the column naming a row's tenant (app.data.tenancy), in every file that builds rows or indexes
+    # the column naming a row's tenant (app.data.tenancy), in every file that builds rows or indexes
+    "tenant": None,
     "events": {"app/data/events.py"},  # the event store's table
-    "person": {"app/config.py"},  # the default search index's name and directory (the dataset's, not the routes')
+    # the default search index's name and directory (the dataset's, not the routes')
+    "person": {"app/config.py"},
 }
 
 
 def code_strings(path: Path):
-    """(line, text) of every string constant of the file's code: docstrings are not code, f-string parts are."""
+    """(line, text) of every string constant of the file's code: docstrings are not code, f-string
+    parts are."""
     tree = ast.parse(path.read_text(), filename=str(path))
     docstrings = set()
     for node in ast.walk(tree):
-        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+        documented = (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
+        if isinstance(node, documented) and node.body:
             first = node.body[0]
             if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
                 docstrings.add(id(first.value))
     for node in ast.walk(tree):
-        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) \
+                and id(node) not in docstrings:
             yield node.lineno, node.value
 
 
@@ -67,5 +73,7 @@ def test_the_core_names_no_family_event_type_or_operation():
 
 def test_the_check_sees_code_strings_but_not_docstrings(tmp_path):
     (tmp_path / "app").mkdir()
-    (tmp_path / "app" / "m.py").write_text('"""jobs"""\n\n\ndef f():\n    """jobs"""\n    return f"{1}jobs", "jobs"\n')
-    assert named_families({"jobs": "a family's name"}, tmp_path) == ["app/m.py:6: 'jobs' is a family's name"] * 2
+    source = '"""jobs"""\n\n\ndef f():\n    """jobs"""\n    return f"{1}jobs", "jobs"\n'
+    (tmp_path / "app" / "m.py").write_text(source)
+    found = named_families({"jobs": "a family's name"}, tmp_path)
+    assert found == ["app/m.py:6: 'jobs' is a family's name"] * 2

@@ -54,20 +54,23 @@ def test_tenant_and_event_feed_answer_whatever_is_selected(make_app, make_tenant
 
 
 def test_event_types_are_the_enabled_families_declarations(make_app, make_tenant):
-    """A family that is off emits nothing, so its event types are neither filtered on nor emitted."""
+    """A family that is off emits nothing: its event types are neither filtered on nor emitted."""
     from app.data import events
     from app.data.db import database
 
     app = make_app(PLUGINS=["jobs", "candidates", "applications"])
     tenant = make_tenant("few")
     client = app.test_client()
-    assert list(app.extensions["hirekit_event_types"]) == ["application_activty", "candidate.consent"]
-    assert client.get("/v1/events?type=application_activty", headers=tenant.headers).status_code == 200
+    declared = ["application_activty", "candidate.consent"]
+    assert list(app.extensions["hirekit_event_types"]) == declared
+    feed = client.get("/v1/events?type=application_activty", headers=tenant.headers)
+    assert feed.status_code == 200
     refused = client.get("/v1/events?type=call_activity", headers=tenant.headers)
     assert refused.status_code == 422
     assert "Must be one of: application_activty, candidate.consent." in str(refused.json)
-    with app.app_context(), database.connection_context(), pytest.raises(ValueError, match="call_activity"):
-        events.emit("few", "call_activity", {"id": "x"})
+    with app.app_context(), database.connection_context():
+        with pytest.raises(ValueError, match="call_activity"):
+            events.emit("few", "call_activity", {"id": "x"})
 
 
 def test_every_family_on_lists_the_event_types_in_their_published_order(app):
@@ -78,13 +81,14 @@ def test_every_family_on_lists_the_event_types_in_their_published_order(app):
 def test_one_event_type_declared_twice_stops_start_up():
     from app.plugins import EventType, Plugin, event_types
 
-    twice = [Plugin(name=name, event_types=(EventType("thing.changed"),)) for name in ("one", "other")]
+    declared = (EventType("thing.changed"),)
+    twice = [Plugin(name=name, event_types=declared) for name in ("one", "other")]
     with pytest.raises(PluginError, match="'thing.changed' is declared twice"):
         event_types(twice)
 
 
-def test_a_worker_serves_the_enabled_families_queues_and_default_unless_configured(make_app, base_config,
-                                                                                    monkeypatch):
+def test_a_worker_serves_the_enabled_families_queues_and_default_unless_configured(
+        make_app, base_config, monkeypatch):
     assert make_app().config["QUEUES"] == ["calls", "webhooks", "default"]
     assert make_app(PLUGINS=["jobs"]).config["QUEUES"] == ["default"]
     assert make_app(PLUGINS=["jobs"], QUEUES=["webhooks"]).config["QUEUES"] == ["webhooks"]
