@@ -14,7 +14,7 @@ from app.data import db, events
 from app.http import idempotency, metrics, nul_guard
 from app.http.api import init_api
 from app.http.json import OrjsonProvider
-from app.plugins import register, resolve
+from app.plugins import default_queues, register, resolve
 from app.security import auth, fair_share, limits, secret_key
 from app.server.observability import configure_logging, install_request_context
 
@@ -82,6 +82,8 @@ def create_app(config: dict | None = None) -> Flask:
     app.config["MAX_CONTENT_LENGTH"] = max(app.config["MAX_CONTENT_LENGTH"], app.config["MAX_RESUME_BYTES"] * 2)
     configure_logging(app)
     plugins = resolve(app.config["PLUGINS"])
+    if app.config["QUEUES"] is None:
+        app.config["QUEUES"] = default_queues(plugins)
 
     if app.config["BEHIND_PROXY"]:
         from werkzeug.middleware.proxy_fix import ProxyFix

@@ -57,7 +57,9 @@ DEFAULTS: dict[str, object] = {
     "TENANT_IN_FLIGHT_WAIT": 0.1,  # seconds a request over its tenant's in-flight cap waits for a place before its 429
     "WEB_THREADS": 4,  # gunicorn's request threads per worker (deploy/gunicorn.conf.py reads it too)
     # --- Background work ---
-    "QUEUES": ["calls", "webhooks", "default"],  # the RQ queues a worker serves when none are named
+    # the RQ queues a worker serves when none are named; unset: the queues the enabled families
+    # send their jobs to (e.g. `calls` and `webhooks`), then `default`
+    "QUEUES": None,
     "WORKER_CLASS": "simple",  # RQ worker class of `worker.py`: `simple` (jobs in the worker process), `fork` or `spawn`
     # --- Resumes ---
     "MAX_RESUME_BYTES": 10 * 1024 * 1024,  # largest resume accepted, in bytes (413 above)
@@ -219,6 +221,8 @@ DEFAULTS: dict[str, object] = {
 }
 
 ENV_PREFIX = "HIREKIT_"
+# lists whose unset default is worked out at start, from the families
+UNSET_LISTS = ("PLUGINS", "QUEUES")
 
 # What Procfile platforms (Heroku, Dokku, Render...) set, honoured when the HIREKIT_ variable of the same setting is
 # unset. WEB_WORKERS is read by deploy/gunicorn.conf.py only.
@@ -293,7 +297,7 @@ def from_environment(environ: dict[str, str]) -> dict[str, object]:
             continue
         key = name[len(ENV_PREFIX):]
         default = DEFAULTS.get(key, "")
-        found[key] = _coerce(raw, [] if key == "PLUGINS" else default)
+        found[key] = _coerce(raw, [] if key in UNSET_LISTS else default)
     return found
 
 
@@ -318,8 +322,9 @@ def load_config(overrides: dict | None = None, environ: dict[str, str] | None = 
     if overrides:
         config.update(overrides)
     _resolve_secret_key(config)
-    if isinstance(config["PLUGINS"], str):
-        config["PLUGINS"] = _coerce(config["PLUGINS"], [])
+    for key in UNSET_LISTS:
+        if isinstance(config[key], str):
+            config[key] = _coerce(config[key], [])
     if config["PLUGINS"] is None:
         config["PLUGINS"] = available()
     return config

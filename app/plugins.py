@@ -7,25 +7,8 @@ import importlib.util
 from dataclasses import dataclass, field
 from typing import Callable
 
-CORE_PLUGINS = (  # always on, registered first, whatever HIREKIT_PLUGINS selects
-    "tenant",
-    "events",
-)
-
-ALL_PLUGINS = (  # the families HIREKIT_PLUGINS selects from
-    "jobs",
-    "scheduling",
-    "candidates",
-    "applications",
-    "questions",
-    "calls",
-    "webhooks",
-    "privacy",
-    "person",
-    "mcp",
-    "oauth",
-    "board",
-)
+# the package whose subpackages are the families; its CORE and FAMILIES name them in order
+PACKAGE = "plugins"
 
 
 @dataclass(frozen=True)
@@ -35,6 +18,17 @@ class Tasks:
 
     queues: tuple = ()
     periodic: tuple = ()
+
+
+@dataclass(frozen=True)
+class EventType:
+    """An event a family emits (app.data.events.emit): its type, the schema its record is dumped
+    with (whose fields a webhook may select), and a sample record's values where a field's type
+    alone would say little (a test event's)."""
+
+    name: str
+    record_schema: type | None = None
+    samples: tuple[tuple[str, object], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -52,6 +46,7 @@ class Plugin:
     # lists whose totals the database keeps (app.data.row_counts): (list name, the one filter its buckets answer or
     # None); a list named here is its table's rows of the tenant, and a migration keeps the table's counts
     counted_lists: tuple[tuple[str, str | None], ...] = ()
+    event_types: tuple[EventType, ...] = ()  # the events the family emits
 
 
 class PluginError(RuntimeError):
@@ -59,13 +54,29 @@ class PluginError(RuntimeError):
 
 
 def module_path(name: str) -> str:
-    return f"plugins.{name}"
+    return f"{PACKAGE}.{name}"
+
+
+def _declared(attribute: str) -> tuple[str, ...]:
+    return tuple(getattr(importlib.import_module(PACKAGE), attribute, ()))
+
+
+def core() -> tuple[str, ...]:
+    """The families always on, registered first whatever HIREKIT_PLUGINS selects (the package's
+    CORE)."""
+    return _declared("CORE")
+
+
+def selectable() -> tuple[str, ...]:
+    """The families HIREKIT_PLUGINS selects from, in their registration order (the package's
+    FAMILIES)."""
+    return _declared("FAMILIES")
 
 
 def available() -> list[str]:
     """The families whose packages are present, in their canonical order: the default selection."""
     found = []
-    for name in ALL_PLUGINS:
+    for name in selectable():
         spec = importlib.util.find_spec(module_path(name))
         if spec is not None and spec.origin is not None:  # a folder without __init__.py is not a plugin yet
             found.append(name)
@@ -73,8 +84,9 @@ def available() -> list[str]:
 
 
 def load_plugin(name: str) -> Plugin:
-    if name not in ALL_PLUGINS and name not in CORE_PLUGINS:
-        raise PluginError(f"unknown plugin {name!r} in HIREKIT_PLUGINS; available: {', '.join(ALL_PLUGINS)}")
+    if name not in selectable() and name not in core():
+        raise PluginError(f"unknown plugin {name!r} in HIREKIT_PLUGINS; "
+                          f"available: {', '.join(selectable())}")
     plugin = importlib.import_module(module_path(name)).PLUGIN
     if plugin.name != name:
         raise PluginError(f"plugin module {name!r} declares the name {plugin.name!r}")
@@ -85,7 +97,7 @@ def resolve(names) -> list[Plugin]:
     """The core plugins, then the selected ones in dependency order; an unknown name or a missing need is a
     PluginError."""
     selected = [n.strip() for n in names if n and n.strip()]
-    plugins = {name: load_plugin(name) for name in (*CORE_PLUGINS, *selected)}
+    plugins = {name: load_plugin(name) for name in (*core(), *selected)}
     for plugin in plugins.values():
         missing = [need for need in plugin.needs if need not in plugins]
         if missing:
@@ -104,22 +116,50 @@ def resolve(names) -> list[Plugin]:
     return ordered
 
 
+def default_queues(plugins) -> list[str]:
+    """The queues a worker serves when HIREKIT_QUEUES is unset: those the plugins send their jobs to
+    (Tasks.queues), in the plugins' order, then the core's own."""
+    from app.background.queue import DEFAULT_QUEUE
+
+    named = [name for plugin in plugins for name in plugin.tasks.queues]
+    return list(dict.fromkeys([*named, DEFAULT_QUEUE]))
+
+
 def all_models() -> list:
     """Every model of every plugin, enabled or not: the schema that migrations describe."""
     from app.data import events, tenancy, tombstones
     from app.http import idempotency
 
     models = list(tenancy.MODELS) + list(events.MODELS) + list(idempotency.MODELS) + list(tombstones.MODELS)
-    for name in (*CORE_PLUGINS, *available()):
+    for name in (*core(), *available()):
         plugin = load_plugin(name)
         models.extend(m for m in plugin.models if m not in models)
     return models
 
 
+def event_types(plugins) -> dict[str, EventType]:
+    """The plugins' event types by name, those of the package's EVENT_ORDER families first in that
+    order, then the others in the plugins' order; one type declared twice is a PluginError."""
+    by_name = {plugin.name: plugin for plugin in plugins}
+    first = [by_name[name] for name in _declared("EVENT_ORDER") if name in by_name]
+    found: dict[str, EventType] = {}
+    for plugin in [*first, *(plugin for plugin in plugins if plugin not in first)]:
+        for event_type in plugin.event_types:
+            if event_type.name in found:
+                raise PluginError(f"event type {event_type.name!r} is declared twice "
+                                  f"(plugin {plugin.name!r})")
+            found[event_type.name] = event_type
+    return found
+
+
 def register(app, api, plugins: list[Plugin]) -> None:
-    """Register each plugin's blueprints with their auth scheme and limits, then its own init hook."""
+    """Register each plugin's blueprints with their auth scheme and limits, then its own init hook.
+    The event types are known first, and a blueprint's documentation is built inside the app's
+    context: a validator of event types (app.data.events.DeclaredEventType) gives the OpenAPI
+    document its enum from them."""
     from app.security import auth, limits
 
+    app.extensions["hirekit_event_types"] = event_types(plugins)
     for plugin in plugins:
         for blueprint in plugin.blueprints:
             scheme = getattr(blueprint, "auth", None)
@@ -128,7 +168,8 @@ def register(app, api, plugins: list[Plugin]) -> None:
             if plugin.rate_limit:
                 limits.apply_limit(app, blueprint, plugin.rate_limit)
             if hasattr(blueprint, "register_views_in_doc"):
-                api.register_blueprint(blueprint)
+                with app.app_context():
+                    api.register_blueprint(blueprint)
             else:
                 app.register_blueprint(blueprint)
         if plugin.init_app:

@@ -110,6 +110,7 @@ def main() -> int:
     from app.cli import upgrade_database
     from app.data.db import database
     from app.data.tenancy import create_tenant
+    from plugins.calls.lifecycle import CALL_ACTIVITY
     from plugins.webhooks.services import save_webhook
 
     load_before = load_average()
@@ -122,7 +123,8 @@ def main() -> int:
         upgrade_database()
         tenant_id = f"bench-{int(time.time())}"
         create_tenant(tenant_id)
-        save_webhook(tenant_id, {"tenant_id": tenant_id, "triggered_event": events.CALL_ACTIVITY, "type": "post_call_screening",
+        save_webhook(tenant_id, {"tenant_id": tenant_id, "triggered_event": CALL_ACTIVITY,
+                                 "type": "post_call_screening",
                                  "fields": ["id", "status", "candidate_id", "job_id"], "url": receiver.url,
                                  "http_method": "POST", "content_type": "application/json", "secret": None,
                                  "is_active": True})
@@ -143,8 +145,9 @@ def main() -> int:
                     if wait > 0:
                         time.sleep(wait)
                 at = time.time()
-                event = events.emit(tenant_id, events.CALL_ACTIVITY, {"id": f"{label}-{i}", "status": "completed",
-                                                                      "candidate_id": "c", "job_id": "j"})
+                record = {"id": f"{label}-{i}", "status": "completed", "candidate_id": "c",
+                          "job_id": "j"}
+                event = events.emit(tenant_id, CALL_ACTIVITY, record)
                 emitted[str(event.event_id)] = at
         return emitted
 

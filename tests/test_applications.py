@@ -5,7 +5,8 @@ import uuid
 import pytest
 
 from app.data.db import database
-from app.data.events import APPLICATION_ACTIVITY, Event
+from app.data.events import Event
+from plugins.applications.services import APPLICATION_ACTIVITY
 from tests.factories import application_body, create_application, create_candidate, create_job
 
 from tests.conftest import RECRUITMENT

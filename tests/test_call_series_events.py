@@ -6,6 +6,7 @@ import pytest
 
 from app.data import events
 from app.data.db import database
+from plugins.calls.lifecycle import CALL_ACTIVITY
 from tests.call_factories import create_application, create_candidate
 from tests.test_call_scheduling import scheduled_job
 from tests.webhook_helpers import create_webhook, verified_payload
@@ -29,9 +30,9 @@ def test_a_once_committed_listener_runs_after_the_commit_and_never_for_a_rollbac
                         once_committed=True)
     with app.app_context(), database.connection_context():
         with pytest.raises(RuntimeError), database.atomic():
-            events.emit(tenant_a.id, events.CALL_ACTIVITY, {"id": "rolled-back"})
+            events.emit(tenant_a.id, CALL_ACTIVITY, {"id": "rolled-back"})
             raise RuntimeError("the write fails")
         with database.atomic():
-            events.emit(tenant_a.id, events.CALL_ACTIVITY, {"id": "committed"})
+            events.emit(tenant_a.id, CALL_ACTIVITY, {"id": "committed"})
             assert ran == []
     assert ran == [("committed", False)]

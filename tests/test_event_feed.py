@@ -8,8 +8,9 @@ import json
 import pytest
 
 from app.data.db import database, utcnow
-from app.data.events import APPLICATION_ACTIVITY, CALL_ACTIVITY
 from app.data.tenancy import create_tenant
+from plugins.applications.services import APPLICATION_ACTIVITY
+from plugins.calls.lifecycle import CALL_ACTIVITY
 from plugins.webhooks.payloads import record_fields
 from tests.conftest import TenantKeys
 from tests.factories import candidate_body, create_job
@@ -48,9 +49,11 @@ def make_activity(client, tenant) -> None:
 
 def test_every_delivered_event_is_in_the_feed_with_its_id_and_payload(client, tenant_a, tenant_b, receiver):
     for event_type in (APPLICATION_ACTIVITY, CALL_ACTIVITY):
+        with client.application.app_context():  # the event types are the app's families'
+            fields = sorted(record_fields(event_type))
         ok(client.post("/v1/tenant-webhook", headers=tenant_a.headers, json={
             "tenant_id": tenant_a.id, "triggered_event": event_type, "type": "post_call_screening",
-            "fields": sorted(record_fields(event_type)), "url": receiver.url_for("/hook"), "http_method": "POST",
+            "fields": fields, "url": receiver.url_for("/hook"), "http_method": "POST",
             "content_type": "application/json"}), 201)
     make_activity(client, tenant_a)
     make_activity(client, tenant_b)

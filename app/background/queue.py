@@ -19,6 +19,8 @@ from werkzeug.utils import import_string
 
 from app.data.db import after_commit, database
 
+DEFAULT_QUEUE = "default"  # the core's queue, and any job's that names none
+
 log = logging.getLogger("hirekit.queue")
 
 
@@ -74,7 +76,7 @@ class TaskQueue:
             self._connection = Redis.from_url(self.redis_url, socket_connect_timeout=2, socket_timeout=5)
         return self._connection
 
-    def queue(self, name: str = "default"):
+    def queue(self, name: str = DEFAULT_QUEUE):
         if name not in self.queue_names:
             raise ValueError(f"unknown queue {name!r}; configured: {', '.join(self.queue_names)}")
         if name not in self._queues:
@@ -83,26 +85,27 @@ class TaskQueue:
             self._queues[name] = Queue(name, connection=self.connection, default_timeout=self.default_timeout)
         return self._queues[name]
 
-    def enqueue(self, func, *args, queue: str = "default", **options):
-        """`func` is the job or its dotted name ("plugins.webhooks.tasks.drain_webhook"): a name spares the caller
-        importing the job's module."""
+    def enqueue(self, func, *args, queue: str = DEFAULT_QUEUE, **options):
+        """`func` is the job or its dotted name (e.g. "plugins.webhooks.tasks.drain_webhook"): a
+        name spares the caller importing the job's module."""
         return self._submit(queue, lambda target: target.enqueue(func, *args, **options), func, args, options)
 
-    def enqueue_in(self, delay: dt.timedelta, func, *args, queue: str = "default", **options):
+    def enqueue_in(self, delay: dt.timedelta, func, *args, queue: str = DEFAULT_QUEUE, **options):
         """`func` in `delay` on a worker; None without Redis (see the module's docstring)."""
         if self.is_inline:
             log.info("no Redis configured: %s is not scheduled in %s", _name(func), delay)
             return None
         return self._submit(queue, lambda target: target.enqueue_in(delay, func, *args, **options), func, args, options)
 
-    def enqueue_at(self, when: dt.datetime, func, *args, queue: str = "default", **options):
+    def enqueue_at(self, when: dt.datetime, func, *args, queue: str = DEFAULT_QUEUE, **options):
         """`func` at `when` on a worker; None without Redis (see the module's docstring)."""
         if self.is_inline:
             log.info("no Redis configured: %s is not scheduled at %s", _name(func), when)
             return None
         return self._submit(queue, lambda target: target.enqueue_at(when, func, *args, **options), func, args, options)
 
-    def enqueue_each(self, func, arg_tuples, *, queue: str = "default", batched=None, **options) -> None:
+    def enqueue_each(self, func, arg_tuples, *, queue: str = DEFAULT_QUEUE, batched=None,
+                     **options) -> None:
         """`func(*args)` for each of `arg_tuples`. On RQ, `batched` (when given) replaces them: a zero-argument callable
         that hands the same work to the workers in one go (webhooks: one drain per webhook, woken through a mailbox),
         called once the surrounding transaction commits, like any enqueue."""
@@ -205,18 +208,18 @@ def get_queue() -> TaskQueue:
     return current_app.extensions["hirekit_queue"]
 
 
-def enqueue(func, *args, queue: str = "default", **options):
+def enqueue(func, *args, queue: str = DEFAULT_QUEUE, **options):
     """Run func (a function or its dotted name) in the background on the named queue (inline without Redis)."""
     return get_queue().enqueue(func, *args, queue=queue, **options)
 
 
-def enqueue_in(delay: dt.timedelta, func, *args, queue: str = "default", **options):
+def enqueue_in(delay: dt.timedelta, func, *args, queue: str = DEFAULT_QUEUE, **options):
     return get_queue().enqueue_in(delay, func, *args, queue=queue, **options)
 
 
-def enqueue_at(when: dt.datetime, func, *args, queue: str = "default", **options):
+def enqueue_at(when: dt.datetime, func, *args, queue: str = DEFAULT_QUEUE, **options):
     return get_queue().enqueue_at(when, func, *args, queue=queue, **options)
 
 
-def enqueue_each(func, arg_tuples, *, queue: str = "default", batched=None, **options) -> None:
+def enqueue_each(func, arg_tuples, *, queue: str = DEFAULT_QUEUE, batched=None, **options) -> None:
     get_queue().enqueue_each(func, arg_tuples, queue=queue, batched=batched, **options)

@@ -6,6 +6,7 @@ import datetime as dt
 import functools
 import logging
 
+import marshmallow as ma
 import peewee as pw
 from flask import current_app, has_app_context
 
@@ -15,11 +16,6 @@ from app.data.tenancy import Tenant
 
 log = logging.getLogger("hirekit.events")
 
-CALL_ACTIVITY = "call_activity"
-APPLICATION_ACTIVITY = "application_activty"  # the event type's published spelling (docs/integrating.md, Webhooks)
-CANDIDATE_DELETED = "candidate.deleted"  # a candidate was erased: a mirror deletes its copy (plugins.privacy)
-CANDIDATE_CONSENT = "candidate.consent"  # a candidate's consent to calls, texts or emails changed (plugins.candidates)
-EVENT_TYPES = (CALL_ACTIVITY, APPLICATION_ACTIVITY, CANDIDATE_DELETED, CANDIDATE_CONSENT)
 ERASED_PAYLOAD_KEY = "erased"
 
 
@@ -42,6 +38,30 @@ class Event(BaseModel):
 MODELS = (Event,)
 
 
+def declared_types() -> dict:
+    """The event types the enabled families emit (app.plugins.EventType by name, in their published
+    order): the current app's; none outside an app."""
+    return current_app.extensions.get("hirekit_event_types", {}) if has_app_context() else {}
+
+
+class DeclaredEventType(ma.validate.Validator):
+    """OneOf the declared event types, read when used rather than when the schema is made: the
+    enabled families' (declared_types). `choices` is also what apispec reads into the OpenAPI
+    document's enum."""
+
+    error = "Must be one of: {choices}."
+
+    @property
+    def choices(self) -> tuple[str, ...]:
+        return tuple(declared_types())
+
+    def __call__(self, value):
+        choices = self.choices
+        if value not in choices:
+            raise ma.ValidationError(self.error.format(input=value, choices=", ".join(choices)))
+        return value
+
+
 def add_listener(app, listener, *, once_committed: bool = False) -> None:
     """listener(event: Event) runs after the event is stored, inside the emitting transaction; with `once_committed`,
     once that transaction commits (never when it rolls back), after the listeners inside it: for a reaction that is a
@@ -52,7 +72,7 @@ def add_listener(app, listener, *, once_committed: bool = False) -> None:
 
 def emit(tenant_id: str, event_type: str, record: dict) -> Event:
     """Record the event (nothing is lost even if delivery is down), then notify listeners."""
-    if event_type not in EVENT_TYPES:
+    if event_type not in declared_types():
         raise ValueError(f"unknown event type {event_type!r}")
     with database.atomic():
         event = Event.create(tenant=tenant_id, type=event_type, record_id=str(record.get("id")) if record.get("id") else None,

@@ -33,7 +33,8 @@ class Tenant(BaseModel):
     name = pw.CharField(max_length=200)
     rate_limit = pw.CharField(null=True, max_length=100)
     created_at = pw.DateTimeField(default=utcnow)
-    candidate_retention_days = pw.IntegerField(null=True)  # erase candidates inactive this long (plugins.privacy); None: keep
+    # erase candidates inactive this long (e.g. plugins.privacy); None: keep
+    candidate_retention_days = pw.IntegerField(null=True)
 
     class Meta:
         table_name = "tenants"

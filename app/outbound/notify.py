@@ -1,5 +1,6 @@
-"""Notifier: how reminder emails reach candidates. Logged by default; over SMTP when HIREKIT_SMTP_HOST is set. (Text
-messages go through the telephony provider, which owns the number they come from: plugins.calls.telephony.)"""
+"""Notifier: how reminder emails reach candidates. Logged by default; over SMTP when
+HIREKIT_SMTP_HOST is set. (Text messages go through the telephony provider, which owns the number
+they come from, e.g. plugins.calls.telephony.)"""
 
 from __future__ import annotations
 

@@ -23,6 +23,9 @@ from plugins.candidates.models import Candidate
 from plugins.candidates.services import held_candidate
 from plugins.jobs.models import Job
 
+# the event every create and change of an application emits, in its published spelling
+# (docs/integrating.md, Webhooks)
+APPLICATION_ACTIVITY = "application_activty"
 _record_schema = ApplicationSchema()
 
 
@@ -135,7 +138,7 @@ def create_for(tenant_id: str, candidate: Candidate, job: Job, values: dict, *,
                 application = Application.create(tenant=tenant_id, candidate=candidate, job=job, **values, **columns)
                 if attach is not None:
                     attach(application)
-                events.emit(tenant_id, events.APPLICATION_ACTIVITY, application_record(application))
+                events.emit(tenant_id, APPLICATION_ACTIVITY, application_record(application))
         except pw.IntegrityError:
             _refuse_duplicates(tenant_id, candidate, job, values.get("source_id"))
             if not Candidate.select().where(Candidate.id == candidate.id).exists():  # erased while this was written
@@ -157,7 +160,7 @@ def update_application(tenant_id: str, application_id, values: dict) -> Applicat
             held_candidate(tenant_id, application.candidate_id)  # before any write: see held_candidate
             application = get_application(tenant_id, application_id)  # as it is now (anonymized meanwhile?)
             apply_changes(application, values)
-            events.emit(tenant_id, events.APPLICATION_ACTIVITY, application_record(application))
+            events.emit(tenant_id, APPLICATION_ACTIVITY, application_record(application))
     return application
 
 

@@ -2,17 +2,19 @@
 
 from app.data import events
 from app.background.periodic import PeriodicJob
-from app.plugins import Plugin, Tasks
+from app.plugins import EventType, Plugin, Tasks
 from app.security.auth import accept_signed_forms
 from plugins.calls import tasks
 from plugins.calls.callbacks import TELNYX_FORM, TWILIO_FORM
 from plugins.calls.cli import calls_cli
 from plugins.calls.conversation.dialogue import open_call_conversation
+from plugins.calls.lifecycle import CALL_ACTIVITY
 from plugins.calls.models import Call, CallPlan, CallReminder, JobFaq, QuestionRubric
 from plugins.calls.page_routes import page_blp
 from plugins.calls.recordings import CallRecording, CallSettings
 from plugins.calls.relay.claims import CallRelay
 from plugins.calls.routes import blp, callbacks_blp, telnyx_callbacks_blp
+from plugins.calls.schemas import CallSchema
 from plugins.calls.scheduling import (
     on_application_activity,
     on_call_activity,
@@ -45,4 +47,9 @@ PLUGIN = Plugin(name="calls", blueprints=(blp, callbacks_blp, telnyx_callbacks_b
                 needs=("jobs", "candidates", "applications", "questions", "scheduling"),
                 tasks=Tasks(queues=(tasks.QUEUE,), periodic=(
                     PeriodicJob("plugins.calls.tasks.reap_stalled_calls", tasks.QUEUE, "CALL_REAPER_INTERVAL"),)),
+                event_types=(EventType(CALL_ACTIVITY, CallSchema, samples=(
+                    ("status", "completed"),
+                    ("summary", "Sample call: the candidate answered every screening question."),
+                    ("trigger", "instant"), ("provider", "simulated"),
+                    ("phone_no", "+15555550100"))),),
                 init_app=init_app, cli=(calls_cli,))

@@ -23,6 +23,7 @@ from plugins.candidates.services import held_candidate
 from plugins.jobs.models import Job
 from plugins.questions.models import Question
 
+CALL_ACTIVITY = "call_activity"  # the event every status change of a call emits
 _call_schema = CallSchema()
 # The end reason of a call that ended without its conversation saying why (a provider, the reaper)
 END_REASON_BY_STATUS = {"no_answer": "no_answer", "busy": "busy", "failed": "failed"}
@@ -36,7 +37,7 @@ def call_record(call: Call) -> dict:
 
 def emit_activity(call: Call) -> None:
     """Every status change is a call_activity event (and so a webhook delivery)."""
-    events.emit(call.tenant_id, events.CALL_ACTIVITY, call_record(call))
+    events.emit(call.tenant_id, CALL_ACTIVITY, call_record(call))
 
 
 def candidate_held(call: Call) -> bool:

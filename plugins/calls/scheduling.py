@@ -11,11 +11,11 @@ import datetime as dt
 import logging
 import uuid
 
-from app.data import events
 from app.data.db import database, utcnow
 from plugins.applications.models import Application
 from plugins.calls import dispatch, reminders
-from plugins.calls.lifecycle import end_call, new_call
+from plugins.applications.services import APPLICATION_ACTIVITY
+from plugins.calls.lifecycle import CALL_ACTIVITY, end_call, new_call
 from plugins.calls.calling_hours import (
     candidate_timezone,
     contact_refusal,
@@ -55,7 +55,7 @@ def job_schedule(job_id) -> dict:
 
 def on_application_activity(event) -> None:
     """events listener: an application created or moved to ACTIVE arms scheduled calling; leaving ACTIVE disarms it."""
-    if event.type != events.APPLICATION_ACTIVITY:
+    if event.type != APPLICATION_ACTIVITY:
         return
     try:
         with database.atomic():
@@ -233,7 +233,7 @@ def run_booked(call: Call, schedule: dict) -> None:
 def on_call_activity(event) -> None:
     """events listener, run once the emitting transaction commits: a scheduled attempt that ended moves its series on."""
     record = event.payload
-    if (event.type != events.CALL_ACTIVITY or record.get("trigger") not in (SCHEDULED, CALLBACK)
+    if (event.type != CALL_ACTIVITY or record.get("trigger") not in (SCHEDULED, CALLBACK)
             or record.get("status") not in FINAL_STATUSES):
         return
     call = Call.get_or_none((Call.id == record.get("id")) & (Call.tenant == event.tenant_id))

@@ -15,6 +15,7 @@ CHANNELS = (VOICE, SMS, EMAIL)
 ATS, API, CANDIDATE_SMS, CANDIDATE_PAGE, CANDIDATE_CALL = "ats", "api", "candidate_sms", "candidate_page", "candidate_call"
 SOURCES = (ATS, API, CANDIDATE_SMS, CANDIDATE_PAGE, CANDIDATE_CALL)
 CONSENT_LISTENERS = "hirekit_consent_listeners"
+CANDIDATE_CONSENT = "candidate.consent"  # the event of a change to a candidate's consent
 
 
 def initial_consent(now=None) -> dict:
@@ -62,7 +63,8 @@ def change_consent(candidate, changes: dict[str, bool], source: str) -> list[dic
         type(candidate).update(**columns).where(type(candidate).id == candidate.id).execute()
         for name, value in columns.items():
             setattr(candidate, name, value)
-        events.emit(candidate.tenant_id, events.CANDIDATE_CONSENT, consent_event_record(candidate, made, now))
+        events.emit(candidate.tenant_id, CANDIDATE_CONSENT,
+                    consent_event_record(candidate, made, now))
         revoked = tuple(change["channel"] for change in made if not change["granted"])
         if revoked:
             for listener in current_app.extensions.get(CONSENT_LISTENERS, ()):

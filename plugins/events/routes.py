@@ -20,7 +20,7 @@ from app.security import tokens
 from app.http.api import Blueprint, UtcDateTime
 from app.security.auth import current_tenant_id
 from app.errors import ApiError
-from app.data.events import EVENT_TYPES, Event, retained_since
+from app.data.events import DeclaredEventType, Event, retained_since
 from app.http.fields import BoundedInteger
 
 CURSOR_KIND = "event-cursor"
@@ -32,7 +32,8 @@ class EventFeedArgsSchema(ma.Schema):
     after = ma.fields.String(metadata={"description": "A previous answer's next_after: only events after it. It never "
                                                       "expires, is this tenant's only, and stops working when the server "
                                                       "secret that signed it is rotated out"})
-    type = ma.fields.String(validate=ma.validate.OneOf(EVENT_TYPES), metadata={"description": "Only events of this type"})
+    type = ma.fields.String(validate=DeclaredEventType(),
+                            metadata={"description": "Only events of this type"})
     size = BoundedInteger(1, 100, load_default=50, metadata={"description": "1-100, default 50"})
 
 

@@ -3,11 +3,13 @@ retention, and the erasure log."""
 
 from app.data import tombstones
 from app.background.periodic import PeriodicJob
-from app.plugins import Plugin, Tasks
+from app.plugins import EventType, Plugin, Tasks
 from plugins.privacy.cli import privacy_cli
+from plugins.privacy.erasure import CANDIDATE_DELETED
 from plugins.privacy.models import Erasure
 from plugins.privacy.retention import QUEUE
 from plugins.privacy.routes import blp
+from plugins.privacy.schemas import CandidateDeletedSchema
 
 
 def init_app(app) -> None:
@@ -19,4 +21,5 @@ PLUGIN = Plugin(name="privacy", blueprints=(blp,), models=(Erasure,),
                 needs=("candidates", "applications", "questions", "calls", "webhooks"),
                 tasks=Tasks(periodic=(PeriodicJob("plugins.privacy.retention.expire_inactive_candidates", QUEUE,
                                                   "CANDIDATE_RETENTION_INTERVAL"),)),
+                event_types=(EventType(CANDIDATE_DELETED, CandidateDeletedSchema),),
                 init_app=init_app, cli=(privacy_cli,))

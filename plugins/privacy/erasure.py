@@ -29,6 +29,7 @@ from plugins.privacy.subject import Subject
 from plugins.questions.models import Question
 from plugins.webhooks.models import DELIVERY_CANCELED, DELIVERY_PENDING, WebhookAttempt, WebhookDelivery
 
+CANDIDATE_DELETED = "candidate.deleted"  # the event of an erasure: a mirror deletes its copy
 CANCEL_REASON = "the candidate was erased"
 ERASED_DELIVERY_PAYLOAD = {events.ERASED_PAYLOAD_KEY: True}
 
@@ -58,7 +59,7 @@ def erase_candidate(tenant_id: str, candidate_id, *, reason: str = REQUEST, key_
         now = utcnow()
         tombstones.bury(tenant_id, "candidates", [subject.candidate.id], now)
         tombstones.bury(tenant_id, "applications", subject.application_ids, now)
-        events.emit(tenant_id, events.CANDIDATE_DELETED, deleted_record(subject, now))
+        events.emit(tenant_id, CANDIDATE_DELETED, deleted_record(subject, now))
         entry = Erasure.create(tenant=tenant_id, candidate_id=subject.candidate.id, reason=reason, key_id=key_id,
                                counts=counts, created_at=now, updated_at=now,
                                record_ids={"applications": [str(i) for i in subject.application_ids],

@@ -9,7 +9,6 @@ from __future__ import annotations
 from typing import Callable
 
 from app.data.db import utcnow
-from app.data.events import CANDIDATE_CONSENT
 from plugins.events.routes import EventSchema
 from plugins.applications.models import Application
 from plugins.applications.schemas import ApplicationSchema
@@ -17,7 +16,7 @@ from plugins.applications.services import with_summaries
 from plugins.calls.models import Call, CallReminder
 from plugins.calls.recordings import recordings_for_calls
 from plugins.calls.schemas import CallSchema, ReminderSchema
-from plugins.candidates.consent import consent_of
+from plugins.candidates.consent import CANDIDATE_CONSENT, consent_of
 from plugins.candidates.schemas import CandidateSchema
 from plugins.candidates.services import get_candidate
 from plugins.privacy.subject import Subject

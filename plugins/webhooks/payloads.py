@@ -4,54 +4,28 @@ record a test event carries."""
 from __future__ import annotations
 
 import datetime as dt
-import importlib
 from urllib.parse import urlencode
 
 import marshmallow as ma
 
 import orjson
 
-from app.data.events import APPLICATION_ACTIVITY, CALL_ACTIVITY, CANDIDATE_CONSENT, CANDIDATE_DELETED
+from app.data.events import declared_types
 from app.http.listing import shown_instant
 
 JSON = "application/json"
 FORM = "application/x-www-form-urlencoded"
 CONTENT_TYPES = (JSON, FORM)
-
-# The schema each event's record is dumped with; its field names are what `fields` may select
-RECORD_SCHEMAS = {
-    CALL_ACTIVITY: ("plugins.calls.schemas", "CallSchema"),
-    APPLICATION_ACTIVITY: ("plugins.applications.schemas", "ApplicationSchema"),
-    CANDIDATE_DELETED: ("plugins.privacy.schemas", "CandidateDeletedSchema"),
-    CANDIDATE_CONSENT: ("plugins.candidates.schemas", "CandidateConsentEventSchema"),
-}
-# Used while a family's schema does not exist yet: its table's columns plus the embedded summaries
-FALLBACK_RECORD_FIELDS = {
-    APPLICATION_ACTIVITY: ("id", "created_at", "updated_at", "candidate_id", "job_id", "source_id", "candidate_source_id",
-                           "job_source_id", "source_application_status", "application_stage", "candidate", "job"),
-}
-
-
-# A test event's values where the field's type alone would say little
-SAMPLE_VALUES = {
-    "status": {CALL_ACTIVITY: "completed", APPLICATION_ACTIVITY: "new"},
-    "source_application_status": {APPLICATION_ACTIVITY: "new"},
-    "application_stage": {APPLICATION_ACTIVITY: "ACTIVE"},
-    "summary": {CALL_ACTIVITY: "Sample call: the candidate answered every screening question."},
-    "trigger": {CALL_ACTIVITY: "instant"},
-    "provider": {CALL_ACTIVITY: "simulated"},
-    "phone_no": {CALL_ACTIVITY: "+15555550100"},
-}
 SAMPLE_UUID = "00000000-0000-4000-8000-000000000000"
 
 
 def record_schema(event_type: str) -> ma.Schema | None:
-    """The schema an event's record is dumped with, None while its family's schema does not exist."""
-    module_name, class_name = RECORD_SCHEMAS[event_type]
-    try:
-        return getattr(importlib.import_module(module_name), class_name)()
-    except (ImportError, AttributeError):
+    """The schema an event's record is dumped with (its family's EventType.record_schema), None
+    while no enabled family declares one."""
+    declared = declared_types().get(event_type)
+    if declared is None or declared.record_schema is None:
         return None
+    return declared.record_schema()
 
 
 def dumped_fields(schema: ma.Schema) -> dict[str, ma.fields.Field]:
@@ -62,7 +36,7 @@ def record_fields(event_type: str) -> frozenset[str]:
     """The field names an event's record carries."""
     schema = record_schema(event_type)
     if schema is None:
-        return frozenset(FALLBACK_RECORD_FIELDS.get(event_type, ("id",)))
+        return frozenset(("id",))
     return frozenset(dumped_fields(schema))
 
 
@@ -76,8 +50,11 @@ def sample_payload(event_type: str, fields: list[str], now: dt.datetime) -> dict
 
 
 def sample_value(event_type: str, name: str, field: ma.fields.Field | None, now: dt.datetime):
-    if event_type in SAMPLE_VALUES.get(name, {}):
-        return SAMPLE_VALUES[name][event_type]
+    """The family's sample value of the field (EventType.samples), else one of the field's type."""
+    declared = declared_types().get(event_type)
+    samples = dict(declared.samples) if declared is not None else {}
+    if name in samples:
+        return samples[name]
     if isinstance(field, ma.fields.UUID) or (field is None and (name == "id" or name.endswith("_id"))):
         return SAMPLE_UUID
     if isinstance(field, ma.fields.DateTime):

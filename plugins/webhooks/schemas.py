@@ -6,7 +6,7 @@ import datetime as dt
 import marshmallow as ma
 
 from app.http.api import PageArgsSchema, RecordSchema, UtcDateTime, WholeListMetaSchema
-from app.data.events import EVENT_TYPES
+from app.data.events import DeclaredEventType, declared_types
 from app.http.fields import StrictSchema, Text
 from plugins.webhooks.payloads import CONTENT_TYPES, record_fields
 from plugins.webhooks.signing import secret_problem
@@ -19,7 +19,7 @@ class TenantWebhookBodySchema(StrictSchema):
     """POST /v1/tenant-webhook's body (docs/integrating.md, Webhooks); no other field is accepted."""
 
     tenant_id = Text(required=True, max_length=64, metadata={"description": "Must be your own tenant id (GET /v1/tenant)"})
-    triggered_event = ma.fields.String(required=True, validate=ma.validate.OneOf(EVENT_TYPES),
+    triggered_event = ma.fields.String(required=True, validate=DeclaredEventType(),
                                        metadata={"description": "call_activity, application_activty (spelled so), "
                                                                  "candidate.deleted or candidate.consent"})
     type = ma.fields.String(required=True, validate=ma.validate.OneOf(WEBHOOK_TYPES))
@@ -42,7 +42,7 @@ class TenantWebhookBodySchema(StrictSchema):
     def known_fields_and_usable_secret(self, data, **kwargs):
         errors = {}
         event = data.get("triggered_event")
-        if event in EVENT_TYPES and data.get("fields"):
+        if event in declared_types() and data.get("fields"):
             available = record_fields(event)
             unknown = [name for name in data["fields"] if name not in available]
             if unknown:
