@@ -1,5 +1,6 @@
-"""RQ worker entry: `python worker.py [queues...]`, the same command as `flask --app wsgi worker` and the installed
-`hirekit-worker` (app/background/worker.py holds it, app/server/console_scripts.py builds the app for it)."""
+"""RQ worker entry: `python worker.py [queues...]`, the same command as `flask --app wsgi worker`
+and the installed `hirekit-worker` (app/background/worker.py holds it, app/server/console_scripts.py
+builds the app for it)."""
 
 from app.server.console_scripts import hirekit_worker
 

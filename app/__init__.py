@@ -1,4 +1,5 @@
-"""The application factory: config, database, auth, limits, queue, OpenAPI, plugins, CLI and error handlers."""
+"""The application factory: config, database, auth, limits, queue, OpenAPI, plugins, CLI and error
+handlers."""
 
 from __future__ import annotations
 
@@ -20,8 +21,9 @@ from app.server.observability import configure_logging, install_request_context
 
 
 class ExactPathMap(Map):
-    """Paths are matched as sent: werkzeug's default merges `//` into `/` by answering an HTML 308 redirect, before
-    authentication; here `/v1/jobs//scheduling` matches no route (the one JSON 404)."""
+    """Paths are matched as sent: werkzeug's default merges `//` into `/` by answering an HTML 308
+    redirect, before authentication; here `/v1/jobs//scheduling` matches no route (the one JSON
+    404)."""
 
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("merge_slashes", False)
@@ -29,10 +31,10 @@ class ExactPathMap(Map):
 
 
 class NoSessionInterface(SessionInterface):
-    """No cookie session at all: no route keeps state between requests (callers authenticate with a key on every
-    request), so every request gets the one shared, empty, read-only NullSession, a cookie it sends is never decoded
-    and no answer sets one. Flask's signed-cookie session opened, and checked after the view, an object per request:
-    3 % of a GET by id's CPU in-process."""
+    """No cookie session at all: no route keeps state between requests (callers authenticate with a
+    key on every request), so every request gets the one shared, empty, read-only NullSession, a
+    cookie it sends is never decoded and no answer sets one. Flask's signed-cookie session opened,
+    and checked after the view, an object per request: 3 % of a GET by id's CPU in-process."""
 
     null_session = NullSession()
 
@@ -47,24 +49,26 @@ class NoSessionInterface(SessionInterface):
 
 
 class HirekitFlask(Flask):
-    """Flask with paths matched exactly, no cookie session and no routing redirects (each through the attribute or
-    method Flask documents for it)."""
+    """Flask with paths matched exactly, no cookie session and no routing redirects (each through
+    the attribute or method Flask documents for it)."""
 
     url_map_class = ExactPathMap
     session_interface = NoSessionInterface()
 
     def raise_routing_exception(self, request):
-        """No routing redirect ever reaches a client: Flask answers werkzeug's RequestRedirect (a `strict_slashes`
-        rule asked for without its trailing slash) as an HTML 308 without the error handlers; it is a 404 here."""
+        """No routing redirect ever reaches a client: Flask answers werkzeug's RequestRedirect (a
+        `strict_slashes` rule asked for without its trailing slash) as an HTML 308 without the error
+        handlers; it is a 404 here."""
         if isinstance(request.routing_exception, RequestRedirect):
             raise NotFound()
         super().raise_routing_exception(request)
 
 
 def _serves_or_works() -> bool:
-    """Whether this process will serve requests or run jobs, so it needs the server secret: gunicorn (wsgi:app),
-    worker.py, `flask run`, tests. The flask CLI's other commands (demo setup, db upgrade, tenants, keys, person) sign
-    nothing, and demo setup is what generates the embedded secret, so they run without one."""
+    """Whether this process will serve requests or run jobs, so it needs the server secret: gunicorn
+    (wsgi:app), worker.py, `flask run`, tests. The flask CLI's other commands (demo setup, db
+    upgrade, tenants, keys, person) sign nothing, and demo setup is what generates the embedded
+    secret, so they run without one."""
     import click
 
     context = click.get_current_context(silent=True)
@@ -72,14 +76,17 @@ def _serves_or_works() -> bool:
 
 
 def create_app(config: dict | None = None) -> Flask:
-    """Build the app; `config` (a mapping) wins over environment and files, which is how tests configure it."""
+    """Build the app; `config` (a mapping) wins over environment and files, which is how tests
+    configure it."""
     app = HirekitFlask(__name__, instance_relative_config=False)
     app.json = OrjsonProvider(app)
     settings = load_config(config)
     app.config.update(settings)
     if _serves_or_works():
         secret_key.require(app.config)
-    app.config["MAX_CONTENT_LENGTH"] = max(app.config["MAX_CONTENT_LENGTH"], app.config["MAX_RESUME_BYTES"] * 2)
+    app.config["MAX_CONTENT_LENGTH"] = max(
+        app.config["MAX_CONTENT_LENGTH"], app.config["MAX_RESUME_BYTES"] * 2
+    )
     configure_logging(app)
     plugins = resolve(app.config["PLUGINS"])
     if app.config["QUEUES"] is None:
@@ -95,15 +102,19 @@ def create_app(config: dict | None = None) -> Flask:
     db.init_app(app)
     auth.init_app(app)  # before the limiter: limits are keyed by the resolved caller
     limits.build_limiter(app)
-    fair_share.init_app(app)  # after the limiter: a tenant over its rate is refused without waiting for a thread
-    nul_guard.init_app(app)  # after auth and limits: a bad key is 401 and a flood 429 before the body is read
-    idempotency.init_app(app)  # after nul_guard: the key's fingerprint reads the de-chunked, guarded body
+    # after the limiter: a tenant over its rate is refused without waiting for a thread
+    fair_share.init_app(app)
+    # after auth and limits: a bad key is 401 and a flood 429 before the body is read
+    nul_guard.init_app(app)
+    # after nul_guard: the key's fingerprint reads the de-chunked, guarded body
+    idempotency.init_app(app)
     events.init_app(app)
     queue.init_app(app)
     metrics.init_app(app)
     api = init_api(app)
     app.extensions["hirekit_api"] = api
-    app.extensions["hirekit_factory"] = create_app  # for commands that build another app (openapi write) without importing app
+    # for commands that build another app (openapi write) without importing app
+    app.extensions["hirekit_factory"] = create_app
 
     from app.http.health import blp as health_blp
 

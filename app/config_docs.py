@@ -1,5 +1,6 @@
-"""docs/configuration.md, generated from app/config.py: each setting's name, default and the comment that is its meaning,
-so the page cannot drift from the code (`flask --app wsgi config docs > docs/configuration.md`)."""
+"""docs/configuration.md, generated from app/config.py: each setting's name, default and the comment
+that is its meaning, so the page cannot drift from the code (`flask --app wsgi config docs >
+docs/configuration.md`)."""
 
 from __future__ import annotations
 
@@ -25,22 +26,26 @@ class DocumentedSetting:
 
 
 def _trailing_comment(line: str) -> str:
-    """The comment ending a line of code ('' when none), found by the tokenizer so a '#' inside a string is not one."""
+    """The comment ending a line of code ('' when none), found by the tokenizer so a '#' inside a
+    string is not one."""
     try:
         tokens = list(tokenize.generate_tokens(io.StringIO(line).readline))
     except (tokenize.TokenError, SyntaxError):
         return ""
-    return next((token.string.lstrip("#").strip() for token in tokens if token.type == tokenize.COMMENT), "")
+    return next(
+        (token.string.lstrip("#").strip() for token in tokens if token.type == tokenize.COMMENT), ""
+    )
 
 
 def documented_settings(source: str | None = None) -> list[DocumentedSetting]:
-    """The settings of DEFAULTS in source order, each with its section and meaning: the comment lines directly above
-    it (no blank line between) and the comment on its own line. A setting without either has meaning ''."""
+    """The settings of DEFAULTS in source order, each with its section and meaning: the comment
+    lines directly above it (no blank line between) and the comment on its own line. A setting
+    without either has meaning ''."""
     lines = (CONFIG_SOURCE.read_text() if source is None else source).splitlines()
     start = next(index for index, line in enumerate(lines) if line.startswith("DEFAULTS"))
     settings: list[DocumentedSetting] = []
     section, pending = "Settings", []
-    for line in lines[start + 1:]:
+    for line in lines[start + 1 :]:
         stripped = line.strip()
         if stripped.startswith("}"):
             break
@@ -58,7 +63,8 @@ def documented_settings(source: str | None = None) -> list[DocumentedSetting]:
 
 
 def shown_default(value: object) -> str:
-    """A default as an operator would write it in the environment; paths under the instance directory as <instance>/."""
+    """A default as an operator would write it in the environment; paths under the instance
+    directory as <instance>/."""
     if value is None:
         return "unset"
     if isinstance(value, bool):
@@ -82,17 +88,23 @@ def configuration_page() -> str:
     out = [
         "# Configuration",
         "",
-        f"<!-- Generated from app/config.py by `{REGENERATE}`: edit the comments there, not this page. -->",
+        f"<!-- Generated from app/config.py by `{REGENERATE}`: edit the comments there, not this "
+        "page. -->",
         "",
         "Every setting is read once, at start, in this order, each later source winning:",
         "",
         "1. the defaults below;",
-        "2. the Python or JSON file named by `HIREKIT_CONFIG` (upper-case names without the prefix, e.g. `RATE_LIMIT`);",
-        "3. the environment: `HIREKIT_<NAME>`. Where a `HIREKIT_` variable is unset, the variable a Procfile platform sets",
-        "   for it counts (its *platform twin*: `DATABASE_URL`, `REDIS_URL`, `PORT`, `WEB_CONCURRENCY`).",
+        "2. the Python or JSON file named by `HIREKIT_CONFIG` (upper-case names without the "
+        "prefix, e.g. `RATE_LIMIT`);",
+        "3. the environment: `HIREKIT_<NAME>`. Where a `HIREKIT_` variable is unset, the variable "
+        "a Procfile platform sets",
+        "   for it counts (its *platform twin*: `DATABASE_URL`, `REDIS_URL`, `PORT`, "
+        "`WEB_CONCURRENCY`).",
         "",
-        "Booleans are `1`, `true`, `yes` or `on` (anything else is false); lists are comma-separated (or a JSON array);",
-        "durations are in seconds unless the name says otherwise. `<instance>` is the instance directory:",
+        "Booleans are `1`, `true`, `yes` or `on` (anything else is false); lists are "
+        "comma-separated (or a JSON array);",
+        "durations are in seconds unless the name says otherwise. `<instance>` is the instance "
+        "directory:",
         "`HIREKIT_INSTANCE_DIR`, by default `instance/` in the checkout.",
         "",
     ]
@@ -101,13 +113,21 @@ def configuration_page() -> str:
         if setting.section != section:
             section = setting.section
             out += [f"## {section}", "", _row("variable", "default", "meaning"), "|---|---|---|"]
-        out.append(_row(f"`HIREKIT_{setting.key}`", shown_default(config.DEFAULTS[setting.key]), setting.meaning))
+        out.append(
+            _row(
+                f"`HIREKIT_{setting.key}`",
+                shown_default(config.DEFAULTS[setting.key]),
+                setting.meaning,
+            )
+        )
     out += [
         "",
         "## Server processes",
         "",
-        "Read straight from the environment, never from the `HIREKIT_CONFIG` file: by gunicorn's configuration",
-        "(`deploy/gunicorn.conf.py`) and its worker class, and `HIREKIT_CONFIG` by the loader itself:",
+        "Read straight from the environment, never from the `HIREKIT_CONFIG` file: by gunicorn's "
+        "configuration",
+        "(`deploy/gunicorn.conf.py`) and its worker class, and `HIREKIT_CONFIG` by the loader "
+        "itself:",
         "",
         _row("variable", "default", "meaning"),
         "|---|---|---|",

@@ -33,8 +33,16 @@ RETRY_AFTER_SECONDS = {503: "5"}
 class ApiError(Exception):
     """A failure a route or service raises on purpose; rendered as the one error body."""
 
-    def __init__(self, status: int, message: str, *, fields: dict | None = None, type: str | None = None,
-                 headers: dict | None = None, extra: dict | None = None):
+    def __init__(
+        self,
+        status: int,
+        message: str,
+        *,
+        fields: dict | None = None,
+        type: str | None = None,
+        headers: dict | None = None,
+        extra: dict | None = None,
+    ):
         super().__init__(message)
         self.status = status
         self.message = message
@@ -52,12 +60,16 @@ class NotFound(ApiError):
 
 class Conflict(ApiError):
     def __init__(self, message: str, *, existing_id=None):
-        super().__init__(409, message, extra={"existing_id": str(existing_id)} if existing_id is not None else None)
+        super().__init__(
+            409,
+            message,
+            extra={"existing_id": str(existing_id)} if existing_id is not None else None,
+        )
 
 
 class ExistingRecordConflict(Conflict):
-    """What the database refused as a duplicate (a unique index: another write got there first), as REST, batch
-    items and MCP tools answer it."""
+    """What the database refused as a duplicate (a unique index: another write got there first), as
+    REST, batch items and MCP tools answer it."""
 
     def __init__(self):
         super().__init__("The record conflicts with one that already exists.")
@@ -69,12 +81,16 @@ class ValidationFailed(ApiError):
 
     @classmethod
     def of(cls, error: ma.ValidationError) -> "ValidationFailed":
-        """marshmallow's errors as the 422 REST answers (a schema-level list goes under `_schema`)."""
-        return cls(error.messages if isinstance(error.messages, dict) else {"_schema": error.messages})
+        """marshmallow's errors as the 422 REST answers (a schema-level list goes under
+        `_schema`)."""
+        return cls(
+            error.messages if isinstance(error.messages, dict) else {"_schema": error.messages}
+        )
 
 
 def summarize_fields(fields: dict) -> str:
-    """'title: Missing data for required field.' for the first few fields: the message a person reads."""
+    """'title: Missing data for required field.' for the first few fields: the message a person
+    reads."""
     flat = flatten_fields(fields)
     parts = [f"{name}: {' '.join(messages)}" for name, messages in list(flat.items())[:3]]
     more = len(flat) - len(parts)
@@ -83,7 +99,8 @@ def summarize_fields(fields: dict) -> str:
 
 
 def flatten_fields(messages, prefix: str = "") -> dict[str, list[str]]:
-    """Nested marshmallow messages -> {"a.b": ["..."]}; webargs' location level (json, query, form) is dropped."""
+    """Nested marshmallow messages -> {"a.b": ["..."]}; webargs' location level (json, query, form)
+    is dropped."""
     flat: dict[str, list[str]] = {}
     if isinstance(messages, list):
         if all(isinstance(m, str) for m in messages):
@@ -104,7 +121,16 @@ def flatten_fields(messages, prefix: str = "") -> dict[str, list[str]]:
 def strip_locations(messages: dict) -> dict:
     """webargs keys its messages by location ({"json": {...}}); clients want the field names."""
     merged: dict = {}
-    for location in ("json", "query", "form", "files", "view_args", "path", "headers", "json_or_form"):
+    for location in (
+        "json",
+        "query",
+        "form",
+        "files",
+        "view_args",
+        "path",
+        "headers",
+        "json_or_form",
+    ):
         value = messages.get(location) if isinstance(messages, dict) else None
         if isinstance(value, dict):
             merged.update(value)
@@ -115,23 +141,46 @@ def strip_locations(messages: dict) -> dict:
     return merged
 
 
-def error_response(status: int, message: str, *, type: str | None = None, fields: dict | None = None,
-                   headers: dict | None = None, extra: dict | None = None):
+def error_response(
+    status: int,
+    message: str,
+    *,
+    type: str | None = None,
+    fields: dict | None = None,
+    headers: dict | None = None,
+    extra: dict | None = None,
+):
     """The one error body, with Retry-After on 503 unless the caller set it."""
-    response = jsonify({"status": status, "error": error_detail(status, message, type=type, fields=fields, extra=extra)})
+    response = jsonify(
+        {
+            "status": status,
+            "error": error_detail(status, message, type=type, fields=fields, extra=extra),
+        }
+    )
     response.status_code = status
     for name, value in (headers or {}).items():
         response.headers[name] = value
     if status in RETRY_AFTER_SECONDS and "Retry-After" not in response.headers:
         response.headers["Retry-After"] = RETRY_AFTER_SECONDS[status]
-    if status == 401 and "WWW-Authenticate" not in response.headers and g.get("auth_scheme") == "bearer":
+    if (
+        status == 401
+        and "WWW-Authenticate" not in response.headers
+        and g.get("auth_scheme") == "bearer"
+    ):
         response.headers["WWW-Authenticate"] = 'Bearer realm="hirekit"'
     return response
 
 
-def error_detail(status: int, message: str, *, type: str | None = None, fields: dict | None = None,
-                 extra: dict | None = None) -> dict:
-    """The `error` object of the one error body: type, message, flattened fields, extras (existing_id)."""
+def error_detail(
+    status: int,
+    message: str,
+    *,
+    type: str | None = None,
+    fields: dict | None = None,
+    extra: dict | None = None,
+) -> dict:
+    """The `error` object of the one error body: type, message, flattened fields, extras
+    (existing_id)."""
     error = {"type": type or ERROR_TYPES.get(status, "api_error"), "message": message}
     if fields:
         error["fields"] = flatten_fields(fields)
@@ -152,7 +201,11 @@ def handle_http_exception(error: HTTPException):
     if status == 400 and fields and "_schema" in fields and not message:
         message = " ".join(fields.pop("_schema"))
     if not message:
-        message = summarize_fields(fields) if fields and status == 422 else (error.description or error.name)
+        message = (
+            summarize_fields(fields)
+            if fields and status == 422
+            else (error.description or error.name)
+        )
     headers = dict(data.get("headers") or {})
     if status == 405 and getattr(error, "valid_methods", None):
         headers["Allow"] = ", ".join(sorted(error.valid_methods))
@@ -160,8 +213,14 @@ def handle_http_exception(error: HTTPException):
 
 
 def handle_api_error(error: ApiError):
-    return error_response(error.status, error.message, type=error.type, fields=error.fields,
-                          headers=error.headers, extra=error.extra)
+    return error_response(
+        error.status,
+        error.message,
+        type=error.type,
+        fields=error.fields,
+        headers=error.headers,
+        extra=error.extra,
+    )
 
 
 def handle_marshmallow_error(error: ma.ValidationError):
@@ -173,36 +232,50 @@ def handle_integrity_error(error: pw.IntegrityError):
     return handle_api_error(ExistingRecordConflict())
 
 
-# PostgreSQL's SQLSTATEs for a transaction rolled back because it raced another: deadlock_detected and
-# serialization_failure. The database answered: it is a conflict to retry, not a database out of reach.
+# PostgreSQL's SQLSTATEs for a transaction rolled back because it raced another: deadlock_detected
+# and serialization_failure. The database answered: it is a conflict to retry, not a database out of
+# reach.
 TRANSACTION_ROLLBACK_CODES = frozenset({"40P01", "40001"})
 
 
 def driver_error_code(error: Exception) -> str | None:
-    """The SQLSTATE of the driver's error a peewee error wraps (peewee passes it as its first argument)."""
-    original = error.args[0] if error.args and isinstance(error.args[0], Exception) else error.__context__
+    """The SQLSTATE of the driver's error a peewee error wraps (peewee passes it as its first
+    argument)."""
+    original = (
+        error.args[0] if error.args and isinstance(error.args[0], Exception) else error.__context__
+    )
     return getattr(original, "pgcode", None)
 
 
 def handle_database_unavailable(error: Exception):
     if driver_error_code(error) in TRANSACTION_ROLLBACK_CODES:
-        log.warning("transaction rolled back by a concurrent one [%s]: %s", g.get("request_id"), error)
-        return error_response(409, "This write conflicted with a concurrent write to the same records and was rolled "
-                                   "back; nothing of it was kept. Retry it.", headers={"Retry-After": "1"})
+        log.warning(
+            "transaction rolled back by a concurrent one [%s]: %s", g.get("request_id"), error
+        )
+        return error_response(
+            409,
+            "This write conflicted with a concurrent write to the same records and was rolled "
+            "back; nothing of it was kept. Retry it.",
+            headers={"Retry-After": "1"},
+        )
     log.error("database unavailable [%s]: %s", g.get("request_id"), error)
     return error_response(503, "The database is not reachable right now; retry shortly.")
 
 
 def handle_redis_unavailable(error: Exception):
     log.error("redis unavailable [%s]: %s", g.get("request_id"), error)
-    return error_response(503, "The queue or rate-limit store (Redis) is not reachable right now; retry shortly.")
+    return error_response(
+        503, "The queue or rate-limit store (Redis) is not reachable right now; retry shortly."
+    )
 
 
 def handle_unexpected(error: Exception):
     if isinstance(error, HTTPException):
         return handle_http_exception(error)
     log.exception("unhandled error [%s]", g.get("request_id"))
-    return error_response(500, f"Internal error; quote request id {g.get('request_id')} to support.")
+    return error_response(
+        500, f"Internal error; quote request id {g.get('request_id')} to support."
+    )
 
 
 def init_app(app) -> None:
@@ -211,7 +284,8 @@ def init_app(app) -> None:
     app.register_error_handler(pw.IntegrityError, handle_integrity_error)
     app.register_error_handler(pw.OperationalError, handle_database_unavailable)
     app.register_error_handler(pw.InterfaceError, handle_database_unavailable)
-    app.register_error_handler(MaxConnectionsExceeded, handle_database_unavailable)  # every pooled connection busy 10 s
+    # every pooled connection busy 10 s
+    app.register_error_handler(MaxConnectionsExceeded, handle_database_unavailable)
     app.register_error_handler(HTTPException, handle_http_exception)
     try:
         from redis.exceptions import ConnectionError as RedisConnectionError

@@ -1,4 +1,5 @@
-"""The plugin registry: each endpoint family is a package exposing PLUGIN, selected by HIREKIT_PLUGINS."""
+"""The plugin registry: each endpoint family is a package exposing PLUGIN, selected by
+HIREKIT_PLUGINS."""
 
 from __future__ import annotations
 
@@ -13,8 +14,9 @@ PACKAGE = "plugins"
 
 @dataclass(frozen=True)
 class Tasks:
-    """A family's background work, as the worker reads it: the queues its jobs go to, and the periodic passes
-    (app.background.periodic.PeriodicJob, e.g. reapers) a worker serving their queue starts."""
+    """A family's background work, as the worker reads it: the queues its jobs go to, and the
+    periodic passes (app.background.periodic.PeriodicJob, e.g. reapers) a worker serving their queue
+    starts."""
 
     queues: tuple = ()
     periodic: tuple = ()
@@ -33,18 +35,21 @@ class EventType:
 
 @dataclass(frozen=True)
 class Plugin:
-    """What a family brings: blueprints (auth scheme on each), models for migrations, needs, background work."""
+    """What a family brings: blueprints (auth scheme on each), models for migrations, needs,
+    background work."""
 
     name: str
     blueprints: tuple = ()
     models: tuple = ()
     needs: tuple = ()
     tasks: Tasks = Tasks()
-    rate_limit: str | None = None  # config name of the family's own limit, else the default limit applies
+    # config name of the family's own limit, else the default limit applies
+    rate_limit: str | None = None
     init_app: Callable | None = None
     cli: tuple = field(default=())
-    # lists whose totals the database keeps (app.data.row_counts): (list name, the one filter its buckets answer or
-    # None); a list named here is its table's rows of the tenant, and a migration keeps the table's counts
+    # lists whose totals the database keeps (app.data.row_counts): (list name, the one filter its
+    # buckets answer or None); a list named here is its table's rows of the tenant, and a migration
+    # keeps the table's counts
     counted_lists: tuple[tuple[str, str | None], ...] = ()
     event_types: tuple[EventType, ...] = ()  # the events the family emits
 
@@ -78,15 +83,17 @@ def available() -> list[str]:
     found = []
     for name in selectable():
         spec = importlib.util.find_spec(module_path(name))
-        if spec is not None and spec.origin is not None:  # a folder without __init__.py is not a plugin yet
+        # a folder without __init__.py is not a plugin yet
+        if spec is not None and spec.origin is not None:
             found.append(name)
     return found
 
 
 def load_plugin(name: str) -> Plugin:
     if name not in selectable() and name not in core():
-        raise PluginError(f"unknown plugin {name!r} in HIREKIT_PLUGINS; "
-                          f"available: {', '.join(selectable())}")
+        raise PluginError(
+            f"unknown plugin {name!r} in HIREKIT_PLUGINS; available: {', '.join(selectable())}"
+        )
     plugin = importlib.import_module(module_path(name)).PLUGIN
     if plugin.name != name:
         raise PluginError(f"plugin module {name!r} declares the name {plugin.name!r}")
@@ -94,14 +101,17 @@ def load_plugin(name: str) -> Plugin:
 
 
 def resolve(names) -> list[Plugin]:
-    """The core plugins, then the selected ones in dependency order; an unknown name or a missing need is a
-    PluginError."""
+    """The core plugins, then the selected ones in dependency order; an unknown name or a missing
+    need is a PluginError."""
     selected = [n.strip() for n in names if n and n.strip()]
     plugins = {name: load_plugin(name) for name in (*core(), *selected)}
     for plugin in plugins.values():
         missing = [need for need in plugin.needs if need not in plugins]
         if missing:
-            raise PluginError(f"plugin {plugin.name!r} needs {', '.join(repr(m) for m in missing)}: add it to HIREKIT_PLUGINS")
+            raise PluginError(
+                f"plugin {plugin.name!r} needs {', '.join(repr(m) for m in missing)}: add it to "
+                "HIREKIT_PLUGINS"
+            )
     ordered: list[Plugin] = []
 
     def visit(plugin: Plugin):
@@ -130,7 +140,12 @@ def all_models() -> list:
     from app.data import events, tenancy, tombstones
     from app.http import idempotency
 
-    models = list(tenancy.MODELS) + list(events.MODELS) + list(idempotency.MODELS) + list(tombstones.MODELS)
+    models = (
+        list(tenancy.MODELS)
+        + list(events.MODELS)
+        + list(idempotency.MODELS)
+        + list(tombstones.MODELS)
+    )
     for name in (*core(), *available()):
         plugin = load_plugin(name)
         models.extend(m for m in plugin.models if m not in models)
@@ -146,8 +161,9 @@ def event_types(plugins) -> dict[str, EventType]:
     for plugin in [*first, *(plugin for plugin in plugins if plugin not in first)]:
         for event_type in plugin.event_types:
             if event_type.name in found:
-                raise PluginError(f"event type {event_type.name!r} is declared twice "
-                                  f"(plugin {plugin.name!r})")
+                raise PluginError(
+                    f"event type {event_type.name!r} is declared twice (plugin {plugin.name!r})"
+                )
             found[event_type.name] = event_type
     return found
 
@@ -175,8 +191,9 @@ def register(app, api, plugins: list[Plugin]) -> None:
         if plugin.init_app:
             plugin.init_app(app)
     app.extensions["hirekit_plugins"] = {plugin.name: plugin for plugin in plugins}
-    app.extensions["hirekit_counted_lists"] = {name: bucket for plugin in plugins
-                                               for name, bucket in plugin.counted_lists}
+    app.extensions["hirekit_counted_lists"] = {
+        name: bucket for plugin in plugins for name, bucket in plugin.counted_lists
+    }
 
 
 def enabled(app, name: str) -> bool:

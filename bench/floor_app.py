@@ -1,9 +1,11 @@
-"""A reference for bench/rest_throughput.py on PostgreSQL: the least a Flask app answering GET /v1/jobs/:id can do.
+"""A reference for bench/rest_throughput.py on PostgreSQL: the least a Flask app answering GET
+/v1/jobs/:id can do.
 
-It reads the job's row (as one text value, by tenant and id, as a prepared statement on a connection each thread
-keeps: what Hirekit's GET by id reads) and answers a fixed body of the same size. No authentication, rate limit, pool,
-model or serialization. Its ratio to the bare app is the ceiling any app reading one row per request reaches on the
-machine: what the database round trip alone costs against a request that does nothing."""
+It reads the job's row (as one text value, by tenant and id, as a prepared statement on a connection
+each thread keeps: what Hirekit's GET by id reads) and answers a fixed body of the same size. No
+authentication, rate limit, pool, model or serialization. Its ratio to the bare app is the ceiling
+any app reading one row per request reaches on the machine: what the database round trip alone costs
+against a request that does nothing."""
 
 import os
 import threading
@@ -14,7 +16,9 @@ from flask import Flask, Response, abort
 app = Flask(__name__)
 _connections = threading.local()
 BODY = b'{"padding":"' + b"x" * 725 + b'"}'  # about the size of a job's JSON
-READ = 'SELECT "t1"::text FROM "jobs" AS "t1" WHERE "t1"."tenant_id" = $1 AND "t1"."id" = $2 LIMIT 1'
+READ = (
+    'SELECT "t1"::text FROM "jobs" AS "t1" WHERE "t1"."tenant_id" = $1 AND "t1"."id" = $2 LIMIT 1'
+)
 
 
 def cursor():

@@ -1,8 +1,9 @@
-"""What every bench script shares: free ports, gunicorn as deployed (start and stop), HTTP timing, the figures
-printed from timings (percentiles, load average), and what a process uses (CPU seconds, memory from /proc).
+"""What every bench script shares: free ports, gunicorn as deployed (start and stop), HTTP timing,
+the figures printed from timings (percentiles, load average), and what a process uses (CPU seconds,
+memory from /proc).
 
-gunicorn runs with deploy/gunicorn.conf.py and 2 workers unless told otherwise, in a session of its own, so stop()
-ends the arbiter and its workers together.
+gunicorn runs with deploy/gunicorn.conf.py and 2 workers unless told otherwise, in a session of its
+own, so stop() ends the arbiter and its workers together.
 """
 
 from __future__ import annotations
@@ -32,15 +33,40 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def start_gunicorn(module: str, port: int, env: dict, *, workers: int = 2, ready_path: str = "/healthz",
-                   settle_seconds: float = 0.0, timeout: float = 60.0) -> subprocess.Popen:
-    """gunicorn serving `module` (wsgi:app, bench.bare_app:app) with deploy/gunicorn.conf.py on 127.0.0.1:port; returns
-    once `ready_path` answers, then waits `settle_seconds` (the second worker may still be booting)."""
-    log = tempfile.TemporaryFile()  # not a pipe: nobody reads it while the server runs, and a full pipe would block it
+def start_gunicorn(
+    module: str,
+    port: int,
+    env: dict,
+    *,
+    workers: int = 2,
+    ready_path: str = "/healthz",
+    settle_seconds: float = 0.0,
+    timeout: float = 60.0,
+) -> subprocess.Popen:
+    """gunicorn serving `module` (wsgi:app, bench.bare_app:app) with deploy/gunicorn.conf.py on
+    127.0.0.1:port; returns once `ready_path` answers, then waits `settle_seconds` (the second
+    worker may still be booting)."""
+    # not a pipe: nobody reads it while the server runs, and a full pipe would block it
+    log = tempfile.TemporaryFile()
     process = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "-c", str(GUNICORN_CONF), "--bind", f"127.0.0.1:{port}",
-         "--workers", str(workers), module],
-        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=log, start_new_session=True)
+        [
+            sys.executable,
+            "-m",
+            "gunicorn",
+            "-c",
+            str(GUNICORN_CONF),
+            "--bind",
+            f"127.0.0.1:{port}",
+            "--workers",
+            str(workers),
+            module,
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=log,
+        start_new_session=True,
+    )
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:
@@ -53,7 +79,9 @@ def start_gunicorn(module: str, port: int, env: dict, *, workers: int = 2, ready
             time.sleep(0.3)
     stop(process)
     log.seek(0)
-    raise RuntimeError(f"gunicorn {module} did not start: {log.read().decode(errors='replace')[-2000:]}")
+    raise RuntimeError(
+        f"gunicorn {module} did not start: {log.read().decode(errors='replace')[-2000:]}"
+    )
 
 
 def stop(process: subprocess.Popen) -> None:
@@ -64,8 +92,9 @@ def stop(process: subprocess.Popen) -> None:
 
 
 class KeepAliveClient:
-    """One keep-alive HTTP/1.1 connection (http.client) answering parsed JSON: timings measure the service (gunicorn,
-    Flask, the route) rather than a client library; requests adds about 0.9 ms per call on this machine."""
+    """One keep-alive HTTP/1.1 connection (http.client) answering parsed JSON: timings measure the
+    service (gunicorn, Flask, the route) rather than a client library; requests adds about 0.9 ms
+    per call on this machine."""
 
     def __init__(self, base: str, headers: dict | None = None):
         host, port = base.removeprefix("http://").split(":")
@@ -78,7 +107,8 @@ class KeepAliveClient:
             self.connection.request(method, path, body=payload, headers=self.headers)
             response = self.connection.getresponse()
         except (BrokenPipeError, ConnectionResetError, http.client.RemoteDisconnected):
-            # the server closed the idle connection (its keep-alive timeout passed while the bench worked in-process)
+            # the server closed the idle connection (its keep-alive timeout passed while the bench
+            # worked in-process)
             self.connection.close()
             self.connection.connect()
             self.connection.request(method, path, body=payload, headers=self.headers)
@@ -90,7 +120,8 @@ class KeepAliveClient:
 
 
 def time_calls(call: Callable[[], object], repeats: int, warmup: int = 1) -> list[float]:
-    """Milliseconds of `repeats` calls of `call`, after `warmup` untimed ones (the first warms the worker's caches)."""
+    """Milliseconds of `repeats` calls of `call`, after `warmup` untimed ones (the first warms the
+    worker's caches)."""
     for _ in range(warmup):
         call()
     times = []
@@ -119,7 +150,8 @@ CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
 def cpu_seconds(pids: list[int]) -> dict[int, float]:
-    """pid -> user + system CPU seconds the process has used (Linux /proc; a process gone, or no /proc, is left out)."""
+    """pid -> user + system CPU seconds the process has used (Linux /proc; a process gone, or no
+    /proc, is left out)."""
     used = {}
     for pid in pids:
         try:
@@ -150,8 +182,8 @@ def busy_share(before: tuple[int, int], after: tuple[int, int]) -> float:
 
 
 def status_kib(pid: int, name: str = "VmRSS") -> int:
-    """A size line of /proc/<pid>/status in KiB (VmRSS: resident memory; RssAnon: its anonymous part); 0 when the
-    process is gone or there is no /proc."""
+    """A size line of /proc/<pid>/status in KiB (VmRSS: resident memory; RssAnon: its anonymous
+    part); 0 when the process is gone or there is no /proc."""
     try:
         with open(f"/proc/{pid}/status") as status:
             for line in status:
@@ -172,33 +204,51 @@ def worker_pids(server: subprocess.Popen) -> list[int]:
 
 
 def postgres_backend_pids(database_url: str) -> list[int]:
-    """The pids of the PostgreSQL server processes serving connections to this URL's database (a local server)."""
+    """The pids of the PostgreSQL server processes serving connections to this URL's database (a
+    local server)."""
     import psycopg2
 
     with psycopg2.connect(database_url) as connection, connection.cursor() as cursor:
-        cursor.execute("SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()")
+        cursor.execute(
+            "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> "
+            "pg_backend_pid()"
+        )
         pids = [row[0] for row in cursor.fetchall()]
     connection.close()
     return pids
 
 
 def fresh_app(database_url: str, instance: Path, **config):
-    """An app over a freshly migrated database (PostgreSQL's public schema dropped and rebuilt; a SQLite file is new),
-    with files under `instance` and quiet logs: what a bench seeds its data through."""
+    """An app over a freshly migrated database (PostgreSQL's public schema dropped and rebuilt; a
+    SQLite file is new), with files under `instance` and quiet logs: what a bench seeds its data
+    through."""
     from app import create_app
 
-    app = create_app({"DATABASE_URL": database_url, "INSTANCE_DIR": str(instance), "RESUME_DIR": str(instance / "resumes"),
-                      "LOG_LEVEL": "WARNING", **config})
+    app = create_app(
+        {
+            "DATABASE_URL": database_url,
+            "INSTANCE_DIR": str(instance),
+            "RESUME_DIR": str(instance / "resumes"),
+            "LOG_LEVEL": "WARNING",
+            **config,
+        }
+    )
     migrate_clean(app, database_url)
     return app
 
 
 def fresh_database(database_url: str, instance: Path):
-    """An app on a migrated database (on PostgreSQL a clean schema: earlier runs' rows must not weigh on this one)
-    and a new tenant: (app, tenant id, its API key)."""
+    """An app on a migrated database (on PostgreSQL a clean schema: earlier runs' rows must not
+    weigh on this one) and a new tenant: (app, tenant id, its API key)."""
     import uuid
 
-    os.environ.update({"HIREKIT_DATABASE_URL": database_url, "HIREKIT_INSTANCE_DIR": str(instance), "HIREKIT_LOG_LEVEL": "WARNING"})
+    os.environ.update(
+        {
+            "HIREKIT_DATABASE_URL": database_url,
+            "HIREKIT_INSTANCE_DIR": str(instance),
+            "HIREKIT_LOG_LEVEL": "WARNING",
+        }
+    )
     from app.data.db import database
     from app.data.tenancy import create_tenant
 
@@ -210,7 +260,8 @@ def fresh_database(database_url: str, instance: Path):
 
 
 def migrate_clean(app, database_url: str) -> None:
-    """Migrate the app's database, on PostgreSQL from a clean schema (public dropped and rebuilt)."""
+    """Migrate the app's database, on PostgreSQL from a clean schema (public dropped and
+    rebuilt)."""
     from app.cli import upgrade_database
     from app.data.db import database
 

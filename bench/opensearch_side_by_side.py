@@ -137,7 +137,8 @@ def main() -> None:
             args.nodes, heap=args.heap, root=workdir / "opensearch", cluster_name="hirekit-bench"
         ) as cluster:
             print(
-                f"{args.count:,} profiles; OpenSearch 2.19.6, {args.nodes} node(s), heap {args.heap} "
+                f"{args.count:,} profiles; OpenSearch 2.19.6, {args.nodes} node(s), heap "
+                f"{args.heap} "
                 f"each; load average {load_average()}"
             )
             index = workdir / "embedded"
@@ -227,10 +228,16 @@ def main() -> None:
             print(
                 f"\ndisk: embedded {disk['embedded'] / 2**20:,.0f} MiB, OpenSearch "
                 f"{disk['opensearch'] / 2**20:,.0f} "
-                "MiB" + (" (one copy, no replica)" if args.nodes == 1 else " (all nodes: primary and replica)")
+                "MiB"
+                + (
+                    " (one copy, no replica)"
+                    if args.nodes == 1
+                    else " (all nodes: primary and replica)"
+                )
             )
             print(
-                f"memory: OpenSearch JVM RSS {jvm_rss:,.0f} MiB ({args.nodes} JVM(s), heap {args.heap} "
+                f"memory: OpenSearch JVM RSS {jvm_rss:,.0f} MiB ({args.nodes} JVM(s), heap "
+                f"{args.heap} "
                 "each); Hirekit workers RSS "
                 f"embedded {', '.join(f'{m:,.0f}' for m in memory['embedded'])} MiB, OpenSearch "
                 f"{', '.join(f'{m:,.0f}' for m in memory['opensearch'])} MiB"

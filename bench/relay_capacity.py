@@ -395,8 +395,9 @@ def wait_ready(process: subprocess.Popen, marker: str) -> None:
 
 
 def run_loop(coroutine):
-    """Run the load generator (and the echo server) on uvloop's event loop where it is installed, as the relay runs:
-    the generator shares the machine's cores with the relay, so its CPU is taken from the process measured."""
+    """Run the load generator (and the echo server) on uvloop's event loop where it is installed, as
+    the relay runs: the generator shares the machine's cores with the relay, so its CPU is taken
+    from the process measured."""
     try:
         import uvloop
     except ImportError:
@@ -547,7 +548,8 @@ def main() -> None:
         held = load.held_window()
         if held:
             print(
-                f"  steady load (the hold after its first {WARM_UP_SECONDS:g} s): {len(held)} turns, "
+                f"  steady load (the hold after its first {WARM_UP_SECONDS:g} s): {len(held)} "
+                "turns, "
                 f"client round trip p50 {percentile(held, 50):.1f} ms, p95 "
                 f"{percentile(held, 95):.1f} ms (an upper bound of the server's turn time); "
                 f"the whole machine {load.machine_busy:.0%} busy ({os.cpu_count()} cores)"

@@ -12,7 +12,7 @@ with suppress(ImportError):
 
 def migrate(migrator: Migrator, database: pw.Database, *, fake=False):
     """Write your migrations here."""
-    
+
     @migrator.create_model
     class Tenant(pw.Model):
         id = pw.CharField(max_length=64, primary_key=True)
@@ -26,7 +26,9 @@ def migrate(migrator: Migrator, database: pw.Database, *, fake=False):
     @migrator.create_model
     class ApiKey(pw.Model):
         id = pw.AutoField()
-        tenant = pw.ForeignKeyField(column_name='tenant_id', field='id', model=migrator.orm['tenants'], on_delete='CASCADE')
+        tenant = pw.ForeignKeyField(
+            column_name='tenant_id', field='id', model=migrator.orm['tenants'], on_delete='CASCADE'
+        )
         prefix = pw.CharField(index=True, max_length=32)
         key_hash = pw.CharField(max_length=64, unique=True)
         created_at = pw.DateTimeField()
@@ -38,7 +40,9 @@ def migrate(migrator: Migrator, database: pw.Database, *, fake=False):
 
     @migrator.create_model
     class Counter(pw.Model):
-        tenant = pw.ForeignKeyField(column_name='tenant_id', field='id', model=migrator.orm['tenants'], on_delete='CASCADE')
+        tenant = pw.ForeignKeyField(
+            column_name='tenant_id', field='id', model=migrator.orm['tenants'], on_delete='CASCADE'
+        )
         name = pw.CharField(max_length=64)
         value = pw.BigIntegerField(default=0)
 
@@ -50,7 +54,9 @@ def migrate(migrator: Migrator, database: pw.Database, *, fake=False):
     class Event(pw.Model):
         sequence = pw.BigAutoField()
         event_id = pw.UUIDField(unique=True)
-        tenant = pw.ForeignKeyField(column_name='tenant_id', field='id', model=migrator.orm['tenants'], on_delete='CASCADE')
+        tenant = pw.ForeignKeyField(
+            column_name='tenant_id', field='id', model=migrator.orm['tenants'], on_delete='CASCADE'
+        )
         type = pw.CharField(max_length=64)
         record_id = pw.CharField(max_length=64, null=True)
         payload = pw.TextField()
@@ -63,7 +69,7 @@ def migrate(migrator: Migrator, database: pw.Database, *, fake=False):
 
 def rollback(migrator: Migrator, database: pw.Database, *, fake=False):
     """Write your rollback migrations here."""
-    
+
     migrator.remove_model('events')
 
     migrator.remove_model('counters')

@@ -12,13 +12,15 @@ with suppress(ImportError):
 
 def migrate(migrator: Migrator, database: pw.Database, *, fake=False):
     """Write your migrations here."""
-    
+
     @migrator.create_model
     class Job(pw.Model):
         id = pw.UUIDField(primary_key=True)
         created_at = pw.DateTimeField()
         updated_at = pw.DateTimeField()
-        tenant = pw.ForeignKeyField(column_name='tenant_id', field='id', model=migrator.orm['tenants'], on_delete='CASCADE')
+        tenant = pw.ForeignKeyField(
+            column_name='tenant_id', field='id', model=migrator.orm['tenants'], on_delete='CASCADE'
+        )
         number = pw.IntegerField()
         source_id = pw.CharField(max_length=255)
         title = pw.CharField(max_length=500)
@@ -48,10 +50,14 @@ def migrate(migrator: Migrator, database: pw.Database, *, fake=False):
 
         class Meta:
             table_name = "jobs"
-            indexes = [(('tenant', 'source_id'), True), (('tenant', 'number'), True), (('tenant', 'created_at'), False)]
+            indexes = [
+                (('tenant', 'source_id'), True),
+                (('tenant', 'number'), True),
+                (('tenant', 'created_at'), False),
+            ]
 
 
 def rollback(migrator: Migrator, database: pw.Database, *, fake=False):
     """Write your rollback migrations here."""
-    
+
     migrator.remove_model('jobs')

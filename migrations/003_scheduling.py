@@ -12,10 +12,16 @@ with suppress(ImportError):
 
 def migrate(migrator: Migrator, database: pw.Database, *, fake=False):
     """Write your migrations here."""
-    
+
     @migrator.create_model
     class JobSchedule(pw.Model):
-        job = pw.ForeignKeyField(column_name='job_id', field='id', model=migrator.orm['jobs'], on_delete='CASCADE', primary_key=True)
+        job = pw.ForeignKeyField(
+            column_name='job_id',
+            field='id',
+            model=migrator.orm['jobs'],
+            on_delete='CASCADE',
+            primary_key=True,
+        )
         created_at = pw.DateTimeField()
         updated_at = pw.DateTimeField()
         scheduling = pw.BooleanField(default=False)
@@ -43,5 +49,5 @@ def migrate(migrator: Migrator, database: pw.Database, *, fake=False):
 
 def rollback(migrator: Migrator, database: pw.Database, *, fake=False):
     """Write your rollback migrations here."""
-    
+
     migrator.remove_model('job_schedules')

@@ -1,4 +1,5 @@
-"""Migration 004_candidates_applications_questions (peewee-migrate; `flask --app wsgi db upgrade` applies it)."""
+"""Migration 004_candidates_applications_questions (peewee-migrate; `flask --app wsgi db upgrade`
+applies it)."""
 
 from contextlib import suppress
 
@@ -12,13 +13,15 @@ with suppress(ImportError):
 
 def migrate(migrator: Migrator, database: pw.Database, *, fake=False):
     """Write your migrations here."""
-    
+
     @migrator.create_model
     class Candidate(pw.Model):
         id = pw.UUIDField(primary_key=True)
         created_at = pw.DateTimeField()
         updated_at = pw.DateTimeField()
-        tenant = pw.ForeignKeyField(column_name='tenant_id', field='id', model=migrator.orm['tenants'], on_delete='CASCADE')
+        tenant = pw.ForeignKeyField(
+            column_name='tenant_id', field='id', model=migrator.orm['tenants'], on_delete='CASCADE'
+        )
         resume_file_name = pw.CharField(max_length=255, null=True)
         resume_content_type = pw.CharField(max_length=128, null=True)
         resume_size = pw.IntegerField(null=True)
@@ -40,21 +43,34 @@ def migrate(migrator: Migrator, database: pw.Database, *, fake=False):
 
         class Meta:
             table_name = "candidates"
-            indexes = [(('tenant', 'source_id'), True), (('tenant', 'email'), False), (('tenant', 'created_at'), False)]
+            indexes = [
+                (('tenant', 'source_id'), True),
+                (('tenant', 'email'), False),
+                (('tenant', 'created_at'), False),
+            ]
 
     @migrator.create_model
     class Application(pw.Model):
         id = pw.UUIDField(primary_key=True)
         created_at = pw.DateTimeField()
         updated_at = pw.DateTimeField()
-        tenant = pw.ForeignKeyField(column_name='tenant_id', field='id', model=migrator.orm['tenants'], on_delete='CASCADE')
+        tenant = pw.ForeignKeyField(
+            column_name='tenant_id', field='id', model=migrator.orm['tenants'], on_delete='CASCADE'
+        )
         resume_file_name = pw.CharField(max_length=255, null=True)
         resume_content_type = pw.CharField(max_length=128, null=True)
         resume_size = pw.IntegerField(null=True)
         resume_sha256 = pw.CharField(max_length=64, null=True)
         resume_reference = pw.TextField(null=True)
-        candidate = pw.ForeignKeyField(column_name='candidate_id', field='id', model=migrator.orm['candidates'], on_delete='CASCADE')
-        job = pw.ForeignKeyField(column_name='job_id', field='id', model=migrator.orm['jobs'], on_delete='CASCADE')
+        candidate = pw.ForeignKeyField(
+            column_name='candidate_id',
+            field='id',
+            model=migrator.orm['candidates'],
+            on_delete='CASCADE',
+        )
+        job = pw.ForeignKeyField(
+            column_name='job_id', field='id', model=migrator.orm['jobs'], on_delete='CASCADE'
+        )
         source_id = pw.CharField(max_length=255, null=True)
         candidate_source_id = pw.CharField(max_length=255)
         job_source_id = pw.CharField(max_length=255)
@@ -63,16 +79,31 @@ def migrate(migrator: Migrator, database: pw.Database, *, fake=False):
 
         class Meta:
             table_name = "applications"
-            indexes = [(('candidate', 'job'), True), (('tenant', 'created_at'), False), (('tenant', 'job_source_id'), False), (('tenant', 'candidate_source_id'), False)]
+            indexes = [
+                (('candidate', 'job'), True),
+                (('tenant', 'created_at'), False),
+                (('tenant', 'job_source_id'), False),
+                (('tenant', 'candidate_source_id'), False),
+            ]
 
     @migrator.create_model
     class Question(pw.Model):
         id = pw.UUIDField(primary_key=True)
         created_at = pw.DateTimeField()
         updated_at = pw.DateTimeField()
-        tenant = pw.ForeignKeyField(column_name='tenant_id', field='id', model=migrator.orm['tenants'], on_delete='CASCADE')
-        job = pw.ForeignKeyField(column_name='job_id', field='id', model=migrator.orm['jobs'], on_delete='CASCADE')
-        application = pw.ForeignKeyField(column_name='application_id', field='id', model=migrator.orm['applications'], null=True, on_delete='CASCADE')
+        tenant = pw.ForeignKeyField(
+            column_name='tenant_id', field='id', model=migrator.orm['tenants'], on_delete='CASCADE'
+        )
+        job = pw.ForeignKeyField(
+            column_name='job_id', field='id', model=migrator.orm['jobs'], on_delete='CASCADE'
+        )
+        application = pw.ForeignKeyField(
+            column_name='application_id',
+            field='id',
+            model=migrator.orm['applications'],
+            null=True,
+            on_delete='CASCADE',
+        )
         question_text = pw.TextField()
         source_id = pw.CharField(max_length=255)
         position = pw.IntegerField(default=0)
@@ -85,7 +116,7 @@ def migrate(migrator: Migrator, database: pw.Database, *, fake=False):
 
 def rollback(migrator: Migrator, database: pw.Database, *, fake=False):
     """Write your rollback migrations here."""
-    
+
     migrator.remove_model('questions')
 
     migrator.remove_model('applications')

@@ -12,13 +12,15 @@ with suppress(ImportError):
 
 def migrate(migrator: Migrator, database: pw.Database, *, fake=False):
     """Write your migrations here."""
-    
+
     @migrator.create_model
     class TenantWebhook(pw.Model):
         id = pw.UUIDField(primary_key=True)
         created_at = pw.DateTimeField()
         updated_at = pw.DateTimeField()
-        tenant = pw.ForeignKeyField(column_name='tenant_id', field='id', model=migrator.orm['tenants'], on_delete='CASCADE')
+        tenant = pw.ForeignKeyField(
+            column_name='tenant_id', field='id', model=migrator.orm['tenants'], on_delete='CASCADE'
+        )
         triggered_event = pw.CharField(max_length=64)
         type = pw.CharField(max_length=64)
         fields = pw.TextField()
@@ -40,8 +42,15 @@ def migrate(migrator: Migrator, database: pw.Database, *, fake=False):
         id = pw.UUIDField(primary_key=True)
         created_at = pw.DateTimeField()
         updated_at = pw.DateTimeField()
-        tenant = pw.ForeignKeyField(column_name='tenant_id', field='id', model=migrator.orm['tenants'], on_delete='CASCADE')
-        webhook = pw.ForeignKeyField(column_name='webhook_id', field='id', model=migrator.orm['tenant_webhooks'], on_delete='CASCADE')
+        tenant = pw.ForeignKeyField(
+            column_name='tenant_id', field='id', model=migrator.orm['tenants'], on_delete='CASCADE'
+        )
+        webhook = pw.ForeignKeyField(
+            column_name='webhook_id',
+            field='id',
+            model=migrator.orm['tenant_webhooks'],
+            on_delete='CASCADE',
+        )
         event_id = pw.UUIDField()
         event_type = pw.CharField(max_length=64)
         payload = pw.TextField()
@@ -61,7 +70,12 @@ def migrate(migrator: Migrator, database: pw.Database, *, fake=False):
     @migrator.create_model
     class WebhookAttempt(pw.Model):
         id = pw.AutoField()
-        delivery = pw.ForeignKeyField(column_name='delivery_id', field='id', model=migrator.orm['webhook_deliveries'], on_delete='CASCADE')
+        delivery = pw.ForeignKeyField(
+            column_name='delivery_id',
+            field='id',
+            model=migrator.orm['webhook_deliveries'],
+            on_delete='CASCADE',
+        )
         number = pw.IntegerField()
         started_at = pw.DateTimeField()
         duration_ms = pw.IntegerField()
@@ -77,7 +91,7 @@ def migrate(migrator: Migrator, database: pw.Database, *, fake=False):
 
 def rollback(migrator: Migrator, database: pw.Database, *, fake=False):
     """Write your rollback migrations here."""
-    
+
     migrator.remove_model('webhook_attempts')
 
     migrator.remove_model('webhook_deliveries')

@@ -12,16 +12,30 @@ with suppress(ImportError):
 
 def migrate(migrator: Migrator, database: pw.Database, *, fake=False):
     """Write your migrations here."""
-    
+
     @migrator.create_model
     class Call(pw.Model):
         id = pw.UUIDField(primary_key=True)
         created_at = pw.DateTimeField()
         updated_at = pw.DateTimeField()
-        tenant = pw.ForeignKeyField(column_name='tenant_id', field='id', model=migrator.orm['tenants'], on_delete='CASCADE')
-        application = pw.ForeignKeyField(column_name='application_id', field='id', model=migrator.orm['applications'], on_delete='CASCADE')
-        job = pw.ForeignKeyField(column_name='job_id', field='id', model=migrator.orm['jobs'], on_delete='CASCADE')
-        candidate = pw.ForeignKeyField(column_name='candidate_id', field='id', model=migrator.orm['candidates'], on_delete='CASCADE')
+        tenant = pw.ForeignKeyField(
+            column_name='tenant_id', field='id', model=migrator.orm['tenants'], on_delete='CASCADE'
+        )
+        application = pw.ForeignKeyField(
+            column_name='application_id',
+            field='id',
+            model=migrator.orm['applications'],
+            on_delete='CASCADE',
+        )
+        job = pw.ForeignKeyField(
+            column_name='job_id', field='id', model=migrator.orm['jobs'], on_delete='CASCADE'
+        )
+        candidate = pw.ForeignKeyField(
+            column_name='candidate_id',
+            field='id',
+            model=migrator.orm['candidates'],
+            on_delete='CASCADE',
+        )
         application_source_id = pw.CharField(max_length=255, null=True)
         job_source_id = pw.CharField(max_length=255, null=True)
         candidate_source_id = pw.CharField(max_length=255, null=True)
@@ -43,15 +57,31 @@ def migrate(migrator: Migrator, database: pw.Database, *, fake=False):
 
         class Meta:
             table_name = "calls"
-            indexes = [(('tenant', 'created_at'), False), (('application', 'status'), False), (('job', 'status'), False), (('provider', 'provider_call_id'), False), (('series',), False)]
+            indexes = [
+                (('tenant', 'created_at'), False),
+                (('application', 'status'), False),
+                (('job', 'status'), False),
+                (('provider', 'provider_call_id'), False),
+                (('series',), False),
+            ]
 
     @migrator.create_model
     class CallPlan(pw.Model):
-        application = pw.ForeignKeyField(column_name='application_id', field='id', model=migrator.orm['applications'], on_delete='CASCADE', primary_key=True)
+        application = pw.ForeignKeyField(
+            column_name='application_id',
+            field='id',
+            model=migrator.orm['applications'],
+            on_delete='CASCADE',
+            primary_key=True,
+        )
         created_at = pw.DateTimeField()
         updated_at = pw.DateTimeField()
-        tenant = pw.ForeignKeyField(column_name='tenant_id', field='id', model=migrator.orm['tenants'], on_delete='CASCADE')
-        job = pw.ForeignKeyField(column_name='job_id', field='id', model=migrator.orm['jobs'], on_delete='CASCADE')
+        tenant = pw.ForeignKeyField(
+            column_name='tenant_id', field='id', model=migrator.orm['tenants'], on_delete='CASCADE'
+        )
+        job = pw.ForeignKeyField(
+            column_name='job_id', field='id', model=migrator.orm['jobs'], on_delete='CASCADE'
+        )
         last_stage = pw.CharField(max_length=16, null=True)
         series = pw.UUIDField(null=True)
         triggered_at = pw.DateTimeField(null=True)
@@ -62,7 +92,7 @@ def migrate(migrator: Migrator, database: pw.Database, *, fake=False):
 
 def rollback(migrator: Migrator, database: pw.Database, *, fake=False):
     """Write your rollback migrations here."""
-    
+
     migrator.remove_model('call_plans')
 
     migrator.remove_model('calls')

@@ -1,4 +1,5 @@
-"""Migration 007_webhook_secret_rotation (peewee-migrate; `flask --app wsgi db upgrade` applies it)."""
+"""Migration 007_webhook_secret_rotation (peewee-migrate; `flask --app wsgi db upgrade` applies
+it)."""
 
 from contextlib import suppress
 
@@ -11,12 +12,13 @@ with suppress(ImportError):
 
 
 def migrate(migrator: Migrator, database: pw.Database, *, fake=False):
-    """Webhook secret rotation: the previous secret and until when deliveries are also signed with it."""
+    """Webhook secret rotation: the previous secret and until when deliveries are also signed with
+    it."""
     migrator.add_fields(
         'tenant_webhooks',
-
         previous_secret=pw.CharField(max_length=128, null=True),
-        previous_secret_until=pw.DateTimeField(null=True))
+        previous_secret_until=pw.DateTimeField(null=True),
+    )
 
 
 def rollback(migrator: Migrator, database: pw.Database, *, fake=False):

@@ -5,7 +5,8 @@ from peewee_migrate import Migrator
 
 
 def migrate(migrator: Migrator, database: pw.Database, *, fake=False):
-    """When a job claimed the call to dial it: only one job ever dials a call, however often RQ runs it."""
+    """When a job claimed the call to dial it: only one job ever dials a call, however often RQ runs
+    it."""
     migrator.add_fields('calls', dialled_at=pw.DateTimeField(null=True))
 
 

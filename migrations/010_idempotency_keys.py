@@ -5,12 +5,15 @@ from peewee_migrate import Migrator
 
 
 def migrate(migrator: Migrator, database: pw.Database, *, fake=False):
-    """Idempotency-Key uses: one row per (tenant, key) with the request's fingerprint and then its stored answer."""
+    """Idempotency-Key uses: one row per (tenant, key) with the request's fingerprint and then its
+    stored answer."""
 
     @migrator.create_model
     class IdempotencyKey(pw.Model):
         id = pw.AutoField()
-        tenant = pw.ForeignKeyField(column_name='tenant_id', field='id', model=migrator.orm['tenants'], on_delete='CASCADE')
+        tenant = pw.ForeignKeyField(
+            column_name='tenant_id', field='id', model=migrator.orm['tenants'], on_delete='CASCADE'
+        )
         key = pw.CharField(max_length=255)
         fingerprint = pw.CharField(max_length=64)
         claim = pw.CharField(max_length=32)

@@ -3,8 +3,9 @@
 import peewee as pw
 from peewee_migrate import Migrator
 
-# (index, table, columns): the (tenant, updated_at, id) order of cursor walks and updated_after windows, the
-# case-insensitive status filter of job lists in their page order, and the tenant's event feed
+# (index, table, columns): the (tenant, updated_at, id) order of cursor walks and updated_after
+# windows, the case-insensitive status filter of job lists in their page order, and the tenant's
+# event feed
 INDEXES = (
     ("jobs_sync", "jobs", "tenant_id, updated_at, id"),
     ("jobs_status_ci", "jobs", "tenant_id, lower(status), created_at, id"),
@@ -19,7 +20,8 @@ INDEXES = (
 
 
 def migrate(migrator: Migrator, database: pw.Database, *, fake=False):
-    """Deleted questions become tombstones (deleted_at) that sync lists can show; indexes for sync walks and filters."""
+    """Deleted questions become tombstones (deleted_at) that sync lists can show; indexes for sync
+    walks and filters."""
     migrator.add_fields('questions', deleted_at=pw.DateTimeField(null=True))
     for name, table, columns in INDEXES:
         migrator.sql(f'CREATE INDEX IF NOT EXISTS "{name}" ON "{table}" ({columns})')

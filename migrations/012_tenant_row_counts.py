@@ -3,15 +3,17 @@
 import peewee as pw
 from peewee_migrate import Migrator
 
-# (table, bucket expression): the lists whose page mode answers an exact total, and what their counts are split by
-# (jobs by their case-insensitive status, the filter of the job board and most job lists)
+# (table, bucket expression): the lists whose page mode answers an exact total, and what their
+# counts are split by (jobs by their case-insensitive status, the filter of the job board and most
+# job lists)
 COUNTED = (
     ("jobs", "lower(coalesce({row}.status, ''))"),
     ("candidates", "''"),
     ("applications", "''"),
 )
 
-# PostgreSQL keeps delta rows (no key but the id); SQLite one counter row per (tenant, table, bucket)
+# PostgreSQL keeps delta rows (no key but the id); SQLite one counter row per (tenant, table,
+# bucket)
 TABLE = """
 CREATE TABLE IF NOT EXISTS tenant_row_counts (
     id {id_column},
@@ -21,11 +23,14 @@ CREATE TABLE IF NOT EXISTS tenant_row_counts (
     total BIGINT NOT NULL{counter_key}
 )"""
 POSTGRES_TABLE = TABLE.format(id_column="BIGSERIAL PRIMARY KEY", counter_key="")
-SQLITE_TABLE = TABLE.format(id_column="INTEGER PRIMARY KEY", counter_key=",\n    UNIQUE (tenant_id, table_name, bucket)")
+SQLITE_TABLE = TABLE.format(
+    id_column="INTEGER PRIMARY KEY", counter_key=",\n    UNIQUE (tenant_id, table_name, bucket)"
+)
 
-# PostgreSQL: one delta row per statement and bucket (so concurrent writers of one tenant never wait on a shared
-# counter row, and a bulk INSERT ... SELECT adds one row, not a million); readers sum them and fold them from time to
-# time (app.data.row_counts). Transition tables allow one event per trigger, hence three triggers per table.
+# PostgreSQL: one delta row per statement and bucket (so concurrent writers of one tenant never wait
+# on a shared counter row, and a bulk INSERT ... SELECT adds one row, not a million); readers sum
+# them and fold them from time to time (app.data.row_counts). Transition tables allow one event per
+# trigger, hence three triggers per table.
 POSTGRES_FUNCTION = """
 CREATE OR REPLACE FUNCTION hirekit_count_{table}() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
@@ -53,24 +58,34 @@ CREATE TRIGGER {table}_count_delete AFTER DELETE ON {table} REFERENCING OLD TABL
 CREATE TRIGGER {table}_count_update AFTER UPDATE ON {table} REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
     FOR EACH STATEMENT EXECUTE FUNCTION hirekit_count_{table}()"""
 
-# SQLite has a single writer, so one counter row per (tenant, table, bucket) serves; a decrement never creates a row
-# (a test harness emptying the counts before the tables leaves no negative counts behind).
-SQLITE_ADD = ("INSERT OR IGNORE INTO tenant_row_counts (tenant_id, table_name, bucket, total) "
-              "VALUES (NEW.tenant_id, '{table}', {new_bucket}, 0); "
-              "UPDATE tenant_row_counts SET total = total + 1 "
-              "WHERE tenant_id = NEW.tenant_id AND table_name = '{table}' AND bucket = {new_bucket};")
-SQLITE_REMOVE = ("UPDATE tenant_row_counts SET total = total - 1 "
-                 "WHERE tenant_id = OLD.tenant_id AND table_name = '{table}' AND bucket = {old_bucket};")
+# SQLite has a single writer, so one counter row per (tenant, table, bucket) serves; a decrement
+# never creates a row (a test harness emptying the counts before the tables leaves no negative
+# counts behind).
+SQLITE_ADD = (
+    "INSERT OR IGNORE INTO tenant_row_counts (tenant_id, table_name, bucket, total) "
+    "VALUES (NEW.tenant_id, '{table}', {new_bucket}, 0); "
+    "UPDATE tenant_row_counts SET total = total + 1 "
+    "WHERE tenant_id = NEW.tenant_id AND table_name = '{table}' AND bucket = {new_bucket};"
+)
+SQLITE_REMOVE = (
+    "UPDATE tenant_row_counts SET total = total - 1 "
+    "WHERE tenant_id = OLD.tenant_id AND table_name = '{table}' AND bucket = {old_bucket};"
+)
 SQLITE_TRIGGERS = (
     "CREATE TRIGGER {table}_count_insert AFTER INSERT ON {table} BEGIN " + SQLITE_ADD + " END",
     "CREATE TRIGGER {table}_count_delete AFTER DELETE ON {table} BEGIN " + SQLITE_REMOVE + " END",
     "CREATE TRIGGER {table}_count_update AFTER UPDATE OF tenant_id, status ON {table} "
     "WHEN OLD.tenant_id IS NOT NEW.tenant_id OR {old_bucket} IS NOT {new_bucket} BEGIN "
-    + SQLITE_REMOVE + " " + SQLITE_ADD + " END",
+    + SQLITE_REMOVE
+    + " "
+    + SQLITE_ADD
+    + " END",
 )
 
-BACKFILL = ("INSERT INTO tenant_row_counts (tenant_id, table_name, bucket, total) "
-            "SELECT r.tenant_id, '{table}', {row_bucket}, count(*) FROM {table} r GROUP BY 1, 3")
+BACKFILL = (
+    "INSERT INTO tenant_row_counts (tenant_id, table_name, bucket, total) "
+    "SELECT r.tenant_id, '{table}', {row_bucket}, count(*) FROM {table} r GROUP BY 1, 3"
+)
 
 
 def _is_postgres(database) -> bool:
@@ -81,16 +96,22 @@ def _statements(database) -> list[str]:
     postgres = _is_postgres(database)
     statements = [POSTGRES_TABLE if postgres else SQLITE_TABLE]
     if postgres:
-        statements.append("CREATE INDEX IF NOT EXISTS tenant_row_counts_lookup "
-                          "ON tenant_row_counts (tenant_id, table_name, bucket) INCLUDE (total)")
+        statements.append(
+            "CREATE INDEX IF NOT EXISTS tenant_row_counts_lookup "
+            "ON tenant_row_counts (tenant_id, table_name, bucket) INCLUDE (total)"
+        )
     for table, bucket in COUNTED:
         if table != "jobs" and not postgres:
-            # SQLite's `AFTER UPDATE OF status` needs the column; tables counted whole have no bucket to move between
+            # SQLite's `AFTER UPDATE OF status` needs the column; tables counted whole have no
+            # bucket to move between
             triggers = SQLITE_TRIGGERS[:2] + (SQLITE_TRIGGERS[2].replace(", status ON", " ON"),)
         else:
             triggers = SQLITE_TRIGGERS
-        names = {"table": table, "new_bucket": bucket.format(row="n" if postgres else "NEW"),
-                 "old_bucket": bucket.format(row="o" if postgres else "OLD")}
+        names = {
+            "table": table,
+            "new_bucket": bucket.format(row="n" if postgres else "NEW"),
+            "old_bucket": bucket.format(row="o" if postgres else "OLD"),
+        }
         if postgres:
             statements.append(POSTGRES_FUNCTION.format(**names))
             statements.extend(POSTGRES_TRIGGERS.format(**names).split(";\n"))
@@ -101,8 +122,9 @@ def _statements(database) -> list[str]:
 
 
 def migrate(migrator: Migrator, database: pw.Database, *, fake=False):
-    """Per-tenant row counts of jobs (by status), candidates and applications, kept by triggers in the writing
-    transaction, so page mode's exact `total` is a lookup, not a count of the tenant's rows."""
+    """Per-tenant row counts of jobs (by status), candidates and applications, kept by triggers in
+    the writing transaction, so page mode's exact `total` is a lookup, not a count of the tenant's
+    rows."""
     for statement in _statements(database):
         migrator.sql(statement)
 
@@ -111,7 +133,10 @@ def rollback(migrator: Migrator, database: pw.Database, *, fake=False):
     postgres = _is_postgres(database)
     for table, _bucket in COUNTED:
         for event in ("insert", "delete", "update"):
-            migrator.sql(f"DROP TRIGGER IF EXISTS {table}_count_{event}" + (f" ON {table}" if postgres else ""))
+            migrator.sql(
+                f"DROP TRIGGER IF EXISTS {table}_count_{event}"
+                + (f" ON {table}" if postgres else "")
+            )
         if postgres:
             migrator.sql(f"DROP FUNCTION IF EXISTS hirekit_count_{table}()")
     migrator.sql("DROP TABLE IF EXISTS tenant_row_counts")

@@ -5,7 +5,8 @@ from peewee_migrate import Migrator
 
 
 def migrate(migrator: Migrator, database: pw.Database, *, fake=False):
-    """The worker purges events past HIREKIT_EVENT_RETENTION_DAYS oldest first: an index finds them without a scan."""
+    """The worker purges events past HIREKIT_EVENT_RETENTION_DAYS oldest first: an index finds them
+    without a scan."""
     migrator.sql('CREATE INDEX IF NOT EXISTS "events_created_at" ON "events" (created_at)')
 
 

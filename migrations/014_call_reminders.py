@@ -11,15 +11,18 @@ with suppress(ImportError):
 
 
 def migrate(migrator: Migrator, database: pw.Database, *, fake=False):
-    """A candidate's contact opt-out (and the phone number index an SMS STOP looks up), and one row per reminder of a
-    scheduled call, deleted with its call (ON DELETE CASCADE), so that erasing a call erases its reminders."""
+    """A candidate's contact opt-out (and the phone number index an SMS STOP looks up), and one row
+    per reminder of a scheduled call, deleted with its call (ON DELETE CASCADE), so that erasing a
+    call erases its reminders."""
 
-    # NOT NULL DEFAULT FALSE in one ALTER TABLE: SQLite adds the column in place, where peewee's add-then-set-NOT-NULL
-    # rebuilds the table and drops migration 012's row-count triggers on it
+    # NOT NULL DEFAULT FALSE in one ALTER TABLE: SQLite adds the column in place, where peewee's
+    # add-then-set-NOT-NULL rebuilds the table and drops migration 012's row-count triggers on it
     migrator.add_fields(
-        'candidates', allow_not_null=True,
+        'candidates',
+        allow_not_null=True,
         contact_opt_out=pw.BooleanField(default=False, constraints=[pw.SQL('DEFAULT FALSE')]),
-        contact_opted_out_at=pw.DateTimeField(null=True))
+        contact_opted_out_at=pw.DateTimeField(null=True),
+    )
 
     migrator.add_index('candidates', 'phone_no', unique=False)
 
@@ -28,8 +31,12 @@ def migrate(migrator: Migrator, database: pw.Database, *, fake=False):
         id = pw.UUIDField(primary_key=True)
         created_at = pw.DateTimeField()
         updated_at = pw.DateTimeField()
-        tenant = pw.ForeignKeyField(column_name='tenant_id', field='id', model=migrator.orm['tenants'], on_delete='CASCADE')
-        call = pw.ForeignKeyField(column_name='call_id', field='id', model=migrator.orm['calls'], on_delete='CASCADE')
+        tenant = pw.ForeignKeyField(
+            column_name='tenant_id', field='id', model=migrator.orm['tenants'], on_delete='CASCADE'
+        )
+        call = pw.ForeignKeyField(
+            column_name='call_id', field='id', model=migrator.orm['calls'], on_delete='CASCADE'
+        )
         channel = pw.CharField(max_length=8)
         address = pw.CharField(max_length=320, null=True)
         due_at = pw.DateTimeField()

@@ -5,14 +5,16 @@ from peewee_migrate import Migrator
 
 
 def migrate(migrator: Migrator, database: pw.Database, *, fake=False):
-    """Erasure and retention: the tenant's candidate retention, tombstones of erased records for sync walks, the
-    erasure log (no personal data), and the person-data suppression list."""
+    """Erasure and retention: the tenant's candidate retention, tombstones of erased records for
+    sync walks, the erasure log (no personal data), and the person-data suppression list."""
     migrator.add_fields('tenants', candidate_retention_days=pw.IntegerField(null=True))
 
     @migrator.create_model
     class Tombstone(pw.Model):
         id = pw.AutoField()
-        tenant = pw.ForeignKeyField(column_name='tenant_id', field='id', model=migrator.orm['tenants'], on_delete='CASCADE')
+        tenant = pw.ForeignKeyField(
+            column_name='tenant_id', field='id', model=migrator.orm['tenants'], on_delete='CASCADE'
+        )
         list_name = pw.CharField(max_length=64)
         record_id = pw.UUIDField()
         deleted_at = pw.DateTimeField()
@@ -26,7 +28,9 @@ def migrate(migrator: Migrator, database: pw.Database, *, fake=False):
         id = pw.UUIDField(primary_key=True)
         created_at = pw.DateTimeField()
         updated_at = pw.DateTimeField()
-        tenant = pw.ForeignKeyField(column_name='tenant_id', field='id', model=migrator.orm['tenants'], on_delete='CASCADE')
+        tenant = pw.ForeignKeyField(
+            column_name='tenant_id', field='id', model=migrator.orm['tenants'], on_delete='CASCADE'
+        )
         candidate_id = pw.UUIDField()
         reason = pw.CharField(max_length=16)
         key_id = pw.IntegerField(null=True)
@@ -37,7 +41,10 @@ def migrate(migrator: Migrator, database: pw.Database, *, fake=False):
             table_name = "privacy_erasures"
             indexes = [(('tenant', 'created_at'), False)]
 
-    migrator.sql('CREATE INDEX IF NOT EXISTS "privacy_erasures_sync" ON "privacy_erasures" (tenant_id, updated_at, id)')
+    migrator.sql(
+        'CREATE INDEX IF NOT EXISTS "privacy_erasures_sync" ON "privacy_erasures" (tenant_id, '
+        'updated_at, id)'
+    )
 
     @migrator.create_model
     class PersonSuppression(pw.Model):

@@ -13,23 +13,31 @@ def migrate(migrator: Migrator, database: pw.Database, *, fake=False):
     # NOT NULL DEFAULT '[]' in one ALTER TABLE: SQLite adds the column in place, where peewee's
     # add-then-set-NOT-NULL rebuilds the table and drops migration 012's row-count triggers on it
     migrator.add_fields(
-        'calls', allow_not_null=True,
+        'calls',
+        allow_not_null=True,
         answers=pw.TextField(default='[]', constraints=[pw.SQL("DEFAULT '[]'")]),
         candidate_questions=pw.TextField(default='[]', constraints=[pw.SQL("DEFAULT '[]'")]),
         end_reason=pw.CharField(max_length=16, null=True),
         duration_seconds=pw.IntegerField(null=True),
         language=pw.CharField(max_length=16, null=True),
         analyzer=pw.CharField(max_length=100, null=True),
-        dialogue=pw.TextField(null=True))
+        dialogue=pw.TextField(null=True),
+    )
 
     @migrator.create_model
     class JobFaq(pw.Model):
         created_at = pw.DateTimeField()
         updated_at = pw.DateTimeField()
-        job = pw.ForeignKeyField(column_name='job_id', field='id', model=migrator.orm['jobs'],
-                                 on_delete='CASCADE', primary_key=True)
-        tenant = pw.ForeignKeyField(column_name='tenant_id', field='id',
-                                    model=migrator.orm['tenants'], on_delete='CASCADE')
+        job = pw.ForeignKeyField(
+            column_name='job_id',
+            field='id',
+            model=migrator.orm['jobs'],
+            on_delete='CASCADE',
+            primary_key=True,
+        )
+        tenant = pw.ForeignKeyField(
+            column_name='tenant_id', field='id', model=migrator.orm['tenants'], on_delete='CASCADE'
+        )
         entries = pw.TextField()
 
         class Meta:
@@ -39,11 +47,16 @@ def migrate(migrator: Migrator, database: pw.Database, *, fake=False):
     class QuestionRubric(pw.Model):
         created_at = pw.DateTimeField()
         updated_at = pw.DateTimeField()
-        question = pw.ForeignKeyField(column_name='question_id', field='id',
-                                      model=migrator.orm['questions'], on_delete='CASCADE',
-                                      primary_key=True)
-        tenant = pw.ForeignKeyField(column_name='tenant_id', field='id',
-                                    model=migrator.orm['tenants'], on_delete='CASCADE')
+        question = pw.ForeignKeyField(
+            column_name='question_id',
+            field='id',
+            model=migrator.orm['questions'],
+            on_delete='CASCADE',
+            primary_key=True,
+        )
+        tenant = pw.ForeignKeyField(
+            column_name='tenant_id', field='id', model=migrator.orm['tenants'], on_delete='CASCADE'
+        )
         answer_type = pw.CharField(max_length=8, null=True)
         expected = pw.CharField(max_length=3, null=True)
         minimum = pw.DoubleField(null=True)
@@ -59,5 +72,13 @@ def migrate(migrator: Migrator, database: pw.Database, *, fake=False):
 def rollback(migrator: Migrator, database: pw.Database, *, fake=False):
     migrator.remove_model('question_rubrics')
     migrator.remove_model('job_faqs')
-    migrator.remove_fields('calls', 'answers', 'candidate_questions', 'end_reason',
-                           'duration_seconds', 'language', 'analyzer', 'dialogue')
+    migrator.remove_fields(
+        'calls',
+        'answers',
+        'candidate_questions',
+        'end_reason',
+        'duration_seconds',
+        'language',
+        'analyzer',
+        'dialogue',
+    )

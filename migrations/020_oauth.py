@@ -5,8 +5,8 @@ from peewee_migrate import Migrator
 
 
 def migrate(migrator: Migrator, database: pw.Database, *, fake=False):
-    """The authorization server of the MCP endpoints: tenant users, OAuth clients (registered or described by a
-    metadata document), authorization codes, tokens (hashes only) and consents."""
+    """The authorization server of the MCP endpoints: tenant users, OAuth clients (registered or
+    described by a metadata document), authorization codes, tokens (hashes only) and consents."""
 
     @migrator.create_model
     class OAuthClient(pw.Model):
@@ -24,7 +24,9 @@ def migrate(migrator: Migrator, database: pw.Database, *, fake=False):
     @migrator.create_model
     class OAuthUser(pw.Model):
         id = pw.UUIDField(primary_key=True)
-        tenant = pw.ForeignKeyField(column_name='tenant_id', field='id', model=migrator.orm['tenants'], on_delete='CASCADE')
+        tenant = pw.ForeignKeyField(
+            column_name='tenant_id', field='id', model=migrator.orm['tenants'], on_delete='CASCADE'
+        )
         email = pw.CharField(max_length=320, unique=True)
         name = pw.CharField(max_length=200)
         password_hash = pw.CharField(max_length=255)
@@ -40,7 +42,12 @@ def migrate(migrator: Migrator, database: pw.Database, *, fake=False):
     class OAuthCode(pw.Model):
         code_hash = pw.CharField(max_length=64, primary_key=True)
         client_id = pw.CharField(max_length=2048)
-        user = pw.ForeignKeyField(column_name='user_id', field='id', model=migrator.orm['oauth_users'], on_delete='CASCADE')
+        user = pw.ForeignKeyField(
+            column_name='user_id',
+            field='id',
+            model=migrator.orm['oauth_users'],
+            on_delete='CASCADE',
+        )
         redirect_uri = pw.TextField()
         scope = pw.TextField()
         resource = pw.TextField()
@@ -57,7 +64,12 @@ def migrate(migrator: Migrator, database: pw.Database, *, fake=False):
     @migrator.create_model
     class OAuthConsent(pw.Model):
         id = pw.UUIDField(primary_key=True)
-        user = pw.ForeignKeyField(column_name='user_id', field='id', model=migrator.orm['oauth_users'], on_delete='CASCADE')
+        user = pw.ForeignKeyField(
+            column_name='user_id',
+            field='id',
+            model=migrator.orm['oauth_users'],
+            on_delete='CASCADE',
+        )
         client_id = pw.CharField(max_length=2048)
         scope = pw.TextField()
         created_at = pw.DateTimeField()
@@ -74,8 +86,15 @@ def migrate(migrator: Migrator, database: pw.Database, *, fake=False):
         access_hash = pw.CharField(max_length=64, unique=True)
         refresh_hash = pw.CharField(max_length=64, null=True, unique=True)
         client_id = pw.CharField(index=True, max_length=2048)
-        user = pw.ForeignKeyField(column_name='user_id', field='id', model=migrator.orm['oauth_users'], on_delete='CASCADE')
-        tenant = pw.ForeignKeyField(column_name='tenant_id', field='id', model=migrator.orm['tenants'], on_delete='CASCADE')
+        user = pw.ForeignKeyField(
+            column_name='user_id',
+            field='id',
+            model=migrator.orm['oauth_users'],
+            on_delete='CASCADE',
+        )
+        tenant = pw.ForeignKeyField(
+            column_name='tenant_id', field='id', model=migrator.orm['tenants'], on_delete='CASCADE'
+        )
         scope = pw.TextField()
         resource = pw.TextField()
         family = pw.UUIDField(index=True)

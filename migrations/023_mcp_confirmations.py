@@ -5,8 +5,8 @@ from peewee_migrate import Migrator
 
 
 def migrate(migrator: Migrator, database: pw.Database, *, fake=False):
-    """The confirmations MCP clients of the handshake revisions are asking their person for: a held tools/call
-    stream waits for the answer, which the client posts to any worker."""
+    """The confirmations MCP clients of the handshake revisions are asking their person for: a held
+    tools/call stream waits for the answer, which the client posts to any worker."""
 
     @migrator.create_model
     class McpConfirmation(pw.Model):

@@ -1,4 +1,5 @@
-"""Test state for calls, built through the public API: a job with screening questions, a candidate, an application."""
+"""Test state for calls, built through the public API: a job with screening questions, a candidate,
+an application."""
 
 from __future__ import annotations
 
@@ -8,8 +9,11 @@ from tests.factories import job_body
 
 _numbers = itertools.count(1)
 
-JOB_QUESTIONS = ("How many years of ICU experience do you have?", "Do you hold a current BLS certification?",
-                 "Tell us about a difficult shift and how you handled it.")
+JOB_QUESTIONS = (
+    "How many years of ICU experience do you have?",
+    "Do you hold a current BLS certification?",
+    "Tell us about a difficult shift and how you handled it.",
+)
 
 
 def create_job_with_questions(client, tenant, questions=JOB_QUESTIONS, **overrides) -> dict:
@@ -17,16 +21,25 @@ def create_job_with_questions(client, tenant, questions=JOB_QUESTIONS, **overrid
     assert response.status_code == 201, response.json
     job = response.json
     for n, text in enumerate(questions):
-        added = client.post(f"/v1/jobs/{job['id']}/questions", json={"question_text": text, "source_id": f"q-{job['id']}-{n}"},
-                            headers=tenant.headers)
+        added = client.post(
+            f"/v1/jobs/{job['id']}/questions",
+            json={"question_text": text, "source_id": f"q-{job['id']}-{n}"},
+            headers=tenant.headers,
+        )
         assert added.status_code == 201, added.json
     return job
 
 
 def create_candidate(client, tenant, phone_no: str | None = "+14155550100", **overrides) -> dict:
     n = next(_numbers)
-    body = {"first_name": "Jane", "last_name": f"Doe{n}", "email": f"jane{n}@example.com", "phone_no": phone_no,
-            "source": "referral", "source_id": f"call-cand-{n}"}
+    body = {
+        "first_name": "Jane",
+        "last_name": f"Doe{n}",
+        "email": f"jane{n}@example.com",
+        "phone_no": phone_no,
+        "source": "referral",
+        "source_id": f"call-cand-{n}",
+    }
     body.update(overrides)
     response = client.post("/v1/candidates", json=body, headers=tenant.headers)
     assert response.status_code == 201, response.json
@@ -34,17 +47,26 @@ def create_candidate(client, tenant, phone_no: str | None = "+14155550100", **ov
 
 
 def create_application(client, tenant, job: dict, candidate: dict, stage: str = "ACTIVE") -> dict:
-    body = {"candidate_source_id": candidate["source_id"], "job_source_id": job["source_id"],
-            "source_application_status": "applied", "application_stage": stage}
+    body = {
+        "candidate_source_id": candidate["source_id"],
+        "job_source_id": job["source_id"],
+        "source_application_status": "applied",
+        "application_stage": stage,
+    }
     response = client.post("/v1/applications", json=body, headers=tenant.headers)
     assert response.status_code == 201, response.json
     return response.json
 
 
-def application_for(client, tenant, *, phone_no: str = "+14155550100", job: dict | None = None) -> dict:
-    """An ACTIVE application of a fresh candidate with that phone number, on a job with JOB_QUESTIONS."""
+def application_for(
+    client, tenant, *, phone_no: str = "+14155550100", job: dict | None = None
+) -> dict:
+    """An ACTIVE application of a fresh candidate with that phone number, on a job with
+    JOB_QUESTIONS."""
     job = job or create_job_with_questions(client, tenant)
-    return create_application(client, tenant, job, create_candidate(client, tenant, phone_no=phone_no))
+    return create_application(
+        client, tenant, job, create_candidate(client, tenant, phone_no=phone_no)
+    )
 
 
 def instant_call(client, tenant, application: dict):

@@ -1,6 +1,7 @@
-"""Headless Chromium (Debian's package) driven over the DevTools protocol on a pipe (--remote-debugging-pipe: JSON
-messages ending in NUL on file descriptors 3 and 4), for tests where a real browser uses the server's pages. Input
-goes through the keyboard as a person's would: typed text, Tab, Enter.
+"""Headless Chromium (Debian's package) driven over the DevTools protocol on a pipe
+(--remote-debugging-pipe: JSON messages ending in NUL on file descriptors 3 and 4), for tests where
+a real browser uses the server's pages. Input goes through the keyboard as a person's would: typed
+text, Tab, Enter.
 
 What a person using the keyboard alone, or seeing less well, meets on a page (keys pressed, the
 focused element, the contrast of the page's text) is shared with the other driver,

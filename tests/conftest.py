@@ -1,4 +1,5 @@
-"""Test harness: every API test runs on SQLite, and on PostgreSQL too when HIREKIT_TEST_DATABASE_URL is set."""
+"""Test harness: every API test runs on SQLite, and on PostgreSQL too when HIREKIT_TEST_DATABASE_URL
+is set."""
 
 from __future__ import annotations
 
@@ -22,21 +23,38 @@ POSTGRES_URL = os.environ.get("HIREKIT_TEST_DATABASE_URL", "")
 REDIS_URL = os.environ.get("HIREKIT_TEST_REDIS_URL", "")
 ELASTICSEARCH_URL = os.environ.get("HIREKIT_TEST_ELASTICSEARCH_URL", "")
 TEST_SECRET_KEY = "test-secret-key-not-for-production-0123456789"
-# Servers refuse to start without a secret: gunicorn, flask and worker.py processes the tests spawn inherit this one.
+# Servers refuse to start without a secret: gunicorn, flask and worker.py processes the tests spawn
+# inherit this one.
 os.environ.setdefault("HIREKIT_SECRET_KEY", TEST_SECRET_KEY)
 
-# The drills (tests marked `drill`: real clusters and hosts, minutes each) run with `make drills`, which sets this.
+# The drills (tests marked `drill`: real clusters and hosts, minutes each) run with `make drills`,
+# which sets this.
 RUN_DRILLS = os.environ.get("HIREKIT_TEST_DRILLS") == "1"
 
-# the recruitment families and their MCP tools (no person search, OAuth or job board): what most API tests need, in
-# about half the time a whole app takes to build
-RECRUITMENT = pytest.mark.plugins("jobs", "scheduling", "candidates", "applications", "questions", "calls", "webhooks",
-                                  "privacy", "mcp")
+# the recruitment families and their MCP tools (no person search, OAuth or job board): what most API
+# tests need, in about half the time a whole app takes to build
+RECRUITMENT = pytest.mark.plugins(
+    "jobs",
+    "scheduling",
+    "candidates",
+    "applications",
+    "questions",
+    "calls",
+    "webhooks",
+    "privacy",
+    "mcp",
+)
 
 DB_BACKENDS = [
     pytest.param("sqlite", id="sqlite"),
-    pytest.param("postgresql", id="postgresql", marks=pytest.mark.skipif(
-        not POSTGRES_URL, reason="PostgreSQL tests need HIREKIT_TEST_DATABASE_URL (e.g. postgresql://postgres@127.0.0.1:5432/test)")),
+    pytest.param(
+        "postgresql",
+        id="postgresql",
+        marks=pytest.mark.skipif(
+            not POSTGRES_URL,
+            reason="PostgreSQL tests need HIREKIT_TEST_DATABASE_URL (e.g. postgresql://postgres@127.0.0.1:5432/test)",
+        ),
+    ),
 ]
 
 
@@ -44,7 +62,9 @@ def pytest_collection_modifyitems(config, items):
     """Drills skip, saying how to run them, unless HIREKIT_TEST_DRILLS=1."""
     if RUN_DRILLS:
         return
-    skip = pytest.mark.skip(reason="drills (a node or a host killed under load, minutes each) run with `make drills`")
+    skip = pytest.mark.skip(
+        reason="drills (a node or a host killed under load, minutes each) run with `make drills`"
+    )
     for item in items:
         if item.get_closest_marker("drill"):
             item.add_marker(skip)
@@ -106,7 +126,8 @@ def db_url(request, migrated_urls):
 
 @pytest.fixture
 def redis_url():
-    """A clean Redis database for queue and limiter tests; skipped without HIREKIT_TEST_REDIS_URL."""
+    """A clean Redis database for queue and limiter tests; skipped without
+    HIREKIT_TEST_REDIS_URL."""
     if not REDIS_URL:
         pytest.skip("Redis tests need HIREKIT_TEST_REDIS_URL (e.g. redis://127.0.0.1:6379/15)")
     from redis import Redis
@@ -130,15 +151,17 @@ def app_settings(db_url: str, directory) -> dict:
         "WEBHOOK_ALLOW_PRIVATE": True,
         "LOG_LEVEL": "WARNING",
         "SECRET_KEY": TEST_SECRET_KEY,
-        # calls and texts at any hour, whenever the suite runs; tests of the calling hours set their own
+        # calls and texts at any hour, whenever the suite runs; tests of the calling hours set their
+        # own
         "CALLING_HOURS": "00:00-24:00",
     }
 
 
 @pytest.fixture
 def base_config(request, db_url, tmp_path):
-    """What every test app starts from; a test adds to it with make_app(**overrides). A module or test marked
-    `plugins(*families)` gets an app of just those families (and the core): a smaller app, built faster."""
+    """What every test app starts from; a test adds to it with make_app(**overrides). A module or
+    test marked `plugins(*families)` gets an app of just those families (and the core): a smaller
+    app, built faster."""
     marker = request.node.get_closest_marker("plugins")
     return {**app_settings(db_url, tmp_path), **({"PLUGINS": list(marker.args)} if marker else {})}
 

@@ -1,4 +1,5 @@
-"""Request bodies that carry every field the create bodies require, for tests to build state through the public API."""
+"""Request bodies that carry every field the create bodies require, for tests to build state through
+the public API."""
 
 from __future__ import annotations
 
@@ -50,7 +51,9 @@ def candidate_body(**overrides) -> dict:
 
 
 def create_candidate(client, tenant, **overrides) -> dict:
-    response = client.post("/v1/candidates", json=candidate_body(**overrides), headers=tenant.headers)
+    response = client.post(
+        "/v1/candidates", json=candidate_body(**overrides), headers=tenant.headers
+    )
     assert response.status_code == 201, response.json
     return response.json
 
@@ -70,15 +73,22 @@ def create_application(client, tenant, candidate=None, job=None, **overrides) ->
     """An application through the API; a fresh candidate and job are created when not given."""
     candidate = candidate or create_candidate(client, tenant)
     job = job or create_job(client, tenant)
-    response = client.post("/v1/applications", json=application_body(candidate, job, **overrides), headers=tenant.headers)
+    response = client.post(
+        "/v1/applications",
+        json=application_body(candidate, job, **overrides),
+        headers=tenant.headers,
+    )
     assert response.status_code == 201, response.json
     return response.json
 
 
 def pdf_bytes(text: str = "Jane Doe - Registered Nurse") -> bytes:
     """A small but well-formed PDF."""
-    return (b"%PDF-1.4\n1 0 obj<</Type/Catalog/Pages 2 0 R>>endobj\n2 0 obj<</Type/Pages/Kids[]/Count 0>>endobj\n"
-            b"% " + text.encode() + b"\ntrailer<</Root 1 0 R>>\n%%EOF\n")
+    return (
+        b"%PDF-1.4\n1 0 obj<</Type/Catalog/Pages 2 0 R>>endobj\n2 0 obj<</Type/Pages/Kids[]/Count "
+        b"0>>endobj\n"
+        b"% " + text.encode() + b"\ntrailer<</Root 1 0 R>>\n%%EOF\n"
+    )
 
 
 def docx_bytes(text: str = "Jane Doe") -> bytes:
@@ -89,5 +99,8 @@ def docx_bytes(text: str = "Jane Doe") -> bytes:
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as package:
         package.writestr("[Content_Types].xml", "<Types/>")
-        package.writestr("word/document.xml", f"<w:document><w:body><w:p><w:r><w:t>{text}</w:t></w:r></w:p></w:body></w:document>")
+        package.writestr(
+            "word/document.xml",
+            f"<w:document><w:body><w:p><w:r><w:t>{text}</w:t></w:r></w:p></w:body></w:document>",
+        )
     return buffer.getvalue()

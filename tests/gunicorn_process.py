@@ -1,5 +1,5 @@
-"""The app under a real gunicorn started as deploy/gunicorn.conf.py configures it, and raw HTTP exchanges with it (for
-requests no client library would send: malformed, oversized)."""
+"""The app under a real gunicorn started as deploy/gunicorn.conf.py configures it, and raw HTTP
+exchanges with it (for requests no client library would send: malformed, oversized)."""
 
 from __future__ import annotations
 
@@ -21,13 +21,37 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 @contextmanager
-def gunicorn(env: dict[str, str], *, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, args: tuple[str, ...] = ()):
-    """(process, base URL, port) of `gunicorn -c deploy/gunicorn.conf.py wsgi:app` with one worker and `env` over the
-    test process's environment, serving once /healthz answers; stopped (SIGTERM to its process group) on exit."""
+def gunicorn(
+    env: dict[str, str],
+    *,
+    stdout=subprocess.DEVNULL,
+    stderr=subprocess.DEVNULL,
+    args: tuple[str, ...] = (),
+):
+    """(process, base URL, port) of `gunicorn -c deploy/gunicorn.conf.py wsgi:app` with one worker
+    and `env` over the test process's environment, serving once /healthz answers; stopped (SIGTERM
+    to its process group) on exit."""
     port = free_port()
-    process = subprocess.Popen([sys.executable, "-m", "gunicorn", "-c", "deploy/gunicorn.conf.py", "--workers", "1",
-                                "--bind", f"127.0.0.1:{port}", *args, "wsgi:app"], cwd=ROOT, env={**os.environ, **env},
-                               stdout=stdout, stderr=stderr, start_new_session=True)
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "gunicorn",
+            "-c",
+            "deploy/gunicorn.conf.py",
+            "--workers",
+            "1",
+            "--bind",
+            f"127.0.0.1:{port}",
+            *args,
+            "wsgi:app",
+        ],
+        cwd=ROOT,
+        env={**os.environ, **env},
+        stdout=stdout,
+        stderr=stderr,
+        start_new_session=True,
+    )
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 60
@@ -54,8 +78,10 @@ class RawAnswer:
         status_line, *header_lines = head.decode("latin-1").split("\r\n")
         self.status_line = status_line
         self.status = int(status_line.split(" ", 2)[1])
-        self.headers = {name.strip().lower(): value.strip() for name, _, value in
-                        (line.partition(":") for line in header_lines)}
+        self.headers = {
+            name.strip().lower(): value.strip()
+            for name, _, value in (line.partition(":") for line in header_lines)
+        }
 
     def json(self):
         return json.loads(self.body)

@@ -129,8 +129,8 @@ class Chromium(Accessible):
             )
 
     def click_and_wait(self, selector: str, ready) -> None:
-        """Click (a submit button) and wait for the next page to show what `ready(browser)` looks for (something the
-        page clicked on does not have)."""
+        """Click (a submit button) and wait for the next page to show what `ready(browser)` looks
+        for (something the page clicked on does not have)."""
         self.click(selector)
         self.wait_for_page(ready)
 

@@ -62,8 +62,8 @@ class RelayInThread:
 
 
 class RelayProcess:
-    """`hirekit-relay`, the deployed command, in its own process with the given HIREKIT_* settings.
-    """
+    """`hirekit-relay`, the deployed command, in its own process with the given HIREKIT_*
+    settings."""
 
     def __init__(self, port: int, environment: dict[str, str]):
         self.port = port
@@ -108,8 +108,8 @@ def deployed_relay(make_app, settings: dict, db_url: str, instance_dir):
 
 
 def relay_environment(settings: dict, db_url: str, instance_dir) -> dict[str, str]:
-    """The HIREKIT_* environment of a relay process configured as a test's app is: `settings` (without the prefix), its
-    database, the test session's secret and an instance directory."""
+    """The HIREKIT_* environment of a relay process configured as a test's app is: `settings`
+    (without the prefix), its database, the test session's secret and an instance directory."""
     environment = {f"HIREKIT_{name}": str(value) for name, value in settings.items()}
     environment.update(
         HIREKIT_DATABASE_URL=db_url,

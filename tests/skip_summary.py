@@ -1,5 +1,6 @@
-"""The end-of-run summary names each skip reason once, with how many tests it skipped: pytest's `-rs` prints one line
-per test location, so one missing database variable filled hundreds of lines with the same sentence."""
+"""The end-of-run summary names each skip reason once, with how many tests it skipped: pytest's
+`-rs` prints one line per test location, so one missing database variable filled hundreds of lines
+with the same sentence."""
 
 from __future__ import annotations
 
@@ -14,8 +15,11 @@ def skip_reason(report) -> str:
 
 
 def pytest_terminal_summary(terminalreporter) -> None:
-    reasons = Counter(skip_reason(report) for report in terminalreporter.stats.get("skipped", ())
-                      if getattr(report, "longrepr", None) is not None)
+    reasons = Counter(
+        skip_reason(report)
+        for report in terminalreporter.stats.get("skipped", ())
+        if getattr(report, "longrepr", None) is not None
+    )
     if not reasons:
         return
     terminalreporter.write_sep("=", "skip reasons (once each; -rs lists every test)")

@@ -1,5 +1,5 @@
-"""A small SMTP server on 127.0.0.1 for tests: speaks enough ESMTP (EHLO, AUTH PLAIN, MAIL, RCPT, DATA) to receive
-what smtplib sends, and keeps each message parsed."""
+"""A small SMTP server on 127.0.0.1 for tests: speaks enough ESMTP (EHLO, AUTH PLAIN, MAIL, RCPT,
+DATA) to receive what smtplib sends, and keeps each message parsed."""
 
 from __future__ import annotations
 
@@ -21,7 +21,8 @@ class Received:
 
 @dataclass
 class SmtpSink:
-    """Start with `with SmtpSink() as sink:`; sink.port to connect, sink.messages for what arrived."""
+    """Start with `with SmtpSink() as sink:`; sink.port to connect, sink.messages for what
+    arrived."""
 
     credentials: tuple[str, str] | None = None  # advertise AUTH PLAIN and accept only these
     rcpt_reply: str | None = None  # answer every RCPT with this ("450 4.2.0 greylisted"), when set
@@ -41,7 +42,11 @@ class SmtpSink:
                     command, _, argument = line.decode().rstrip("\r\n").partition(" ")
                     verb = command.upper()
                     if verb == "EHLO":
-                        self.reply("250-sink.test" + ("\r\n250-AUTH PLAIN" if sink.credentials else "") + "\r\n250 8BITMIME")
+                        self.reply(
+                            "250-sink.test"
+                            + ("\r\n250-AUTH PLAIN" if sink.credentials else "")
+                            + "\r\n250 8BITMIME"
+                        )
                     elif verb == "HELO" or verb in ("NOOP", "RSET"):
                         self.reply("250 ok")
                     elif verb == "AUTH":

@@ -1,4 +1,5 @@
-"""A TCP forwarder a test can stop and restart, to take a real server away from the app and give it back."""
+"""A TCP forwarder a test can stop and restart, to take a real server away from the app and give it
+back."""
 
 from __future__ import annotations
 
@@ -33,7 +34,8 @@ class TcpProxy:
         with self._lock:
             if self._listener:
                 try:
-                    self._listener.shutdown(socket.SHUT_RDWR)  # wakes the accept() blocked in the other thread
+                    # wakes the accept() blocked in the other thread
+                    self._listener.shutdown(socket.SHUT_RDWR)
                 except OSError:
                     pass
                 self._listener.close()

@@ -1,4 +1,5 @@
-"""The factory's cross-cutting behaviour: config layering, request ids, health, the error body for every failure."""
+"""The factory's cross-cutting behaviour: config layering, request ids, health, the error body for
+every failure."""
 
 import json
 
@@ -10,8 +11,13 @@ from app.config import load_config
 def test_config_layers_defaults_file_env_then_mapping(tmp_path):
     config_file = tmp_path / "hirekit.json"
     config_file.write_text(json.dumps({"RATE_LIMIT": "9/minute", "LOG_LEVEL": "ERROR"}))
-    environ = {"HIREKIT_RATE_LIMIT": "7/minute", "HIREKIT_BEHIND_PROXY": "true", "HIREKIT_AUTH_CACHE_SECONDS": "2.5",
-               "HIREKIT_PLUGINS": "jobs,scheduling", "HIREKIT_CONFIG": str(config_file)}
+    environ = {
+        "HIREKIT_RATE_LIMIT": "7/minute",
+        "HIREKIT_BEHIND_PROXY": "true",
+        "HIREKIT_AUTH_CACHE_SECONDS": "2.5",
+        "HIREKIT_PLUGINS": "jobs,scheduling",
+        "HIREKIT_CONFIG": str(config_file),
+    }
     config = load_config({"LOG_LEVEL": "DEBUG"}, environ=environ)
     assert config["BEHIND_PROXY"] is True and config["AUTH_CACHE_SECONDS"] == 2.5
     assert config["PLUGINS"] == ["jobs", "scheduling"]
@@ -21,8 +27,14 @@ def test_config_layers_defaults_file_env_then_mapping(tmp_path):
 
 def test_every_response_carries_a_request_id(client):
     assert len(client.get("/healthz").headers["X-Request-Id"]) == 32
-    assert client.get("/healthz", headers={"X-Request-Id": "abc-123"}).headers["X-Request-Id"] == "abc-123"
-    assert client.get("/healthz", headers={"X-Request-Id": "bad id!"}).headers["X-Request-Id"] != "bad id!"
+    assert (
+        client.get("/healthz", headers={"X-Request-Id": "abc-123"}).headers["X-Request-Id"]
+        == "abc-123"
+    )
+    assert (
+        client.get("/healthz", headers={"X-Request-Id": "bad id!"}).headers["X-Request-Id"]
+        != "bad id!"
+    )
 
 
 def test_readyz_reports_each_dependency(make_app):
@@ -35,7 +47,9 @@ def test_readyz_is_503_naming_what_is_down(make_app):
     client = make_app(REDIS_URL="redis://127.0.0.1:1/0", PLUGINS=["jobs"]).test_client()
     response = client.get("/readyz")
     assert response.status_code == 503
-    assert "redis" in response.json["status"] and response.json["checks"]["redis"].startswith("down")
+    assert "redis" in response.json["status"] and response.json["checks"]["redis"].startswith(
+        "down"
+    )
     assert response.headers["Retry-After"]
 
 
@@ -65,12 +79,18 @@ def test_database_unreachable_is_503(base_config, tenant_a):
     app = create_app({**base_config, "DATABASE_URL": "postgresql://postgres@127.0.0.1:1/none"})
     response = app.test_client().get("/v1/jobs?page=1&size=1", headers=tenant_a.headers)
     assert response.status_code == 503
-    assert response.json["error"]["type"] == "service_unavailable" and response.headers["Retry-After"]
+    assert (
+        response.json["error"]["type"] == "service_unavailable" and response.headers["Retry-After"]
+    )
 
 
 def test_oversized_body_is_413(make_app, tenant_a):
     app = make_app(MAX_RESUME_BYTES=1024, MAX_CONTENT_LENGTH=2048)
-    response = app.test_client().post("/v1/jobs", data=b"x" * 5000, headers={**tenant_a.headers, "Content-Type": "application/json"})
+    response = app.test_client().post(
+        "/v1/jobs",
+        data=b"x" * 5000,
+        headers={**tenant_a.headers, "Content-Type": "application/json"},
+    )
     assert response.status_code == 413 and response.json["error"]["type"] == "payload_too_large"
 
 
@@ -90,6 +110,8 @@ def test_proxy_headers_are_trusted_only_when_configured(make_app):
         return app.test_client()
 
     for behind in (True, False):
-        build(behind).get("/whoami", headers={"X-Forwarded-For": "203.0.113.9", "X-Forwarded-Proto": "https"})
+        build(behind).get(
+            "/whoami", headers={"X-Forwarded-For": "203.0.113.9", "X-Forwarded-Proto": "https"}
+        )
     assert seen[True] == ("203.0.113.9", "https")
     assert seen[False][0] != "203.0.113.9"

@@ -1,5 +1,5 @@
-"""An application record's `status` (its source_application_status), so the webhook `fields` example of
-POST /v1/tenant-webhook (in /openapi.json) works for both events."""
+"""An application record's `status` (its source_application_status), so the webhook `fields` example
+of POST /v1/tenant-webhook (in /openapi.json) works for both events."""
 
 import pytest
 
@@ -19,23 +19,33 @@ def receiver(httpserver):
 def test_rest_and_mcp_answer_status_as_the_source_status(client, tenant_a):
     application = create_application(client, tenant_a, source_application_status="interviewing")
     assert application["status"] == application["source_application_status"] == "interviewing"
-    moved = client.patch(f"/v1/applications/{application['id']}", headers=tenant_a.headers,
-                         json={"source_application_status": "offered", "application_stage": "ACTIVE"})
+    moved = client.patch(
+        f"/v1/applications/{application['id']}",
+        headers=tenant_a.headers,
+        json={"source_application_status": "offered", "application_stage": "ACTIVE"},
+    )
     assert moved.status_code == 200 and moved.json["status"] == "offered"
-    read = tool_result(client, tenant_a, "get_application", {"application_id": application["id"]})["structuredContent"]
+    read = tool_result(client, tenant_a, "get_application", {"application_id": application["id"]})[
+        "structuredContent"
+    ]
     assert read["status"] == "offered"
 
 
 @pytest.mark.parametrize("event", ["application_activty", "call_activity"])
 def test_the_fields_sample_is_accepted_for_both_events(client, tenant_a, receiver, event):
-    webhook = create_webhook(client, tenant_a, receiver.url_for("/hook"), triggered_event=event, fields=SAMPLE_FIELDS)
+    webhook = create_webhook(
+        client, tenant_a, receiver.url_for("/hook"), triggered_event=event, fields=SAMPLE_FIELDS
+    )
     assert webhook["fields"] == SAMPLE_FIELDS
 
 
 def test_an_application_event_carries_the_sample_fields(client, tenant_a, receiver):
     webhook = create_webhook(client, tenant_a, receiver.url_for("/hook"), fields=SAMPLE_FIELDS)
     application = create_application(client, tenant_a, source_application_status="screening")
-    (request, _), = receiver.log
+    ((request, _),) = receiver.log
     assert verified_payload(request, webhook["secret"]) == {
-        "id": application["id"], "status": "screening",
-        "candidate_id": application["candidate_id"], "job_id": application["job_id"]}
+        "id": application["id"],
+        "status": "screening",
+        "candidate_id": application["candidate_id"],
+        "job_id": application["job_id"],
+    }

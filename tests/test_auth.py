@@ -1,4 +1,5 @@
-"""API keys: Bearer on /v1, X-API-Key on person routes; missing, malformed, unknown and revoked keys are refused."""
+"""API keys: Bearer on /v1, X-API-Key on person routes; missing, malformed, unknown and revoked keys
+are refused."""
 
 import marshmallow as ma
 import pytest
@@ -11,7 +12,8 @@ from app.data.tenancy import revoke_key
 
 @pytest.fixture
 def app_with_api_key_route(make_app):
-    """An app with one extra X-API-Key family, so the scheme is tested apart from any real family."""
+    """An app with one extra X-API-Key family, so the scheme is tested apart from any real
+    family."""
     app = make_app(PLUGINS=["jobs"])
     blp = Blueprint("keyed", __name__, url_prefix="/v9/keyed", auth="api_key")
 
@@ -30,8 +32,16 @@ def app_with_api_key_route(make_app):
     return app
 
 
-@pytest.mark.parametrize("headers", [{}, {"Authorization": "Basic abc"}, {"Authorization": "Bearer"},
-                                     {"Authorization": "Bearer   "}, {"Authorization": "Bearer hk_unknown_key_0000000000000000000"}])
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {},
+        {"Authorization": "Basic abc"},
+        {"Authorization": "Bearer"},
+        {"Authorization": "Bearer   "},
+        {"Authorization": "Bearer hk_unknown_key_0000000000000000000"},
+    ],
+)
 def test_bearer_routes_refuse_missing_malformed_and_unknown_keys(client, headers):
     response = client.get("/v1/jobs?page=1&size=1", headers=headers)
     assert response.status_code == 401
@@ -61,7 +71,12 @@ def test_revoked_key_is_refused_but_other_keys_of_the_tenant_work(app, client, t
     with app.app_context(), database.connection_context():
         assert revoke_key(tenant_a.key[:12]) == 1
     assert client.get("/v1/jobs?page=1&size=1", headers=tenant_a.headers).status_code == 401
-    assert client.get("/v1/jobs?page=1&size=1", headers={"Authorization": f"Bearer {second}"}).status_code == 200
+    assert (
+        client.get(
+            "/v1/jobs?page=1&size=1", headers={"Authorization": f"Bearer {second}"}
+        ).status_code
+        == 200
+    )
 
 
 def test_generated_keys_are_long_and_prefixed(tenant_a):
@@ -93,8 +108,16 @@ def test_get_tenant_answers_the_callers_tenant_and_limit(make_app, make_tenant):
     app = make_app(RATE_LIMIT="50/minute")
     plain, vip = make_tenant("plain"), make_tenant("vip", name="VIP Inc", rate_limit="5000/minute")
     client = app.test_client()
-    assert client.get("/v1/tenant", headers=plain.headers).json == {"id": "plain", "name": "plain", "rate_limit": "50/minute",
-                                                                        "candidate_retention_days": None}
-    assert client.get("/v1/tenant", headers=vip.headers).json == {"id": "vip", "name": "VIP Inc", "rate_limit": "5000/minute",
-                                                                      "candidate_retention_days": None}
+    assert client.get("/v1/tenant", headers=plain.headers).json == {
+        "id": "plain",
+        "name": "plain",
+        "rate_limit": "50/minute",
+        "candidate_retention_days": None,
+    }
+    assert client.get("/v1/tenant", headers=vip.headers).json == {
+        "id": "vip",
+        "name": "VIP Inc",
+        "rate_limit": "5000/minute",
+        "candidate_retention_days": None,
+    }
     assert client.get("/v1/tenant").status_code == 401

@@ -509,7 +509,8 @@ def test_an_overlong_utterance_is_kept_bounded(app, client, tenant_a):
 
 
 def test_the_goodbye_goes_out_before_the_end_is_written_and_the_end_before_the_end_message(
-        app, client, tenant_a):
+    app, client, tenant_a
+):
     call_id = placed_call(app, application_for_call(client, tenant_a))
     with app.app_context(), database.connection_context():
         conversation = open_conversation(call_id)

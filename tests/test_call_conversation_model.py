@@ -106,8 +106,8 @@ class ModelStandIn:
                     item.wait(10)
                     continue
                 yield f"data: {json.dumps({'choices': [{'index': 0, 'delta': item}]})}\n\n"
-            # counted before [DONE] goes out: a client that has read it must find the stream counted, however late
-            # this server thread resumes after the yield
+            # counted before [DONE] goes out: a client that has read it must find the stream
+            # counted, however late this server thread resumes after the yield
             self.finished_streams += 1
             yield "data: [DONE]\n\n"
 
@@ -309,15 +309,17 @@ def test_the_model_ends_a_finished_screening_and_the_record_is_scored(model_app,
     client = model_app.test_client()
     call_id = placed_call(model_app, application_for_call(client, tenant_a))
     story = "A patient crashed on a night shift and I kept the whole team calm."
-    model.replies.extend([
-        tool_call("record_answer", {"question_index": 0, "value": 6, "evidence": "six years"}),
-        words("Do you hold BLS?"),
-        tool_call("record_answer", {"question_index": 1, "value": True, "evidence": "Yes"}),
-        words("Tell me about a hard shift."),
-        tool_call("record_answer", {"question_index": 2, "value": story, "evidence": story}),
-        words("Any questions for me?"),
-        tool_call("end_call", {"reason": "completed"}),
-    ])
+    model.replies.extend(
+        [
+            tool_call("record_answer", {"question_index": 0, "value": 6, "evidence": "six years"}),
+            words("Do you hold BLS?"),
+            tool_call("record_answer", {"question_index": 1, "value": True, "evidence": "Yes"}),
+            words("Tell me about a hard shift."),
+            tool_call("record_answer", {"question_index": 2, "value": story, "evidence": story}),
+            words("Any questions for me?"),
+            tool_call("end_call", {"reason": "completed"}),
+        ]
+    )
     talk = converse(model_app, call_id, OPENING + ["Six years.", "Yes.", story, "No, thanks."])
     assert talk.finished and talk.messages[-1]["type"] == "end"
     call = read_call(client, tenant_a, call_id)
@@ -336,8 +338,9 @@ def test_the_model_opts_the_candidate_out_through_the_dialogue(model_app, model,
     talk = converse(model_app, call_id, OPENING + ["Take me off your list, never call again."])
     assert "won't call you again" in talk.lines[-1]
     assert read_call(client, tenant_a, call_id)["end_reason"] == "opted_out"
-    candidate = client.get(f"/v1/candidates/{application['candidate_id']}",
-                           headers=tenant_a.headers).json
+    candidate = client.get(
+        f"/v1/candidates/{application['candidate_id']}", headers=tenant_a.headers
+    ).json
     assert candidate["contact_opt_out"] is True
 
 
@@ -351,7 +354,7 @@ def test_the_model_books_a_callback_the_dialogue_checks_and_confirms(model_app, 
     model.replies.append(tool_call("book_callback", {"when": f"{tomorrow.isoformat()}T10:30"}))
     talk = converse(model_app, call_id, OPENING + ["Could you call me back tomorrow at 10:30?"])
     assert "I've booked a call back for" in talk.lines[-1] and "10:30 AM" in talk.lines[-1]
-    booked, = queued_callbacks(client, tenant_a, application)
+    (booked,) = queued_callbacks(client, tenant_a, application)
     when = local(booked["scheduled_for"])
     assert (when.date(), when.hour, when.minute) == (tomorrow, 10, 30)
     assert read_call(client, tenant_a, call_id)["end_reason"] == "callback_booked"

@@ -1,7 +1,7 @@
-"""Reminders of scheduled calls, as stored rows: email over a real SMTP server on 127.0.0.1 (text and HTML), SMS
-through a local server standing in for Twilio's Messaging API, sent by the embedded sweep (`flask calls run-due`),
-once however often their job runs, retried after a transport error, skipped or canceled with the reason, and shown
-on the call (REST and MCP)."""
+"""Reminders of scheduled calls, as stored rows: email over a real SMTP server on 127.0.0.1 (text
+and HTML), SMS through a local server standing in for Twilio's Messaging API, sent by the embedded
+sweep (`flask calls run-due`), once however often their job runs, retried after a transport error,
+skipped or canceled with the reason, and shown on the call (REST and MCP)."""
 
 from __future__ import annotations
 
@@ -54,7 +54,8 @@ def get_call(client, tenant, call_id) -> dict:
 def scheduled_call(
     client, tenant, *, phone_no="+14155550100", job_fields=None, **setting
 ) -> tuple[dict, dict, dict]:
-    """(job, candidate, the queued scheduled call) of a fresh ACTIVE application on a job with `setting`."""
+    """(job, candidate, the queued scheduled call) of a fresh ACTIVE application on a job with
+    `setting`."""
     job = scheduled_job(client, tenant, job_fields=job_fields, **{**IN_TEN_HOURS, **setting})
     candidate = create_candidate(client, tenant, phone_no=phone_no)
     (call,) = calls_of(client, tenant, create_application(client, tenant, job, candidate))
@@ -89,7 +90,8 @@ def closed_port() -> int:
         return probe.getsockname()[1]
 
 
-# ---- email ---------------------------------------------------------------------------------------------------------
+# ---- email
+# --------------------------------------------------------------------------------------------------
 
 
 def test_the_embedded_sweep_emails_the_reminder_as_text_and_html_with_job_company_and_local_time(
@@ -344,12 +346,14 @@ def test_a_recipient_refused_for_now_is_retried_and_one_refused_for_good_fails_a
     assert len(sink.messages) == 1
 
 
-# ---- SMS -----------------------------------------------------------------------------------------------------------
+# ---- SMS
+# --------------------------------------------------------------------------------------------------
 
 
 @pytest.fixture
 def messaging_api(httpserver):
-    """Twilio's Messages.json create, answering as Twilio does (201 and the message resource); requests are kept."""
+    """Twilio's Messages.json create, answering as Twilio does (201 and the message resource);
+    requests are kept."""
     httpserver.received = answer_creates(
         httpserver,
         MESSAGES_PATH,
@@ -463,7 +467,8 @@ def test_a_fixed_line_gets_no_sms_and_the_reminder_says_why(make_app, tenant_a):
         assert list(get_provider().messages) == []
 
 
-# ---- on the record -------------------------------------------------------------------------------------------------
+# ---- on the record
+# -------------------------------------------------------------------------------------------------
 
 
 def test_instant_calls_and_lists_carry_no_reminders_and_an_unknown_call_is_404(
@@ -551,7 +556,8 @@ def test_a_reminder_left_claimed_by_a_dead_run_is_failed_not_sent_again(make_app
 
 
 def test_deleting_a_call_deletes_its_reminders(make_app, tenant_a):
-    """Erasure deletes calls: the reminders' foreign key is ON DELETE CASCADE in the migrated schema."""
+    """Erasure deletes calls: the reminders' foreign key is ON DELETE CASCADE in the migrated
+    schema."""
     from plugins.calls.models import Call, CallReminder
 
     app = make_app()

@@ -1,4 +1,5 @@
-"""Scheduled calls end to end on Redis + RQ: armed by application events, placed in the window, retried, reminded, canceled."""
+"""Scheduled calls end to end on Redis + RQ: armed by application events, placed in the window,
+retried, reminded, canceled."""
 
 import datetime as dt
 from zoneinfo import ZoneInfo
@@ -13,8 +14,15 @@ from tests.conftest import RECRUITMENT
 
 pytestmark = RECRUITMENT
 
-ALWAYS_OPEN = {"window_start_time": "00:00:00", "window_end_time": "23:59:59", "days_of_week": [1, 2, 3, 4, 5, 6, 7],
-               "daily_attempts": 5, "total_attempts": 3, "retry_interval": 0, "call_schedule_minutes": 0}
+ALWAYS_OPEN = {
+    "window_start_time": "00:00:00",
+    "window_end_time": "23:59:59",
+    "days_of_week": [1, 2, 3, 4, 5, 6, 7],
+    "daily_attempts": 5,
+    "total_attempts": 3,
+    "retry_interval": 0,
+    "call_schedule_minutes": 0,
+}
 
 
 class RecordingNotifier(Notifier):
@@ -34,15 +42,23 @@ def rq_app(make_app, redis_url):
 
 def scheduled_job(client, tenant, *, scheduling=True, job_fields=None, **setting) -> dict:
     job = create_job_with_questions(client, tenant, **(job_fields or {}))
-    response = client.put(f"/v1/jobs/{job['id']}/schedule-setting", json={**ALWAYS_OPEN, **setting}, headers=tenant.headers)
+    response = client.put(
+        f"/v1/jobs/{job['id']}/schedule-setting",
+        json={**ALWAYS_OPEN, **setting},
+        headers=tenant.headers,
+    )
     assert response.status_code == 200, response.json
-    response = client.patch(f"/v1/jobs/{job['id']}/scheduling", json={"scheduling": scheduling}, headers=tenant.headers)
+    response = client.patch(
+        f"/v1/jobs/{job['id']}/scheduling", json={"scheduling": scheduling}, headers=tenant.headers
+    )
     assert response.status_code == 200, response.json
     return job
 
 
 def calls_of(client, tenant, application) -> list[dict]:
-    response = client.get(f"/v1/calls?page=1&size=50&application_id={application['id']}", headers=tenant.headers)
+    response = client.get(
+        f"/v1/calls?page=1&size=50&application_id={application['id']}", headers=tenant.headers
+    )
     assert response.status_code == 200
     return response.json["data"]
 
@@ -59,13 +75,19 @@ def test_an_active_application_on_a_scheduled_job_gets_a_call_in_the_window(rq_a
     assert call["status"] == "queued" and call["trigger"] == "scheduled" and call["scheduled_for"]
     work_until(rq_app, lambda: statuses(client, tenant_a, application) == ["completed"])
     (call,) = calls_of(client, tenant_a, application)
-    assert call["attempt"] == 1 and call["assessment"]["recommendation"] in ("advance", "hold", "reject")
+    assert call["attempt"] == 1 and call["assessment"]["recommendation"] in (
+        "advance",
+        "hold",
+        "reject",
+    )
 
 
 def test_unreached_candidates_are_retried_up_to_total_attempts(rq_app, tenant_a):
     client = rq_app.test_client()
     job = scheduled_job(client, tenant_a, total_attempts=3)
-    application = create_application(client, tenant_a, job, create_candidate(client, tenant_a, phone_no="+14155550108"))
+    application = create_application(
+        client, tenant_a, job, create_candidate(client, tenant_a, phone_no="+14155550108")
+    )
     work_until(rq_app, lambda: statuses(client, tenant_a, application) == ["busy"] * 3, timeout=20)
     assert [c["attempt"] for c in calls_of(client, tenant_a, application)] == [1, 2, 3]
 
@@ -75,22 +97,31 @@ def test_daily_attempts_push_the_rest_to_the_next_day(rq_app, tenant_a):
     job = scheduled_job(client, tenant_a, daily_attempts=1, total_attempts=3)
     candidate = create_candidate(client, tenant_a, phone_no="+14155550107")
     application = create_application(client, tenant_a, job, candidate)
-    work_until(rq_app, lambda: statuses(client, tenant_a, application)[:1] == ["no_answer"]
-               and len(statuses(client, tenant_a, application)) == 2)
+    work_until(
+        rq_app,
+        lambda: (
+            statuses(client, tenant_a, application)[:1] == ["no_answer"]
+            and len(statuses(client, tenant_a, application)) == 2
+        ),
+    )
     first, second = calls_of(client, tenant_a, application)
     zone = ZoneInfo(candidate["timezone"])  # days are the candidate's local days
 
     def local_day(instant: str):
         return dt.datetime.fromisoformat(instant.replace("Z", "+00:00")).astimezone(zone).date()
 
-    assert second["status"] == "queued" and local_day(second["scheduled_for"]) > local_day(first["ended_at"])
+    assert second["status"] == "queued" and local_day(second["scheduled_for"]) > local_day(
+        first["ended_at"]
+    )
 
 
 def test_voicemail_only_when_enabled(rq_app, tenant_a):
     client = rq_app.test_client()
     for enabled in (True, False):
         job = scheduled_job(client, tenant_a, total_attempts=1, voicemail_enabled=enabled)
-        application = create_application(client, tenant_a, job, create_candidate(client, tenant_a, phone_no="+14155550117"))
+        application = create_application(
+            client, tenant_a, job, create_candidate(client, tenant_a, phone_no="+14155550117")
+        )
         work_until(rq_app, lambda: statuses(client, tenant_a, application) == ["no_answer"])
         (call,) = calls_of(client, tenant_a, application)
         assert call["voicemail_left"] is enabled
@@ -99,15 +130,24 @@ def test_voicemail_only_when_enabled(rq_app, tenant_a):
 def test_passive_applications_wait_until_moved_to_active(rq_app, tenant_a):
     client = rq_app.test_client()
     job = scheduled_job(client, tenant_a, call_schedule_minutes=600)
-    application = create_application(client, tenant_a, job, create_candidate(client, tenant_a), stage="PASSIVE")
+    application = create_application(
+        client, tenant_a, job, create_candidate(client, tenant_a), stage="PASSIVE"
+    )
     assert calls_of(client, tenant_a, application) == []
-    moved = client.patch(f"/v1/applications/{application['id']}",
-                         json={"source_application_status": "screening", "application_stage": "active"}, headers=tenant_a.headers)
+    moved = client.patch(
+        f"/v1/applications/{application['id']}",
+        json={"source_application_status": "screening", "application_stage": "active"},
+        headers=tenant_a.headers,
+    )
     assert moved.status_code == 200, moved.json
     assert statuses(client, tenant_a, application) == ["queued"]
-    again = client.patch(f"/v1/applications/{application['id']}",
-                         json={"source_application_status": "screening-2", "application_stage": "ACTIVE"}, headers=tenant_a.headers)
-    assert again.status_code == 200 and statuses(client, tenant_a, application) == ["queued"]  # still ACTIVE: no new series
+    again = client.patch(
+        f"/v1/applications/{application['id']}",
+        json={"source_application_status": "screening-2", "application_stage": "ACTIVE"},
+        headers=tenant_a.headers,
+    )
+    # still ACTIVE: no new series
+    assert again.status_code == 200 and statuses(client, tenant_a, application) == ["queued"]
 
 
 def test_jobs_without_scheduling_get_no_calls(rq_app, tenant_a):
@@ -122,22 +162,36 @@ def test_disabling_scheduling_cancels_pending_attempts(rq_app, tenant_a):
     job = scheduled_job(client, tenant_a, call_schedule_minutes=600)
     application = create_application(client, tenant_a, job, create_candidate(client, tenant_a))
     assert statuses(client, tenant_a, application) == ["queued"]
-    client.patch(f"/v1/jobs/{job['id']}/scheduling", json={"scheduling": False}, headers=tenant_a.headers)
+    client.patch(
+        f"/v1/jobs/{job['id']}/scheduling", json={"scheduling": False}, headers=tenant_a.headers
+    )
     (call,) = calls_of(client, tenant_a, application)
     assert call["status"] == "canceled" and "disabled" in call["error"]
     assert instant_ok(client, tenant_a, application)
 
 
 def instant_ok(client, tenant, application) -> bool:
-    return client.post(f"/v1/applications/{application['id']}/instant-call", headers=tenant.headers).status_code == 202
+    return (
+        client.post(
+            f"/v1/applications/{application['id']}/instant-call", headers=tenant.headers
+        ).status_code
+        == 202
+    )
 
 
 def test_reminders_go_by_email_and_sms_before_the_call(rq_app, tenant_a):
     from plugins.calls.telephony import get_provider
 
     client = rq_app.test_client()
-    job = scheduled_job(client, tenant_a, call_schedule_minutes=600, email_enabled=True, email_notify_minutes=600,
-                        sms_enabled=True, sms_notify_minutes=600)
+    job = scheduled_job(
+        client,
+        tenant_a,
+        call_schedule_minutes=600,
+        email_enabled=True,
+        email_notify_minutes=600,
+        sms_enabled=True,
+        sms_notify_minutes=600,
+    )
     candidate = create_candidate(client, tenant_a)
     create_application(client, tenant_a, job, candidate)
     notifier = rq_app.extensions["hirekit_notifier"]

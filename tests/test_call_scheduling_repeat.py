@@ -1,4 +1,5 @@
-"""repeat_calling: whether an application re-entering ACTIVE after a completed screening call is called again."""
+"""repeat_calling: whether an application re-entering ACTIVE after a completed screening call is
+called again."""
 
 import pytest
 
@@ -7,15 +8,19 @@ from tests.test_call_scheduling import scheduled_job
 
 
 def calls_of(client, tenant, application) -> list[tuple[int, str]]:
-    response = client.get(f"/v1/calls?page=1&size=50&application_id={application['id']}", headers=tenant.headers)
+    response = client.get(
+        f"/v1/calls?page=1&size=50&application_id={application['id']}", headers=tenant.headers
+    )
     assert response.status_code == 200
     return [(c["attempt"], c["status"]) for c in response.json["data"]]
 
 
 def move(client, tenant, application, stage: str) -> None:
-    response = client.patch(f"/v1/applications/{application['id']}",
-                            json={"source_application_status": f"moved-{stage}", "application_stage": stage},
-                            headers=tenant.headers)
+    response = client.patch(
+        f"/v1/applications/{application['id']}",
+        json={"source_application_status": f"moved-{stage}", "application_stage": stage},
+        headers=tenant.headers,
+    )
     assert response.status_code == 200, response.json
 
 
@@ -25,8 +30,9 @@ def run_due(app) -> None:
 
 
 @pytest.mark.parametrize("repeat_calling", [False, True])
-def test_reentering_active_after_a_completed_screening_calls_again_only_with_repeat_calling(app, client, tenant_a,
-                                                                                             repeat_calling):
+def test_reentering_active_after_a_completed_screening_calls_again_only_with_repeat_calling(
+    app, client, tenant_a, repeat_calling
+):
     job = scheduled_job(client, tenant_a, repeat_calling=repeat_calling)
     application = create_application(client, tenant_a, job, create_candidate(client, tenant_a))
     run_due(app)
@@ -37,9 +43,13 @@ def test_reentering_active_after_a_completed_screening_calls_again_only_with_rep
     assert calls_of(client, tenant_a, application) == expected
 
 
-def test_an_unreached_candidate_is_scheduled_again_on_reentry_whatever_repeat_calling_says(app, client, tenant_a):
+def test_an_unreached_candidate_is_scheduled_again_on_reentry_whatever_repeat_calling_says(
+    app, client, tenant_a
+):
     job = scheduled_job(client, tenant_a, total_attempts=1, repeat_calling=False)
-    application = create_application(client, tenant_a, job, create_candidate(client, tenant_a, phone_no="+14155550108"))
+    application = create_application(
+        client, tenant_a, job, create_candidate(client, tenant_a, phone_no="+14155550108")
+    )
     run_due(app)
     assert calls_of(client, tenant_a, application) == [(1, "busy")]
     move(client, tenant_a, application, "PASSIVE")
@@ -49,7 +59,10 @@ def test_an_unreached_candidate_is_scheduled_again_on_reentry_whatever_repeat_ca
 
 def test_a_completed_instant_call_counts_as_the_screening(app, client, tenant_a):
     job = scheduled_job(client, tenant_a, call_schedule_minutes=600)
-    application = create_application(client, tenant_a, job, create_candidate(client, tenant_a), stage="PASSIVE")
-    assert instant_call(client, tenant_a, application).status_code == 202  # inline: completes at once
+    application = create_application(
+        client, tenant_a, job, create_candidate(client, tenant_a), stage="PASSIVE"
+    )
+    # inline: completes at once
+    assert instant_call(client, tenant_a, application).status_code == 202
     move(client, tenant_a, application, "ACTIVE")
     assert calls_of(client, tenant_a, application) == [(1, "completed")]

@@ -8,8 +8,15 @@ from plugins.calls.schedule_rules import ScheduleError, next_attempt_at
 
 # 2026-03-02 is a Monday
 MONDAY_0800 = dt.datetime(2026, 3, 2, 8, 0)
-SETTING = {"window_start_time": "09:00:00", "window_end_time": "17:00:00", "days_of_week": [1, 2, 3, 4, 5],
-           "daily_attempts": 2, "total_attempts": 4, "retry_interval": 60, "call_schedule_minutes": 0}
+SETTING = {
+    "window_start_time": "09:00:00",
+    "window_end_time": "17:00:00",
+    "days_of_week": [1, 2, 3, 4, 5],
+    "daily_attempts": 2,
+    "total_attempts": 4,
+    "retry_interval": 60,
+    "call_schedule_minutes": 0,
+}
 
 
 def at(day: int, hour: int, minute: int = 0) -> dt.datetime:
@@ -18,8 +25,13 @@ def at(day: int, hour: int, minute: int = 0) -> dt.datetime:
 
 
 def next_for(setting=None, *, triggered_at=MONDAY_0800, attempts=(), now=None, timezone="UTC"):
-    return next_attempt_at({**SETTING, **(setting or {})}, triggered_at=triggered_at, attempts=list(attempts),
-                           now=now or triggered_at, timezone=timezone)
+    return next_attempt_at(
+        {**SETTING, **(setting or {})},
+        triggered_at=triggered_at,
+        attempts=list(attempts),
+        now=now or triggered_at,
+        timezone=timezone,
+    )
 
 
 def test_before_the_window_waits_for_it_to_open():
@@ -84,7 +96,9 @@ def test_daily_attempts_are_counted_per_local_day():
     # both attempts are on Monday in New York although the second is Tuesday 01:00 UTC
     attempts = [at(2, 16), dt.datetime(2026, 3, 3, 1, 0)]
     setting = {"window_start_time": "09:00:00", "window_end_time": "21:00:00"}
-    assert next_for(setting, attempts=attempts, now=dt.datetime(2026, 3, 3, 1, 5), timezone="America/New_York") == at(3, 14)
+    assert next_for(
+        setting, attempts=attempts, now=dt.datetime(2026, 3, 3, 1, 5), timezone="America/New_York"
+    ) == at(3, 14)
 
 
 @pytest.mark.parametrize("start, end", [("22:00:00", "06:00:00"), ("09:00:00", "09:00:00")])

@@ -1,6 +1,7 @@
-"""Calls in the candidate's own hours: the zone (explicit, phone, location, tenant, server), the job's window and the
-calling hours in that zone across daylight-saving changes in both hemispheres and in a zone without them, instant
-calls refused or queued outside the hours, and callbacks booked through book_callback."""
+"""Calls in the candidate's own hours: the zone (explicit, phone, location, tenant, server), the
+job's window and the calling hours in that zone across daylight-saving changes in both hemispheres
+and in a zone without them, instant calls refused or queued outside the hours, and callbacks booked
+through book_callback."""
 
 from __future__ import annotations
 
@@ -42,7 +43,8 @@ def set_zone(client, tenant, candidate_id, zone):
 
 
 def zone_with_local_hour(hour: int) -> str:
-    """A fixed-offset IANA zone (Etc/GMT-N is UTC+N) where it is now `hour` o'clock, give or take the minutes."""
+    """A fixed-offset IANA zone (Etc/GMT-N is UTC+N) where it is now `hour` o'clock, give or take
+    the minutes."""
     offset = (hour - utcnow().hour + 12) % 24 - 12
     return "Etc/GMT" + (f"-{offset}" if offset > 0 else f"+{-offset}" if offset < 0 else "")
 
@@ -59,7 +61,8 @@ def at(text: str) -> dt.datetime:
     return dt.datetime.fromisoformat(text).astimezone(dt.timezone.utc).replace(tzinfo=None)
 
 
-# ---- the zone ---------------------------------------------------------------------------------------------------
+# ---- the zone
+# --------------------------------------------------------------------------------------------------
 
 
 def test_zone_comes_from_the_phone_number_then_the_location_then_the_tenant_then_the_server(
@@ -167,7 +170,8 @@ def test_contact_settings_refuse_bad_hours_naming_the_field(client, tenant_a):
     )  # the suite's default
 
 
-# ---- windows and daylight saving ----------------------------------------------------------------------------------
+# ---- windows and daylight saving
+# ----------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -237,7 +241,8 @@ def test_calling_hours_bind_whatever_the_window_says(hours_app, tenant_a):
 
 
 def test_a_series_across_the_change_keeps_local_hours(hours_app, tenant_a):
-    """The scheduler's next attempt for a Sydney candidate on a 09:00-10:00 window, around Sydney's change."""
+    """The scheduler's next attempt for a Sydney candidate on a 09:00-10:00 window, around Sydney's
+    change."""
     from plugins.calls.scheduling import allowed_attempt_at
 
     client = hours_app.test_client()
@@ -298,7 +303,8 @@ def test_a_window_outside_the_calling_hours_ends_the_series_with_a_reason(hours_
     )
 
 
-# ---- instant calls in quiet hours ---------------------------------------------------------------------------------
+# ---- instant calls in quiet hours
+# ---------------------------------------------------------------------------------
 
 
 def test_an_instant_call_in_quiet_hours_is_409_naming_the_next_moment_in_both_zones(
@@ -390,11 +396,13 @@ def test_the_queued_instant_call_waits_for_its_moment_then_goes(hours_app, tenan
     )
 
 
-# ---- callbacks ----------------------------------------------------------------------------------------------------
+# ---- callbacks
+# --------------------------------------------------------------------------------------------------
 
 
 def completed_call(client, tenant, zone="America/Chicago") -> dict:
-    """A completed instant call (made where it is midday now) to a candidate then living in `zone`."""
+    """A completed instant call (made where it is midday now) to a candidate then living in
+    `zone`."""
     candidate = create_candidate(client, tenant)
     set_zone(client, tenant, candidate["id"], zone_with_local_hour(12))
     application = create_application(

@@ -1,4 +1,5 @@
-"""Call analysis by an OpenAI-compatible model (a local server plays it), and the rules taking over when it fails."""
+"""Call analysis by an OpenAI-compatible model (a local server plays it), and the rules taking over
+when it fails."""
 
 import json
 
@@ -10,19 +11,36 @@ from tests.conftest import RECRUITMENT
 
 pytestmark = RECRUITMENT
 
-MODEL_SUMMARY = ("Jane spoke with the screener about the ICU nurse role. She has six years of ICU work, holds BLS, "
-                 "and described triaging a hard night shift calmly.")
+MODEL_SUMMARY = (
+    "Jane spoke with the screener about the ICU nurse role. She has six years of ICU work, holds "
+    "BLS, "
+    "and described triaging a hard night shift calmly."
+)
 
 
 def chat_completion(content: str) -> dict:
-    return {"id": "chatcmpl-7", "object": "chat.completion", "model": "test-model",
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}]}
+    return {
+        "id": "chatcmpl-7",
+        "object": "chat.completion",
+        "model": "test-model",
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": content},
+                "finish_reason": "stop",
+            }
+        ],
+    }
 
 
 def model_assessment(**overrides) -> dict:
     answer = {"question": "?", "answer": "yes", "meets_requirement": True, "note": "clear"}
-    body = {"summary": MODEL_SUMMARY, "score": 88, "recommendation": "advance",
-            "answers": [dict(answer, question=q) for q in JOB_QUESTIONS]}
+    body = {
+        "summary": MODEL_SUMMARY,
+        "score": 88,
+        "recommendation": "advance",
+        "answers": [dict(answer, question=q) for q in JOB_QUESTIONS],
+    }
     body.update(overrides)
     return body
 
@@ -37,8 +55,11 @@ def analysis_requests(httpserver) -> list:
     """The requests that asked the model to analyse a finished call (the call's conversation asks
     it too, for its turns, when a model is configured)."""
     json_object = {"type": "json_object"}
-    return [request for request, _ in httpserver.log
-            if (request.get_json(silent=True) or {}).get("response_format") == json_object]
+    return [
+        request
+        for request, _ in httpserver.log
+        if (request.get_json(silent=True) or {}).get("response_format") == json_object
+    ]
 
 
 def completed_call(client, tenant) -> dict:
@@ -48,9 +69,12 @@ def completed_call(client, tenant) -> dict:
     return response.json
 
 
-def test_the_configured_model_writes_summary_and_assessment_from_the_transcript(model_client, tenant_a, httpserver):
+def test_the_configured_model_writes_summary_and_assessment_from_the_transcript(
+    model_client, tenant_a, httpserver
+):
     httpserver.expect_request("/v1/chat/completions", method="POST").respond_with_json(
-        chat_completion(json.dumps(model_assessment())))
+        chat_completion(json.dumps(model_assessment()))
+    )
     call = completed_call(model_client, tenant_a)
     assert call["summary"] == MODEL_SUMMARY
     assert [a["question"] for a in call["assessment"]["answers"]] == list(JOB_QUESTIONS)
@@ -61,13 +85,20 @@ def test_the_configured_model_writes_summary_and_assessment_from_the_transcript(
     assert body["model"] == "test-model" and body["response_format"] == {"type": "json_object"}
     asked = json.loads(body["messages"][-1]["content"])
     assert asked["questions"] == list(JOB_QUESTIONS)
-    answered = [turn["text"] for turn in asked["transcript"]
-                if turn["speaker"] == "candidate" and turn.get("question_index") is not None]
+    answered = [
+        turn["text"]
+        for turn in asked["transcript"]
+        if turn["speaker"] == "candidate" and turn.get("question_index") is not None
+    ]
     assert len(answered) == len(JOB_QUESTIONS) and all(answered)
 
 
-@pytest.mark.parametrize("failure", ["http_500", "not_json", "score_out_of_range", "answers_missing"])
-def test_a_failing_or_unusable_model_falls_back_to_the_rules(model_client, tenant_a, httpserver, failure):
+@pytest.mark.parametrize(
+    "failure", ["http_500", "not_json", "score_out_of_range", "answers_missing"]
+)
+def test_a_failing_or_unusable_model_falls_back_to_the_rules(
+    model_client, tenant_a, httpserver, failure
+):
     expectation = httpserver.expect_request("/v1/chat/completions")
     if failure == "http_500":
         expectation.respond_with_data("upstream exploded", status=500)

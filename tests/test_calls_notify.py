@@ -1,4 +1,5 @@
-"""Reminder email over SMTP (HIREKIT_SMTP_*), against a local SMTP server: login, headers, refusals, the reminder path."""
+"""Reminder email over SMTP (HIREKIT_SMTP_*), against a local SMTP server: login, headers, refusals,
+the reminder path."""
 
 import smtplib
 
@@ -14,8 +15,14 @@ CREDENTIALS = ("hirekit", "s3cret-relay")
 
 
 def smtp_config(sink: SmtpSink, **overrides) -> dict:
-    config = {"SMTP_HOST": "127.0.0.1", "SMTP_PORT": sink.port, "SMTP_USERNAME": CREDENTIALS[0],
-              "SMTP_PASSWORD": CREDENTIALS[1], "SMTP_FROM": "screening@hirekit.test", "SMTP_STARTTLS": False}
+    config = {
+        "SMTP_HOST": "127.0.0.1",
+        "SMTP_PORT": sink.port,
+        "SMTP_USERNAME": CREDENTIALS[0],
+        "SMTP_PASSWORD": CREDENTIALS[1],
+        "SMTP_FROM": "screening@hirekit.test",
+        "SMTP_STARTTLS": False,
+    }
     config.update(overrides)
     return config
 
@@ -26,10 +33,16 @@ def test_smtp_is_the_notifier_when_configured_and_logs_in_before_sending(make_ap
         with app.app_context():
             notifier = get_notifier()
             assert isinstance(notifier, SmtpNotifier)
-            notifier.send_email("jane@example.com", "Screening call for ICU Nurse", "We will call you on Monday at 10:00.")
+            notifier.send_email(
+                "jane@example.com",
+                "Screening call for ICU Nurse",
+                "We will call you on Monday at 10:00.",
+            )
         (received,) = sink.messages
     assert received.login == CREDENTIALS
-    assert received.mail_from == "screening@hirekit.test" and received.recipients == ["jane@example.com"]
+    assert received.mail_from == "screening@hirekit.test" and received.recipients == [
+        "jane@example.com"
+    ]
     message = received.message
     assert message["From"] == "screening@hirekit.test" and message["To"] == "jane@example.com"
     assert message["Subject"] == "Screening call for ICU Nurse"
@@ -56,7 +69,13 @@ def test_a_scheduled_calls_email_reminder_arrives_over_smtp(make_app, redis_url,
     with SmtpSink(credentials=CREDENTIALS) as sink:
         app = make_app(REDIS_URL=redis_url, **smtp_config(sink))
         client = app.test_client()
-        job = scheduled_job(client, tenant_a, call_schedule_minutes=600, email_enabled=True, email_notify_minutes=600)
+        job = scheduled_job(
+            client,
+            tenant_a,
+            call_schedule_minutes=600,
+            email_enabled=True,
+            email_notify_minutes=600,
+        )
         candidate = create_candidate(client, tenant_a)
         create_application(client, tenant_a, job, candidate)
         work_until(app, lambda: len(sink.messages) == 1)

@@ -1,4 +1,5 @@
-"""The calls reaper: a call left ringing or in progress (dead worker, lost provider callbacks) ends failed and unblocks."""
+"""The calls reaper: a call left ringing or in progress (dead worker, lost provider callbacks) ends
+failed and unblocks."""
 
 import time
 
@@ -45,12 +46,18 @@ def run_cli(app, *args) -> str:
     return result.output
 
 
-def test_a_call_with_no_news_for_the_stall_time_fails_and_the_application_can_be_called_again(silent_app, tenant_a,
-                                                                                              httpserver):
+def test_a_call_with_no_news_for_the_stall_time_fails_and_the_application_can_be_called_again(
+    silent_app, tenant_a, httpserver
+):
     httpserver.expect_request("/calls").respond_with_data("ok")
     client = silent_app.test_client()
-    webhook = create_webhook(client, tenant_a, httpserver.url_for("/calls"), triggered_event="call_activity",
-                             fields=["id", "status"])
+    webhook = create_webhook(
+        client,
+        tenant_a,
+        httpserver.url_for("/calls"),
+        triggered_event="call_activity",
+        fields=["id", "status"],
+    )
     application = application_for(client, tenant_a)
     call = instant_call(client, tenant_a, application).json
     assert get_call(client, tenant_a, call["id"])["status"] == "in_progress"
@@ -61,7 +68,9 @@ def test_a_call_with_no_news_for_the_stall_time_fails_and_the_application_can_be
     assert run_cli(silent_app, "reap").startswith("1 ")
     reaped = get_call(client, tenant_a, call["id"])
     assert reaped["status"] == "failed" and "no progress" in reaped["error"] and reaped["ended_at"]
-    statuses = [verified_payload(request, webhook["secret"])["status"] for request, _ in httpserver.log]
+    statuses = [
+        verified_payload(request, webhook["secret"])["status"] for request, _ in httpserver.log
+    ]
     assert statuses == ["queued", "ringing", "in_progress", "failed"]
     assert instant_call(client, tenant_a, application).status_code == 202
 
@@ -70,31 +79,39 @@ def test_a_stalled_scheduled_attempt_is_retried_by_the_series(silent_app, tenant
     client = silent_app.test_client()
     job = scheduled_job(client, tenant_a, total_attempts=2)
     application = create_application(client, tenant_a, job, create_candidate(client, tenant_a))
-    assert run_cli(silent_app, "run-due").startswith("1 ")  # no Redis: the cron command places due attempts
+    # no Redis: the cron command places due attempts
+    assert run_cli(silent_app, "run-due").startswith("1 ")
 
     time.sleep(STALL + 0.1)
     run_cli(silent_app, "reap")
-    calls = client.get(f"/v1/calls?page=1&size=10&application_id={application['id']}", headers=tenant_a.headers).json["data"]
+    calls = client.get(
+        f"/v1/calls?page=1&size=10&application_id={application['id']}", headers=tenant_a.headers
+    ).json["data"]
     assert [(c["attempt"], c["status"]) for c in calls] == [(1, "failed"), (2, "queued")]
 
 
-def test_an_instant_call_whose_job_was_lost_fails_and_unblocks_the_application(silent_app, tenant_a, monkeypatch):
+def test_an_instant_call_whose_job_was_lost_fails_and_unblocks_the_application(
+    silent_app, tenant_a, monkeypatch
+):
     import plugins.calls.tasks as call_tasks
 
     client = silent_app.test_client()
     application = application_for(client, tenant_a)
     with monkeypatch.context() as patched:
-        patched.setattr(call_tasks, "run_call", lambda call_id: "lost")  # the worker died before the call started
+        # the worker died before the call started
+        patched.setattr(call_tasks, "run_call", lambda call_id: "lost")
         call = instant_call(client, tenant_a, application).json
     assert get_call(client, tenant_a, call["id"])["status"] == "queued"
-    assert run_cli(silent_app, "reap").startswith("0 ")  # still within the stall time: its job may just be late
+    # still within the stall time: its job may just be late
+    assert run_cli(silent_app, "reap").startswith("0 ")
 
     time.sleep(STALL + 0.1)
     assert run_cli(silent_app, "reap").startswith("1 ")
     lost = get_call(client, tenant_a, call["id"])
     assert lost["status"] == "failed" and "never started" in lost["error"]
     assert instant_call(client, tenant_a, application).status_code == 202
-    assert call_tasks.run_call(call["id"]) == "skipped"  # the lost job, turning up late, dials nobody
+    # the lost job, turning up late, dials nobody
+    assert call_tasks.run_call(call["id"]) == "skipped"
 
 
 def test_a_scheduled_attempt_nobody_started_fails_and_the_series_moves_on(silent_app, tenant_a):
@@ -102,7 +119,9 @@ def test_a_scheduled_attempt_nobody_started_fails_and_the_series_moves_on(silent
     job = scheduled_job(client, tenant_a, total_attempts=2)
     application = create_application(client, tenant_a, job, create_candidate(client, tenant_a))
     calls_of = f"/v1/calls?page=1&size=10&application_id={application['id']}"
-    assert [c["status"] for c in client.get(calls_of, headers=tenant_a.headers).json["data"]] == ["queued"]
+    assert [c["status"] for c in client.get(calls_of, headers=tenant_a.headers).json["data"]] == [
+        "queued"
+    ]
 
     time.sleep(STALL + 0.1)  # due, and nobody ran `calls run-due` (or its job was lost)
     assert run_cli(silent_app, "reap").startswith("1 ")

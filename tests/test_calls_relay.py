@@ -42,8 +42,14 @@ CALL_PATH = f"/2010-04-01/Accounts/{ACCOUNT_SID}/Calls/{CALL_SID}.json"
 RECORDING_SID = "RE" + "a" * 32
 RECORDING_PATH = f"/2010-04-01/Accounts/{ACCOUNT_SID}/Recordings/{RECORDING_SID}"
 AUDIO = b"ID3" + bytes(range(256)) * 40
-# the candidate's side of a whole scripted conversation (tests/conversation_double.py asks four questions)
-ANSWERS = ["Yes, now is fine.", "Six years.", "Yes, renewed in March.", "A night with three admissions."]
+# the candidate's side of a whole scripted conversation (tests/conversation_double.py asks four
+# questions)
+ANSWERS = [
+    "Yes, now is fine.",
+    "Six years.",
+    "Yes, renewed in March.",
+    "A night with three admissions.",
+]
 
 
 def call_resource(form, _n) -> dict:
@@ -240,29 +246,52 @@ def test_a_conversation_over_the_relay_fills_the_call_record_and_completes_it(
 
 
 @pytest.mark.skipif(bool(NGINX_MISSING), reason=NGINX_MISSING)
-def test_a_conversation_through_deploy_nginx_conf_reaches_the_relay_and_completes(twilio_app, relay, tenant_a, tmp_path):
+def test_a_conversation_through_deploy_nginx_conf_reaches_the_relay_and_completes(
+    twilio_app, relay, tenant_a, tmp_path
+):
     client = twilio_app.test_client()
     call = answered_call(client, tenant_a)
     tls = ssl.create_default_context()
-    tls.check_hostname, tls.verify_mode = False, ssl.CERT_NONE  # nginx's certificate is made for the test
+    # nginx's certificate is made for the test
+    tls.check_hostname, tls.verify_mode = False, ssl.CERT_NONE
     with nginx_site(tmp_path, app_port=1, relay_ports=[relay.port]) as site:
-        with pytest.raises(InvalidStatus) as refused:  # the relay, not nginx, judges the signature nginx passed on
-            TwilioSocket(site.tls_port, call["id"], tls=tls, headers={"X-Twilio-Signature": "forged"})
+        # the relay, not nginx, judges the signature nginx passed on
+        with pytest.raises(InvalidStatus) as refused:
+            TwilioSocket(
+                site.tls_port, call["id"], tls=tls, headers={"X-Twilio-Signature": "forged"}
+            )
         assert refused.value.response.status_code == 403
-        socket = TwilioSocket(site.tls_port, call["id"], tls=tls,
-                              headers=signed_headers(PUBLIC_BASE, "twilio", call["id"], AUTH_TOKEN))
+        socket = TwilioSocket(
+            site.tls_port,
+            call["id"],
+            tls=tls,
+            headers=signed_headers(PUBLIC_BASE, "twilio", call["id"], AUTH_TOKEN),
+        )
         socket.setup(CALL_SID)
         assert socket.agent_turn() == OPENING
         for answer in ANSWERS:
             socket.say(answer)
             socket.agent_turn()
         assert socket.wait_closed() == 1000
-        done = wait_for(lambda: (record := read_call(client, tenant_a, call["id"]))["status"] == "completed" and record)
-        assert [turn["text"] for turn in done["transcript"] if turn["speaker"] == "candidate"] == ANSWERS
-        lines = wait_for(lambda: len(logged := (site.directory / "hirekit.access.log").read_text().splitlines()) >= 2
-                         and [json.loads(line) for line in logged])
-        assert [(line["path"], line["status"]) for line in lines] == [(f"/v1/calls/relay/twilio/{call['id']}", 403),
-                                                                       (f"/v1/calls/relay/twilio/{call['id']}", 101)]
+        done = wait_for(
+            lambda: (
+                (record := read_call(client, tenant_a, call["id"]))["status"] == "completed"
+                and record
+            )
+        )
+        assert [
+            turn["text"] for turn in done["transcript"] if turn["speaker"] == "candidate"
+        ] == ANSWERS
+        lines = wait_for(
+            lambda: (
+                len(logged := (site.directory / "hirekit.access.log").read_text().splitlines()) >= 2
+                and [json.loads(line) for line in logged]
+            )
+        )
+        assert [(line["path"], line["status"]) for line in lines] == [
+            (f"/v1/calls/relay/twilio/{call['id']}", 403),
+            (f"/v1/calls/relay/twilio/{call['id']}", 101),
+        ]
 
 
 def test_text_tokens_stream_as_the_dialogue_yields_them(twilio_app, relay, tenant_a):
@@ -506,15 +535,26 @@ def test_an_end_whose_completion_never_came_is_completed_by_the_sweep(twilio_app
     answered = [{"question": "Can you work nights?", "status": "answered", "question_id": "q1"}]
     with twilio_app.app_context(), database.connection_context():
         Call.update(end_reason="hung_up", answers=answered).where(Call.id == call["id"]).execute()
-        assert sweep(connect_timeout=3600, quiet_after=60) == 0  # its completion may still be on its way
-        assert sweep(connect_timeout=3600, quiet_after=60, now=utcnow() + dt.timedelta(seconds=61)) == 1
+        # its completion may still be on its way
+        assert sweep(connect_timeout=3600, quiet_after=60) == 0
+        assert (
+            sweep(connect_timeout=3600, quiet_after=60, now=utcnow() + dt.timedelta(seconds=61))
+            == 1
+        )
     done = read_call(client, tenant_a, call["id"])
-    assert (done["status"], done["end_reason"]) == ("completed", "hung_up")  # every question dealt with
+    # every question dealt with
+    assert (done["status"], done["end_reason"]) == ("completed", "hung_up")
 
 
 def provider_says_completed(client, call, sequence=3):
-    assert callback(client, f"{CALLBACK_PATH}?call_id={call['id']}",
-                    status_form("completed", call, sequence)).status_code == 200
+    assert (
+        callback(
+            client,
+            f"{CALLBACK_PATH}?call_id={call['id']}",
+            status_form("completed", call, sequence),
+        ).status_code
+        == 200
+    )
 
 
 def test_the_providers_completed_mid_conversation_fails_the_call_and_the_relays_close_keeps_it(
@@ -538,7 +578,10 @@ def test_the_providers_completed_mid_conversation_fails_the_call_and_the_relays_
     wait_for(lambda: relay.server.stats()["live_calls"] == 0)
     after = read_call(client, tenant_a, call["id"])
     assert (after["status"], after["end_reason"], after["error"]) == (
-        "failed", "hung_up", "the call ended before the screening finished")
+        "failed",
+        "hung_up",
+        "the call ended before the screening finished",
+    )
 
 
 def test_the_providers_completed_for_a_call_whose_socket_never_connected_fails_it(

@@ -75,8 +75,8 @@ def test_with_redis_the_relay_writes_the_end_and_a_worker_completes_the_call(
     redis_url,
     tenant_a,
 ):
-    """As deployed with Redis: the relay writes the conversation turn by turn and its end; the call's
-    status, assessment and event are a worker's to make, so no relay turn waits on them."""
+    """As deployed with Redis: the relay writes the conversation turn by turn and its end; the
+    call's status, assessment and event are a worker's to make, so no relay turn waits on them."""
     settings = {**twilio_settings(twilio_api), "REDIS_URL": redis_url}
     with deployed_relay(make_app, settings, db_url, tmp_path) as (app, relay):
         client = app.test_client()
@@ -99,8 +99,10 @@ def test_with_redis_the_relay_writes_the_end_and_a_worker_completes_the_call(
         socket.agent_turn()
         # the turns reach the record while the call goes on (written behind them)
         live = wait_for(
-            lambda: len(read_call(client, tenant_a, call["id"])["transcript"]) >= 3
-            and read_call(client, tenant_a, call["id"])
+            lambda: (
+                len(read_call(client, tenant_a, call["id"])["transcript"]) >= 3
+                and read_call(client, tenant_a, call["id"])
+            )
         )
         assert live["status"] == "in_progress" and live["end_reason"] is None
         heard = live["transcript"][1]
@@ -125,13 +127,21 @@ def test_the_relay_process_refuses_an_unsigned_socket(deployed, tenant_a):
 
 
 def test_gunicorn_starts_the_relay_beside_it_and_stops_it_when_asked_to_embed_it(db_url, tmp_path):
-    """`make run`'s embedded default: HIREKIT_RELAY_EMBEDDED=1 and one command serves the API and the relay."""
+    """`make run`'s embedded default: HIREKIT_RELAY_EMBEDDED=1 and one command serves the API and
+    the relay."""
     relay_port = free_port()
-    env = {"HIREKIT_DATABASE_URL": db_url, "HIREKIT_INSTANCE_DIR": str(tmp_path), "HIREKIT_RELAY_EMBEDDED": "1",
-           "HIREKIT_RELAY_PORT": str(relay_port), "HIREKIT_CONTROL_SOCKET": "off"}
+    env = {
+        "HIREKIT_DATABASE_URL": db_url,
+        "HIREKIT_INSTANCE_DIR": str(tmp_path),
+        "HIREKIT_RELAY_EMBEDDED": "1",
+        "HIREKIT_RELAY_PORT": str(relay_port),
+        "HIREKIT_CONTROL_SOCKET": "off",
+    }
     with gunicorn(env) as (process, base, _port):
         assert requests.get(f"{base}/healthz", timeout=5).status_code == 200
-        relay_health = wait_for(lambda: _answer(f"http://127.0.0.1:{relay_port}/healthz"), timeout=60)
+        relay_health = wait_for(
+            lambda: _answer(f"http://127.0.0.1:{relay_port}/healthz"), timeout=60
+        )
         assert relay_health == 200
     wait_for(lambda: _answer(f"http://127.0.0.1:{relay_port}/healthz") is None, timeout=30)
 

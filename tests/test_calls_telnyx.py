@@ -187,7 +187,10 @@ def test_signed_status_callbacks_move_the_call_through_its_statuses(telnyx_app, 
         seen.append(read_call(client, tenant_a, call["id"])["status"])
     # `completed` is the line closing: with no relay socket ever connected, nothing was screened
     assert seen == ["queued", "ringing", "in_progress", "failed"]
-    assert read_call(client, tenant_a, call["id"])["error"] == "the call ended before its relay socket connected"
+    assert (
+        read_call(client, tenant_a, call["id"])["error"]
+        == "the call ended before its relay socket connected"
+    )
 
 
 @pytest.mark.parametrize(

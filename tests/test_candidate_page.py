@@ -44,8 +44,8 @@ def served(make_app):
 def reminded_call(
     app, tenant, window=("09:00:00", "17:00:00"), days=(1, 2, 3, 4, 5)
 ) -> tuple[dict, dict, str]:
-    """(candidate, queued call, the link in its SMS reminder) of a Chicago candidate on a job with scheduling on and
-    the window (by default 09:00-17:00, Monday to Friday)."""
+    """(candidate, queued call, the link in its SMS reminder) of a Chicago candidate on a job with
+    scheduling on and the window (by default 09:00-17:00, Monday to Friday)."""
     from plugins.calls.telephony import get_provider
 
     client = app.test_client()

@@ -1,5 +1,5 @@
-"""Operator commands take care: destructive ones ask first unless --yes, refused inputs are one `Error:` line (no
-traceback), and `tenants list` reads everything in one query."""
+"""Operator commands take care: destructive ones ask first unless --yes, refused inputs are one
+`Error:` line (no traceback), and `tenants list` reads everything in one query."""
 
 import pytest
 
@@ -17,12 +17,19 @@ def runner(app):
 def test_keys_revoke_asks_first_and_no_answer_revokes_nothing(runner, make_tenant):
     key = make_tenant("acme").key
     declined = runner.invoke(args=["keys", "revoke", key[:12]], input="n\n")
-    assert declined.exit_code == 1 and "Revoke the key" in declined.output and "Aborted" in declined.output
+    assert (
+        declined.exit_code == 1
+        and "Revoke the key" in declined.output
+        and "Aborted" in declined.output
+    )
     scripted = runner.invoke(args=["keys", "revoke", key[:12]])  # no stdin: no confirmation
     assert scripted.exit_code == 1
-    assert runner.invoke(args=["keys", "list", "acme"]).output.strip().splitlines()[1].endswith("\tno")  # still active
+    assert (
+        runner.invoke(args=["keys", "list", "acme"]).output.strip().splitlines()[1].endswith("\tno")
+    )  # still active
     assert runner.invoke(args=["keys", "revoke", key[:12]], input="y\n").exit_code == 0
-    assert runner.invoke(args=["keys", "revoke", "--yes", key[:12]]).exit_code == 1  # nothing active left to revoke
+    # nothing active left to revoke
+    assert runner.invoke(args=["keys", "revoke", "--yes", key[:12]]).exit_code == 1
 
 
 @sqlite_only
@@ -37,13 +44,16 @@ def test_person_replace_asks_first_unless_yes(runner, tmp_path):
 
 
 @sqlite_only
-@pytest.mark.parametrize("args", [
-    ["tenants", "create", "Bad Slug!"],
-    ["tenants", "ensure", "Bad Slug!"],
-    ["keys", "create", "no-such-tenant"],
-    ["keys", "list", "no-such-tenant"],
-    ["db", "makemigration", "x", "--plugin", "no-such-plugin"],
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["tenants", "create", "Bad Slug!"],
+        ["tenants", "ensure", "Bad Slug!"],
+        ["keys", "create", "no-such-tenant"],
+        ["keys", "list", "no-such-tenant"],
+        ["db", "makemigration", "x", "--plugin", "no-such-plugin"],
+    ],
+)
 def test_bad_names_are_one_error_line(runner, args):
     result = runner.invoke(args=args)
     assert result.exit_code == 1
@@ -68,13 +78,16 @@ def test_tenants_list_is_one_query(runner, make_tenant, monkeypatch):
     assert result.exit_code == 0, result.output
     rows = {line.split("\t")[0]: line.split("\t")[2] for line in result.output.strip().splitlines()}
     assert rows == {"alpha": "keys=1", "beta": "keys=2", "gamma": "keys=1"}
-    assert len([sql for sql in statements if sql.lstrip().upper().startswith("SELECT")]) == 1, statements
+    assert len([sql for sql in statements if sql.lstrip().upper().startswith("SELECT")]) == 1, (
+        statements
+    )
 
 
 @sqlite_only
 def test_makemigration_writes_only_what_the_models_changed(runner, monkeypatch, tmp_path):
-    """Unchanged models write no migration (the migrations' indexes are named after the class, the models' after the
-    table: matched by name, every index was dropped and re-added); a new index writes that index alone."""
+    """Unchanged models write no migration (the migrations' indexes are named after the class, the
+    models' after the table: matched by name, every index was dropped and re-added); a new index
+    writes that index alone."""
     import shutil
 
     from app import cli

@@ -1,5 +1,5 @@
-"""More request threads than pooled database connections: a thread waits for a free connection, on SQLite as on
-PostgreSQL, instead of failing (SQLite's pool used to raise at once: a 500)."""
+"""More request threads than pooled database connections: a thread waits for a free connection, on
+SQLite as on PostgreSQL, instead of failing (SQLite's pool used to raise at once: a 500)."""
 
 import threading
 import time
@@ -15,7 +15,9 @@ def test_more_threads_than_connections_wait_for_one_and_all_succeed(base_config,
         client = app.test_client()
         start.wait()
         for _ in range(4):
-            answers.append(client.get("/v1/jobs?page=1&size=10", headers=tenant_a.headers).status_code)
+            answers.append(
+                client.get("/v1/jobs?page=1&size=10", headers=tenant_a.headers).status_code
+            )
 
     began = time.monotonic()
     threads = [threading.Thread(target=one_thread) for _ in range(6)]
@@ -24,7 +26,8 @@ def test_more_threads_than_connections_wait_for_one_and_all_succeed(base_config,
     for thread in threads:
         thread.join()
     assert answers == [200] * 24
-    assert time.monotonic() - began < 5  # waits are for a busy connection, never the pool's 10 s timeout
+    # waits are for a busy connection, never the pool's 10 s timeout
+    assert time.monotonic() - began < 5
 
 
 def test_a_pool_still_exhausted_after_its_wait_is_a_503(base_config, tenant_a, monkeypatch):

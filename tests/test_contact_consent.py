@@ -1,6 +1,7 @@
-"""Consent per channel with its source and time (on the record, in the export, as a candidate.consent event and
-webhook), checked before calls, texts and emails; the tenant's do-not-call list (API and CLI import); the daily cap
-of calls per number across jobs; cancel and reschedule of queued calls (REST, MCP, Idempotency-Key)."""
+"""Consent per channel with its source and time (on the record, in the export, as a
+candidate.consent event and webhook), checked before calls, texts and emails; the tenant's
+do-not-call list (API and CLI import); the daily cap of calls per number across jobs; cancel and
+reschedule of queued calls (REST, MCP, Idempotency-Key)."""
 
 from __future__ import annotations
 
@@ -29,7 +30,8 @@ def consent(client, tenant, candidate_id, **channels):
     )
 
 
-# ---- consent --------------------------------------------------------------------------------------------------------
+# ---- consent
+# --------------------------------------------------------------------------------------------------
 
 
 def reschedule(client, tenant, call: dict, when: str):
@@ -180,7 +182,8 @@ def test_a_text_due_in_quiet_hours_waits_for_the_calling_hours(make_app, tenant_
     assert (opens.hour, opens.minute) == (8, 0)
 
 
-# ---- the do-not-call list ---------------------------------------------------------------------------------------------
+# ---- the do-not-call list
+# ---------------------------------------------------------------------------------------------
 
 
 def test_do_not_call_numbers_are_added_listed_removed_and_checked(client, tenant_a, tenant_b):
@@ -241,7 +244,8 @@ def test_the_cli_imports_a_file_of_numbers_reporting_refused_lines(app, tenant_a
     assert strict.exit_code == 1
 
 
-# ---- the daily cap --------------------------------------------------------------------------------------------------
+# ---- the daily cap
+# --------------------------------------------------------------------------------------------------
 
 
 def test_the_daily_cap_counts_calls_to_one_number_across_jobs(client, tenant_a):
@@ -368,11 +372,13 @@ def test_a_callback_asked_for_on_a_call_past_the_daily_cap_is_offered_the_next_l
     assert [c["status"] for c in calls_of(client, tenant_a, application)] == ["completed"]
 
 
-# ---- cancel and reschedule --------------------------------------------------------------------------------------------
+# ---- cancel and reschedule
+# --------------------------------------------------------------------------------------------
 
 
 def weekday_at(zone: str, hour: int, minute: int = 0) -> str:
-    """The next Monday-Friday (a day ahead or more) at hour:minute in `zone`, ISO 8601 with its offset."""
+    """The next Monday-Friday (a day ahead or more) at hour:minute in `zone`, ISO 8601 with its
+    offset."""
     day = (dt.datetime.now(ZoneInfo(zone)) + dt.timedelta(days=1)).date()
     while day.isoweekday() > 5:
         day += dt.timedelta(days=1)
@@ -380,7 +386,8 @@ def weekday_at(zone: str, hour: int, minute: int = 0) -> str:
 
 
 def queued_call(client, tenant) -> dict:
-    """A queued scheduled call of a candidate in Chicago, on a job with the default window (09:00-17:00, Mon-Fri)."""
+    """A queued scheduled call of a candidate in Chicago, on a job with the default window
+    (09:00-17:00, Mon-Fri)."""
     job = create_job_with_questions(client, tenant)
     assert (
         client.patch(
@@ -503,7 +510,8 @@ def test_a_reschedule_into_the_quiet_hours_alone_is_422_naming_the_field_and_whe
     assert moved.status_code == 200
 
 
-# ---- the same through MCP ---------------------------------------------------------------------------------------------
+# ---- the same through MCP
+# ---------------------------------------------------------------------------------------------
 
 
 def test_mcp_tools_reschedule_cancel_and_queue_outside_the_hours(make_app, tenant_a, tenant_b):

@@ -11,6 +11,7 @@ import pytest
 import requests
 
 from tests.factories import job_body
+
 # the fixture: the app under gunicorn, 2 workers
 from tests.test_fault_drills import gunicorn_server  # noqa: F401
 

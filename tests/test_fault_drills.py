@@ -1,4 +1,5 @@
-"""Fault drills on real processes: PostgreSQL going away and coming back, abusive uploads, a burst at gunicorn."""
+"""Fault drills on real processes: PostgreSQL going away and coming back, abusive uploads, a burst
+at gunicorn."""
 
 import concurrent.futures
 import os
@@ -33,7 +34,12 @@ def test_postgres_outage_is_503_and_recovers_without_restart(base_config, tenant
     proxied = urlunsplit(parts._replace(netloc=f"{parts.username}@127.0.0.1:{proxy.port}"))
     app = create_app({**base_config, "DATABASE_URL": proxied})
     client = app.test_client()
-    assert client.post("/v1/jobs", json=job_body(source_id="before"), headers=tenant_a.headers).status_code == 201
+    assert (
+        client.post(
+            "/v1/jobs", json=job_body(source_id="before"), headers=tenant_a.headers
+        ).status_code
+        == 201
+    )
 
     proxy.stop()
     for _ in range(3):
@@ -45,10 +51,17 @@ def test_postgres_outage_is_503_and_recovers_without_restart(base_config, tenant
 
     proxy.start()
     deadline = time.monotonic() + 10
-    while (back := client.get("/v1/jobs?page=1&size=10", headers=tenant_a.headers)).status_code != 200:
+    while (
+        back := client.get("/v1/jobs?page=1&size=10", headers=tenant_a.headers)
+    ).status_code != 200:
         assert back.status_code == 503 and time.monotonic() < deadline
     assert [j["source_id"] for j in back.json["data"]] == ["before"]
-    assert client.post("/v1/jobs", json=job_body(source_id="after"), headers=tenant_a.headers).status_code == 201
+    assert (
+        client.post(
+            "/v1/jobs", json=job_body(source_id="after"), headers=tenant_a.headers
+        ).status_code
+        == 201
+    )
     proxy.stop()
 
 
@@ -59,13 +72,36 @@ def gunicorn_server(db_url, tmp_path):
 
     def start(**env_overrides):
         port = free_port()
-        env = {**os.environ, "HIREKIT_DATABASE_URL": db_url, "HIREKIT_INSTANCE_DIR": str(tmp_path), "HIREKIT_ACCESS_LOG": "",
-               "HIREKIT_LOG_LEVEL": "WARNING", "HIREKIT_AUTH_CACHE_SECONDS": "0",
-               "HIREKIT_TENANT_MAX_IN_FLIGHT": "64",  # the drills burst 50 threads of one tenant: not the fair share's test
-               **env_overrides}
-        process = subprocess.Popen([sys.executable, "-m", "gunicorn", "-c", "deploy/gunicorn.conf.py", "--workers", "2",
-                                    "--bind", f"127.0.0.1:{port}", "wsgi:app"], cwd=ROOT, env=env,
-                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+        env = {
+            **os.environ,
+            "HIREKIT_DATABASE_URL": db_url,
+            "HIREKIT_INSTANCE_DIR": str(tmp_path),
+            "HIREKIT_ACCESS_LOG": "",
+            "HIREKIT_LOG_LEVEL": "WARNING",
+            "HIREKIT_AUTH_CACHE_SECONDS": "0",
+            # the drills burst 50 threads of one tenant: not the fair share's test
+            "HIREKIT_TENANT_MAX_IN_FLIGHT": "64",
+            **env_overrides,
+        }
+        process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "gunicorn",
+                "-c",
+                "deploy/gunicorn.conf.py",
+                "--workers",
+                "2",
+                "--bind",
+                f"127.0.0.1:{port}",
+                "wsgi:app",
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
         servers.append(process)
         base = f"http://127.0.0.1:{port}"
         deadline = time.monotonic() + 60
@@ -84,23 +120,36 @@ def gunicorn_server(db_url, tmp_path):
 
 
 @pytest.mark.skipif(not POSTGRES_URL, reason="needs HIREKIT_TEST_DATABASE_URL")
-def test_gunicorn_threads_keeping_connections_recover_from_a_postgres_outage(gunicorn_server, tenant_a, db_url):
-    """gunicorn's request threads take pooled connections (app.data.db): when PostgreSQL goes away, each dead
-    connection answers one 503 at most and is replaced, never reused."""
+def test_gunicorn_threads_keeping_connections_recover_from_a_postgres_outage(
+    gunicorn_server, tenant_a, db_url
+):
+    """gunicorn's request threads take pooled connections (app.data.db): when PostgreSQL goes away,
+    each dead connection answers one 503 at most and is replaced, never reused."""
     if not db_url.startswith("postgres"):
         pytest.skip("this drill cuts PostgreSQL")
     parts = urlsplit(db_url)
     proxy = TcpProxy(parts.hostname, parts.port or 5432)
     proxy.start()
-    base, _ = gunicorn_server(HIREKIT_DATABASE_URL=urlunsplit(parts._replace(netloc=f"{parts.username}@127.0.0.1:{proxy.port}")))
+    base, _ = gunicorn_server(
+        HIREKIT_DATABASE_URL=urlunsplit(
+            parts._replace(netloc=f"{parts.username}@127.0.0.1:{proxy.port}")
+        )
+    )
     sessions = threading.local()
 
     def read(_):
-        session = getattr(sessions, "session", None) or setattr(sessions, "session", requests.Session()) or sessions.session
-        return session.get(f"{base}/v1/jobs?page=1&size=5", headers=tenant_a.headers, timeout=30).status_code
+        session = (
+            getattr(sessions, "session", None)
+            or setattr(sessions, "session", requests.Session())
+            or sessions.session
+        )
+        return session.get(
+            f"{base}/v1/jobs?page=1&size=5", headers=tenant_a.headers, timeout=30
+        ).status_code
 
     with concurrent.futures.ThreadPoolExecutor(max_workers=8) as clients:
-        assert set(clients.map(read, range(80))) == {200}  # every request thread now keeps a connection
+        # every request thread now keeps a connection
+        assert set(clients.map(read, range(80))) == {200}
         proxy.stop()
         assert set(clients.map(read, range(16))) == {503}
         proxy.start()
@@ -108,7 +157,8 @@ def test_gunicorn_threads_keeping_connections_recover_from_a_postgres_outage(gun
         while read(0) != 200:
             assert time.monotonic() < deadline
         after = list(clients.map(read, range(200)))
-        assert set(after) <= {200, 503} and after.count(503) <= 8  # 2 workers x 4 threads: one 503 each at most
+        # 2 workers x 4 threads: one 503 each at most
+        assert set(after) <= {200, 503} and after.count(503) <= 8
         assert set(clients.map(read, range(40))) == {200}
     proxy.stop()
 
@@ -117,8 +167,13 @@ def test_gunicorn_threads_keeping_connections_recover_from_a_postgres_outage(gun
 def test_one_gib_upload_is_refused_before_it_is_read(gunicorn_server, tenant_a):
     _, port = gunicorn_server()
     with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
-        sock.sendall((f"POST /v1/jobs HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {tenant_a.key}\r\n"
-                      f"Content-Type: application/json\r\nContent-Length: {1 << 30}\r\n\r\n").encode() + b"{" * 1024)
+        sock.sendall(
+            (
+                f"POST /v1/jobs HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {tenant_a.key}\r\n"
+                f"Content-Type: application/json\r\nContent-Length: {1 << 30}\r\n\r\n"
+            ).encode()
+            + b"{" * 1024
+        )
         started = time.monotonic()
         answer = b""
         while b"payload_too_large" not in answer and time.monotonic() - started < 5:
@@ -133,8 +188,11 @@ def test_one_gib_upload_is_refused_before_it_is_read(gunicorn_server, tenant_a):
 
 @pytest.mark.slow
 @pytest.mark.drill  # a minute per database of load: `make drills`
-def test_burst_of_5000_requests_loses_no_writes_and_limits_only_beyond_the_limit(gunicorn_server, make_tenant, app, redis_url):
-    """Limits are shared by the workers through Redis, as in production (in-memory storage counts per worker)."""
+def test_burst_of_5000_requests_loses_no_writes_and_limits_only_beyond_the_limit(
+    gunicorn_server, make_tenant, app, redis_url
+):
+    """Limits are shared by the workers through Redis, as in production (in-memory storage counts
+    per worker)."""
     from app.data.db import database
     from plugins.jobs.models import Job
 
@@ -144,11 +202,22 @@ def test_burst_of_5000_requests_loses_no_writes_and_limits_only_beyond_the_limit
     sessions = threading.local()
 
     def call(n):
-        session = getattr(sessions, "session", None) or setattr(sessions, "session", requests.Session()) or sessions.session
+        session = (
+            getattr(sessions, "session", None)
+            or setattr(sessions, "session", requests.Session())
+            or sessions.session
+        )
         if n % 5 == 0:
-            response = session.post(f"{base}/v1/jobs", json=job_body(source_id=f"burst-{n}"), headers=writer.headers, timeout=30)
+            response = session.post(
+                f"{base}/v1/jobs",
+                json=job_body(source_id=f"burst-{n}"),
+                headers=writer.headers,
+                timeout=30,
+            )
         else:
-            response = session.get(f"{base}/v1/jobs?page=1&size=5", headers=reader.headers, timeout=30)
+            response = session.get(
+                f"{base}/v1/jobs?page=1&size=5", headers=reader.headers, timeout=30
+            )
         return n, response.status_code
 
     with concurrent.futures.ThreadPoolExecutor(max_workers=50) as pool:
@@ -158,7 +227,7 @@ def test_burst_of_5000_requests_loses_no_writes_and_limits_only_beyond_the_limit
     writes = [status for n, status in results if n % 5 == 0]
     reads = [status for n, status in results if n % 5]
     assert writes.count(201) == 1000  # 1,000 writes, under the writer's limit: all stored
-    assert reads.count(200) == limit and reads.count(429) == len(reads) - limit  # 4,000 reads: exactly the limit passes
+    # 4,000 reads: exactly the limit passes
+    assert reads.count(200) == limit and reads.count(429) == len(reads) - limit
     with app.app_context(), database.connection_context():
         assert Job.select().where(Job.tenant == "burst-writer").count() == 1000
-

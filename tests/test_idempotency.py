@@ -1,4 +1,5 @@
-"""Idempotency-Key on /v1 writes: replays are byte-identical and make nothing, mismatches are 422, duplicates in flight 409, 5xx not kept."""
+"""Idempotency-Key on /v1 writes: replays are byte-identical and make nothing, mismatches are 422,
+duplicates in flight 409, 5xx not kept."""
 
 from __future__ import annotations
 
@@ -74,19 +75,31 @@ def test_patch_replays_and_emits_no_second_event_or_delivery(app, client, tenant
     create_webhook(client, tenant_a, "http://127.0.0.1:9/hook")
     application = create_application(client, tenant_a)
     body = {"source_application_status": "interviewing", "application_stage": "ACTIVE"}
-    first = client.patch(f"/v1/applications/{application['id']}", json=body, headers=with_key(tenant_a, "patch-1"))
+    first = client.patch(
+        f"/v1/applications/{application['id']}", json=body, headers=with_key(tenant_a, "patch-1")
+    )
     assert first.status_code == 200, first.json
     before = counts(app, tenant_a)
     assert before["deliveries"] >= 1
-    again = client.patch(f"/v1/applications/{application['id']}", json=body, headers=with_key(tenant_a, "patch-1"))
+    again = client.patch(
+        f"/v1/applications/{application['id']}", json=body, headers=with_key(tenant_a, "patch-1")
+    )
     assert_replayed(first, again)
     assert counts(app, tenant_a) == before
 
 
 def test_same_key_for_another_request_is_422_in_the_one_error_body(client, tenant_a):
-    assert client.post("/v1/jobs", json=job_body(source_id="idem-a"), headers=with_key(tenant_a, "k")).status_code == 201
-    for method, path, body in [("post", "/v1/jobs", job_body(source_id="idem-b")),  # another body
-                               ("post", "/v1/candidates", job_body(source_id="idem-a"))]:  # another path
+    assert (
+        client.post(
+            "/v1/jobs", json=job_body(source_id="idem-a"), headers=with_key(tenant_a, "k")
+        ).status_code
+        == 201
+    )
+    for method, path, body in [
+        ("post", "/v1/jobs", job_body(source_id="idem-b")),  # another body
+        # another path
+        ("post", "/v1/candidates", job_body(source_id="idem-a")),
+    ]:
         response = getattr(client, method)(path, json=body, headers=with_key(tenant_a, "k"))
         assert response.status_code == 422
         assert response.json["error"]["type"] == "validation_error"
@@ -99,12 +112,16 @@ def test_malformed_keys_are_422(client, tenant_a, key):
     headers = {**tenant_a.headers, "Idempotency-Key": key}
     response = client.post("/v1/jobs", json=job_body(), headers=headers)
     assert response.status_code == 422
-    assert response.json["error"]["fields"] == {"Idempotency-Key": ["Must be 1-255 printable ASCII characters."]}
+    assert response.json["error"]["fields"] == {
+        "Idempotency-Key": ["Must be 1-255 printable ASCII characters."]
+    }
 
 
 def test_keys_are_scoped_per_tenant(app, client, tenant_a, tenant_b):
     body = job_body(source_id="same-in-both")
-    assert client.post("/v1/jobs", json=body, headers=with_key(tenant_a, "shared")).status_code == 201
+    assert (
+        client.post("/v1/jobs", json=body, headers=with_key(tenant_a, "shared")).status_code == 201
+    )
     second = client.post("/v1/jobs", json=body, headers=with_key(tenant_b, "shared"))
     assert second.status_code == 201 and "Idempotent-Replayed" not in second.headers
     assert counts(app, tenant_b)["jobs"] == 1
@@ -113,14 +130,19 @@ def test_keys_are_scoped_per_tenant(app, client, tenant_a, tenant_b):
 def test_4xx_answers_are_kept_and_5xx_answers_are_not(app, client, tenant_a, monkeypatch):
     invalid = client.post("/v1/jobs", json={"title": "x"}, headers=with_key(tenant_a, "bad-body"))
     assert invalid.status_code == 422
-    assert_replayed(invalid, client.post("/v1/jobs", json={"title": "x"}, headers=with_key(tenant_a, "bad-body")))
+    assert_replayed(
+        invalid,
+        client.post("/v1/jobs", json={"title": "x"}, headers=with_key(tenant_a, "bad-body")),
+    )
 
     from plugins.jobs import services
 
     real_create = services.create_with_source_id
     monkeypatch.setattr(services, "create_with_source_id", lambda *args, **kwargs: 1 / 0)
     body = job_body(source_id="after-500")
-    assert client.post("/v1/jobs", json=body, headers=with_key(tenant_a, "flaky")).status_code == 500
+    assert (
+        client.post("/v1/jobs", json=body, headers=with_key(tenant_a, "flaky")).status_code == 500
+    )
     monkeypatch.setattr(services, "create_with_source_id", real_create)
     retried = client.post("/v1/jobs", json=body, headers=with_key(tenant_a, "flaky"))
     assert retried.status_code == 201 and "Idempotent-Replayed" not in retried.headers
@@ -130,21 +152,37 @@ def test_in_flight_duplicate_is_409_until_its_lock_expires(app, client, tenant_a
     body = job_body(source_id="in-flight")
     request_fingerprint = idempotency.fingerprint("POST", "/v1/jobs", b"another body")
     with app.test_request_context(), database.connection_context():
-        idempotency.claim(tenant_a.id, "busy", request_fingerprint)  # a request with this key is running
+        # a request with this key is running
+        idempotency.claim(tenant_a.id, "busy", request_fingerprint)
     duplicate = client.post("/v1/jobs", json=body, headers=with_key(tenant_a, "busy"))
-    assert duplicate.status_code == 422  # another fingerprint: the body differs from the claimed one
+    # another fingerprint: the body differs from the claimed one
+    assert duplicate.status_code == 422
 
     with app.test_request_context(), database.connection_context():
-        token, _ = idempotency.claim(tenant_a.id, "busy-2", idempotency.fingerprint("POST", "/v1/jobs", _json(body)))
+        token, _ = idempotency.claim(
+            tenant_a.id, "busy-2", idempotency.fingerprint("POST", "/v1/jobs", _json(body))
+        )
         assert token
-    duplicate = client.post("/v1/jobs", data=_json(body), content_type="application/json", headers=with_key(tenant_a, "busy-2"))
+    duplicate = client.post(
+        "/v1/jobs",
+        data=_json(body),
+        content_type="application/json",
+        headers=with_key(tenant_a, "busy-2"),
+    )
     assert duplicate.status_code == 409 and duplicate.headers["Retry-After"] == "1"
     assert duplicate.json["error"]["type"] == "conflict"
 
-    with app.app_context(), database.connection_context():  # the process holding it died: its lock runs out
+    # the process holding it died: its lock runs out
+    with app.app_context(), database.connection_context():
         idempotency.IdempotencyKey.update(locked_until=utcnow() - dt.timedelta(seconds=1)).where(
-            idempotency.IdempotencyKey.key == "busy-2").execute()
-    taken_over = client.post("/v1/jobs", data=_json(body), content_type="application/json", headers=with_key(tenant_a, "busy-2"))
+            idempotency.IdempotencyKey.key == "busy-2"
+        ).execute()
+    taken_over = client.post(
+        "/v1/jobs",
+        data=_json(body),
+        content_type="application/json",
+        headers=with_key(tenant_a, "busy-2"),
+    )
     assert taken_over.status_code == 201
     assert counts(app, tenant_a)["jobs"] == 1
 
@@ -162,23 +200,31 @@ def test_expired_keys_run_again_and_are_purged(app, client, tenant_a):
         assert idempotency.purge_expired() == 0
         assert idempotency.purge_expired(utcnow() + dt.timedelta(hours=24, seconds=1)) == 1
         assert idempotency.IdempotencyKey.select().count() == 0
-    assert client.post("/v1/jobs", json=body, headers=with_key(tenant_a, "old")).status_code == 409  # ran again
+    # ran again
+    assert client.post("/v1/jobs", json=body, headers=with_key(tenant_a, "old")).status_code == 409
 
 
 def test_ttl_comes_from_the_configuration(make_app, tenant_a):
     app = make_app(IDEMPOTENCY_TTL=60)
     client = app.test_client()
-    assert client.post("/v1/jobs", json=job_body(), headers=with_key(tenant_a, "short")).status_code == 201
+    assert (
+        client.post("/v1/jobs", json=job_body(), headers=with_key(tenant_a, "short")).status_code
+        == 201
+    )
     with app.app_context(), database.connection_context():
         row = idempotency.IdempotencyKey.get(idempotency.IdempotencyKey.key == "short")
-        assert dt.timedelta(seconds=55) < row.expires_at - row.created_at <= dt.timedelta(seconds=60)
+        assert (
+            dt.timedelta(seconds=55) < row.expires_at - row.created_at <= dt.timedelta(seconds=60)
+        )
 
 
 def test_the_worker_starts_the_purge_pass(app):
     from app.background import periodic
 
     started = periodic.declared(app)
-    assert any(job.func is idempotency.purge_expired_keys and job.queue == "default" for job in started)
+    assert any(
+        job.func is idempotency.purge_expired_keys and job.queue == "default" for job in started
+    )
 
 
 @pytest.mark.slow
@@ -190,7 +236,9 @@ def test_concurrent_duplicates_on_gunicorn_make_one_record(gunicorn_server, app,
         body = job_body(source_id=f"concurrent-idem-{round_number}")
 
         def send(_):
-            return requests.post(f"{base}/v1/jobs", json=body, headers=with_key(tenant_a, key), timeout=30)
+            return requests.post(
+                f"{base}/v1/jobs", json=body, headers=with_key(tenant_a, key), timeout=30
+            )
 
         with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
             answers = list(pool.map(send, range(2)))
@@ -204,19 +252,33 @@ def test_concurrent_duplicates_on_gunicorn_make_one_record(gunicorn_server, app,
 
 def test_openapi_documents_the_key_on_every_authenticated_v1_write_and_the_replayed_header(client):
     spec = client.get("/openapi.json").json
-    writes = [(path, method, operation) for path, operations in spec["paths"].items() if path.startswith("/v1/")
-              and "/person/" not in path  # read-only POSTs: tests/person/test_person_posts_ignore_idempotency_key.py
-              for method, operation in operations.items() if method in ("post", "put", "patch") and operation.get("security")]
+    writes = [
+        (path, method, operation)
+        for path, operations in spec["paths"].items()
+        if path.startswith("/v1/")
+        # read-only POSTs: tests/person/test_person_posts_ignore_idempotency_key.py
+        and "/person/" not in path
+        for method, operation in operations.items()
+        if method in ("post", "put", "patch") and operation.get("security")
+    ]
     assert len(writes) > 20
     for path, method, operation in writes:
         parameter = next(p for p in operation["parameters"] if p["name"] == "Idempotency-Key")
         assert parameter["in"] == "header" and parameter["required"] is False
         assert parameter["schema"]["maxLength"] == 255
-        successes = [response for status, response in operation["responses"].items() if status.startswith("2")]
-        assert successes and all("Idempotent-Replayed" in response["headers"] for response in successes), (method, path)
+        successes = [
+            response
+            for status, response in operation["responses"].items()
+            if status.startswith("2")
+        ]
+        assert successes and all(
+            "Idempotent-Replayed" in response["headers"] for response in successes
+        ), (method, path)
 
 
-# ---- MCP write tools: the optional idempotency_key argument ------------------------------------------------------
+# ---- MCP write tools: the optional idempotency_key argument
+# ------------------------------------------------------
+
 
 def test_mcp_write_tools_take_an_optional_idempotency_key(client, tenant_a):
     from tests.test_mcp_jobs import listed_tools
@@ -239,7 +301,12 @@ def test_mcp_create_job_with_a_key_runs_once(app, client, tenant_a):
     assert counts(app, tenant_a)["jobs"] == 1
     other = tool_result(client, tenant_a, "create_job", {**arguments, "title": "Another"})
     assert other["isError"] is True and "another request" in other["content"][0]["text"]
-    unkeyed = tool_result(client, tenant_a, "create_job", {k: v for k, v in arguments.items() if k != "idempotency_key"})
+    unkeyed = tool_result(
+        client,
+        tenant_a,
+        "create_job",
+        {k: v for k, v in arguments.items() if k != "idempotency_key"},
+    )
     assert unkeyed["isError"] is True  # without the key it is a second create: the source_id's 409
     assert counts(app, tenant_a)["jobs"] == 1
 
@@ -257,7 +324,9 @@ def test_mcp_update_job_and_instant_call_with_a_key_run_once(app, client, tenant
 
     job_id = application["job"]["id"]
     update = {"job_id": job_id, "title": "Night Nurse", "idempotency_key": "update-1"}
-    assert tool_result(client, tenant_a, "update_job", update) == tool_result(client, tenant_a, "update_job", update)
+    assert tool_result(client, tenant_a, "update_job", update) == tool_result(
+        client, tenant_a, "update_job", update
+    )
     bad_key = tool_result(client, tenant_a, "update_job", {**update, "idempotency_key": "x" * 256})
     assert bad_key["isError"] is True
 
@@ -271,18 +340,28 @@ def test_multipart_bodies_are_fingerprinted_by_their_fields_and_files(app, clien
         return {**fields, "file": (io.BytesIO(pdf_bytes(text)), "cv.pdf")}
 
     headers = with_key(tenant_a, "multipart-1")
-    first = client.post("/v1/candidates", data=form("Jane"), headers=headers, content_type="multipart/form-data")
+    first = client.post(
+        "/v1/candidates", data=form("Jane"), headers=headers, content_type="multipart/form-data"
+    )
     assert first.status_code == 201, first.json
-    again = client.post("/v1/candidates", data=form("Jane"), headers=headers, content_type="multipart/form-data")
+    again = client.post(
+        "/v1/candidates", data=form("Jane"), headers=headers, content_type="multipart/form-data"
+    )
     assert_replayed(first, again)
-    other_file = client.post("/v1/candidates", data=form("Joan"), headers=headers, content_type="multipart/form-data")
-    assert other_file.status_code == 422 and "another request" in other_file.json["error"]["message"]
+    other_file = client.post(
+        "/v1/candidates", data=form("Joan"), headers=headers, content_type="multipart/form-data"
+    )
+    assert (
+        other_file.status_code == 422 and "another request" in other_file.json["error"]["message"]
+    )
 
 
 def test_chunked_and_sized_framings_of_one_body_are_one_request(app, live_url, tenant_a):
     body = _json(job_body(source_id="chunked-idem"))
     headers = {**with_key(tenant_a, "chunked-1"), "Content-Type": "application/json"}
-    chunked = requests.post(f"{live_url}/v1/jobs", data=iter([body[:10], body[10:]]), headers=headers, timeout=10)
+    chunked = requests.post(
+        f"{live_url}/v1/jobs", data=iter([body[:10], body[10:]]), headers=headers, timeout=10
+    )
     assert chunked.status_code == 201, chunked.text
     sized = requests.post(f"{live_url}/v1/jobs", data=body, headers=headers, timeout=10)
     assert sized.status_code == 201 and sized.headers["Idempotent-Replayed"] == "true"

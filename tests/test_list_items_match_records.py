@@ -22,7 +22,9 @@ def listed(client, tenant, path: str) -> list[dict]:
         cursor = answer.json.get("next_cursor")
         if not cursor:
             break
-    assert sorted(walked, key=lambda item: item["id"]) == sorted(page.json["data"], key=lambda item: item["id"])
+    assert sorted(walked, key=lambda item: item["id"]) == sorted(
+        page.json["data"], key=lambda item: item["id"]
+    )
     return page.json["data"]
 
 
@@ -32,7 +34,9 @@ def test_each_listed_record_is_what_its_get_answers(client, tenant_a, path):
     first = create_application(client, tenant_a, base64file=resume, file_name="jane.pdf")
     create_application(client, tenant_a, file="https://ats.example.com/resumes/2")
     create_application(client, tenant_a)
-    create_job(client, tenant_a, city=None, min_pay_rate=50, max_pay_rate=70, pay_frequency="hourly")
+    create_job(
+        client, tenant_a, city=None, min_pay_rate=50, max_pay_rate=70, pay_frequency="hourly"
+    )
     create_candidate(client, tenant_a, last_name=None)
     items = listed(client, tenant_a, path)
     assert len(items) == {"/v1/jobs": 4, "/v1/candidates": 4, "/v1/applications": 3}[path]
@@ -42,4 +46,7 @@ def test_each_listed_record_is_what_its_get_answers(client, tenant_a, path):
         assert item == record.json
     if path == "/v1/applications":
         with_resume = next(item for item in items if item["id"] == first["id"])
-        assert with_resume["resume"]["file_name"] == "jane.pdf" and with_resume["candidate"]["first_name"] == "Jane"
+        assert (
+            with_resume["resume"]["file_name"] == "jane.pdf"
+            and with_resume["candidate"]["first_name"] == "Jane"
+        )

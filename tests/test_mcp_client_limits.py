@@ -1,4 +1,5 @@
-"""The official MCP SDK client meets the person limit on the sourcing server as a JSON-RPC error it can read."""
+"""The official MCP SDK client meets the person limit on the sourcing server as a JSON-RPC error it
+can read."""
 
 from __future__ import annotations
 
@@ -22,7 +23,9 @@ def test_the_sdk_client_reads_the_rate_limit_error_of_a_people_tool(app, live_ur
     load_people(app)
 
     async def steps(mcp):
-        answers = [await mcp.call_tool("people_search", {"query": ENGINEERS, "size": 1}) for _ in range(2)]
+        answers = [
+            await mcp.call_tool("people_search", {"query": ENGINEERS, "size": 1}) for _ in range(2)
+        ]
         try:
             await mcp.call_tool("people_search", {"query": ENGINEERS, "size": 1})
         except MCPError as error:
@@ -32,5 +35,8 @@ def test_the_sdk_client_reads_the_rate_limit_error_of_a_people_tool(app, live_ur
     answers, error = run_session(f"{live_url}/mcp/sourcing", tenant_a.key, mode, steps)
     assert [answer.is_error for answer in answers] == [False, False]
     assert error is not None and error.error.code == RATE_LIMITED
-    assert "Rate limit exceeded (2 per 1 minute, shared with the person REST routes): retry in" in error.error.message
+    assert (
+        "Rate limit exceeded (2 per 1 minute, shared with the person REST routes): retry in"
+        in error.error.message
+    )
     assert error.error.data["retry_after"] > 0

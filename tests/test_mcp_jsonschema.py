@@ -1,4 +1,5 @@
-"""app.http.jsonschema: marshmallow schemas become JSON Schemas that accept and refuse what marshmallow does."""
+"""app.http.jsonschema: marshmallow schemas become JSON Schemas that accept and refuse what
+marshmallow does."""
 
 from __future__ import annotations
 
@@ -22,7 +23,9 @@ class SampleSchema(StrictSchema):
     name = Text(required=True, max_length=20, metadata={"description": "Who", "example": "Ada"})
     age = ma.fields.Integer(validate=ma.validate.Range(min=0, max=130, max_inclusive=False))
     score = ma.fields.Float(allow_none=True, validate=ma.validate.Range(min=0, min_inclusive=False))
-    stage = ma.fields.String(validate=ma.validate.OneOf(["ACTIVE", "PASSIVE"]), load_default="ACTIVE")
+    stage = ma.fields.String(
+        validate=ma.validate.OneOf(["ACTIVE", "PASSIVE"]), load_default="ACTIVE"
+    )
     tags = ma.fields.List(ma.fields.String(), validate=ma.validate.Length(min=1, max=3))
     home = ma.fields.Nested(AddressSchema)
     past = ma.fields.Nested(AddressSchema, many=True)
@@ -51,40 +54,70 @@ def test_load_side_lists_required_fields_and_refuses_unknown_ones(load_schema):
 
 def test_validators_become_bounds(load_schema):
     props = load_schema["properties"]
-    assert props["name"] == {"type": "string", "minLength": 1, "maxLength": 20, "description": "Who", "examples": ["Ada"]}
+    assert props["name"] == {
+        "type": "string",
+        "minLength": 1,
+        "maxLength": 20,
+        "description": "Who",
+        "examples": ["Ada"],
+    }
     assert props["age"] == {"type": "integer", "minimum": 0, "exclusiveMaximum": 130}
     assert props["score"] == {"type": ["number", "null"], "exclusiveMinimum": 0}
     assert props["stage"] == {"type": "string", "enum": ["ACTIVE", "PASSIVE"], "default": "ACTIVE"}
-    assert props["tags"] == {"type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": 3}
-    assert props["home"]["required"] == ["city"] and props["home"]["properties"]["zip"]["pattern"] == r"^\d{5}$"
+    assert props["tags"] == {
+        "type": "array",
+        "items": {"type": "string"},
+        "minItems": 1,
+        "maxItems": 3,
+    }
+    assert (
+        props["home"]["required"] == ["city"]
+        and props["home"]["properties"]["zip"]["pattern"] == r"^\d{5}$"
+    )
     assert props["past"]["type"] == "array" and props["past"]["items"]["type"] == "object"
     assert props["extra"] == {"type": "object", "additionalProperties": {"type": "integer"}}
     assert props["when"]["format"] == "date-time" and props["anything"] == {}
 
 
-@pytest.mark.parametrize("body", [
-    {"name": "Ada"},
-    {"name": "Ada", "age": 36, "score": None, "stage": "PASSIVE", "tags": ["x"], "home": {"city": "London", "zip": "12345"},
-     "past": [{"city": "Paris"}], "extra": {"a": 1}, "email_address": "ada@example.com", "anything": [1, "two"]},
-])
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"name": "Ada"},
+        {
+            "name": "Ada",
+            "age": 36,
+            "score": None,
+            "stage": "PASSIVE",
+            "tags": ["x"],
+            "home": {"city": "London", "zip": "12345"},
+            "past": [{"city": "Paris"}],
+            "extra": {"a": 1},
+            "email_address": "ada@example.com",
+            "anything": [1, "two"],
+        },
+    ],
+)
 def test_bodies_marshmallow_accepts_validate(load_schema, body):
     SampleSchema().load(body)
     jsonschema.validate(body, load_schema)
 
 
-@pytest.mark.parametrize("body", [
-    {},
-    {"name": ""},
-    {"name": "Ada", "age": 130},
-    {"name": "Ada", "score": 0},
-    {"name": "Ada", "stage": "active"},
-    {"name": "Ada", "tags": []},
-    {"name": "Ada", "home": {"zip": "12345"}},
-    {"name": "Ada", "home": {"city": "L", "zip": "1"}},
-    {"name": "Ada", "extra": {"a": "one"}},
-    {"name": "Ada", "colour": "red"},
-    {"name": "Ada", "created": "now"},
-])
+@pytest.mark.parametrize(
+    "body",
+    [
+        {},
+        {"name": ""},
+        {"name": "Ada", "age": 130},
+        {"name": "Ada", "score": 0},
+        {"name": "Ada", "stage": "active"},
+        {"name": "Ada", "tags": []},
+        {"name": "Ada", "home": {"zip": "12345"}},
+        {"name": "Ada", "home": {"city": "L", "zip": "1"}},
+        {"name": "Ada", "extra": {"a": "one"}},
+        {"name": "Ada", "colour": "red"},
+        {"name": "Ada", "created": "now"},
+    ],
+)
 def test_bodies_marshmallow_refuses_are_invalid(load_schema, body):
     with pytest.raises(ma.ValidationError):
         SampleSchema().load(body)
@@ -104,8 +137,16 @@ def test_dump_side_describes_records_with_nullable_optional_fields():
     assert "secret" not in schema["properties"] and "additionalProperties" not in schema
     assert schema["properties"]["id"] == {"type": ["string", "null"], "format": "uuid"}
     assert schema["properties"]["title"] == {"type": "string"}
-    jsonschema.validate({"id": "6f1c1c1e-0000-4000-8000-000000000000", "title": "t", "note": None,
-                         "created_at": "2026-01-01T00:00:00Z", "updated_at": None}, schema)
+    jsonschema.validate(
+        {
+            "id": "6f1c1c1e-0000-4000-8000-000000000000",
+            "title": "t",
+            "note": None,
+            "created_at": "2026-01-01T00:00:00Z",
+            "updated_at": None,
+        },
+        schema,
+    )
 
 
 def test_a_recursive_schema_terminates():

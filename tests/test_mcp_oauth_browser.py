@@ -1,5 +1,6 @@
-"""A person signs in and consents in a real browser: headless Chromium, with the keyboard alone (no script of the
-page's: the pages have none), lands on the client's redirect URI with a code the client exchanges for a token."""
+"""A person signs in and consents in a real browser: headless Chromium, with the keyboard alone (no
+script of the page's: the pages have none), lands on the client's redirect URI with a code the
+client exchanges for a token."""
 
 from __future__ import annotations
 
@@ -10,14 +11,23 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from tests.chromium import CHROMIUM, Browser
-from tests.oauth_flow import PASSWORD, authorization_url, create_user, exchange, pkce_pair, register_client, rpc
+from tests.oauth_flow import (
+    PASSWORD,
+    authorization_url,
+    create_user,
+    exchange,
+    pkce_pair,
+    register_client,
+    rpc,
+)
 
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture
 def callback():
-    """The client's redirect URI, a listener on 127.0.0.1: (its URL, the query strings it received)."""
+    """The client's redirect URI, a listener on 127.0.0.1: (its URL, the query strings it
+    received)."""
     received: list[dict] = []
 
     class Handler(BaseHTTPRequestHandler):
@@ -50,18 +60,35 @@ def browser(tmp_path):
     chromium.close()
 
 
-def test_chromium_signs_in_and_consents_with_the_keyboard(live_url, client, tenant_a, callback, browser):
+def test_chromium_signs_in_and_consents_with_the_keyboard(
+    live_url, client, tenant_a, callback, browser
+):
     redirect_uri, received = callback
     create_user(client, tenant_a, "nia@example.com")
-    client_id = register_client(live_url, client_name="Desktop agent", redirect_uris=[redirect_uri])["client_id"]
+    client_id = register_client(
+        live_url, client_name="Desktop agent", redirect_uris=[redirect_uri]
+    )["client_id"]
     verifier, challenge = pkce_pair()
 
-    browser.open(authorization_url(live_url, client_id, challenge, resource=f"{live_url}/mcp", state="xyz",
-                                   redirect_uri=redirect_uri))
+    browser.open(
+        authorization_url(
+            live_url,
+            client_id,
+            challenge,
+            resource=f"{live_url}/mcp",
+            state="xyz",
+            redirect_uri=redirect_uri,
+        )
+    )
     assert browser.evaluate("document.documentElement.lang") == "en"
     assert browser.evaluate("document.title") == "Sign in - Hirekit"
-    assert browser.evaluate("[...document.querySelectorAll('input:not([type=hidden])')]"
-                            ".every(i => i.labels.length === 1)") is True
+    assert (
+        browser.evaluate(
+            "[...document.querySelectorAll('input:not([type=hidden])')]"
+            ".every(i => i.labels.length === 1)"
+        )
+        is True
+    )
     assert browser.focused() == "input#email"  # the first field has the focus
     browser.type("nia@example.com")
     browser.press("Tab")

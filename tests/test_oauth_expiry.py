@@ -1,4 +1,5 @@
-"""Expired authorization codes and tokens are deleted by the worker's periodic pass; live ones keep working."""
+"""Expired authorization codes and tokens are deleted by the worker's periodic pass; live ones keep
+working."""
 
 from __future__ import annotations
 
@@ -25,7 +26,8 @@ def purge_at(app, moment: dt.datetime) -> dict:
 def test_live_grants_stay_and_expired_ones_go(app, live_url, client, tenant_a):
     create_user(client, tenant_a, "ann@example.com")
     client_id, first = grant(live_url, Person("ann@example.com"))
-    refreshed = refresh(live_url, client_id, first["refresh_token"]).json()  # the first pair is rotated, still kept
+    # the first pair is rotated, still kept
+    refreshed = refresh(live_url, client_id, first["refresh_token"]).json()
     assert counts(app) == (1, 2)
 
     assert purge_at(app, utcnow()) == {"codes": 0, "tokens": 0}
@@ -34,24 +36,38 @@ def test_live_grants_stay_and_expired_ones_go(app, live_url, client, tenant_a):
     assert refresh(live_url, client_id, first["refresh_token"]).status_code == 400
     assert rpc(live_url, "/mcp", refreshed["access_token"], "tools/list").status_code == 401
 
-    # past the access tokens' lifetime, the refresh tokens still hold their rows; a day past the code's expiry, it goes
+    # past the access tokens' lifetime, the refresh tokens still hold their rows; a day past the
+    # code's expiry, it goes
     assert purge_at(app, utcnow() + DAY + dt.timedelta(minutes=10)) == {"codes": 1, "tokens": 0}
     refresh_days = app.config["OAUTH_REFRESH_TOKEN_DAYS"]
-    assert purge_at(app, utcnow() + dt.timedelta(days=refresh_days, minutes=1)) == {"codes": 0, "tokens": 2}
+    assert purge_at(app, utcnow() + dt.timedelta(days=refresh_days, minutes=1)) == {
+        "codes": 0,
+        "tokens": 2,
+    }
     assert counts(app) == (0, 0)
 
 
 def add_expired_code(app, tenant, email: str, expired_at: dt.datetime) -> None:
-    """A code of a new user of `tenant` that expired at `expired_at`, as a replayed or abandoned code leaves it."""
+    """A code of a new user of `tenant` that expired at `expired_at`, as a replayed or abandoned
+    code leaves it."""
     with app.app_context(), database.connection_context():
         user_id = create_user(app.test_client(), tenant, email)["id"]
-        OAuthCode.create(code_hash=email.encode().hex().ljust(64, "0")[:64], client_id="c", user=user_id,
-                         redirect_uri="http://127.0.0.1/cb", scope="", resource="r", code_challenge="x",
-                         code_challenge_method="S256", expires_at=expired_at)
+        OAuthCode.create(
+            code_hash=email.encode().hex().ljust(64, "0")[:64],
+            client_id="c",
+            user=user_id,
+            redirect_uri="http://127.0.0.1/cb",
+            scope="",
+            resource="r",
+            code_challenge="x",
+            code_challenge_method="S256",
+            expires_at=expired_at,
+        )
 
 
 def run_one_pass(app, redis_url: str) -> list[str]:
-    """The purge pass run by a real RQ worker on the default queue; the job ids scheduled there afterwards."""
+    """The purge pass run by a real RQ worker on the default queue; the job ids scheduled there
+    afterwards."""
     from redis import Redis
     from rq import SimpleWorker
     from rq.registry import ScheduledJobRegistry
@@ -69,8 +85,9 @@ def run_one_pass(app, redis_url: str) -> list[str]:
 def test_the_worker_runs_the_purge_as_a_chained_pass(make_app, redis_url, tenant_a):
     from app.plugins import load_plugin
 
-    assert [(job.func, job.queue, job.interval_setting) for job in load_plugin("oauth").tasks.periodic] == [
-        ("plugins.oauth.expiry.purge_expired_grants", "default", "OAUTH_PURGE_INTERVAL")]
+    assert [
+        (job.func, job.queue, job.interval_setting) for job in load_plugin("oauth").tasks.periodic
+    ] == [("plugins.oauth.expiry.purge_expired_grants", "default", "OAUTH_PURGE_INTERVAL")]
     app = make_app(REDIS_URL=redis_url)
     add_expired_code(app, tenant_a, "bo@example.com", utcnow() - 40 * DAY)
     scheduled = run_one_pass(app, redis_url)

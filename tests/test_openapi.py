@@ -1,10 +1,17 @@
-"""The OpenAPI document: valid, complete (every route and method), secured, with summaries and error bodies."""
+"""The OpenAPI document: valid, complete (every route and method), secured, with summaries and error
+bodies."""
 
 import re
 
 from openapi_spec_validator import validate
 
-UNDOCUMENTED = {"static", "api-docs.openapi_json", "swagger_ui.page", "swagger_ui.static", "swagger_ui.initializer"}
+UNDOCUMENTED = {
+    "static",
+    "api-docs.openapi_json",
+    "swagger_ui.page",
+    "swagger_ui.static",
+    "swagger_ui.initializer",
+}
 NOT_REST = ("mcp",)  # JSON-RPC endpoints are described by MCP's tools/list, not OpenAPI
 
 
@@ -56,31 +63,48 @@ def test_swagger_ui_is_served(client):
 
 
 def test_routes_naming_a_record_document_404_and_upserts_do_not(app, client):
-    """app.http.api.Blueprint documents 404 for every route with a path variable, so no route can forget it; an upsert
-    creates what its path names and never answers 404."""
+    """app.http.api.Blueprint documents 404 for every route with a path variable, so no route can
+    forget it; an upsert creates what its path names and never answers 404."""
     spec = client.get("/openapi.json").json
     for path, method in documented_routes(app):
         if "{" not in path:
             continue
         responses = spec["paths"][path][method]["responses"]
         if responses.get("404", {}).get("description", "").endswith("(HTML)"):
-            continue  # a page a person opens answers its own plain HTML page, not the API's error body
+            # a page a person opens answers its own plain HTML page, not the API's error body
+            continue
         if path.endswith("/by-source-id/{source_id}"):
             assert "404" not in responses, f"{method.upper()} {path} creates what it names: no 404"
         else:
-            assert responses.get("404") == {"$ref": "#/components/responses/NOT_FOUND"}, f"{method.upper()} {path}"
+            assert responses.get("404") == {"$ref": "#/components/responses/NOT_FOUND"}, (
+                f"{method.upper()} {path}"
+            )
 
 
 def test_record_families_routes_have_the_same_operation_names(client):
     """Each record family names its list, create, read, update and upserts the same way."""
     spec = client.get("/openapi.json").json
-    names = {(path, method): operation.get("operationId") for path, operations in spec["paths"].items()
-             for method, operation in operations.items() if method != "parameters"}
-    for family, label in (("jobs", "job"), ("candidates", "candidate"), ("applications", "application")):
+    names = {
+        (path, method): operation.get("operationId")
+        for path, operations in spec["paths"].items()
+        for method, operation in operations.items()
+        if method != "parameters"
+    }
+    for family, label in (
+        ("jobs", "job"),
+        ("candidates", "candidate"),
+        ("applications", "application"),
+    ):
         item = f"/v1/{family}/{{{label}_id}}"
         assert names[(f"/v1/{family}", "get")] == f"list_{family}"
         assert names[(f"/v1/{family}", "post")] == f"create_{label}"
         assert names[(item, "get")] == f"get_{label}"
         assert names[(item, "patch")] == f"update_{label}"
-        assert names[(f"/v1/{family}/by-source-id/{{source_id}}", "put")] == f"upsert_{label}_by_source_id"
-    assert names[("/v1/calls", "get")] == "list_calls" and names[("/v1/calls/{call_id}", "get")] == "get_call"
+        assert (
+            names[(f"/v1/{family}/by-source-id/{{source_id}}", "put")]
+            == f"upsert_{label}_by_source_id"
+        )
+    assert (
+        names[("/v1/calls", "get")] == "list_calls"
+        and names[("/v1/calls/{call_id}", "get")] == "get_call"
+    )

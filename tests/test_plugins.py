@@ -1,4 +1,5 @@
-"""The plugin registry: HIREKIT_PLUGINS picks families; unknown names and missing needs stop start-up."""
+"""The plugin registry: HIREKIT_PLUGINS picks families; unknown names and missing needs stop
+start-up."""
 
 import pytest
 
@@ -12,7 +13,9 @@ def test_disabled_family_routes_answer_404(make_app, make_tenant):
     tenant = make_tenant("solo")
     client = app.test_client()
     assert client.post("/v1/jobs", json=job_body(), headers=tenant.headers).status_code == 201
-    response = client.get("/v1/jobs/00000000-0000-4000-8000-000000000000/scheduling", headers=tenant.headers)
+    response = client.get(
+        "/v1/jobs/00000000-0000-4000-8000-000000000000/scheduling", headers=tenant.headers
+    )
     assert response.status_code == 404
     assert response.json["error"]["type"] == "not_found"
 
@@ -42,7 +45,8 @@ def test_every_family_is_enabled_by_default(app):
 
 
 def test_tenant_and_event_feed_answer_whatever_is_selected(make_app, make_tenant):
-    """/v1/tenant and /v1/events are core plugins: on with any selection, even one that names neither."""
+    """/v1/tenant and /v1/events are core plugins: on with any selection, even one that names
+    neither."""
     app = make_app(PLUGINS=["jobs"])
     tenant = make_tenant("core")
     client = app.test_client()
@@ -75,7 +79,11 @@ def test_event_types_are_the_enabled_families_declarations(make_app, make_tenant
 
 def test_every_family_on_lists_the_event_types_in_their_published_order(app):
     assert list(app.extensions["hirekit_event_types"]) == [
-        "call_activity", "application_activty", "candidate.deleted", "candidate.consent"]
+        "call_activity",
+        "application_activty",
+        "candidate.deleted",
+        "candidate.consent",
+    ]
 
 
 def test_one_event_type_declared_twice_stops_start_up():
@@ -88,7 +96,8 @@ def test_one_event_type_declared_twice_stops_start_up():
 
 
 def test_a_worker_serves_the_enabled_families_queues_and_default_unless_configured(
-        make_app, base_config, monkeypatch):
+    make_app, base_config, monkeypatch
+):
     assert make_app().config["QUEUES"] == ["calls", "webhooks", "default"]
     assert make_app(PLUGINS=["jobs"]).config["QUEUES"] == ["default"]
     assert make_app(PLUGINS=["jobs"], QUEUES=["webhooks"]).config["QUEUES"] == ["webhooks"]

@@ -1,4 +1,5 @@
-"""Background work: inline without Redis, RQ on Redis with a real worker; the caller sees the same behaviour."""
+"""Background work: inline without Redis, RQ on Redis with a real worker; the caller sees the same
+behaviour."""
 
 import os
 import subprocess
@@ -65,23 +66,35 @@ def test_without_redis_work_for_later_is_not_kept(app, tenant_a):
     import datetime as dt
 
     with app.app_context():
-        assert enqueue_in(dt.timedelta(seconds=1), "tests.test_queue.bump_counter", tenant_a.id) is None
+        assert (
+            enqueue_in(dt.timedelta(seconds=1), "tests.test_queue.bump_counter", tenant_a.id)
+            is None
+        )
         assert get_queue().grace(30.0) == dt.timedelta(0) and get_queue().depths() == {}
     assert counter_value(app, tenant_a.id) == 0
 
 
-def test_enqueue_each_runs_each_job_inline_and_hands_over_the_batch_on_redis(make_app, app, tenant_a, redis_url):
+def test_enqueue_each_runs_each_job_inline_and_hands_over_the_batch_on_redis(
+    make_app, app, tenant_a, redis_url
+):
     handed_over = []
     with app.app_context(), database.connection_context():
         with database.atomic():
-            enqueue_each(bump_counter, [(tenant_a.id,), (tenant_a.id,)], batched=lambda: handed_over.append("inline"))
-            assert not Counter.select().where(Counter.tenant == tenant_a.id).exists()  # inline jobs wait for the commit
+            enqueue_each(
+                bump_counter,
+                [(tenant_a.id,), (tenant_a.id,)],
+                batched=lambda: handed_over.append("inline"),
+            )
+            # inline jobs wait for the commit
+            assert not Counter.select().where(Counter.tenant == tenant_a.id).exists()
     assert counter_value(app, tenant_a.id) == 2 and handed_over == []
 
     on_redis = make_app(REDIS_URL=redis_url)
     with on_redis.app_context(), database.connection_context():
         with database.atomic():
-            enqueue_each(bump_counter, [(tenant_a.id,)], batched=lambda: handed_over.append("redis"))
+            enqueue_each(
+                bump_counter, [(tenant_a.id,)], batched=lambda: handed_over.append("redis")
+            )
             assert handed_over == []
         assert handed_over == ["redis"] and get_queue().depths()["default"] == 0
 
@@ -112,13 +125,32 @@ def test_worker_process_runs_jobs_with_the_app(make_app, tenant_a, redis_url, db
     with app.app_context():
         for _ in range(3):
             enqueue(bump_counter, tenant_a.id, queue="calls")
-    env = {**os.environ, "HIREKIT_REDIS_URL": redis_url, "HIREKIT_DATABASE_URL": db_url, "HIREKIT_LOG_LEVEL": "WARNING"}
-    done = subprocess.run([sys.executable, "worker.py", "--burst", "calls"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    env = {
+        **os.environ,
+        "HIREKIT_REDIS_URL": redis_url,
+        "HIREKIT_DATABASE_URL": db_url,
+        "HIREKIT_LOG_LEVEL": "WARNING",
+    }
+    done = subprocess.run(
+        [sys.executable, "worker.py", "--burst", "calls"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 0, done.stderr
     assert counter_value(app, tenant_a.id) == 3
 
 
 def test_worker_without_redis_explains_itself(db_url):
     env = {**os.environ, "HIREKIT_REDIS_URL": "", "HIREKIT_DATABASE_URL": db_url}
-    done = subprocess.run([sys.executable, "worker.py", "--burst"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "worker.py", "--burst"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 2 and "HIREKIT_REDIS_URL" in done.stderr

@@ -60,9 +60,9 @@ def test_a_record_written_after_the_call_ended_changes_nothing(app, call_id):
     writer = RecordWriter(app, write=write_live_record, interval=NEVER)
     writer.save(call_id, transcript("Hello", "a turn the end already holds"))
     with app.app_context(), database.connection_context():
-        Call.update(end_reason="completed", transcript=[{"speaker": "agent", "text": "Goodbye"}]).where(
-            Call.id == call_id
-        ).execute()
+        Call.update(
+            end_reason="completed", transcript=[{"speaker": "agent", "text": "Goodbye"}]
+        ).where(Call.id == call_id).execute()
     writer.flush()
     assert stored(app, call_id) == ["Goodbye"]
 
@@ -93,14 +93,24 @@ def test_stopping_writes_what_is_pending(app, call_id):
 
 
 def test_ended_calls_are_handed_on_together_once_their_interval_has_passed(app, call_id):
-    """After an idle spell the first end goes at once; ends that follow wait for the interval and go in one
-    job, which completes each call (its status, from the end the conversation wrote)."""
+    """After an idle spell the first end goes at once; ends that follow wait for the interval and go
+    in one job, which completes each call (its status, from the end the conversation wrote)."""
     handed = []
-    writer = RecordWriter(app, write=write_live_record, interval=NEVER, complete=handed.append,
-                          completion_interval=NEVER)
+    writer = RecordWriter(
+        app,
+        write=write_live_record,
+        interval=NEVER,
+        complete=handed.append,
+        completion_interval=NEVER,
+    )
     writer.complete(call_id, "completed", error=None, voicemail_left=False)
     assert writer.hand_on_ends() == 1 and handed == [[(call_id, "completed", None, False)]]
-    writer.complete("second", "failed", error="the call ended before the screening finished", voicemail_left=False)
+    writer.complete(
+        "second",
+        "failed",
+        error="the call ended before the screening finished",
+        voicemail_left=False,
+    )
     writer.complete("third", "completed", error=None, voicemail_left=False)
     assert writer.hand_on_ends() == 0  # within the interval: they wait for company
     writer.stop()  # stopping hands on what waits
@@ -117,7 +127,9 @@ def test_ends_are_kept_while_the_queue_refuses_them_and_one_job_completes_them_a
             raise RuntimeError("Redis went away")
         complete_all_soon(ends)  # inline here: no Redis
 
-    writer = RecordWriter(app, write=write_live_record, interval=NEVER, complete=complete, completion_interval=0.0)
+    writer = RecordWriter(
+        app, write=write_live_record, interval=NEVER, complete=complete, completion_interval=0.0
+    )
     with app.app_context(), database.connection_context():
         Call.update(end_reason="completed").where(Call.id == call_id).execute()
     writer.complete(call_id, "completed", error=None, voicemail_left=False)
@@ -143,5 +155,7 @@ def test_one_call_that_cannot_be_completed_does_not_stop_the_others(app, call_id
     with app.app_context(), database.connection_context():
         Call.update(end_reason="completed").where(Call.id == call_id).execute()
         with pytest.raises(RuntimeError, match="1 of 2 calls failed: broken"):
-            complete_conversations([["broken", "completed", None, False], [call_id, "completed", None, False]])
+            complete_conversations(
+                [["broken", "completed", None, False], [call_id, "completed", None, False]]
+            )
         assert Call.get_by_id(call_id).status == "completed"

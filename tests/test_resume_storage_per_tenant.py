@@ -1,5 +1,6 @@
-"""Each tenant's resume files are kept apart: an upload never finds (and so never skips writing because of) another
-tenant's copy of the same bytes, so its time tells nothing about other tenants; files stored before stay readable."""
+"""Each tenant's resume files are kept apart: an upload never finds (and so never skips writing
+because of) another tenant's copy of the same bytes, so its time tells nothing about other tenants;
+files stored before stay readable."""
 
 from __future__ import annotations
 
@@ -17,7 +18,9 @@ def stored_files(app) -> set[Path]:
 
 
 def upload(client, tenant, data: bytes) -> dict:
-    return create_candidate(client, tenant, base64file=base64.b64encode(data).decode(), file_name="cv.pdf")
+    return create_candidate(
+        client, tenant, base64file=base64.b64encode(data).decode(), file_name="cv.pdf"
+    )
 
 
 def download(client, tenant, candidate: dict) -> bytes:
@@ -26,21 +29,31 @@ def download(client, tenant, candidate: dict) -> bytes:
     return response.data
 
 
-def test_the_same_bytes_from_another_tenant_are_written_to_its_own_files(app, client, tenant_a, tenant_b):
+def test_the_same_bytes_from_another_tenant_are_written_to_its_own_files(
+    app, client, tenant_a, tenant_b
+):
     data = pdf_bytes("the same resume sent to two agencies")
     first = upload(client, tenant_a, data)
     after_a = stored_files(app)
     again = upload(client, tenant_a, data)  # the same tenant's same bytes are stored once
     assert stored_files(app) == after_a
-    second = upload(client, tenant_b, data)  # another tenant's: written again, as if no one had them
+    # another tenant's: written again, as if no one had them
+    second = upload(client, tenant_b, data)
     new = stored_files(app) - after_a
     assert len(new) == 1 and new.pop().read_bytes() == data
-    assert first["resume"]["sha256"] == second["resume"]["sha256"] == hashlib.sha256(data).hexdigest()
-    assert download(client, tenant_a, first) == download(client, tenant_a, again) == download(client, tenant_b, second)
+    assert (
+        first["resume"]["sha256"] == second["resume"]["sha256"] == hashlib.sha256(data).hexdigest()
+    )
+    assert (
+        download(client, tenant_a, first)
+        == download(client, tenant_a, again)
+        == download(client, tenant_b, second)
+    )
 
 
 def test_a_resume_stored_when_files_were_shared_is_still_served(app, client, tenant_a, tenant_b):
-    """Files of the shared layout (<RESUME_DIR>/<2 hex>/<sha256>) are read where they are, for the records naming them."""
+    """Files of the shared layout (<RESUME_DIR>/<2 hex>/<sha256>) are read where they are, for the
+    records naming them."""
     data = pdf_bytes("stored before tenants were kept apart")
     digest = hashlib.sha256(data).hexdigest()
     candidate = upload(client, tenant_a, data)

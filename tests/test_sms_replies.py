@@ -1,6 +1,6 @@
-"""Two-way SMS: replies to a reminder move, confirm or stop the pending call in the candidate's zone and get a short
-answer; what is not understood gets one help text per call; STOP still opts out; a number with no pending call gets
-nothing back; unsigned messages are refused.
+"""Two-way SMS: replies to a reminder move, confirm or stop the pending call in the candidate's zone
+and get a short answer; what is not understood gets one help text per call; STOP still opts out; a
+number with no pending call gets nothing back; unsigned messages are refused.
 
 What a text asks is done at once, but its answer never goes in the candidate's quiet hours: it
 waits for their calling hours."""
@@ -34,7 +34,8 @@ def sms_app(make_app):
 
 
 def pending_call(client, tenant, phone_no=NUMBER) -> dict:
-    """A queued scheduled call to a Chicago candidate about a job with the default window (09:00-17:00, Mon-Fri)."""
+    """A queued scheduled call to a Chicago candidate about a job with the default window
+    (09:00-17:00, Mon-Fri)."""
     job = create_job_with_questions(client, tenant)
     client.patch(
         f"/v1/jobs/{job['id']}/scheduling", json={"scheduling": True}, headers=tenant.headers

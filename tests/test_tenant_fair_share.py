@@ -1,6 +1,6 @@
-"""One tenant cannot take every request thread of a worker while another tenant is served: past TENANT_MAX_IN_FLIGHT
-requests in progress its next request is a 429 with Retry-After, while the other tenant is still served at once. A
-tenant alone may use every thread."""
+"""One tenant cannot take every request thread of a worker while another tenant is served: past
+TENANT_MAX_IN_FLIGHT requests in progress its next request is a 429 with Retry-After, while the
+other tenant is still served at once. A tenant alone may use every thread."""
 
 from __future__ import annotations
 
@@ -19,7 +19,8 @@ CAP = 2
 
 
 class HeldReceiver:
-    """A loopback webhook receiver that answers only once `release` is set: each send to it holds its request thread."""
+    """A loopback webhook receiver that answers only once `release` is set: each send to it holds
+    its request thread."""
 
     def __init__(self):
         self.arrived = threading.Semaphore(0)
@@ -61,17 +62,28 @@ def held_receiver():
 
 
 def test_a_tenant_past_its_requests_in_progress_gets_429_while_another_is_served(
-        app, client, live_url, tenant_a, tenant_b, held_receiver):
+    app, client, live_url, tenant_a, tenant_b, held_receiver
+):
     webhook = create_webhook(client, tenant_a, held_receiver.url)
     test_url = f"{live_url}/v1/tenant-webhook/{webhook['id']}/test"
     with ThreadPoolExecutor(CAP) as pool:
-        held = [pool.submit(requests.post, test_url, headers=tenant_a.headers, timeout=30) for _ in range(CAP)]
+        held = [
+            pool.submit(requests.post, test_url, headers=tenant_a.headers, timeout=30)
+            for _ in range(CAP)
+        ]
         for _ in range(CAP):
-            assert held_receiver.arrived.acquire(timeout=15), "the test sends never reached the receiver"
+            assert held_receiver.arrived.acquire(timeout=15), (
+                "the test sends never reached the receiver"
+            )
 
         # tenant B is being served: the cap binds
-        assert requests.get(f"{live_url}/v1/tenant", headers=tenant_b.headers, timeout=10).status_code == 200
-        refused = requests.get(f"{live_url}/v1/jobs?page=1&size=1", headers=tenant_a.headers, timeout=10)
+        assert (
+            requests.get(f"{live_url}/v1/tenant", headers=tenant_b.headers, timeout=10).status_code
+            == 200
+        )
+        refused = requests.get(
+            f"{live_url}/v1/jobs?page=1&size=1", headers=tenant_a.headers, timeout=10
+        )
         assert refused.status_code == 429
         assert refused.headers["Retry-After"] == "1"
         body = refused.json()
@@ -79,7 +91,9 @@ def test_a_tenant_past_its_requests_in_progress_gets_429_while_another_is_served
         assert f"{CAP} requests in progress" in body["error"]["message"]
 
         started = time.monotonic()
-        other = requests.get(f"{live_url}/v1/jobs?page=1&size=1", headers=tenant_b.headers, timeout=10)
+        other = requests.get(
+            f"{live_url}/v1/jobs?page=1&size=1", headers=tenant_b.headers, timeout=10
+        )
         assert other.status_code == 200
         assert time.monotonic() - started < 2.0
 
@@ -92,15 +106,23 @@ def test_a_tenant_past_its_requests_in_progress_gets_429_while_another_is_served
 
 
 def test_a_tenant_alone_past_its_cap_is_served_by_the_idle_threads(
-        app, client, live_url, tenant_a, held_receiver):
+    app, client, live_url, tenant_a, held_receiver
+):
     webhook = create_webhook(client, tenant_a, held_receiver.url)
     test_url = f"{live_url}/v1/tenant-webhook/{webhook['id']}/test"
     with ThreadPoolExecutor(CAP) as pool:
-        held = [pool.submit(requests.post, test_url, headers=tenant_a.headers, timeout=30) for _ in range(CAP)]
+        held = [
+            pool.submit(requests.post, test_url, headers=tenant_a.headers, timeout=30)
+            for _ in range(CAP)
+        ]
         for _ in range(CAP):
-            assert held_receiver.arrived.acquire(timeout=15), "the test sends never reached the receiver"
+            assert held_receiver.arrived.acquire(timeout=15), (
+                "the test sends never reached the receiver"
+            )
         assert app.extensions["hirekit_fair_share"].in_progress(tenant_a.id) == CAP
-        beyond = requests.get(f"{live_url}/v1/jobs?page=1&size=1", headers=tenant_a.headers, timeout=10)
+        beyond = requests.get(
+            f"{live_url}/v1/jobs?page=1&size=1", headers=tenant_a.headers, timeout=10
+        )
         assert beyond.status_code == 200, "a tenant alone was refused for concurrency"
         held_receiver.release.set()
         assert [future.result().status_code for future in held] == [200] * CAP
@@ -130,7 +152,8 @@ def test_a_request_over_the_cap_takes_a_place_freed_within_the_wait():
 
 def test_a_request_over_the_cap_never_waits_on_the_last_free_thread():
     gate = InFlightGate(cap=2, wait_seconds=5.0, threads=4)
-    assert gate.enter("acme") and gate.enter("acme") and gate.enter("globex")  # one thread of four left
+    # one thread of four left
+    assert gate.enter("acme") and gate.enter("acme") and gate.enter("globex")
     started = time.monotonic()
     assert not gate.enter("acme"), "waiting would have taken the last thread free for other tenants"
     assert time.monotonic() - started < 0.5, "it waited instead of refusing at once"

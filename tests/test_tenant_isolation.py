@@ -1,9 +1,11 @@
-"""Tenant isolation matrix: every registered route and method, called with tenant B's key at tenant A's records.
+"""Tenant isolation matrix: every registered route and method, called with tenant B's key at tenant
+A's records.
 
-Routes are read from app.url_map, so a new route fails the matrix until it says how to fill its path parameters and
-what body reaches its ownership check (a 422 would prove nothing). Nothing of A's may be returned (no A id or
-source_id in any 2xx body), changed or deleted (A's records read the same afterwards); MCP tools see only the
-caller's tenant; a revoked key is refused on every authenticated route.
+Routes are read from app.url_map, so a new route fails the matrix until it says how to fill its path
+parameters and what body reaches its ownership check (a 422 would prove nothing). Nothing of A's may
+be returned (no A id or source_id in any 2xx body), changed or deleted (A's records read the same
+afterwards); MCP tools see only the caller's tenant; a revoked key is refused on every authenticated
+route.
 """
 
 from __future__ import annotations
@@ -20,8 +22,9 @@ from app.data.tenancy import revoke_key
 from tests.factories import candidate_body, create_job, job_body, pdf_bytes
 from tests.tenant_records import seed_records
 
-# routes that hold no tenant data: health, the API document, and the person dataset (shared, read-only)
-# /oauth and /.well-known: the authorization server reaches a tenant only through a person's sign-in (test_mcp_oauth)
+# routes that hold no tenant data: health, the API document, and the person dataset (shared,
+# read-only) /oauth and /.well-known: the authorization server reaches a tenant only through a
+# person's sign-in (test_mcp_oauth)
 NO_TENANT_DATA = re.compile(
     r"^/(healthz|readyz|openapi\.json|docs|static/|v[12]/(sandbox/)?person/|oauth/|\.well-known/)"
 )
@@ -37,7 +40,8 @@ SCHEDULE_SETTING = {
 
 
 def request_for(rule: str, method: str, a: dict) -> dict | None:
-    """What tenant B sends to `method rule` aimed at A's records: client.open kwargs; None when the matrix does not know."""
+    """What tenant B sends to `method rule` aimed at A's records: client.open kwargs; None when the
+    matrix does not know."""
     question_query = {"source_id": a["question_source_id"]}
     known = {
         ("PATCH", "/v1/jobs/<job_id>"): {"json": {"title": "Taken over"}},
@@ -94,7 +98,8 @@ def request_for(rule: str, method: str, a: dict) -> dict | None:
                 "resume": (io.BytesIO(pdf_bytes()), "cv.pdf"),
             }
         },
-        # creates: the body names A's records by their source ids or A's tenant id; B must not reach them
+        # creates: the body names A's records by their source ids or A's tenant id; B must not reach
+        # them
         ("POST", "/v1/applications"): {
             "json": {
                 "candidate_source_id": a["candidate_source_id"],
@@ -123,7 +128,8 @@ def request_for(rule: str, method: str, a: dict) -> dict | None:
                 "content_type": "application/json",
             }
         },
-        # upserts by A's source id: B pushes to its own tenant (A's record is not touched), or names A's records (422)
+        # upserts by A's source id: B pushes to its own tenant (A's record is not touched), or names
+        # A's records (422)
         ("PUT", "/v1/jobs/by-source-id/<path:source_id>"): {"json": without_source_id(job_body())},
         ("PUT", "/v1/candidates/by-source-id/<path:source_id>"): {
             "json": without_source_id(candidate_body())
@@ -168,7 +174,8 @@ def request_for(rule: str, method: str, a: dict) -> dict | None:
         ("DELETE", "/v1/users/<user_id>"): {},
         ("DELETE", "/v1/users/<user_id>/authorizations/<authorization_id>"): {},
         ("GET", "/v1/events"): {"query_string": {"size": 100}},
-        # the authorization server's forms and endpoints, sent without a sign-in, a form token or a client
+        # the authorization server's forms and endpoints, sent without a sign-in, a form token or a
+        # client
         ("POST", "/oauth/authorize"): {"data": {"decision": "allow"}},
         ("POST", "/oauth/sign-in"): {"data": {"email": "mallory@example.com", "password": "guess"}},
         ("POST", "/oauth/sign-out"): {},
@@ -181,7 +188,8 @@ def request_for(rule: str, method: str, a: dict) -> dict | None:
                 "token_endpoint_auth_method": "none",
             }
         },  # the event feed has no pages, only `after`
-        # Twilio calls back with its signature, not a key: an unsigned callback about A's call is refused
+        # Twilio calls back with its signature, not a key: an unsigned callback about A's call is
+        # refused
         ("POST", "/v1/calls/callbacks/twilio"): {
             "query_string": {"call_id": a["call_id"]},
             "data": {"CallStatus": "completed"},
@@ -214,7 +222,8 @@ def request_for(rule: str, method: str, a: dict) -> dict | None:
     return None
 
 
-# what B may be answered on upserts by one of A's source ids: its own new record (201), or 422 naming A's records
+# what B may be answered on upserts by one of A's source ids: its own new record (201), or 422
+# naming A's records
 UPSERT_EXPECTED = {
     "/v1/jobs/by-source-id/<path:source_id>": {201},
     "/v1/candidates/by-source-id/<path:source_id>": {201},
@@ -228,8 +237,9 @@ BATCH_EXPECTED = {
 
 
 def without_cursors(response) -> str:
-    """The answer's text without its signed cursors (next_after, next_cursor): random base64url text, in which a short
-    identifier of A's (the person id "p1") turns up by chance in a few runs out of a hundred."""
+    """The answer's text without its signed cursors (next_after, next_cursor): random base64url
+    text, in which a short identifier of A's (the person id "p1") turns up by chance in a few runs
+    out of a hundred."""
     answer = response.json if response.is_json else None
     if not isinstance(answer, dict) or not {"next_after", "next_cursor"} & set(answer):
         return response.get_data(as_text=True)
@@ -242,7 +252,8 @@ def without_source_id(body: dict) -> dict:
     return {name: value for name, value in body.items() if name != "source_id"}
 
 
-# what B may be answered on creates that name A's records (never 2xx); creates in B's own tenant are 201
+# what B may be answered on creates that name A's records (never 2xx); creates in B's own tenant are
+# 201
 CREATE_EXPECTED = {
     "/v1/applications": {404, 422},
     "/v1/applications/with-questions": {404, 422},
@@ -260,8 +271,8 @@ CREATE_EXPECTED = {
 
 @pytest.fixture
 def isolated(app, client, tenant_a, tenant_b):
-    """A with twenty jobs (so its seeded job has a number B does not reach, even after the jobs B creates while the
-    matrix walks the routes), B with its own records."""
+    """A with twenty jobs (so its seeded job has a number B does not reach, even after the jobs B
+    creates while the matrix walks the routes), B with its own records."""
     for _ in range(19):
         create_job(client, tenant_a)
     a = seed_records(client, tenant_a)
@@ -336,7 +347,8 @@ def snapshot(client, tenant, a: dict) -> dict:
 
 
 def send_matrix_request(app, client, rule, method: str, a: dict, tenant):
-    """`method rule` aimed at A's records (request_for's request), sent with `tenant`'s key in the route's scheme."""
+    """`method rule` aimed at A's records (request_for's request), sent with `tenant`'s key in the
+    route's scheme."""
     sent = request_for(rule.rule, method, a)
     assert sent is not None, (
         f"the isolation matrix has no request for {method} {rule.rule}: add one to request_for"
@@ -366,7 +378,8 @@ def test_tenant_b_reaches_nothing_of_tenant_a_on_any_route(
                     label,
                     response.get_data(as_text=True),
                 )
-                # B's own record carries the source id B sent, nothing else of A's (a 422 names what B sent)
+                # B's own record carries the source id B sent, nothing else of A's (a 422 names what
+                # B sent)
                 body = response.get_data(as_text=True).replace(f'"{a["source_id"]}"', '""')
                 assert response.status_code >= 300 or not [s for s in leaks if s in body], (
                     f"{label} answered A's records: {body[:300]}"
@@ -448,7 +461,8 @@ def rpc(client, tenant, path, method, params, request_id=1):
 
 
 def tool_arguments(schema: dict, a: dict) -> dict:
-    """Arguments for a tool from its input schema: A's ids and source ids where the tool takes them, else plain values."""
+    """Arguments for a tool from its input schema: A's ids and source ids where the tool takes them,
+    else plain values."""
     plain = {"string": "x", "integer": 1, "number": 1, "boolean": False, "array": [], "object": {}}
     arguments = {}
     for name, prop in schema.get("properties", {}).items():

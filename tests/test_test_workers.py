@@ -1,5 +1,6 @@
-"""`make test` runs the suite in several pytest-xdist workers: each tests in a PostgreSQL database and a Redis database
-of its own (tests/worker_databases.py), so no worker's resets reach another's."""
+"""`make test` runs the suite in several pytest-xdist workers: each tests in a PostgreSQL database
+and a Redis database of its own (tests/worker_databases.py), so no worker's resets reach
+another's."""
 
 from __future__ import annotations
 
@@ -19,7 +20,10 @@ def test_each_worker_takes_the_redis_database_below_the_previous_ones():
         worker_redis_url("redis://127.0.0.1:6379/3", "gw4")
 
 
-@pytest.mark.skipif(not POSTGRES_URL, reason="PostgreSQL tests need HIREKIT_TEST_DATABASE_URL (e.g. postgresql://postgres@127.0.0.1:5432/test)")
+@pytest.mark.skipif(
+    not POSTGRES_URL,
+    reason="PostgreSQL tests need HIREKIT_TEST_DATABASE_URL (e.g. postgresql://postgres@127.0.0.1:5432/test)",
+)
 def test_each_worker_gets_a_postgresql_database_of_its_own_created_once():
     import psycopg2
 
@@ -34,7 +38,11 @@ def test_each_worker_gets_a_postgresql_database_of_its_own_created_once():
                 assert cursor.fetchone()[0].endswith("_gw99")
         finally:
             connection.close()
-        assert worker_database_url(POSTGRES_URL, "") == worker_database_url(POSTGRES_URL, "gw0") == POSTGRES_URL
+        assert (
+            worker_database_url(POSTGRES_URL, "")
+            == worker_database_url(POSTGRES_URL, "gw0")
+            == POSTGRES_URL
+        )
     finally:
         connection = psycopg2.connect(POSTGRES_URL)
         connection.autocommit = True

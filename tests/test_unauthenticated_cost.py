@@ -1,7 +1,7 @@
-"""A request that has not authenticated costs at most a small bounded read: a person route looks for a body `api_key`
-only in a small JSON body, and Twilio's callback routes refuse a form larger than Twilio sends (or any form while
-Twilio is not configured) before reading it, as Telnyx's message webhook does its JSON
-events. Each refusal is checked by the bytes the app read of the body."""
+"""A request that has not authenticated costs at most a small bounded read: a person route looks for
+a body `api_key` only in a small JSON body, and Twilio's callback routes refuse a form larger than
+Twilio sends (or any form while Twilio is not configured) before reading it, as Telnyx's message
+webhook does its JSON events. Each refusal is checked by the bytes the app read of the body."""
 
 from __future__ import annotations
 
@@ -21,7 +21,8 @@ BIG = 15_600_000  # what nginx's 16m lets through
 
 
 class CountingBody(io.RawIOBase):
-    """A request body of `size` bytes made on demand from `pattern` (after `head`, before `tail`); counts what is read."""
+    """A request body of `size` bytes made on demand from `pattern` (after `head`, before `tail`);
+    counts what is read."""
 
     def __init__(self, size: int, head: bytes, pattern: bytes, tail: bytes):
         self.size, self.head, self.pattern, self.tail = size, head, pattern, tail
@@ -182,7 +183,8 @@ def test_a_callback_form_of_too_many_fields_is_413_before_it_is_parsed(twilio_cl
 
 
 def test_the_largest_form_twilio_sends_is_still_checked_for_its_signature(twilio_client):
-    """An SMS of 1,600 characters that percent-encode at their longest, with the fields Twilio sends."""
+    """An SMS of 1,600 characters that percent-encode at their longest, with the fields Twilio
+    sends."""
     form = {
         "MessageSid": "SM" + "0" * 32,
         "AccountSid": "AC" + "0" * 32,

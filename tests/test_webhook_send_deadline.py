@@ -1,5 +1,6 @@
-"""One deadline (WEBHOOK_TIMEOUT) covers a whole webhook send: a receiver that trickles its answer a byte at a time,
-which a per-read socket timeout never stops, holds neither a delivery nor a test event's request thread past it."""
+"""One deadline (WEBHOOK_TIMEOUT) covers a whole webhook send: a receiver that trickles its answer a
+byte at a time, which a per-read socket timeout never stops, holds neither a delivery nor a test
+event's request thread past it."""
 
 from __future__ import annotations
 
@@ -16,14 +17,17 @@ from tests.test_webhook_egress import in_new_thread, self_signed
 from tests.webhook_helpers import create_webhook, emit
 
 DEADLINE = 2.0
-SLACK = 3.0  # scheduling on a slow, busy machine (3.3 s seen); a per-read timeout lets the trickle run 20 s or more
+# scheduling on a slow, busy machine (3.3 s seen); a per-read timeout lets the trickle run 20 s or
+# more
+SLACK = 3.0
 TRICKLE_INTERVAL = 0.5
 HEAD = b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 40\r\n\r\n"
 
 
 class TrickleReceiver:
-    """A loopback HTTP receiver that reads the request, then answers one byte every TRICKLE_INTERVAL seconds: from
-    the status line on (`head_at_once=False`) or after a prompt status line and headers (`head_at_once=True`)."""
+    """A loopback HTTP receiver that reads the request, then answers one byte every TRICKLE_INTERVAL
+    seconds: from the status line on (`head_at_once=False`) or after a prompt status line and
+    headers (`head_at_once=True`)."""
 
     def __init__(self, *, head_at_once: bool, context: ssl.SSLContext | None = None):
         self.head_at_once = head_at_once
@@ -47,7 +51,8 @@ class TrickleReceiver:
             threading.Thread(target=self._answer, args=(connection,), daemon=True).start()
 
     def _answer(self, connection: socket.socket) -> None:
-        if self.context is not None:  # a prompt handshake; then the same trickled answer, one TLS record a byte
+        # a prompt handshake; then the same trickled answer, one TLS record a byte
+        if self.context is not None:
             connection.settimeout(5)
             connection = self.context.wrap_socket(connection, server_side=True)
         with connection:
@@ -61,7 +66,7 @@ class TrickleReceiver:
             answer = HEAD + b"x" * 40
             if self.head_at_once:
                 connection.sendall(HEAD)
-                answer = answer[len(HEAD):]
+                answer = answer[len(HEAD) :]
             for byte in answer:
                 if self.stopped.wait(TRICKLE_INTERVAL):
                     return
@@ -99,7 +104,9 @@ def test_a_test_event_to_a_trickling_receiver_ends_at_the_deadline(make_app, ten
     assert trickle.requests == 1
 
 
-def test_a_delivery_to_a_trickling_receiver_is_a_timed_out_attempt_retried_later(make_app, tenant_a, trickle):
+def test_a_delivery_to_a_trickling_receiver_is_a_timed_out_attempt_retried_later(
+    make_app, tenant_a, trickle
+):
     app = make_app(WEBHOOK_TIMEOUT=DEADLINE)
     client = app.test_client()
     webhook = create_webhook(client, tenant_a, trickle.url)
@@ -109,27 +116,38 @@ def test_a_delivery_to_a_trickling_receiver_is_a_timed_out_attempt_retried_later
     elapsed = time.monotonic() - started
 
     assert elapsed < DEADLINE + SLACK, elapsed
-    delivery, = client.get(f"/v1/tenant-webhook/{webhook['id']}/deliveries?page=1&size=10",
-                           headers=tenant_a.headers).json["data"]
+    (delivery,) = client.get(
+        f"/v1/tenant-webhook/{webhook['id']}/deliveries?page=1&size=10", headers=tenant_a.headers
+    ).json["data"]
     assert delivery["status"] == "pending" and delivery["next_retry_at"] is not None
-    attempt, = delivery["attempts"]
+    (attempt,) = delivery["attempts"]
     assert attempt["status_code"] is None and attempt["error"] == "timed out after 2 s"
 
 
-def test_a_prompt_receiver_still_answers_within_the_deadline_on_a_kept_connection(make_app, tenant_a, httpserver):
+def test_a_prompt_receiver_still_answers_within_the_deadline_on_a_kept_connection(
+    make_app, tenant_a, httpserver
+):
     httpserver.expect_request("/hook").respond_with_data("thanks", status=200)
     client = make_app(WEBHOOK_TIMEOUT=DEADLINE).test_client()
     webhook = create_webhook(client, tenant_a, httpserver.url_for("/hook"))
     for _ in range(3):  # the second and third reuse the kept-alive connection, guarded afresh
-        attempt = client.post(f"/v1/tenant-webhook/{webhook['id']}/test", headers=tenant_a.headers).json
-        assert attempt["status_code"] == 200 and attempt["response_body"] == "thanks" and attempt["error"] is None
-    time.sleep(DEADLINE + 0.3)  # the first sends' deadlines pass: the kept connection is not shut down by them
+        attempt = client.post(
+            f"/v1/tenant-webhook/{webhook['id']}/test", headers=tenant_a.headers
+        ).json
+        assert (
+            attempt["status_code"] == 200
+            and attempt["response_body"] == "thanks"
+            and attempt["error"] is None
+        )
+    # the first sends' deadlines pass: the kept connection is not shut down by them
+    time.sleep(DEADLINE + 0.3)
     attempt = client.post(f"/v1/tenant-webhook/{webhook['id']}/test", headers=tenant_a.headers).json
     assert attempt["status_code"] == 200 and attempt["response_body"] == "thanks"
 
 
 class TrickledHandshake:
-    """A loopback TLS server whose handshake answer (server hello, certificate...) goes out one byte at a time."""
+    """A loopback TLS server whose handshake answer (server hello, certificate...) goes out one byte
+    at a time."""
 
     def __init__(self, context: ssl.SSLContext):
         self.context = context
@@ -165,16 +183,26 @@ class TrickledHandshake:
 
 
 def send_https(port: int) -> tuple[transport.Outcome, float]:
-    target = Target(url=f"https://hooks.test:{port}/hook", scheme="https", hostname="hooks.test", port=port,
-                    addresses=("127.0.0.1",))
+    target = Target(
+        url=f"https://hooks.test:{port}/hook",
+        scheme="https",
+        hostname="hooks.test",
+        port=port,
+        addresses=("127.0.0.1",),
+    )
     started = time.monotonic()
-    outcome = in_new_thread(lambda: transport.send("POST", target, b"{}", {"Content-Type": "application/json"},
-                                                   timeout=DEADLINE))
+    outcome = in_new_thread(
+        lambda: transport.send(
+            "POST", target, b"{}", {"Content-Type": "application/json"}, timeout=DEADLINE
+        )
+    )
     return outcome, time.monotonic() - started
 
 
 @pytest.mark.parametrize("head_at_once", [False, True], ids=["trickled-head", "trickled-body"])
-def test_an_https_answer_trickled_after_the_handshake_ends_at_the_deadline(tmp_path, monkeypatch, head_at_once):
+def test_an_https_answer_trickled_after_the_handshake_ends_at_the_deadline(
+    tmp_path, monkeypatch, head_at_once
+):
     cert_file, context = self_signed(tmp_path, "hooks.test")
     monkeypatch.setenv("REQUESTS_CA_BUNDLE", str(cert_file))
     receiver = TrickleReceiver(head_at_once=head_at_once, context=context)

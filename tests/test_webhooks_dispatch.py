@@ -1,5 +1,5 @@
-"""Who sends stalled webhook deliveries (plugins.webhooks.dispatch.reap): without Redis the reap sends them itself, one
-at a time; on Redis it hands each webhook's to one drain job."""
+"""Who sends stalled webhook deliveries (plugins.webhooks.dispatch.reap): without Redis the reap
+sends them itself, one at a time; on Redis it hands each webhook's to one drain job."""
 
 import time
 
@@ -23,18 +23,22 @@ def statuses(app) -> list[str]:
 
 def test_without_redis_the_reap_sends_a_due_retry_itself(make_app, tenant_a, httpserver):
     answers = iter((500, 200))
-    httpserver.expect_request("/hook").respond_with_handler(lambda request: Response("", status=next(answers)))
+    httpserver.expect_request("/hook").respond_with_handler(
+        lambda request: Response("", status=next(answers))
+    )
     app = make_app(WEBHOOK_RETRY_SCHEDULE=[0.1], WEBHOOK_RETRY_JITTER=0.0)
     create_webhook(app.test_client(), tenant_a, httpserver.url_for("/hook"))
     emit(app, tenant_a)
-    assert statuses(app) == ["pending"] and len(httpserver.log) == 1  # failed once, inline, waiting for its retry
+    # failed once, inline, waiting for its retry
+    assert statuses(app) == ["pending"] and len(httpserver.log) == 1
     time.sleep(0.2)
     assert reap(app).startswith("1 ")
     assert statuses(app) == ["succeeded"] and len(httpserver.log) == 2
 
 
-def test_on_redis_the_reap_enqueues_one_drain_for_a_webhooks_stalled_deliveries(make_app, redis_url, tenant_a,
-                                                                               httpserver):
+def test_on_redis_the_reap_enqueues_one_drain_for_a_webhooks_stalled_deliveries(
+    make_app, redis_url, tenant_a, httpserver
+):
     httpserver.expect_request("/hook").respond_with_data("ok")
     app = make_app(REDIS_URL=redis_url, WEBHOOK_LEASE_GRACE=0.0)
     create_webhook(app.test_client(), tenant_a, httpserver.url_for("/hook"))
@@ -45,5 +49,7 @@ def test_on_redis_the_reap_enqueues_one_drain_for_a_webhooks_stalled_deliveries(
         time.sleep(0.01)
         assert reap(app).startswith("2 ")
         assert [job.func_name for job in queue.jobs] == ["plugins.webhooks.tasks.drain_webhook"]
-    work_until(app, lambda: [d.status for d in WebhookDelivery.select()] == ["succeeded", "succeeded"])
+    work_until(
+        app, lambda: [d.status for d in WebhookDelivery.select()] == ["succeeded", "succeeded"]
+    )
     assert len(httpserver.log) == 2

@@ -1,17 +1,20 @@
-"""Periodic background passes on RQ's scheduler (reapers): one chain per pass, kept alive by the pass itself.
+"""Periodic background passes on RQ's scheduler (reapers): one chain per pass, kept alive by the
+pass itself.
 
-Each pass is a @task that schedules the next one (`schedule_next(...)`) before it does its work (`@chained(...)` makes a
-function one); `start(...)` runs one pass as soon as a worker starts (so a fresh worker picks up what a dead one left)
-and the chain carries on from there. Scheduling first is what keeps the chain alive when a worker host dies in the
-middle of a pass (SIGKILL, OOM, power): a pass that scheduled its successor only when it ended took the whole chain
-with it, until some worker restarted (the scale-out drill, tests/drills/, found it). Passes alternate between two fixed
-job ids, `job_id` and `job_id + RELAY_SUFFIX`: a fixed id keeps the scheduled pass single however many workers start
-(scheduling an id again replaces its schedule), and the running pass never schedules its own id, whose job RQ deletes
-when it ends (result_ttl 0).
+Each pass is a @task that schedules the next one (`schedule_next(...)`) before it does its work
+(`@chained(...)` makes a function one); `start(...)` runs one pass as soon as a worker starts (so a
+fresh worker picks up what a dead one left) and the chain carries on from there. Scheduling first is
+what keeps the chain alive when a worker host dies in the middle of a pass (SIGKILL, OOM, power): a
+pass that scheduled its successor only when it ended took the whole chain with it, until some worker
+restarted (the scale-out drill, tests/drills/, found it). Passes alternate between two fixed job
+ids, `job_id` and `job_id + RELAY_SUFFIX`: a fixed id keeps the scheduled pass single however many
+workers start (scheduling an id again replaces its schedule), and the running pass never schedules
+its own id, whose job RQ deletes when it ends (result_ttl 0).
 
-Plugins declare their passes (`Plugin.tasks.periodic`, PeriodicJobs naming their job) and only `python worker.py` starts
-them, through `start_declared`: building the app (gunicorn workers, CLI commands) never talks to Redis. Without Redis
-there is no chain: app.background.queue keeps no work for later.
+Plugins declare their passes (`Plugin.tasks.periodic`, PeriodicJobs naming their job) and only
+`python worker.py` starts them, through `start_declared`: building the app (gunicorn workers, CLI
+commands) never talks to Redis. Without Redis there is no chain: app.background.queue keeps no work
+for later.
 """
 
 from __future__ import annotations
@@ -32,8 +35,8 @@ log = logging.getLogger("hirekit.queue")
 
 @dataclass(frozen=True)
 class PeriodicJob:
-    """A pass a plugin keeps running: the @task (or its dotted name), the queue it runs on, the config name of its
-    interval in seconds."""
+    """A pass a plugin keeps running: the @task (or its dotted name), the queue it runs on, the
+    config name of its interval in seconds."""
 
     func: Callable | str
     queue: str
@@ -45,14 +48,17 @@ def _interval(app, interval_setting: str) -> float:
 
 
 def schedule_next(func, *, queue: str, job_id: str, interval_setting: str, app=None) -> None:
-    """Schedule the next pass `interval_setting` seconds ahead (0 turns the pass off; nothing without Redis)."""
+    """Schedule the next pass `interval_setting` seconds ahead (0 turns the pass off; nothing
+    without Redis)."""
     app = app or current_app
     interval = _interval(app, interval_setting)
     tasks = app.extensions["hirekit_queue"]
     if interval <= 0:
         return
     try:
-        tasks.enqueue_in(dt.timedelta(seconds=interval), func, queue=queue, job_id=job_id, result_ttl=0)
+        tasks.enqueue_in(
+            dt.timedelta(seconds=interval), func, queue=queue, job_id=job_id, result_ttl=0
+        )
     except RedisError as exc:
         log.warning("could not schedule %s: %s", job_id, exc)
 
@@ -61,7 +67,8 @@ RELAY_SUFFIX = "-relay"
 
 
 def successor_id(job_id: str) -> str:
-    """The id the next pass of a chain runs under: the other of the chain's two ids than the running job's."""
+    """The id the next pass of a chain runs under: the other of the chain's two ids than the running
+    job's."""
     from rq import get_current_job
 
     current = get_current_job()
@@ -69,13 +76,19 @@ def successor_id(job_id: str) -> str:
 
 
 def chained(*, job_id: str, queue: str, interval_setting: str):
-    """Make a function a pass: a @task that schedules its next run first, then works, so the chain outlives a pass
-    whose worker dies (one chain: two fixed job ids taking turns)."""
+    """Make a function a pass: a @task that schedules its next run first, then works, so the chain
+    outlives a pass whose worker dies (one chain: two fixed job ids taking turns)."""
+
     def decorate(func):
         @task
         @functools.wraps(func)
         def schedule_next_then_run(*args, **kwargs):
-            schedule_next(schedule_next_then_run, queue=queue, job_id=successor_id(job_id), interval_setting=interval_setting)
+            schedule_next(
+                schedule_next_then_run,
+                queue=queue,
+                job_id=successor_id(job_id),
+                interval_setting=interval_setting,
+            )
             return func(*args, **kwargs)
 
         return schedule_next_then_run
@@ -108,7 +121,8 @@ def declared(app) -> list[PeriodicJob]:
 
 
 def start_declared(app, queue_names) -> list[PeriodicJob]:
-    """Worker start: one pass now of each periodic job (the app's and the enabled plugins') whose queue this worker serves."""
+    """Worker start: one pass now of each periodic job (the app's and the enabled plugins') whose
+    queue this worker serves."""
     started = []
     for job in declared(app):
         if job.queue in queue_names:

@@ -1,10 +1,12 @@
-"""The one front door for background work: whether a job runs on RQ (Redis configured) or inline in the process is
-decided here and nowhere else; callers name the job (a function or its dotted name) and the queue.
+"""The one front door for background work: whether a job runs on RQ (Redis configured) or inline in
+the process is decided here and nowhere else; callers name the job (a function or its dotted name)
+and the queue.
 
-Either way a job enqueued inside a database transaction starts only once that transaction commits, and never when it
-rolls back: a job never sees a write that is not there, and a slow inline job (a webhook to a slow receiver) does not
-hold the writer's transaction, and so SQLite's write lock, open. Work for later (enqueue_in, enqueue_at) needs RQ's
-scheduler: without Redis it is not kept, and each family's sweep (a reaper, `flask calls run-due`) does it instead."""
+Either way a job enqueued inside a database transaction starts only once that transaction commits,
+and never when it rolls back: a job never sees a write that is not there, and a slow inline job (a
+webhook to a slow receiver) does not hold the writer's transaction, and so SQLite's write lock,
+open. Work for later (enqueue_in, enqueue_at) needs RQ's scheduler: without Redis it is not kept,
+and each family's sweep (a reaper, `flask calls run-due`) does it instead."""
 
 from __future__ import annotations
 
@@ -25,7 +27,8 @@ log = logging.getLogger("hirekit.queue")
 
 
 def task(func):
-    """Mark a function as a background job: it gets a database connection whether it runs in a worker or inline."""
+    """Mark a function as a background job: it gets a database connection whether it runs in a
+    worker or inline."""
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
@@ -43,7 +46,8 @@ def task(func):
 
 @dataclass
 class InlineJob:
-    """What an inline or deferred enqueue answers: the shape callers read from an RQ Job (id, status, result)."""
+    """What an inline or deferred enqueue answers: the shape callers read from an RQ Job (id,
+    status, result)."""
 
     id: str = field(default_factory=lambda: uuid.uuid4().hex)
     status: str = "queued"
@@ -73,7 +77,9 @@ class TaskQueue:
         if self._connection is None:
             from redis import Redis
 
-            self._connection = Redis.from_url(self.redis_url, socket_connect_timeout=2, socket_timeout=5)
+            self._connection = Redis.from_url(
+                self.redis_url, socket_connect_timeout=2, socket_timeout=5
+            )
         return self._connection
 
     def queue(self, name: str = DEFAULT_QUEUE):
@@ -82,33 +88,51 @@ class TaskQueue:
         if name not in self._queues:
             from rq import Queue
 
-            self._queues[name] = Queue(name, connection=self.connection, default_timeout=self.default_timeout)
+            self._queues[name] = Queue(
+                name, connection=self.connection, default_timeout=self.default_timeout
+            )
         return self._queues[name]
 
     def enqueue(self, func, *args, queue: str = DEFAULT_QUEUE, **options):
         """`func` is the job or its dotted name (e.g. "plugins.webhooks.tasks.drain_webhook"): a
         name spares the caller importing the job's module."""
-        return self._submit(queue, lambda target: target.enqueue(func, *args, **options), func, args, options)
+        return self._submit(
+            queue, lambda target: target.enqueue(func, *args, **options), func, args, options
+        )
 
     def enqueue_in(self, delay: dt.timedelta, func, *args, queue: str = DEFAULT_QUEUE, **options):
         """`func` in `delay` on a worker; None without Redis (see the module's docstring)."""
         if self.is_inline:
             log.info("no Redis configured: %s is not scheduled in %s", _name(func), delay)
             return None
-        return self._submit(queue, lambda target: target.enqueue_in(delay, func, *args, **options), func, args, options)
+        return self._submit(
+            queue,
+            lambda target: target.enqueue_in(delay, func, *args, **options),
+            func,
+            args,
+            options,
+        )
 
     def enqueue_at(self, when: dt.datetime, func, *args, queue: str = DEFAULT_QUEUE, **options):
         """`func` at `when` on a worker; None without Redis (see the module's docstring)."""
         if self.is_inline:
             log.info("no Redis configured: %s is not scheduled at %s", _name(func), when)
             return None
-        return self._submit(queue, lambda target: target.enqueue_at(when, func, *args, **options), func, args, options)
+        return self._submit(
+            queue,
+            lambda target: target.enqueue_at(when, func, *args, **options),
+            func,
+            args,
+            options,
+        )
 
-    def enqueue_each(self, func, arg_tuples, *, queue: str = DEFAULT_QUEUE, batched=None,
-                     **options) -> None:
-        """`func(*args)` for each of `arg_tuples`. On RQ, `batched` (when given) replaces them: a zero-argument callable
-        that hands the same work to the workers in one go (webhooks: one drain per webhook, woken through a mailbox),
-        called once the surrounding transaction commits, like any enqueue."""
+    def enqueue_each(
+        self, func, arg_tuples, *, queue: str = DEFAULT_QUEUE, batched=None, **options
+    ) -> None:
+        """`func(*args)` for each of `arg_tuples`. On RQ, `batched` (when given) replaces them: a
+        zero-argument callable that hands the same work to the workers in one go (webhooks: one
+        drain per webhook, woken through a mailbox), called once the surrounding transaction
+        commits, like any enqueue."""
         if batched is not None and not self.is_inline:
             after_commit(batched)
             return
@@ -116,8 +140,8 @@ class TaskQueue:
             self.enqueue(func, *args, queue=queue, **options)
 
     def cancel_scheduled(self, job_ids, *, queue: str) -> None:
-        """Drop scheduled jobs by id, where they exist (nothing is scheduled without Redis); a failure is logged, since
-        jobs re-check their work's state when they run."""
+        """Drop scheduled jobs by id, where they exist (nothing is scheduled without Redis); a
+        failure is logged, since jobs re-check their work's state when they run."""
         if self.is_inline:
             return
         from redis.exceptions import RedisError
@@ -131,12 +155,14 @@ class TaskQueue:
                 log.debug("could not drop RQ job %s: %s", job_id, exc)
 
     def grace(self, seconds: float) -> dt.timedelta:
-        """How long work handed to the queue may wait before a sweep counts it as lost: `seconds` on RQ, where jobs
-        wait for a worker; none inline, where every job has run by the time its transaction has committed."""
+        """How long work handed to the queue may wait before a sweep counts it as lost: `seconds` on
+        RQ, where jobs wait for a worker; none inline, where every job has run by the time its
+        transaction has committed."""
         return dt.timedelta(0) if self.is_inline else dt.timedelta(seconds=seconds)
 
     def depths(self) -> dict[str, int]:
-        """Jobs waiting per queue, for metrics: none inline; a queue Redis does not answer for is left out."""
+        """Jobs waiting per queue, for metrics: none inline; a queue Redis does not answer for is
+        left out."""
         found = {}
         if not self.is_inline:
             for name in self.queue_names:
@@ -147,16 +173,17 @@ class TaskQueue:
         return found
 
     def check_reachable(self) -> None:
-        """For a write that must not be stored without its job (an instant call): raise inside its transaction when
-        Redis is down, since the job itself is enqueued only after the commit."""
+        """For a write that must not be stored without its job (an instant call): raise inside its
+        transaction when Redis is down, since the job itself is enqueued only after the commit."""
         if not self.is_inline:
             self.connection.ping()
 
     def _submit(self, queue: str, enqueue_on, func, args, options):
-        """Run inline, or enqueue on the RQ queue: now outside a transaction, once it commits inside one (the answer
-        then knows only the job's id)."""
+        """Run inline, or enqueue on the RQ queue: now outside a transaction, once it commits inside
+        one (the answer then knows only the job's id)."""
         if self.is_inline:
-            func = import_string(func) if isinstance(func, str) else func  # a wrong name fails the caller
+            # a wrong name fails the caller
+            func = import_string(func) if isinstance(func, str) else func
 
             def start():
                 return self._run_inline(func, args, options)
@@ -165,6 +192,7 @@ class TaskQueue:
 
             def start():
                 return enqueue_on(target)
+
         if not database.in_transaction():
             return start()
         pending = InlineJob(id=options.setdefault("job_id", uuid.uuid4().hex), status="deferred")
@@ -172,7 +200,11 @@ class TaskQueue:
         def start_and_record():
             started = start()
             if isinstance(started, InlineJob):
-                pending.status, pending.result, pending.exc_string = started.status, started.result, started.exc_string
+                pending.status, pending.result, pending.exc_string = (
+                    started.status,
+                    started.result,
+                    started.exc_string,
+                )
             else:
                 pending.status = "queued"
 
@@ -181,7 +213,8 @@ class TaskQueue:
 
     @staticmethod
     def _run_inline(func, args, options):
-        """Run now; like a worker, a failing job is recorded and logged, not raised into the request."""
+        """Run now; like a worker, a failing job is recorded and logged, not raised into the
+        request."""
         kwargs = options.pop("kwargs", None) or {}
         job = InlineJob(id=options.get("job_id") or uuid.uuid4().hex)
         try:
@@ -209,7 +242,8 @@ def get_queue() -> TaskQueue:
 
 
 def enqueue(func, *args, queue: str = DEFAULT_QUEUE, **options):
-    """Run func (a function or its dotted name) in the background on the named queue (inline without Redis)."""
+    """Run func (a function or its dotted name) in the background on the named queue (inline without
+    Redis)."""
     return get_queue().enqueue(func, *args, queue=queue, **options)
 
 

@@ -1,5 +1,5 @@
-"""The peewee database behind a proxy: URL -> pooled database, a connection per request, base models and fields every
-plugin shares."""
+"""The peewee database behind a proxy: URL -> pooled database, a connection per request, base models
+and fields every plugin shares."""
 
 from __future__ import annotations
 
@@ -26,7 +26,8 @@ def utcnow() -> dt.datetime:
 
 
 class _DeferredSideEffect:
-    """Work registered to run after the outermost commit, which a rolled-back savepoint around it cancels."""
+    """Work registered to run after the outermost commit, which a rolled-back savepoint around it
+    cancels."""
 
     __slots__ = ("work", "cancelled")
 
@@ -39,7 +40,8 @@ class _DeferredSideEffect:
             self.work()
 
 
-_scopes = threading.local()  # per thread, as peewee's transactions: the side effects of each open atomic() block
+# per thread, as peewee's transactions: the side effects of each open atomic() block
+_scopes = threading.local()
 
 
 def _open_scopes() -> list[list[_DeferredSideEffect]]:
@@ -50,9 +52,9 @@ def _open_scopes() -> list[list[_DeferredSideEffect]]:
 
 
 class _SideEffectScope(contextlib.ContextDecorator):
-    """peewee's atomic() block, also remembering the side effects registered inside it: when the block ends by an
-    exception (a savepoint rolled back), they are cancelled; peewee itself drops after-commit work only when the
-    outermost transaction rolls back."""
+    """peewee's atomic() block, also remembering the side effects registered inside it: when the
+    block ends by an exception (a savepoint rolled back), they are cancelled; peewee itself drops
+    after-commit work only when the outermost transaction rolls back."""
 
     def __init__(self, block):
         self.block = block
@@ -80,8 +82,8 @@ class _SideEffectScope(contextlib.ContextDecorator):
 
 
 class HirekitDatabaseProxy(pw.DatabaseProxy):
-    """The proxy every model uses: an atomic() block that rolls back also forgets the side effects registered in it
-    (app.data.db.after_commit)."""
+    """The proxy every model uses: an atomic() block that rolls back also forgets the side effects
+    registered in it (app.data.db.after_commit)."""
 
     def atomic(self, *args, **kwargs):
         return _SideEffectScope(super().atomic(*args, **kwargs))
@@ -92,33 +94,51 @@ _databases: dict[tuple[str, int], pw.Database] = {}
 
 
 def database_from_url(url: str, *, pool_size: int = 10) -> pw.Database:
-    """The process's one database object for a URL (apps built twice in a process share its pool)."""
+    """The process's one database object for a URL (apps built twice in a process share its
+    pool)."""
     key = (url, pool_size)
     if key not in _databases:
         _databases[key] = _open_database(url, pool_size)
     return _databases[key]
 
 
-POOLED_DATABASES = {"sqlite": PooledSqliteDatabase, "postgres": PooledPostgresqlDatabase,
-                    "postgresql": PooledPostgresqlDatabase}
+POOLED_DATABASES = {
+    "sqlite": PooledSqliteDatabase,
+    "postgres": PooledPostgresqlDatabase,
+    "postgresql": PooledPostgresqlDatabase,
+}
 
 
 def _database_options(scheme: str, pool_size: int) -> dict:
-    """The project's options for a scheme's pooled class; the URL's query parameters are laid over them."""
+    """The project's options for a scheme's pooled class; the URL's query parameters are laid over
+    them."""
     if scheme == "sqlite":
-        # pooled, so the pragmas run once per connection rather than once per request. Transactions begin IMMEDIATE:
-        # one that read first could not take the write lock later while another writer had committed (SQLITE_BUSY at
-        # once, whatever the busy timeout), so writers take the lock up front and queue on the busy timeout instead.
-        # Reads outside a transaction stay deferred.
+        # pooled, so the pragmas run once per connection rather than once per request. Transactions
+        # begin IMMEDIATE: one that read first could not take the write lock later while another
+        # writer had committed (SQLITE_BUSY at once, whatever the busy timeout), so writers take the
+        # lock up front and queue on the busy timeout instead. Reads outside a transaction stay
+        # deferred.
         return {
             "lock_type": "IMMEDIATE",
-            "pragmas": {"journal_mode": "wal", "foreign_keys": 1, "busy_timeout": 10000, "synchronous": "normal"},
+            "pragmas": {
+                "journal_mode": "wal",
+                "foreign_keys": 1,
+                "busy_timeout": 10000,
+                "synchronous": "normal",
+            },
             "check_same_thread": False,
             "max_connections": pool_size,
             "stale_timeout": 300,
-            "timeout": 10,  # a request thread finding every connection in use waits for one, as on PostgreSQL
+            # a request thread finding every connection in use waits for one, as on PostgreSQL
+            "timeout": 10,
         }
-    return {"max_connections": pool_size, "stale_timeout": 300, "timeout": 10, "connect_timeout": 3, "port": 5432}
+    return {
+        "max_connections": pool_size,
+        "stale_timeout": 300,
+        "timeout": 10,
+        "connect_timeout": 3,
+        "port": 5432,
+    }
 
 
 class DatabaseUrlError(ValueError):
@@ -126,19 +146,23 @@ class DatabaseUrlError(ValueError):
 
 
 def check_database_url(url: str) -> str:
-    """The URL's scheme when it is one of sqlite, postgres, postgresql; DatabaseUrlError naming the setting otherwise."""
+    """The URL's scheme when it is one of sqlite, postgres, postgresql; DatabaseUrlError naming the
+    setting otherwise."""
     scheme = urlparse(url).scheme
     if scheme not in ("sqlite", "postgres", "postgresql"):
-        raise DatabaseUrlError(f"HIREKIT_DATABASE_URL has the scheme {scheme!r}, which is not a database this server "
-                               "opens: use sqlite:///path/to/file.sqlite3 or postgresql://user@host:5432/name")
+        raise DatabaseUrlError(
+            f"HIREKIT_DATABASE_URL has the scheme {scheme!r}, which is not a database this server "
+            "opens: use sqlite:///path/to/file.sqlite3 or postgresql://user@host:5432/name"
+        )
     return scheme
 
 
 def _open_database(url: str, pool_size: int) -> pw.Database:
-    """sqlite:///path or postgresql://user:pw@host:port/name?sslmode=verify-full&... -> a peewee database.
+    """sqlite:///path or postgresql://user:pw@host:port/name?sslmode=verify-full&... -> a peewee
+    database.
 
-    playhouse.db_url parses the URL; every query parameter (sslmode, sslrootcert, application_name, connect_timeout...)
-    reaches the driver's connect() and wins over the project's defaults."""
+    playhouse.db_url parses the URL; every query parameter (sslmode, sslrootcert, application_name,
+    connect_timeout...) reaches the driver's connect() and wins over the project's defaults."""
     scheme = check_database_url(url)
     options = _database_options(scheme, pool_size)
     options.update(db_url.parse(url, unquote_password=True, unquote_user=True))
@@ -153,9 +177,11 @@ def _open_database(url: str, pool_size: int) -> pw.Database:
 
 
 def init_app(app) -> None:
-    """Bind the proxy to the configured database; a request opens a pooled connection on its first query and hands it
-    back to the pool when it ends."""
-    database.initialize(database_from_url(app.config["DATABASE_URL"], pool_size=app.config["DATABASE_POOL_SIZE"]))
+    """Bind the proxy to the configured database; a request opens a pooled connection on its first
+    query and hands it back to the pool when it ends."""
+    database.initialize(
+        database_from_url(app.config["DATABASE_URL"], pool_size=app.config["DATABASE_POOL_SIZE"])
+    )
 
     @app.teardown_appcontext
     def _close_connection(exc):
@@ -164,13 +190,15 @@ def init_app(app) -> None:
 
 
 def is_postgres() -> bool:
-    """Whether the configured database is PostgreSQL (for the few statements SQLite has no form of)."""
+    """Whether the configured database is PostgreSQL (for the few statements SQLite has no form
+    of)."""
     return isinstance(database.obj, pw.PostgresqlDatabase)
 
 
 def after_commit(side_effect) -> None:
-    """Run `side_effect()` once the current transaction commits, now when none is open, and never when it rolls back
-    (a savepoint included). Deferred, a failure is logged rather than raised: the write it follows has committed."""
+    """Run `side_effect()` once the current transaction commits, now when none is open, and never
+    when it rolls back (a savepoint included). Deferred, a failure is logged rather than raised: the
+    write it follows has committed."""
     if not database.in_transaction():
         side_effect()
         return
@@ -179,7 +207,10 @@ def after_commit(side_effect) -> None:
         try:
             side_effect()
         except Exception:  # noqa: BLE001 - raised here it would turn a committed write into an error
-            log.exception("side effect %s after commit failed", getattr(side_effect, "__qualname__", side_effect))
+            log.exception(
+                "side effect %s after commit failed",
+                getattr(side_effect, "__qualname__", side_effect),
+            )
 
     deferred = _DeferredSideEffect(run)
     scopes = _open_scopes()
@@ -189,17 +220,18 @@ def after_commit(side_effect) -> None:
 
 
 class JSONField(pw.TextField):
-    """JSON stored as text, so the same column works on SQLite and PostgreSQL. Written and read by orjson (UTF-8,
-    compact, int keys written as strings as the standard library writes them; what orjson refuses goes to the
-    standard library): a live call's record is serialized every turn, and the standard library's encoder took a
-    tenth of the call relay's CPU."""
+    """JSON stored as text, so the same column works on SQLite and PostgreSQL. Written and read by
+    orjson (UTF-8, compact, int keys written as strings as the standard library writes them; what
+    orjson refuses goes to the standard library): a live call's record is serialized every turn, and
+    the standard library's encoder took a tenth of the call relay's CPU."""
 
     def db_value(self, value):
         if value is None:
             return None
         try:
             return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
-        except orjson.JSONEncodeError:  # what only the standard library writes: an integer past 64 bits, NaN
+        # what only the standard library writes: an integer past 64 bits, NaN
+        except orjson.JSONEncodeError:
             return json.dumps(value, separators=(",", ":"))
 
     def python_value(self, value):
@@ -207,7 +239,8 @@ class JSONField(pw.TextField):
             return None
         try:
             return orjson.loads(value)
-        except orjson.JSONDecodeError:  # NaN or Infinity, which the standard library wrote and reads
+        # NaN or Infinity, which the standard library wrote and reads
+        except orjson.JSONDecodeError:
             return json.loads(value)
 
 

@@ -1,4 +1,5 @@
-"""Domain events: written durably with a sequence number first, then handed to listeners (webhook delivery)."""
+"""Domain events: written durably with a sequence number first, then handed to listeners (webhook
+delivery)."""
 
 from __future__ import annotations
 
@@ -20,7 +21,8 @@ ERASED_PAYLOAD_KEY = "erased"
 
 
 class Event(BaseModel):
-    """One thing that happened to a record; `sequence` orders a tenant's events, `event_id` is the public id."""
+    """One thing that happened to a record; `sequence` orders a tenant's events, `event_id` is the
+    public id."""
 
     sequence = pw.BigAutoField()
     event_id = pw.UUIDField(default=new_uuid, unique=True)
@@ -63,9 +65,10 @@ class DeclaredEventType(ma.validate.Validator):
 
 
 def add_listener(app, listener, *, once_committed: bool = False) -> None:
-    """listener(event: Event) runs after the event is stored, inside the emitting transaction; with `once_committed`,
-    once that transaction commits (never when it rolls back), after the listeners inside it: for a reaction that is a
-    write of its own, made after the event's (a call series' next attempt after the last one's end)."""
+    """listener(event: Event) runs after the event is stored, inside the emitting transaction; with
+    `once_committed`, once that transaction commits (never when it rolls back), after the listeners
+    inside it: for a reaction that is a write of its own, made after the event's (a call series'
+    next attempt after the last one's end)."""
     key = "hirekit_event_committed_listeners" if once_committed else "hirekit_event_listeners"
     app.extensions.setdefault(key, []).append(listener)
 
@@ -75,8 +78,12 @@ def emit(tenant_id: str, event_type: str, record: dict) -> Event:
     if event_type not in declared_types():
         raise ValueError(f"unknown event type {event_type!r}")
     with database.atomic():
-        event = Event.create(tenant=tenant_id, type=event_type, record_id=str(record.get("id")) if record.get("id") else None,
-                             payload=record)
+        event = Event.create(
+            tenant=tenant_id,
+            type=event_type,
+            record_id=str(record.get("id")) if record.get("id") else None,
+            payload=record,
+        )
         extensions = current_app.extensions if has_app_context() else {}
         for listener in extensions.get("hirekit_event_listeners", ()):
             listener(event)
@@ -86,20 +93,25 @@ def emit(tenant_id: str, event_type: str, record: dict) -> Event:
 
 
 def erase_payloads(tenant_id: str, record_ids) -> list:
-    """Erasure: the tenant's events about these records keep their id, type and record id, and their payload becomes
-    {"id": record id, "erased": true}; answers the event ids (their webhook deliveries carry the same payloads)."""
+    """Erasure: the tenant's events about these records keep their id, type and record id, and their
+    payload becomes {"id": record id, "erased": true}; answers the event ids (their webhook
+    deliveries carry the same payloads)."""
     record_ids = [str(record_id) for record_id in record_ids]
     if not record_ids:
         return []
     named = (Event.tenant == tenant_id) & Event.record_id.in_(record_ids)
     event_ids = [row.event_id for row in Event.select(Event.event_id).where(named)]
     for record_id in record_ids:
-        (Event.update(payload={"id": record_id, ERASED_PAYLOAD_KEY: True})
-         .where((Event.tenant == tenant_id) & (Event.record_id == record_id)).execute())
+        (
+            Event.update(payload={"id": record_id, ERASED_PAYLOAD_KEY: True})
+            .where((Event.tenant == tenant_id) & (Event.record_id == record_id))
+            .execute()
+        )
     return event_ids
 
 
-# ---- retention: how long events are served and replayable, and the worker's pass that deletes older ones ----------
+# ---- retention: how long events are served and replayable, and the worker's pass that deletes
+# older ones ----------
 
 PURGE_JOB_ID = "hirekit-event-purge"
 PURGE_QUEUE = "default"
@@ -107,7 +119,8 @@ PURGE_BATCH = 5000  # rows per DELETE: a long-idle tenant's backlog goes in shor
 
 
 def retention(config=None) -> dt.timedelta:
-    """HIREKIT_EVENT_RETENTION_DAYS (30), or HIREKIT_EVENT_RETENTION in seconds when an operator set that name."""
+    """HIREKIT_EVENT_RETENTION_DAYS (30), or HIREKIT_EVENT_RETENTION in seconds when an operator set
+    that name."""
     config = config if config is not None else current_app.config
     seconds = config.get("EVENT_RETENTION")
     if seconds is None:
@@ -121,12 +134,18 @@ def retained_since(now: dt.datetime | None = None) -> dt.datetime:
 
 
 def purge_expired(now: dt.datetime | None = None) -> int:
-    """Delete the events past the retention, oldest first, PURGE_BATCH per transaction; answers how many."""
+    """Delete the events past the retention, oldest first, PURGE_BATCH per transaction; answers how
+    many."""
     cutoff = retained_since(now)
     purged = 0
     while True:
         with database.atomic():
-            oldest = Event.select(Event.sequence).where(Event.created_at < cutoff).order_by(Event.sequence).limit(PURGE_BATCH)
+            oldest = (
+                Event.select(Event.sequence)
+                .where(Event.created_at < cutoff)
+                .order_by(Event.sequence)
+                .limit(PURGE_BATCH)
+            )
             deleted = Event.delete().where(Event.sequence.in_(oldest)).execute()
         purged += deleted
         if deleted < PURGE_BATCH:
@@ -143,7 +162,10 @@ def purge_expired_events() -> int:
 
 
 def init_app(app) -> None:
-    """Declare the purge pass (started by the worker) and check the retention setting at start-up."""
+    """Declare the purge pass (started by the worker) and check the retention setting at
+    start-up."""
     if retention(app.config).total_seconds() < 0:
         raise ValueError("HIREKIT_EVENT_RETENTION_DAYS must be 0 or more")
-    periodic.declare_core(app, periodic.PeriodicJob(purge_expired_events, PURGE_QUEUE, "EVENT_PURGE_INTERVAL"))
+    periodic.declare_core(
+        app, periodic.PeriodicJob(purge_expired_events, PURGE_QUEUE, "EVENT_PURGE_INTERVAL")
+    )

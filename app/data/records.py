@@ -1,4 +1,5 @@
-"""Tenant-scoped record helpers every family uses: fetch-or-404, unique source_id creates, partial updates, filters, sequences."""
+"""Tenant-scoped record helpers every family uses: fetch-or-404, unique source_id creates, partial
+updates, filters, sequences."""
 
 from __future__ import annotations
 
@@ -24,13 +25,15 @@ class TenantRecord(TimestampedModel):
 
     @classmethod
     def owned_rows(cls, tenant_id: str):
-        """owned_by for a list of whole records, the table's columns selected as `*` (peewee maps each column to its
-        field by name): compiling a select list that names every column costs more CPU than reading a page of them."""
+        """owned_by for a list of whole records, the table's columns selected as `*` (peewee maps
+        each column to its field by name): compiling a select list that names every column costs
+        more CPU than reading a page of them."""
         return cls.select(pw.SQL("*")).where(cls.tenant == tenant_id)
 
 
 class RecruiterColumns(pw.Model):
-    """The recruiter an ATS names on a job or a candidate (recruiter_name, recruiter_email, recruiter_work_phone_no)."""
+    """The recruiter an ATS names on a job or a candidate (recruiter_name, recruiter_email,
+    recruiter_work_phone_no)."""
 
     recruiter_name = pw.CharField(max_length=255, null=True)
     recruiter_email = pw.CharField(max_length=320, null=True)
@@ -38,33 +41,40 @@ class RecruiterColumns(pw.Model):
 
 
 def tenant_indexes(*, unique: tuple[str, ...] = (), lookups: tuple[str, ...] = ()) -> tuple:
-    """Meta.indexes of a tenant's table: (tenant, created_at), which every list pages by (app.http.listing), then a unique
-    (tenant, column) index for each of `unique` and a plain one for each of `lookups`."""
-    return ((("tenant", "created_at"), False),
-            *((("tenant", column), True) for column in unique),
-            *((("tenant", column), False) for column in lookups))
+    """Meta.indexes of a tenant's table: (tenant, created_at), which every list pages by
+    (app.http.listing), then a unique (tenant, column) index for each of `unique` and a plain one
+    for each of `lookups`."""
+    return (
+        (("tenant", "created_at"), False),
+        *((("tenant", column), True) for column in unique),
+        *((("tenant", column), False) for column in lookups),
+    )
 
 
 def get_owned(model: type[TenantRecord], tenant_id: str, record_id) -> TenantRecord:
     """The tenant's record with that id; another tenant's record, or a malformed id, is a 404.
 
-    Raw SQL through peewee's `Model.raw`: every GET by id and every update reads its record here, and building the
-    SELECT of a 30-column model with peewee's query builder cost more than running it (a fifth of a GET by id's time
-    in-process on SQLite)."""
+    Raw SQL through peewee's `Model.raw`: every GET by id and every update reads its record here,
+    and building the SELECT of a 30-column model with peewee's query builder cost more than running
+    it (a fifth of a GET by id's time in-process on SQLite)."""
     ident = parse_uuid(record_id)
     if ident is None:
         raise NotFound(model.label, record_id)
     mark = database.obj.param
-    sql = (f"SELECT * FROM {quoted(model._meta.table_name)} WHERE {quoted(model.tenant.column_name)} = {mark} "
-           f"AND {quoted(model.id.column_name)} = {mark}")
+    sql = (
+        f"SELECT * FROM {quoted(model._meta.table_name)} WHERE {quoted(model.tenant.column_name)} "
+        f"= {mark} "
+        f"AND {quoted(model.id.column_name)} = {mark}"
+    )
     for record in model.raw(sql, model.tenant.db_value(tenant_id), model.id.db_value(ident)):
         return record
     raise NotFound(model.label, record_id)
 
 
 def get_or_404(model, record_id, *conditions, label: str | None = None):
-    """The record with that id (a UUID string or value) meeting `conditions`; a malformed or unknown id is a 404 naming
-    `label` (the model's own label by default). For lookups get_owned does not cover: no tenant, other models."""
+    """The record with that id (a UUID string or value) meeting `conditions`; a malformed or unknown
+    id is a 404 naming `label` (the model's own label by default). For lookups get_owned does not
+    cover: no tenant, other models."""
     ident = parse_uuid(record_id)
     record = model.get_or_none(model.id == ident, *conditions) if ident is not None else None
     if record is None:
@@ -75,13 +85,18 @@ def get_or_404(model, record_id, *conditions, label: str | None = None):
 def find_by_source_id(model, tenant_id: str, source_id: str):
     """The tenant's record with this source_id, or None.
 
-    Raw SQL through `Model.raw`, as get_owned: every application write and upsert resolves its records by source_id
-    here, and peewee building the SELECT of a 30-column model cost more than running it (two of them were a third of
-    `POST /v1/applications`' time in-process on SQLite)."""
+    Raw SQL through `Model.raw`, as get_owned: every application write and upsert resolves its
+    records by source_id here, and peewee building the SELECT of a 30-column model cost more than
+    running it (two of them were a third of `POST /v1/applications`' time in-process on SQLite)."""
     mark = database.obj.param
-    sql = (f"SELECT * FROM {quoted(model._meta.table_name)} WHERE {quoted(model.tenant.column_name)} = {mark} "
-           f"AND {quoted(model.source_id.column_name)} = {mark} LIMIT 1")
-    for record in model.raw(sql, model.tenant.db_value(tenant_id), model.source_id.db_value(source_id)):
+    sql = (
+        f"SELECT * FROM {quoted(model._meta.table_name)} WHERE {quoted(model.tenant.column_name)} "
+        f"= {mark} "
+        f"AND {quoted(model.source_id.column_name)} = {mark} LIMIT 1"
+    )
+    for record in model.raw(
+        sql, model.tenant.db_value(tenant_id), model.source_id.db_value(source_id)
+    ):
         return record
     return None
 
@@ -98,11 +113,14 @@ def quoted(name: str) -> str:
 
 def source_id_taken(model, source_id: str, existing_id) -> Conflict:
     """The 409 for a source_id already in use, naming the record that has it."""
-    return Conflict(f"{model.label} with source_id {source_id!r} already exists", existing_id=existing_id)
+    return Conflict(
+        f"{model.label} with source_id {source_id!r} already exists", existing_id=existing_id
+    )
 
 
 def create_with_source_id(model, tenant_id: str, values: dict, **extra) -> TenantRecord:
-    """Insert a record whose source_id is unique per tenant; a duplicate is 409 naming the existing id."""
+    """Insert a record whose source_id is unique per tenant; a duplicate is 409 naming the existing
+    id."""
     existing = find_by_source_id(model, tenant_id, values["source_id"])
     if existing is not None:
         raise source_id_taken(model, values["source_id"], existing.id)
@@ -125,7 +143,8 @@ def apply_changes(record: TimestampedModel, values: dict) -> TimestampedModel:
 
 
 def apply_filters(query, model, filters: dict, *, case_insensitive=()):
-    """AND of equality filters for the non-empty values; names in case_insensitive compare lower-cased."""
+    """AND of equality filters for the non-empty values; names in case_insensitive compare
+    lower-cased."""
     for name, value in filters.items():
         if value is None:
             continue
@@ -138,9 +157,10 @@ def apply_filters(query, model, filters: dict, *, case_insensitive=()):
 
 
 def row_for_update(model, key_field, key, **defaults):
-    """Inside a transaction: the row whose `key_field` (unique) is `key`, inserted with `defaults` when missing, and
-    locked until the transaction ends, so that concurrent get-or-create-then-change writers make one row and lose no
-    change. SQLite's transactions already hold the database's write lock; PostgreSQL locks the row."""
+    """Inside a transaction: the row whose `key_field` (unique) is `key`, inserted with `defaults`
+    when missing, and locked until the transaction ends, so that concurrent
+    get-or-create-then-change writers make one row and lose no change. SQLite's transactions already
+    hold the database's write lock; PostgreSQL locks the row."""
     model.insert({key_field: key, **defaults}).on_conflict_ignore().execute()
     query = model.select().where(key_field == key)
     return (query.for_update() if database.for_update else query).get()
@@ -152,12 +172,16 @@ def next_in_sequence(tenant_id: str, name: str) -> int:
 
 
 def reserve_in_sequence(tenant_id: str, name: str, count: int) -> range:
-    """The tenant's next `count` numbers in sequence `name`, taken at once (a batch of new records), safe under
-    concurrent writers: one statement creates or advances the counter row, which stays locked until the caller's
-    transaction ends."""
+    """The tenant's next `count` numbers in sequence `name`, taken at once (a batch of new records),
+    safe under concurrent writers: one statement creates or advances the counter row, which stays
+    locked until the caller's transaction ends."""
     table, mark = quoted(Counter._meta.table_name), database.obj.param
-    sql = (f'INSERT INTO {table} ("tenant_id", "name", "value") VALUES ({mark}, {mark}, {mark}) '
-           f'ON CONFLICT ("tenant_id", "name") DO UPDATE SET "value" = {table}."value" + excluded."value" '
-           'RETURNING "value"')
-    ((last,),) = database.execute_sql(sql, (tenant_id, name, count)).fetchall()  # all: SQLite ends the statement
+    sql = (
+        f'INSERT INTO {table} ("tenant_id", "name", "value") VALUES ({mark}, {mark}, {mark}) '
+        f'ON CONFLICT ("tenant_id", "name") DO UPDATE SET "value" = {table}."value" + '
+        'excluded."value" '
+        'RETURNING "value"'
+    )
+    # all: SQLite ends the statement
+    ((last,),) = database.execute_sql(sql, (tenant_id, name, count)).fetchall()
     return range(last - count + 1, last + 1)

@@ -1,8 +1,9 @@
-"""The statements the core writes as SQL text rather than through the models, each with why peewee cannot say it.
+"""The statements the core writes as SQL text rather than through the models, each with why peewee
+cannot say it.
 
-PostgreSQL's advisory locks are functions called for their effect, not rows of a model, and the row-count fold is a
-data-modifying CTE; SQLite needs none of them, because it serializes its writers and keeps one count row per bucket,
-so each is run on PostgreSQL only.
+PostgreSQL's advisory locks are functions called for their effect, not rows of a model, and the
+row-count fold is a data-modifying CTE; SQLite needs none of them, because it serializes its writers
+and keeps one count row per bucket, so each is run on PostgreSQL only.
 """
 
 from __future__ import annotations
@@ -11,16 +12,20 @@ from app.data.db import database, is_postgres
 
 # One key: waits for the transaction holding it to end, then holds it until this one ends.
 LOCK_ONE = "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))"
-# Many keys in one round trip, in the order given: two writers sorting their keys the same way cannot deadlock.
-LOCK_MANY = ("SELECT pg_advisory_xact_lock(hashtextextended(key, 0)) "
-             "FROM unnest(%s::text[]) WITH ORDINALITY AS locks(key, position) ORDER BY position")
+# Many keys in one round trip, in the order given: two writers sorting their keys the same way
+# cannot deadlock.
+LOCK_MANY = (
+    "SELECT pg_advisory_xact_lock(hashtextextended(key, 0)) "
+    "FROM unnest(%s::text[]) WITH ORDINALITY AS locks(key, position) ORDER BY position"
+)
 # Without waiting: true when this transaction now holds the key, false when another holds it.
 TRY_LOCK = "SELECT pg_try_advisory_xact_lock(hashtext(%s))"
 
 
 def lock_for_transaction(*keys: str) -> None:
-    """Inside a transaction on PostgreSQL: hold these keys' advisory locks until it ends, taken in the order given
-    (sort them: writers taking the same keys in the same order never deadlock). Nothing on SQLite."""
+    """Inside a transaction on PostgreSQL: hold these keys' advisory locks until it ends, taken in
+    the order given (sort them: writers taking the same keys in the same order never deadlock).
+    Nothing on SQLite."""
     if not is_postgres() or not keys:
         return
     if len(keys) == 1:
@@ -30,12 +35,14 @@ def lock_for_transaction(*keys: str) -> None:
 
 
 def try_lock_for_transaction(key: str) -> bool:
-    """Inside a transaction on PostgreSQL: whether this transaction got the key's advisory lock without waiting."""
+    """Inside a transaction on PostgreSQL: whether this transaction got the key's advisory lock
+    without waiting."""
     return bool(database.execute_sql(TRY_LOCK, (key,)).fetchone()[0])
 
 
-# app.data.row_counts on PostgreSQL: a list's delta rows replaced by one per bucket in one statement (a DELETE ...
-# RETURNING feeding an INSERT), so no delta committed meanwhile is counted twice or lost.
+# app.data.row_counts on PostgreSQL: a list's delta rows replaced by one per bucket in one statement
+# (a DELETE ... RETURNING feeding an INSERT), so no delta committed meanwhile is counted twice or
+# lost.
 FOLD_ROW_COUNTS = """
 WITH folded AS (
     DELETE FROM tenant_row_counts WHERE tenant_id = %s AND table_name = %s RETURNING bucket, total

@@ -1,4 +1,5 @@
-"""The JSON-or-multipart body decorator: one schema read from JSON (base64file) or multipart/form-data (a file part)."""
+"""The JSON-or-multipart body decorator: one schema read from JSON (base64file) or
+multipart/form-data (a file part)."""
 
 from __future__ import annotations
 
@@ -18,21 +19,37 @@ _form_schemas: dict[type, type] = {}
 
 
 def form_schema(schema_cls: type[ma.Schema]) -> type[ma.Schema]:
-    """The multipart/form-data twin of a JSON body schema, for OpenAPI: `file` is the resume part, no base64."""
+    """The multipart/form-data twin of a JSON body schema, for OpenAPI: `file` is the resume part,
+    no base64."""
     if schema_cls not in _form_schemas:
-        fields = {name: field for name, field in schema_cls().fields.items() if name not in ("file", "base64file")}
-        fields["file"] = Upload(metadata={"description": f"The resume file ({ACCEPTED}, read from its bytes: {WHAT_EACH_TYPE_IS})"})
+        fields = {
+            name: field
+            for name, field in schema_cls().fields.items()
+            if name not in ("file", "base64file")
+        }
+        fields["file"] = Upload(
+            metadata={
+                "description": f"The resume file ({ACCEPTED}, read from its bytes: "
+                f"{WHAT_EACH_TYPE_IS})"
+            }
+        )
         name = schema_cls.__name__.removesuffix("Schema") + "FormSchema"
         _form_schemas[schema_cls] = ma.Schema.from_dict(fields, name=name)
     return _form_schemas[schema_cls]
 
 
-JSON_TEXT_FIELDS = (ma.fields.List, ma.fields.Nested, ma.fields.Dict, ma.fields.Number, ma.fields.Boolean)
+JSON_TEXT_FIELDS = (
+    ma.fields.List,
+    ma.fields.Nested,
+    ma.fields.Dict,
+    ma.fields.Number,
+    ma.fields.Boolean,
+)
 
 
 def form_values(schema: ma.Schema) -> dict:
-    """The text fields of a multipart body; list, object, number and boolean fields may be sent as JSON text (the
-    schema then reads them as it reads a JSON body)."""
+    """The text fields of a multipart body; list, object, number and boolean fields may be sent as
+    JSON text (the schema then reads them as it reads a JSON body)."""
     values: dict = {}
     for key in request.form:
         value = request.form.get(key)
@@ -53,7 +70,8 @@ def read_file_part(name: str = "file") -> ResumeUpload | None:
 
 
 def load_body(schema: ma.Schema) -> dict:
-    """Validate a JSON or multipart/form-data body with `schema` (a ResumeBodyMixin); the file part becomes `resume`."""
+    """Validate a JSON or multipart/form-data body with `schema` (a ResumeBodyMixin); the file part
+    becomes `resume`."""
     if request.mimetype == "multipart/form-data":
         values = form_values(schema)
         upload = read_file_part("file")
@@ -72,16 +90,23 @@ def load_body(schema: ma.Schema) -> dict:
 
 
 def json_or_multipart(blp, schema_cls: type[ma.Schema], *, description: str = ""):
-    """Route decorator: the body as JSON (base64file) or multipart/form-data (file part), both documented in OpenAPI.
+    """Route decorator: the body as JSON (base64file) or multipart/form-data (file part), both
+    documented in OpenAPI.
 
-    The view receives the loaded values like flask-smorest's @arguments passes them (after self, before path args)."""
-    # "required": false, as a missing body is answered like {} (422 naming the required fields): openapi-python-client
-    # 0.29 types a two-content-type body as optional whatever this says, and imports its Unset only when it is
-    # documented optional (a generated module would not import otherwise)
-    request_body = {"required": False, "description": description or None, "content": {
-        "application/json": {"schema": schema_cls},
-        "multipart/form-data": {"schema": form_schema(schema_cls)},
-    }}
+    The view receives the loaded values like flask-smorest's @arguments passes them (after self,
+    before path args)."""
+    # "required": false, as a missing body is answered like {} (422 naming the required fields):
+    # openapi-python-client 0.29 types a two-content-type body as optional whatever this says, and
+    # imports its Unset only when it is documented optional (a generated module would not import
+    # otherwise)
+    request_body = {
+        "required": False,
+        "description": description or None,
+        "content": {
+            "application/json": {"schema": schema_cls},
+            "multipart/form-data": {"schema": form_schema(schema_cls)},
+        },
+    }
     if not description:
         del request_body["description"]
 

@@ -1,21 +1,25 @@
-"""Batch upserts for initial syncs: `PUT /v1/<family>/by-source-id` with up to MAX_BATCH_ITEMS create bodies, each
-created or replaced as app.http.upserts' single upsert does, in one transaction per request.
+"""Batch upserts for initial syncs: `PUT /v1/<family>/by-source-id` with up to MAX_BATCH_ITEMS
+create bodies, each created or replaced as app.http.upserts' single upsert does, in one transaction
+per request.
 
-- Every item is validated alone by the family's create schema (source_id included); an invalid item is answered in
-  its place (status 422 and the one error body's `error`) and does not stop the others. A source_id sent twice in one
-  batch is refused on its later items: which of the two bodies should win is the client's call.
-- `"atomic": true`: any refused item (invalid, or refused when written, e.g. an application naming an unknown
-  candidate) fails the whole request with one 422 naming the items (`items.<index>.<field>`), and nothing is written.
-- Valid items are written in one transaction: item by item in a savepoint each, through the family's own create and
-  replace (events and webhooks per item, after the commit, as for single writes); or, for a family whose write is
-  its row alone (jobs), with app.data.row_upserts' multi-row statements.
-- Cost: the body limit (MAX_CONTENT_LENGTH) and MAX_BATCH_ITEMS bound a request; it counts against the rate limit as
-  its items sent one by one would (app.security.limits.count_items_beyond_first), refused whole (429) past it.
-- The answer (200) lists every item's outcome in request order: `status` (201 created, 200 replaced, or the error's
-  status), `source_id`, `id` of the record written, or `error`; and how many were created, replaced and failed.
-  It holds no records: an item's outcome is under ITEM_ANSWER_BYTES, and the whole answer is kept for an
-  Idempotency-Key's replay up to MAX_BATCH_ITEMS of them (past the cap other answers meet), so a retried batch always
-  gets every item's outcome back.
+- Every item is validated alone by the family's create schema (source_id included); an invalid item
+  is answered in its place (status 422 and the one error body's `error`) and does not stop the
+  others. A source_id sent twice in one batch is refused on its later items: which of the two bodies
+  should win is the client's call.
+- `"atomic": true`: any refused item (invalid, or refused when written, e.g. an application naming
+  an unknown candidate) fails the whole request with one 422 naming the items
+  (`items.<index>.<field>`), and nothing is written.
+- Valid items are written in one transaction: item by item in a savepoint each, through the family's
+  own create and replace (events and webhooks per item, after the commit, as for single writes); or,
+  for a family whose write is its row alone (jobs), with app.data.row_upserts' multi-row statements.
+- Cost: the body limit (MAX_CONTENT_LENGTH) and MAX_BATCH_ITEMS bound a request; it counts against
+  the rate limit as its items sent one by one would (app.security.limits.count_items_beyond_first),
+  refused whole (429) past it.
+- The answer (200) lists every item's outcome in request order: `status` (201 created, 200 replaced,
+  or the error's status), `source_id`, `id` of the record written, or `error`; and how many were
+  created, replaced and failed. It holds no records: an item's outcome is under ITEM_ANSWER_BYTES,
+  and the whole answer is kept for an Idempotency-Key's replay up to MAX_BATCH_ITEMS of them (past
+  the cap other answers meet), so a retried batch always gets every item's outcome back.
 - The family's routes module declares the route: a MethodView on PATH whose `put` takes
   batch_body_schema's body and answers answer_batch, documented by batch_doc.
 """
@@ -39,15 +43,16 @@ from app.data.row_upserts import upsert_rows
 from app.http.upserts import SourceIdUpsert
 
 MAX_BATCH_ITEMS = 500
-# The most one item's outcome takes in the answer: status, a source_id of up to 255 characters (6 bytes each when
-# JSON escapes them), an id, or an error naming the item's fields.
+# The most one item's outcome takes in the answer: status, a source_id of up to 255 characters (6
+# bytes each when JSON escapes them), an id, or an error naming the item's fields.
 ITEM_ANSWER_BYTES = 2 * 1024
 PATH = "/by-source-id"
 
 
 @dataclass(frozen=True)
 class ItemOutcome:
-    """What happened to one item: written (status 201 or 200, the record's id) or refused (the error)."""
+    """What happened to one item: written (status 201 or 200, the record's id) or refused (the
+    error)."""
 
     status: int
     source_id: str | None
@@ -58,8 +63,13 @@ class ItemOutcome:
         if self.error is None:
             return {"status": self.status, "source_id": self.source_id, "id": self.id}
         error = self.error
-        return {"status": self.status, "source_id": self.source_id,
-                "error": error_detail(error.status, error.message, type=error.type, fields=error.fields, extra=error.extra)}
+        return {
+            "status": self.status,
+            "source_id": self.source_id,
+            "error": error_detail(
+                error.status, error.message, type=error.type, fields=error.fields, extra=error.extra
+            ),
+        }
 
 
 def refused(error: ApiError, source_id) -> ItemOutcome:
@@ -67,8 +77,8 @@ def refused(error: ApiError, source_id) -> ItemOutcome:
 
 
 def upsert_batch(upsert: SourceIdUpsert, tenant_id: str, items: list, *, atomic: bool) -> dict:
-    """Create or replace the tenant's record of each item; the answer listing each item's outcome in order. Atomic:
-    ApiError 422 naming every refused item, and nothing written."""
+    """Create or replace the tenant's record of each item; the answer listing each item's outcome in
+    order. Atomic: ApiError 422 naming every refused item, and nothing written."""
     outcomes: list[ItemOutcome | None] = [None] * len(items)
     valid = validate_items(upsert.create_schema(), items, outcomes)
     if atomic and len(valid) < len(items):
@@ -86,7 +96,9 @@ def validate_items(schema: ma.Schema, items: list, outcomes: list) -> list[tuple
     for index, item in enumerate(items):
         source_id = item.get("source_id") if isinstance(item, dict) else None
         if not isinstance(item, dict):
-            outcomes[index] = refused(ValidationFailed({"_schema": ["An item must be a JSON object."]}), None)
+            outcomes[index] = refused(
+                ValidationFailed({"_schema": ["An item must be a JSON object."]}), None
+            )
             continue
         try:
             values = schema.load(item)
@@ -95,15 +107,26 @@ def validate_items(schema: ma.Schema, items: list, outcomes: list) -> list[tuple
             continue
         source_id = values["source_id"]
         if source_id in first_at:
-            outcomes[index] = refused(ValidationFailed({"source_id": [
-                f"Also sent by item {first_at[source_id]} of this batch: send each source_id once per batch."]}), source_id)
+            outcomes[index] = refused(
+                ValidationFailed(
+                    {
+                        "source_id": [
+                            f"Also sent by item {first_at[source_id]} of this batch: send each "
+                            "source_id once per batch."
+                        ]
+                    }
+                ),
+                source_id,
+            )
             continue
         first_at[source_id] = index
         valid.append((index, values))
     return valid
 
 
-def write_items(upsert: SourceIdUpsert, tenant_id: str, valid: list[tuple[int, dict]], outcomes: list) -> None:
+def write_items(
+    upsert: SourceIdUpsert, tenant_id: str, valid: list[tuple[int, dict]], outcomes: list
+) -> None:
     """Inside the batch's transaction: write the valid items, each outcome in its place."""
     if not valid:
         return
@@ -116,7 +139,8 @@ def write_items(upsert: SourceIdUpsert, tenant_id: str, valid: list[tuple[int, d
         body = dict(values)
         source_id = body.pop("source_id")
         try:
-            record, created = upsert.upsert(tenant_id, source_id, body)  # its own savepoint: a refusal undoes only it
+            # its own savepoint: a refusal undoes only it
+            record, created = upsert.upsert(tenant_id, source_id, body)
         except ApiError as error:
             outcomes[index] = refused(error, source_id)
         except ma.ValidationError as error:
@@ -129,58 +153,96 @@ def write_items(upsert: SourceIdUpsert, tenant_id: str, valid: list[tuple[int, d
 
 def atomic_refusal(outcomes: list, total: int) -> ValidationFailed:
     """The one 422 of an atomic batch: every refused item's messages under items.<index>."""
-    failed = {index: outcome for index, outcome in enumerate(outcomes) if outcome is not None and outcome.error}
-    fields = {"items": {index: outcome.error.fields or {"_schema": [outcome.error.message]}
-                        for index, outcome in failed.items()}}
-    listed = ", ".join(str(index) for index in list(failed)[:20]) + (" ..." if len(failed) > 20 else "")
-    return ValidationFailed(fields, f"{len(failed)} of {total} items were refused (items {listed}); the batch is atomic, "
-                                    "so nothing was written.")
+    failed = {
+        index: outcome
+        for index, outcome in enumerate(outcomes)
+        if outcome is not None and outcome.error
+    }
+    fields = {
+        "items": {
+            index: outcome.error.fields or {"_schema": [outcome.error.message]}
+            for index, outcome in failed.items()
+        }
+    }
+    listed = ", ".join(str(index) for index in list(failed)[:20]) + (
+        " ..." if len(failed) > 20 else ""
+    )
+    return ValidationFailed(
+        fields,
+        f"{len(failed)} of {total} items were refused (items {listed}); the batch is atomic, "
+        "so nothing was written.",
+    )
 
 
 def batch_answer(outcomes: list[ItemOutcome]) -> dict:
     created = sum(1 for outcome in outcomes if outcome.status == 201)
     replaced = sum(1 for outcome in outcomes if outcome.status == 200)
-    return {"items": [outcome.answer() for outcome in outcomes], "created": created, "replaced": replaced,
-            "failed": len(outcomes) - created - replaced}
+    return {
+        "items": [outcome.answer() for outcome in outcomes],
+        "created": created,
+        "replaced": replaced,
+        "failed": len(outcomes) - created - replaced,
+    }
 
 
 # ---- the request body, the answer and the route's words ------------------------------------------
 
+
 class BatchItems(ma.fields.List):
-    """The items as sent (each one validated on its own later), 1 to MAX_BATCH_ITEMS JSON objects; documented as
-    a list of the family's create bodies."""
+    """The items as sent (each one validated on its own later), 1 to MAX_BATCH_ITEMS JSON objects;
+    documented as a list of the family's create bodies."""
 
     def _deserialize(self, value, attr, data, **kwargs):
         if not isinstance(value, list):
             raise self.make_error("invalid")
         if not 1 <= len(value) <= MAX_BATCH_ITEMS:
-            raise ma.ValidationError(f"Send 1 to {MAX_BATCH_ITEMS} items per batch (got {len(value)}).")
+            raise ma.ValidationError(
+                f"Send 1 to {MAX_BATCH_ITEMS} items per batch (got {len(value)})."
+            )
         return value
 
 
-ATOMIC_DESCRIPTION = ("false (default): each item is written or refused on its own. true: any refused item fails the "
-                      "whole request (422 naming the items as items.<index>.<field>) and nothing is written.")
+ATOMIC_DESCRIPTION = (
+    "false (default): each item is written or refused on its own. true: any refused item fails the "
+    "whole request (422 naming the items as items.<index>.<field>) and nothing is written."
+)
 
 
 def batch_body_schema(create_schema: type[ma.Schema], name: str) -> type[ma.Schema]:
     """The batch body of a family: its create bodies as items, and atomic."""
-    items = BatchItems(ma.fields.Nested(create_schema), required=True, validate=ma.validate.Length(1, MAX_BATCH_ITEMS),
-                       metadata={"description": f"1 to {MAX_BATCH_ITEMS} create bodies, source_id included; each is "
-                                                "created or replaced as PUT .../by-source-id/{source_id} would"})
+    items = BatchItems(
+        ma.fields.Nested(create_schema),
+        required=True,
+        validate=ma.validate.Length(1, MAX_BATCH_ITEMS),
+        metadata={
+            "description": f"1 to {MAX_BATCH_ITEMS} create bodies, source_id included; each is "
+            "created or replaced as PUT .../by-source-id/{source_id} would"
+        },
+    )
     atomic = StrictBoolean(load_default=False, metadata={"description": ATOMIC_DESCRIPTION})
-    return type(name, (StrictSchema,), {"items": items, "atomic": atomic,
-                                        "__doc__": "A batch of upserts by source_id"})
+    return type(
+        name,
+        (StrictSchema,),
+        {"items": items, "atomic": atomic, "__doc__": "A batch of upserts by source_id"},
+    )
 
 
 class BatchItemSchema(Schema):
     """One item's outcome, in the place of the item in the request."""
 
-    status = ma.fields.Integer(required=True, metadata={"description": "201 created, 200 replaced, else the error's "
-                                                                       "status (422 invalid, 409 conflict, ...)"})
+    status = ma.fields.Integer(
+        required=True,
+        metadata={
+            "description": "201 created, 200 replaced, else the error's "
+            "status (422 invalid, 409 conflict, ...)"
+        },
+    )
     source_id = ma.fields.String(allow_none=True, required=True)
     id = ma.fields.String(metadata={"description": "The record's id (written items)"})
-    error = ma.fields.Nested(ErrorDetailSchema, metadata={"description": "Why the item was refused (as the one "
-                                                                         "error body's error)"})
+    error = ma.fields.Nested(
+        ErrorDetailSchema,
+        metadata={"description": "Why the item was refused (as the one error body's error)"},
+    )
 
 
 class BatchAnswerSchema(Schema):
@@ -196,12 +258,18 @@ def charge_items(count: int) -> None:
     """A batch costs its items' requests against the rate limit: 429 for the whole batch past it."""
     hit = limits.count_items_beyond_first(count)
     if hit is not None and not hit.allowed:
-        raise ApiError(429, f"Rate limit exceeded ({hit.limit}): this batch counts as its {count} items. Higher limits "
-                            "are available on request.", headers={"Retry-After": str(hit.retry_after)})
+        raise ApiError(
+            429,
+            f"Rate limit exceeded ({hit.limit}): this batch counts as its {count} items. Higher "
+            "limits "
+            "are available on request.",
+            headers={"Retry-After": str(hit.retry_after)},
+        )
 
 
 def run_batch(upsert: SourceIdUpsert, tenant_id: str, body: dict) -> dict:
-    """A loaded batch body (REST or an MCP tool's arguments) charged against the rate limit, then written."""
+    """A loaded batch body (REST or an MCP tool's arguments) charged against the rate limit, then
+    written."""
     charge_items(len(body["items"]))
     return upsert_batch(upsert, tenant_id, body["items"], atomic=body["atomic"])
 
@@ -220,7 +288,7 @@ def batch_doc(plural: str) -> dict:
     for its `blp.doc`: the same words for every family."""
     return {
         "summary": f"Create or replace up to {MAX_BATCH_ITEMS} {plural} by source_id (a batch, for "
-                   "initial syncs)",
+        "initial syncs)",
         "description": (
             "Each item is a create body with its source_id, created (201) or replaced (200) as "
             "PUT /by-source-id/{source_id} would, all in one transaction; the answer lists each "
@@ -230,5 +298,6 @@ def batch_doc(plural: str) -> dict:
             "nothing is written. A source_id sent twice in one batch is refused on its later item. "
             f"1 to {MAX_BATCH_ITEMS} items (422 otherwise), JSON only, within the body limit "
             "(413); the batch counts against the rate limit as its items would (429 for the whole "
-            "batch past it, nothing written). An Idempotency-Key applies to the whole batch."),
+            "batch past it, nothing written). An Idempotency-Key applies to the whole batch."
+        ),
     }

@@ -1,7 +1,9 @@
-"""Liveness (/healthz) and readiness (/readyz: database, Redis and search when configured) for load balancers.
+"""Liveness (/healthz) and readiness (/readyz: database, Redis and search when configured) for load
+balancers.
 
-A check that raises NotRequired reports its dependency's state in the body without failing readiness: a dependency
-this deployment does not need (an empty person dataset when HIREKIT_PERSON_DATASET_REQUIRED is off)."""
+A check that raises NotRequired reports its dependency's state in the body without failing
+readiness: a dependency this deployment does not need (an empty person dataset when
+HIREKIT_PERSON_DATASET_REQUIRED is off)."""
 
 from __future__ import annotations
 
@@ -24,8 +26,8 @@ READINESS_CHECKS = []
 
 
 class NotRequired(Exception):
-    """Raised by a readiness check whose dependency is down or empty but not required here: `state` goes in the body
-    and readiness holds."""
+    """Raised by a readiness check whose dependency is down or empty but not required here: `state`
+    goes in the body and readiness holds."""
 
     def __init__(self, state: str):
         super().__init__(state)
@@ -72,8 +74,9 @@ class Readyz(MethodView):
     def get(self):
         """Database, Redis and the search backend answer
 
-        503 when one is down. The person dataset counts only where HIREKIT_PERSON_DATASET_REQUIRED is on; otherwise its
-        state is reported (`search`: `ok`, `empty (not required)`, `down: <reason> (not required)`) and readiness holds."""
+        503 when one is down. The person dataset counts only where HIREKIT_PERSON_DATASET_REQUIRED
+        is on; otherwise its state is reported (`search`: `ok`, `empty (not required)`, `down:
+        <reason> (not required)`) and readiness holds."""
         return readiness()
 
 
@@ -89,5 +92,9 @@ def readiness():
             checks[name] = f"down: {type(exc).__name__}"
             down.append(name)
     if down:
-        return {"status": f"unavailable: {', '.join(down)}", "checks": checks}, 503, {"Retry-After": "5"}
+        return (
+            {"status": f"unavailable: {', '.join(down)}", "checks": checks},
+            503,
+            {"Retry-After": "5"},
+        )
     return {"status": "ok", "checks": checks}

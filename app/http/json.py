@@ -1,5 +1,5 @@
-"""orjson behind Flask's JSON provider: the serializer is the hot path of every answer, and request bodies are read
-within app.http.request_json's bounds."""
+"""orjson behind Flask's JSON provider: the serializer is the hot path of every answer, and request
+bodies are read within app.http.request_json's bounds."""
 
 from __future__ import annotations
 
@@ -30,12 +30,14 @@ class OrjsonProvider(DefaultJSONProvider):
         return dumps_bytes(obj).decode()
 
     def loads(self, s, **kwargs):
-        """`request.get_json()`: too deep, an out-of-range number or a lone surrogate is the ApiError naming it (even
-        with silent=True: the body is refused whoever reads it first); other invalid JSON stays a ValueError."""
+        """`request.get_json()`: too deep, an out-of-range number or a lone surrogate is the
+        ApiError naming it (even with silent=True: the body is refused whoever reads it first);
+        other invalid JSON stays a ValueError."""
         return loads_request(s)
 
     def response(self, *args, **kwargs):
-        """`jsonify(...)`: one value as it is, several positional values as a list, keywords as an object."""
+        """`jsonify(...)`: one value as it is, several positional values as a list, keywords as an
+        object."""
         if args and kwargs:
             raise TypeError("jsonify() takes either positional values or keywords, not both")
         obj = (args[0] if len(args) == 1 else list(args)) if args else (kwargs or None)

@@ -1,20 +1,23 @@
-"""Marshmallow schemas -> JSON Schema (2020-12), so a body's schema is written once and described everywhere (MCP tools).
+"""Marshmallow schemas -> JSON Schema (2020-12), so a body's schema is written once and described
+everywhere (MCP tools).
 
-Why not apispec's converter (OpenAPIConverter.fields2jsonschema, which /openapi.json uses): measured on every MCP tool,
-its output differs in ways MCP clients notice, and a wrapper would have to walk the result alongside the marshmallow
-fields to undo each difference, i.e. be this module again.
-- outputSchema: MCP clients validate a tool's structuredContent against it. A record answers null for an optional
-  field it lacks even where the field is not declared allow_none (record schemas are written for dumping), so every
-  non-required property here admits null (DUMP); apispec types them non-null and a validating client would reject
-  such answers.
-- inputSchema: apispec drops `additionalProperties: false` (it reads only an explicit Meta.unknown, and
-  fields2jsonschema not even that), which tells an agent that unknown arguments are refused; it adds `"default": null`
-  to every optional argument; it writes OpenAPI's `example` where JSON Schema has `examples`; and it drops the
-  schema's description.
-- Nested schemas: apispec inlines them with all their fields, dump-only ones marked readOnly (load-only writeOnly);
-  here a LOAD schema leaves dump-only fields out at every depth and a DUMP schema load-only ones.
-- Tuple (prefixItems), ContainsOnly (items enum), the registered custom fields (register_field) and the `json_schema`
-  metadata override have no apispec equivalent without attribute functions of our own.
+Why not apispec's converter (OpenAPIConverter.fields2jsonschema, which /openapi.json uses): measured
+on every MCP tool, its output differs in ways MCP clients notice, and a wrapper would have to walk
+the result alongside the marshmallow fields to undo each difference, i.e. be this module again.
+- outputSchema: MCP clients validate a tool's structuredContent against it. A record answers null
+  for an optional field it lacks even where the field is not declared allow_none (record schemas are
+  written for dumping), so every non-required property here admits null (DUMP); apispec types them
+  non-null and a validating client would reject such answers.
+- inputSchema: apispec drops `additionalProperties: false` (it reads only an explicit Meta.unknown,
+  and fields2jsonschema not even that), which tells an agent that unknown arguments are refused; it
+  adds `"default": null` to every optional argument; it writes OpenAPI's `example` where JSON Schema
+  has `examples`; and it drops the schema's description.
+- Nested schemas: apispec inlines them with all their fields, dump-only ones marked readOnly
+  (load-only writeOnly); here a LOAD schema leaves dump-only fields out at every depth and a DUMP
+  schema load-only ones.
+- Tuple (prefixItems), ContainsOnly (items enum), the registered custom fields (register_field) and
+  the `json_schema` metadata override have no apispec equivalent without attribute functions of our
+  own.
 """
 
 from __future__ import annotations
@@ -29,7 +32,8 @@ import marshmallow as ma
 from marshmallow import fields, validate
 
 LOAD = "load"  # the shape a client sends: dump_only fields left out, required fields listed
-DUMP = "dump"  # the shape the service answers: load_only fields left out, values may be null unless required
+# the shape the service answers: load_only fields left out, values may be null unless required
+DUMP = "dump"
 
 # Checked in order, so subclasses (Email before String, Integer before Number) come first.
 FIELD_TYPES: tuple[tuple[type, dict], ...] = (
@@ -50,17 +54,20 @@ FIELD_TYPES: tuple[tuple[type, dict], ...] = (
 
 JSON_LITERALS = (str, int, float, bool)
 
-# Custom field classes a family defines, and how to describe them: field class -> (field -> JSON Schema).
+# Custom field classes a family defines, and how to describe them: field class -> (field -> JSON
+# Schema).
 CUSTOM_FIELDS: dict[type, Callable[[fields.Field], dict]] = {}
 
 
 def register_field(field_type: type, describe: Callable[[fields.Field], dict]) -> None:
-    """Teach the converter a custom field class (e.g. a JSON-object field); subclasses are covered too."""
+    """Teach the converter a custom field class (e.g. a JSON-object field); subclasses are covered
+    too."""
     CUSTOM_FIELDS[field_type] = describe
 
 
 def schema_to_json_schema(schema: type[ma.Schema] | ma.Schema, *, mode: str = LOAD) -> dict:
-    """The JSON Schema object of a marshmallow schema; `mode` picks the request (LOAD) or response (DUMP) side."""
+    """The JSON Schema object of a marshmallow schema; `mode` picks the request (LOAD) or response
+    (DUMP) side."""
     if mode not in (LOAD, DUMP):
         raise ValueError(f"mode must be {LOAD!r} or {DUMP!r}")
     instance = schema() if isinstance(schema, type) else schema
@@ -68,7 +75,8 @@ def schema_to_json_schema(schema: type[ma.Schema] | ma.Schema, *, mode: str = LO
 
 
 def _object(schema: ma.Schema, mode: str, seen: tuple) -> dict:
-    if type(schema) in seen:  # a recursive schema: describe the inner level loosely rather than loop
+    # a recursive schema: describe the inner level loosely rather than loop
+    if type(schema) in seen:
         return {"type": "object"}
     seen = (*seen, type(schema))
     chosen = schema.load_fields if mode == LOAD else schema.dump_fields
@@ -90,9 +98,11 @@ def _object(schema: ma.Schema, mode: str, seen: tuple) -> dict:
     return result
 
 
-def field_to_json_schema(field: fields.Field, *, mode: str = LOAD, _seen: tuple = (), _property: bool = False) -> dict:
-    """One field's JSON Schema: its type, bounds from its validators (on the LOAD side, where they are enforced),
-    null when allowed, and its documentation."""
+def field_to_json_schema(
+    field: fields.Field, *, mode: str = LOAD, _seen: tuple = (), _property: bool = False
+) -> dict:
+    """One field's JSON Schema: its type, bounds from its validators (on the LOAD side, where they
+    are enforced), null when allowed, and its documentation."""
     result = _type_of(field, mode, _seen)
     if mode == LOAD:
         for validator in _validators(field):
@@ -120,15 +130,26 @@ def _type_of(field: fields.Field, mode: str, seen: tuple) -> dict:
         return {"type": "array", "items": field_to_json_schema(field.inner, mode=mode, _seen=seen)}
     if isinstance(field, fields.Tuple):
         items = [field_to_json_schema(inner, mode=mode, _seen=seen) for inner in field.tuple_fields]
-        return {"type": "array", "prefixItems": items, "minItems": len(items), "maxItems": len(items)}
+        return {
+            "type": "array",
+            "prefixItems": items,
+            "minItems": len(items),
+            "maxItems": len(items),
+        }
     if isinstance(field, fields.Mapping):
         result: dict = {"type": "object"}
         if field.value_field is not None:
-            result["additionalProperties"] = field_to_json_schema(field.value_field, mode=mode, _seen=seen)
+            result["additionalProperties"] = field_to_json_schema(
+                field.value_field, mode=mode, _seen=seen
+            )
         return result
     if isinstance(field, fields.Enum):
         members = list(field.enum)
-        values = [m.name for m in members] if field.by_value is False else [_jsonable(m.value) for m in members]
+        values = (
+            [m.name for m in members]
+            if field.by_value is False
+            else [_jsonable(m.value) for m in members]
+        )
         return {"enum": values}
     if isinstance(field, fields.Constant):
         return {"const": _jsonable(field.constant)}
@@ -149,14 +170,19 @@ def _validators(field: fields.Field) -> list:
 
 
 def _validator_keywords(validator, shape: dict) -> dict:
-    """The JSON Schema keywords a marshmallow validator means; validators with no JSON equivalent add nothing."""
+    """The JSON Schema keywords a marshmallow validator means; validators with no JSON equivalent
+    add nothing."""
     is_array = shape.get("type") == "array"
     if isinstance(validator, validate.Range):
         keywords = {}
         if validator.min is not None:
-            keywords["minimum" if validator.min_inclusive else "exclusiveMinimum"] = _jsonable(validator.min)
+            keywords["minimum" if validator.min_inclusive else "exclusiveMinimum"] = _jsonable(
+                validator.min
+            )
         if validator.max is not None:
-            keywords["maximum" if validator.max_inclusive else "exclusiveMaximum"] = _jsonable(validator.max)
+            keywords["maximum" if validator.max_inclusive else "exclusiveMaximum"] = _jsonable(
+                validator.max
+            )
         return keywords
     if isinstance(validator, validate.Length):
         low, high = ("minItems", "maxItems") if is_array else ("minLength", "maxLength")
@@ -171,7 +197,9 @@ def _validator_keywords(validator, shape: dict) -> dict:
             keywords[high] = validator.max
         return keywords
     if isinstance(validator, validate.ContainsOnly):
-        return {"items": {**shape.get("items", {}), "enum": [_jsonable(c) for c in validator.choices]}}
+        return {
+            "items": {**shape.get("items", {}), "enum": [_jsonable(c) for c in validator.choices]}
+        }
     if isinstance(validator, validate.OneOf):
         return {"enum": [_jsonable(c) for c in validator.choices]}
     if isinstance(validator, validate.Equal):
@@ -217,7 +245,8 @@ def _allow_null(shape: dict) -> dict:
 
 
 def _jsonable(value):
-    """Validator bounds and choices as JSON values (dates, decimals, UUIDs and enums become their JSON form)."""
+    """Validator bounds and choices as JSON values (dates, decimals, UUIDs and enums become their
+    JSON form)."""
     if value is None or isinstance(value, JSON_LITERALS):
         return value
     if isinstance(value, decimal.Decimal):

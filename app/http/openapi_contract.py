@@ -1,6 +1,7 @@
-"""The OpenAPI document as a versioned contract: the snapshot kept in the repository (docs/openapi.json), the document
-the code builds (every family on, default settings, whatever the environment says), and the breaking changes between
-two documents, which CHANGELOG.md must name before a snapshot showing them is written or accepted."""
+"""The OpenAPI document as a versioned contract: the snapshot kept in the repository
+(docs/openapi.json), the document the code builds (every family on, default settings, whatever the
+environment says), and the breaking changes between two documents, which CHANGELOG.md must name
+before a snapshot showing them is written or accepted."""
 
 from __future__ import annotations
 
@@ -16,12 +17,19 @@ REGENERATE = "flask --app wsgi openapi write"
 
 
 def built_document(create_app) -> dict:
-    """/openapi.json as `create_app` (app.create_app) builds it with every family on and the default settings (the
-    environment ignored)."""
+    """/openapi.json as `create_app` (app.create_app) builds it with every family on and the default
+    settings (the environment ignored)."""
     from app.config import load_config
 
-    config = load_config({"PLUGINS": None, "SECRET_KEY": "openapi-snapshot-" + "x" * 32,
-                          "DATABASE_URL": "sqlite:///:memory:", "LOG_LEVEL": "WARNING"}, environ={})
+    config = load_config(
+        {
+            "PLUGINS": None,
+            "SECRET_KEY": "openapi-snapshot-" + "x" * 32,
+            "DATABASE_URL": "sqlite:///:memory:",
+            "LOG_LEVEL": "WARNING",
+        },
+        environ={},
+    )
     return create_app(config).test_client().get("/openapi.json").json
 
 
@@ -35,9 +43,11 @@ def read_snapshot(path: Path = SNAPSHOT) -> dict | None:
 
 
 def breaking_changes(old: dict, new: dict) -> list[tuple[str, str]]:
-    """(subject, change) for every change of `new` that can break a client written against `old`: a removed or
-    renamed path, operation or component, a removed field or parameter, a narrowed type or enum, a new required request
-    field or parameter, an operation's request or response body becoming another component. The subject (`GET /v1/jobs`, `Job.title`, `PersonSearch`) is what CHANGELOG.md must name."""
+    """(subject, change) for every change of `new` that can break a client written against `old`: a
+    removed or renamed path, operation or component, a removed field or parameter, a narrowed type
+    or enum, a new required request field or parameter, an operation's request or response body
+    becoming another component. The subject (`GET /v1/jobs`, `Job.title`, `PersonSearch`) is what
+    CHANGELOG.md must name."""
     found: list[tuple[str, str]] = []
     old_paths, new_paths = old.get("paths", {}), new.get("paths", {})
     for path, old_item in old_paths.items():
@@ -46,7 +56,9 @@ def breaking_changes(old: dict, new: dict) -> list[tuple[str, str]]:
             continue
         for method in METHODS:
             if method in old_item:
-                found += _operation_changes(f"{method.upper()} {path}", old_item[method], new_paths[path].get(method))
+                found += _operation_changes(
+                    f"{method.upper()} {path}", old_item[method], new_paths[path].get(method)
+                )
     old_schemas = old.get("components", {}).get("schemas", {})
     new_schemas = new.get("components", {}).get("schemas", {})
     requests = request_components(new)
@@ -63,9 +75,15 @@ def _operation_changes(subject: str, old: dict, new: dict | None) -> list[tuple[
         return [(subject, "operation removed")]
     found = []
     if old.get("operationId") != new.get("operationId"):
-        found.append((subject, f"operationId {old.get('operationId')} renamed {new.get('operationId')}"))
-    old_parameters = {(p.get("in"), p.get("name")): p for p in old.get("parameters", ()) if "name" in p}
-    new_parameters = {(p.get("in"), p.get("name")): p for p in new.get("parameters", ()) if "name" in p}
+        found.append(
+            (subject, f"operationId {old.get('operationId')} renamed {new.get('operationId')}")
+        )
+    old_parameters = {
+        (p.get("in"), p.get("name")): p for p in old.get("parameters", ()) if "name" in p
+    }
+    new_parameters = {
+        (p.get("in"), p.get("name")): p for p in new.get("parameters", ()) if "name" in p
+    }
     for key, parameter in new_parameters.items():
         was = old_parameters.get(key)
         if parameter.get("required") and not (was or {}).get("required"):
@@ -74,17 +92,24 @@ def _operation_changes(subject: str, old: dict, new: dict | None) -> list[tuple[
         found.append((subject, f"{key[0]} parameter {key[1]} removed"))
     new_bodies = body_components(new)
     for where, component in body_components(old).items():
-        if where in new_bodies and new_bodies[where] != component:  # a generated client's type for it changes
+        # a generated client's type for it changes
+        if where in new_bodies and new_bodies[where] != component:
             found.append((subject, f"{where} component {component} changed to {new_bodies[where]}"))
     return found
 
 
 def body_components(operation: dict) -> dict[str, str]:
-    """The component each body of an operation is (its request body's and each response's, by content type): what
-    a generated client types the body as. An array of a component counts as that component's list."""
+    """The component each body of an operation is (its request body's and each response's, by
+    content type): what a generated client types the body as. An array of a component counts as that
+    component's list."""
     bodies = {"request body": (operation.get("requestBody") or {}).get("content", {})}
-    bodies.update({f"response {status}": (response or {}).get("content", {})
-                   for status, response in operation.get("responses", {}).items() if isinstance(response, dict)})
+    bodies.update(
+        {
+            f"response {status}": (response or {}).get("content", {})
+            for status, response in operation.get("responses", {}).items()
+            if isinstance(response, dict)
+        }
+    )
     found = {}
     for where, content in bodies.items():
         for content_type, media in content.items():
@@ -92,7 +117,9 @@ def body_components(operation: dict) -> dict[str, str]:
             if "$ref" in schema:
                 found[f"{where} {content_type}"] = schema["$ref"].rsplit("/", 1)[-1]
             elif schema.get("type") == "array" and "$ref" in schema.get("items", {}):
-                found[f"{where} {content_type}"] = f"list of {schema['items']['$ref'].rsplit('/', 1)[-1]}"
+                found[f"{where} {content_type}"] = (
+                    f"list of {schema['items']['$ref'].rsplit('/', 1)[-1]}"
+                )
     return found
 
 
@@ -106,8 +133,16 @@ def _schema_changes(name: str, old: dict, new: dict, *, is_request: bool) -> lis
             continue
         new_field = new_properties[field]
         if _types(old_field) - _types(new_field) and _types(new_field):
-            found.append((subject, f"type narrowed from {sorted(_types(old_field))} to {sorted(_types(new_field))}"))
-        if "enum" in new_field and set(map(repr, new_field["enum"])) < set(map(repr, old_field.get("enum", new_field["enum"]))):
+            found.append(
+                (
+                    subject,
+                    "type "
+                    f"narrowed from {sorted(_types(old_field))} to {sorted(_types(new_field))}",
+                )
+            )
+        if "enum" in new_field and set(map(repr, new_field["enum"])) < set(
+            map(repr, old_field.get("enum", new_field["enum"]))
+        ):
             found.append((subject, "enum narrowed"))
     if is_request:
         for field in set(new.get("required", ())) - set(old.get("required", ())):
@@ -121,14 +156,22 @@ def _types(schema: dict) -> set[str]:
         return {schema["$ref"]}
     if "type" in schema:
         return {schema["type"]} | ({"null"} if schema.get("nullable") else set())
-    return set().union(*(_types(option) for key in ("anyOf", "oneOf", "allOf") for option in schema.get(key, ())))
+    return set().union(
+        *(_types(option) for key in ("anyOf", "oneOf", "allOf") for option in schema.get(key, ()))
+    )
 
 
 def request_components(document: dict) -> set[str]:
-    """Component schemas a client sends: those request bodies and parameters refer to, directly or nested."""
+    """Component schemas a client sends: those request bodies and parameters refer to, directly or
+    nested."""
     schemas = document.get("components", {}).get("schemas", {})
-    pending = [match for item in document.get("paths", {}).values() for method in METHODS if method in item
-               for match in _refs({key: item[method].get(key) for key in ("requestBody", "parameters")})]
+    pending = [
+        match
+        for item in document.get("paths", {}).values()
+        for method in METHODS
+        if method in item
+        for match in _refs({key: item[method].get(key) for key in ("requestBody", "parameters")})
+    ]
     found: set[str] = set()
     while pending:
         name = pending.pop()
@@ -142,8 +185,11 @@ def _refs(value) -> list[str]:
     return re.findall(r'"#/components/schemas/([^"]+)"', json.dumps(value))
 
 
-def unnamed_in_changelog(changes: list[tuple[str, str]], changelog: Path | None = None) -> list[tuple[str, str]]:
-    """The breaking changes whose subject CHANGELOG.md does not name in backticks (`GET /v1/jobs`, `Job.title`)."""
+def unnamed_in_changelog(
+    changes: list[tuple[str, str]], changelog: Path | None = None
+) -> list[tuple[str, str]]:
+    """The breaking changes whose subject CHANGELOG.md does not name in backticks (`GET /v1/jobs`,
+    `Job.title`)."""
     changelog = changelog or CHANGELOG
     text = changelog.read_text() if changelog.exists() else ""
     return [(subject, change) for subject, change in changes if f"`{subject}`" not in text]

@@ -1,11 +1,13 @@
-"""Path parameters are refused unless their percent-decoded bytes are UTF-8 text without NUL, on every route.
+"""Path parameters are refused unless their percent-decoded bytes are UTF-8 text without NUL, on
+every route.
 
-werkzeug decodes the request path as UTF-8 with errors="replace": `/by-source-id/%FF%FE` reached the view as two
-U+FFFD characters, so different byte sequences named the same record (and were stored so), and `%00` reached the
-database (PostgreSQL cannot store NUL: a 500; SQLite stored it). So the path's bytes are checked before any view, from
-the raw request target when the server gives it (RAW_URI under gunicorn, werkzeug's server and test client;
-REQUEST_URI elsewhere), else from PATH_INFO, whose characters are the path's bytes (PEP 3333's latin-1 string).
-A refused path answers 422 naming the parameter (or `path` outside a route's variables).
+werkzeug decodes the request path as UTF-8 with errors="replace": `/by-source-id/%FF%FE` reached the
+view as two U+FFFD characters, so different byte sequences named the same record (and were stored
+so), and `%00` reached the database (PostgreSQL cannot store NUL: a 500; SQLite stored it). So the
+path's bytes are checked before any view, from the raw request target when the server gives it
+(RAW_URI under gunicorn, werkzeug's server and test client; REQUEST_URI elsewhere), else from
+PATH_INFO, whose characters are the path's bytes (PEP 3333's latin-1 string). A refused path answers
+422 naming the parameter (or `path` outside a route's variables).
 """
 
 from __future__ import annotations
@@ -17,7 +19,10 @@ from app.errors import ValidationFailed
 
 NUL_MESSAGE = "Must not contain NUL (%00) characters."
 UTF8_MESSAGE = "Must be UTF-8 text once percent-decoded (a byte such as %FF alone is not)."
-BOUNDS_DESCRIPTION = "Path parameters percent-decode to UTF-8 text without NUL (%00); others are 422 naming the parameter."
+BOUNDS_DESCRIPTION = (
+    "Path parameters percent-decode to UTF-8 text without NUL (%00); others are "
+    "422 naming the parameter."
+)
 _VARIABLE = re.compile(r"<(?:[^:<>]+:)?([^<>]+)>")
 
 
@@ -28,7 +33,8 @@ def raw_path(environ) -> bytes:
         path = target.split("?", 1)[0] if target.startswith("/") else urlsplit(target).path
         try:
             return unquote_to_bytes(path.encode("latin-1"))
-        except UnicodeEncodeError:  # a server that decoded the target itself: its PATH_INFO is the better source
+        # a server that decoded the target itself: its PATH_INFO is the better source
+        except UnicodeEncodeError:
             pass
     return environ.get("PATH_INFO", "").encode("latin-1", "replace")
 
@@ -49,9 +55,10 @@ def segment_problem(segment: bytes) -> str | None:
 
 
 def parameter_names(rule: str | None, segments_from_end: int, segment_count: int) -> list[str]:
-    """The variables of the route's rule at a segment counted from the path's end, or ["path"] when the segment is
-    not one of a rule's variables (no route matched). A rule ending in a `path:` variable (a source id may hold `/`)
-    is read from the start: the segments from that variable's on are that variable's."""
+    """The variables of the route's rule at a segment counted from the path's end, or ["path"] when
+    the segment is not one of a rule's variables (no route matched). A rule ending in a `path:`
+    variable (a source id may hold `/`) is read from the start: the segments from that variable's on
+    are that variable's."""
     if rule is None:
         return ["path"]
     rule_segments = rule.split("/")

@@ -1,1 +1,2 @@
-"""Clients of services outside Hirekit that families call: an OpenAI-compatible LLM, and e-mail to candidates."""
+"""Clients of services outside Hirekit that families call: an OpenAI-compatible LLM, and e-mail to
+candidates."""

@@ -24,7 +24,16 @@ class Notifier:
 class SmtpNotifier(Notifier):
     """Email through an SMTP relay (STARTTLS and login when configured)."""
 
-    def __init__(self, host: str, port: int, *, sender: str, username: str = "", password: str = "", starttls: bool = True):
+    def __init__(
+        self,
+        host: str,
+        port: int,
+        *,
+        sender: str,
+        username: str = "",
+        password: str = "",
+        starttls: bool = True,
+    ):
         self.host, self.port, self.sender = host, port, sender
         self.username, self.password, self.starttls = username, password, starttls
 
@@ -49,8 +58,13 @@ def get_notifier(app=None) -> Notifier:
         config = app.config
         if config.get("SMTP_HOST"):
             app.extensions["hirekit_notifier"] = SmtpNotifier(
-                config["SMTP_HOST"], int(config["SMTP_PORT"]), sender=config["SMTP_FROM"] or f"hirekit@{config['SMTP_HOST']}",
-                username=config["SMTP_USERNAME"], password=config["SMTP_PASSWORD"], starttls=bool(config["SMTP_STARTTLS"]))
+                config["SMTP_HOST"],
+                int(config["SMTP_PORT"]),
+                sender=config["SMTP_FROM"] or f"hirekit@{config['SMTP_HOST']}",
+                username=config["SMTP_USERNAME"],
+                password=config["SMTP_PASSWORD"],
+                starttls=bool(config["SMTP_STARTTLS"]),
+            )
         else:
             app.extensions["hirekit_notifier"] = Notifier()
     return app.extensions["hirekit_notifier"]

@@ -85,7 +85,8 @@ def build(launcher: Launcher = OPENSEARCH, *, quiet: bool = True) -> str:
                 break
         else:
             raise LauncherUnavailable(
-                f"mvn package failed in {launcher.project}:\n{run.stdout[-4000:]}{run.stderr[-2000:]}"
+                f"mvn package failed in {launcher.project}:\n{run.stdout[-4000:]}"
+                f"{run.stderr[-2000:]}"
             )
         (launcher.target / "lib" / ".built").touch()
     return os.pathsep.join([str(launcher.target / "classes"), str(launcher.target / "lib" / "*")])
@@ -310,8 +311,8 @@ class OpenSearchCluster:
             (self.root / "cluster.json").unlink(missing_ok=True)
 
     def _write_state(self) -> None:
-        """cluster.json under root: what `python -m deploy.opensearch stop` (or deploy.elasticsearch) reads to stop the nodes
-        of another process."""
+        """cluster.json under root: what `python -m deploy.opensearch stop` (or
+        deploy.elasticsearch) reads to stop the nodes of another process."""
         state = {
             "urls": self.urls,
             "nodes": [

@@ -1,4 +1,5 @@
-"""The Application table: one candidate applying to one job, with its stage, source status and resume."""
+"""The Application table: one candidate applying to one job, with its stage, source status and
+resume."""
 
 import peewee as pw
 
@@ -22,5 +23,7 @@ class Application(TenantRecord, ResumeColumns):
 
     class Meta:
         table_name = "applications"
-        indexes = (*tenant_indexes(lookups=("job_source_id", "candidate_source_id")),
-                   (("candidate", "job"), True))
+        indexes = (
+            *tenant_indexes(lookups=("job_source_id", "candidate_source_id")),
+            (("candidate", "job"), True),
+        )

@@ -1,5 +1,5 @@
-"""Resume bytes nobody refers to any more are deleted: after an erasure, when a write that stored them failed or was
-refused, and when a write replaced them by another resume."""
+"""Resume bytes nobody refers to any more are deleted: after an erasure, when a write that stored
+them failed or was refused, and when a write replaced them by another resume."""
 
 from __future__ import annotations
 
@@ -10,12 +10,14 @@ from app.files.storage import storage
 from plugins.applications.models import Application
 from plugins.candidates.models import Candidate
 
-HOLDERS = (Candidate, Application)  # the tables whose rows name a stored resume by its sha256 (ResumeColumns)
+# the tables whose rows name a stored resume by its sha256 (ResumeColumns)
+HOLDERS = (Candidate, Application)
 
 
 def remove_unreferenced(tenant_id: str, sha256s) -> int:
-    """Delete each of the tenant's stored resumes that no record of the tenant names any more (a copy stored before
-    tenants were kept apart goes too once no record of any tenant names it); answers how many files went."""
+    """Delete each of the tenant's stored resumes that no record of the tenant names any more (a
+    copy stored before tenants were kept apart goes too once no record of any tenant names it);
+    answers how many files went."""
     removed = 0
     for sha256 in sorted({sha for sha in sha256s if sha}):
         if _named(sha256, tenant_id):
@@ -26,9 +28,10 @@ def remove_unreferenced(tenant_id: str, sha256s) -> int:
 
 @contextlib.contextmanager
 def resume_kept_by(tenant_id: str, columns: dict, replaced_sha256: str | None = None):
-    """Around the write of a record with the resume columns `columns` (app.files.uploads.take_from's, whose file is
-    already stored): if the write fails or is refused, the new file goes unless another record names it; once it
-    commits, the resume it replaced (`replaced_sha256`) goes unless another record still names it."""
+    """Around the write of a record with the resume columns `columns`
+    (app.files.uploads.take_from's, whose file is already stored): if the write fails or is refused,
+    the new file goes unless another record names it; once it commits, the resume it replaced
+    (`replaced_sha256`) goes unless another record still names it."""
     stored = columns.get("resume_sha256")
     try:
         yield

@@ -1,5 +1,5 @@
-"""/v1/applications: list, create (JSON or multipart with a resume), read, update, and download the resume
-(docs/integrating.md, Applications)."""
+"""/v1/applications: list, create (JSON or multipart with a resume), read, update, and download the
+resume (docs/integrating.md, Applications)."""
 
 from flask.views import MethodView
 
@@ -9,14 +9,24 @@ from app.security.auth import current_tenant_id
 from app.files.bodies import json_or_multipart
 from app.files.uploads import DOWNLOAD_DESCRIPTION
 from plugins.applications import services
-from plugins.applications.schemas import (ApplicationCreateSchema, ApplicationListArgsSchema, ApplicationSchema,
-                                          ApplicationUpdateSchema)
+from plugins.applications.schemas import (
+    ApplicationCreateSchema,
+    ApplicationListArgsSchema,
+    ApplicationSchema,
+    ApplicationUpdateSchema,
+)
 
-blp = Blueprint("applications", __name__, url_prefix="/v1/applications",
-                description="Applications of candidates to jobs, with resumes")
+blp = Blueprint(
+    "applications",
+    __name__,
+    url_prefix="/v1/applications",
+    description="Applications of candidates to jobs, with resumes",
+)
 
-RESUME_BODY = ("JSON (resume as `base64file`, or `file` as a reference) or multipart/form-data "
-               "(resume as the `file` part, other fields as form fields)")
+RESUME_BODY = (
+    "JSON (resume as `base64file`, or `file` as a reference) or multipart/form-data "
+    "(resume as the `file` part, other fields as form fields)"
+)
 
 
 @blp.route("")
@@ -31,9 +41,11 @@ class Applications(MethodView):
     @json_or_multipart(blp, ApplicationCreateSchema, description=RESUME_BODY)
     @blp.response(201, ApplicationSchema)
     @blp.errors(409)
-    @blp.doc(operationId="create_application",
-             summary="Create an application of a candidate to a job, both named by source_id (409 "
-                     "when it exists)")
+    @blp.doc(
+        operationId="create_application",
+        summary="Create an application of a candidate to a job, both named by source_id (409 "
+        "when it exists)",
+    )
     def post(self, values):
         return services.create_application(current_tenant_id(), values)
 
@@ -65,9 +77,11 @@ class ApplicationResume(MethodView):
 
 @blp.route(upserts.PATH, creates_missing=True)
 class ApplicationBySourceId(MethodView):
-    @json_or_multipart(blp,
-                       upserts.upsert_schema(ApplicationCreateSchema, "ApplicationUpsertSchema"),
-                       description=RESUME_BODY)
+    @json_or_multipart(
+        blp,
+        upserts.upsert_schema(ApplicationCreateSchema, "ApplicationUpsertSchema"),
+        description=RESUME_BODY,
+    )
     @blp.response(200, ApplicationSchema, description="The application was replaced")
     @blp.alt_response(201, schema=ApplicationSchema, description="The application was created")
     @blp.errors(409)
@@ -78,12 +92,15 @@ class ApplicationBySourceId(MethodView):
 
 @blp.route(batch_upserts.PATH)
 class ApplicationBatchBySourceId(MethodView):
-    @blp.arguments(batch_upserts.batch_body_schema(ApplicationCreateSchema,
-                                                   "ApplicationBatchUpsertSchema"))
-    @blp.response(200, batch_upserts.BatchAnswerSchema,
-                  description="Each item's outcome, in request order")
+    @blp.arguments(
+        batch_upserts.batch_body_schema(ApplicationCreateSchema, "ApplicationBatchUpsertSchema")
+    )
+    @blp.response(
+        200, batch_upserts.BatchAnswerSchema, description="Each item's outcome, in request order"
+    )
     @blp.errors(413)
-    @blp.doc(operationId="upsert_applications_by_source_id",
-             **batch_upserts.batch_doc("applications"))
+    @blp.doc(
+        operationId="upsert_applications_by_source_id", **batch_upserts.batch_doc("applications")
+    )
     def put(self, body):
         return batch_upserts.answer_batch(services.APPLICATION_UPSERT, body)

@@ -1,4 +1,5 @@
-"""Application bodies (create, update), the application record with its candidate and job summaries, list filters."""
+"""Application bodies (create, update), the application record with its candidate and job summaries,
+list filters."""
 
 import marshmallow as ma
 
@@ -16,8 +17,13 @@ class Stage(ma.fields.String):
     default_error_messages = {"stage": f"Must be one of: {', '.join(STAGES)} (any case)."}
 
     def __init__(self, **kwargs):
-        super().__init__(metadata={"enum": list(STAGES), "description": "ACTIVE or PASSIVE, any case; stored upper-case"},
-                         **kwargs)
+        super().__init__(
+            metadata={
+                "enum": list(STAGES),
+                "description": "ACTIVE or PASSIVE, any case; stored upper-case",
+            },
+            **kwargs,
+        )
 
     def _deserialize(self, value, attr, data, **kwargs):
         stage = super()._deserialize(value, attr, data, **kwargs).strip().upper()
@@ -27,19 +33,36 @@ class Stage(ma.fields.String):
 
 
 class ApplicationCreateSchema(ResumeBodyMixin, StrictSchema):
-    """The create body; the resume comes as `file` (a reference), `base64file` or a multipart file part."""
+    """The create body; the resume comes as `file` (a reference), `base64file` or a multipart file
+    part."""
 
-    candidate_source_id = Text(required=True, max_length=255, metadata={"description": "source_id of one of your candidates"})
-    job_source_id = Text(required=True, max_length=255, metadata={"description": "source_id of one of your jobs"})
-    candidate_id = ma.fields.UUID(load_default=None, allow_none=True,
-                                  metadata={"description": "When given, must be the candidate candidate_source_id names"})
-    job_id = ma.fields.UUID(load_default=None, allow_none=True,
-                            metadata={"description": "When given, must be the job job_source_id names"})
+    candidate_source_id = Text(
+        required=True,
+        max_length=255,
+        metadata={"description": "source_id of one of your candidates"},
+    )
+    job_source_id = Text(
+        required=True, max_length=255, metadata={"description": "source_id of one of your jobs"}
+    )
+    candidate_id = ma.fields.UUID(
+        load_default=None,
+        allow_none=True,
+        metadata={"description": "When given, must be the candidate candidate_source_id names"},
+    )
+    job_id = ma.fields.UUID(
+        load_default=None,
+        allow_none=True,
+        metadata={"description": "When given, must be the job job_source_id names"},
+    )
     source_application_status = Text(required=True, max_length=100, metadata={"example": "applied"})
     application_stage = Stage(required=True)
-    source_id = optional_text(max_length=255, metadata={
-        "description": "The application's id in your system (optional; unique per tenant). "
-                       "What the source_id list filter and the calls' application_source_id match"})
+    source_id = optional_text(
+        max_length=255,
+        metadata={
+            "description": "The application's id in your system (optional; unique per tenant). "
+            "What the source_id list filter and the calls' application_source_id match"
+        },
+    )
 
 
 class ApplicationUpdateSchema(ResumeBodyMixin, StrictSchema):
@@ -70,18 +93,30 @@ class ApplicationSchema(RecordSchema):
     candidate_source_id = ma.fields.String()
     job_source_id = ma.fields.String()
     source_application_status = ma.fields.String()
-    status = ma.fields.String(attribute="source_application_status", dump_only=True, metadata={
-        "description": "The application's current status in the source system (source_application_status), so a "
-                       "webhook's fields select `status` on both events"})
+    status = ma.fields.String(
+        attribute="source_application_status",
+        dump_only=True,
+        metadata={
+            "description": "The application's current status in the source system "
+            "(source_application_status), so a "
+            "webhook's fields select `status` on both events"
+        },
+    )
     application_stage = ma.fields.String(metadata={"enum": list(STAGES)})
-    resume = ResumeField(metadata={"description": "Resume metadata, or null; the bytes are at /v1/applications/{id}/resume"})
+    resume = ResumeField(
+        metadata={
+            "description": "Resume metadata, or null; the bytes are at /v1/applications/{id}/resume"
+        }
+    )
     candidate = ma.fields.Nested(CandidateSummarySchema)
     job = ma.fields.Nested(JobSummarySchema)
 
 
 class ApplicationListArgsSchema(PageArgsSchema):
     job_id = ma.fields.UUID(metadata={"description": "A job's id (a malformed UUID is 422)"})
-    candidate_id = ma.fields.UUID(metadata={"description": "A candidate's id (a malformed UUID is 422)"})
+    candidate_id = ma.fields.UUID(
+        metadata={"description": "A candidate's id (a malformed UUID is 422)"}
+    )
     source_id = ma.fields.String(metadata={"description": "The application's own source_id"})
     job_source_id = ma.fields.String()
     candidate_source_id = ma.fields.String()

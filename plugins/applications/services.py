@@ -1,6 +1,8 @@
-"""Application operations shared by the REST routes, the job board, question attachment and the MCP tools.
+"""Application operations shared by the REST routes, the job board, question attachment and the MCP
+tools.
 
-Every create and change is written and announced (an application_activty event) in one transaction."""
+Every create and change is written and announced (an application_activty event) in one
+transaction."""
 
 from __future__ import annotations
 
@@ -17,8 +19,12 @@ from app.files import uploads
 from app.http.upserts import SourceIdUpsert
 from plugins.applications.models import Application
 from plugins.applications.resume_files import resume_kept_by
-from plugins.applications.schemas import (ApplicationCreateSchema, ApplicationSchema, CandidateSummarySchema,
-                                          JobSummarySchema)
+from plugins.applications.schemas import (
+    ApplicationCreateSchema,
+    ApplicationSchema,
+    CandidateSummarySchema,
+    JobSummarySchema,
+)
 from plugins.candidates.models import Candidate
 from plugins.candidates.services import held_candidate
 from plugins.jobs.models import Job
@@ -29,7 +35,8 @@ APPLICATION_ACTIVITY = "application_activty"
 _record_schema = ApplicationSchema()
 
 
-# the columns of the candidate and job summaries an application answers with: the fields their schemas dump
+# the columns of the candidate and job summaries an application answers with: the fields their
+# schemas dump
 CANDIDATE_SUMMARY = tuple(getattr(Candidate, name) for name in CandidateSummarySchema.Meta.fields)
 JOB_SUMMARY = tuple(getattr(Job, name) for name in JobSummarySchema.Meta.fields)
 
@@ -37,20 +44,38 @@ JOB_SUMMARY = tuple(getattr(Job, name) for name in JobSummarySchema.Meta.fields)
 def with_summaries(query, *, full: bool = False):
     """Join the candidate and the job so records embed them without a query per row.
 
-    Lists load only the summary columns, each row as a dict with the summaries nested (summary_rows); `full` loads
-    the whole candidate and job as records (single records, which callers such as the calls family and MCP tools may
-    read further)."""
+    Lists load only the summary columns, each row as a dict with the summaries nested
+    (summary_rows); `full` loads the whole candidate and job as records (single records, which
+    callers such as the calls family and MCP tools may read further)."""
     if full:
-        return query.select_extend(Candidate, Job).join(Candidate).switch(Application).join(Job).switch(Application)
+        return (
+            query.select_extend(Candidate, Job)
+            .join(Candidate)
+            .switch(Application)
+            .join(Job)
+            .switch(Application)
+        )
     columns = [field.alias(f"candidate__{field.name}") for field in CANDIDATE_SUMMARY]
     columns += [field.alias(f"job__{field.name}") for field in JOB_SUMMARY]
-    joined = query.select_extend(*columns).join(Candidate).switch(Application).join(Job).switch(Application)
+    joined = (
+        query.select_extend(*columns)
+        .join(Candidate)
+        .switch(Application)
+        .join(Job)
+        .switch(Application)
+    )
     return joined.objects(summary_row)
 
 
 def summary_row(**columns) -> dict:
-    """A list row: the application's columns, with its candidate's and its job's summary columns as nested dicts."""
-    row = {"candidate": {}, "job": {}, "candidate_id": columns.pop("candidate"), "job_id": columns.pop("job")}
+    """A list row: the application's columns, with its candidate's and its job's summary columns as
+    nested dicts."""
+    row = {
+        "candidate": {},
+        "job": {},
+        "candidate_id": columns.pop("candidate"),
+        "job_id": columns.pop("job"),
+    }
     for name, value in columns.items():
         owner, _, field = name.partition("__")
         if field:
@@ -61,7 +86,8 @@ def summary_row(**columns) -> dict:
 
 
 def list_applications(tenant_id: str, **args) -> dict:
-    """A page of the tenant's applications in either list mode (app.http.listing), filtered by job, candidate, source ids."""
+    """A page of the tenant's applications in either list mode (app.http.listing), filtered by job,
+    candidate, source ids."""
     window, filters = listing.split_window(args)
     matching = Application.owned_by(tenant_id)
     equal = dict(filters)
@@ -70,15 +96,29 @@ def list_applications(tenant_id: str, **args) -> dict:
             matching = matching.where(column == equal[name])
         equal.pop(name, None)
     matching = apply_filters(matching, Application, equal)
-    # counted without the summaries' joins: every application has its candidate and job (foreign keys, cascading
-    # deletes), and a count over the three-table join cost 1.2 s at a million applications instead of 50 ms
-    return listing.answer(with_summaries(matching), window, tenant_id=tenant_id, list_name="applications",
-                          filters=filters, order_by=(Application.created_at, Application.id), counted=matching)
+    # counted without the summaries' joins: every application has its candidate and job (foreign
+    # keys, cascading deletes), and a count over the three-table join cost 1.2 s at a million
+    # applications instead of 50 ms
+    return listing.answer(
+        with_summaries(matching),
+        window,
+        tenant_id=tenant_id,
+        list_name="applications",
+        filters=filters,
+        order_by=(Application.created_at, Application.id),
+        counted=matching,
+    )
 
 
 def get_application(tenant_id: str, application_id) -> Application:
     ident = parse_uuid(application_id)
-    record = with_summaries(Application.owned_by(tenant_id), full=True).where(Application.id == ident).first() if ident else None
+    record = (
+        with_summaries(Application.owned_by(tenant_id), full=True)
+        .where(Application.id == ident)
+        .first()
+        if ident
+        else None
+    )
     if record is None:
         raise NotFound("application", application_id)
     return record
@@ -90,41 +130,76 @@ def application_record(application: Application) -> dict:
 
 
 def resolve_by_source_id(model, tenant_id: str, values: dict, source_field: str, id_field: str):
-    """The tenant's record that values[source_field] names; values[id_field], when given, must be that record."""
+    """The tenant's record that values[source_field] names; values[id_field], when given, must be
+    that record."""
     record = find_by_source_id(model, tenant_id, values[source_field])
     if record is None:
-        raise ValidationFailed({source_field: [f"No {model.label} with source_id {values[source_field]!r} in your tenant."]})
+        raise ValidationFailed(
+            {
+                source_field: [
+                    f"No {model.label} with source_id {values[source_field]!r} in your tenant."
+                ]
+            }
+        )
     given = values.get(id_field)
     if given is not None and given != record.id:
-        raise ValidationFailed({id_field: [f"Does not match the {model.label} with source_id {values[source_field]!r} ({record.id})."]})
+        raise ValidationFailed(
+            {
+                id_field: [
+                    f"Does not match the {model.label} with source_id {values[source_field]!r} ("
+                    f"{record.id})."
+                ]
+            }
+        )
     return record
 
 
 def existing_for(candidate: Candidate, job: Job) -> Application | None:
-    return Application.select(Application.id).where((Application.candidate == candidate) & (Application.job == job)).first()
+    return (
+        Application.select(Application.id)
+        .where((Application.candidate == candidate) & (Application.job == job))
+        .first()
+    )
 
 
-def _refuse_duplicates(tenant_id: str, candidate: Candidate, job: Job, source_id: str | None) -> None:
+def _refuse_duplicates(
+    tenant_id: str, candidate: Candidate, job: Job, source_id: str | None
+) -> None:
     existing = existing_for(candidate, job)
     if existing is not None:
-        raise Conflict(f"candidate {candidate.source_id!r} has already applied to job {job.source_id!r}", existing_id=existing.id)
+        raise Conflict(
+            f"candidate {candidate.source_id!r} has already applied to job {job.source_id!r}",
+            existing_id=existing.id,
+        )
     if source_id:
         same = find_by_source_id(Application, tenant_id, source_id)
         if same is not None:
             raise source_id_taken(Application, source_id, same.id)
 
 
-def create_application(tenant_id: str, values: dict, *, attach: Callable[[Application], None] | None = None) -> Application:
-    """A candidate's application to a job, both named by source_id; `attach` adds related rows in the same transaction."""
+def create_application(
+    tenant_id: str, values: dict, *, attach: Callable[[Application], None] | None = None
+) -> Application:
+    """A candidate's application to a job, both named by source_id; `attach` adds related rows in
+    the same transaction."""
     values = dict(values)
-    candidate = resolve_by_source_id(Candidate, tenant_id, values, "candidate_source_id", "candidate_id")
+    candidate = resolve_by_source_id(
+        Candidate, tenant_id, values, "candidate_source_id", "candidate_id"
+    )
     job = resolve_by_source_id(Job, tenant_id, values, "job_source_id", "job_id")
     return create_for(tenant_id, candidate, job, values, attach=attach)
 
 
-def create_for(tenant_id: str, candidate: Candidate, job: Job, values: dict, *,
-               attach: Callable[[Application], None] | None = None) -> Application:
-    """Create the application of a resolved candidate and job (409 when it exists), store its resume, emit the event."""
+def create_for(
+    tenant_id: str,
+    candidate: Candidate,
+    job: Job,
+    values: dict,
+    *,
+    attach: Callable[[Application], None] | None = None,
+) -> Application:
+    """Create the application of a resolved candidate and job (409 when it exists), store its
+    resume, emit the event."""
     values = dict(values)
     values.pop("candidate_id", None)
     values.pop("job_id", None)
@@ -134,46 +209,58 @@ def create_for(tenant_id: str, candidate: Candidate, job: Job, values: dict, *,
     with resume_kept_by(tenant_id, columns):  # a create refused or failed keeps no file
         try:
             with database.atomic():
-                held_candidate(tenant_id, candidate.id)  # 404 once erased; an erasure waits for this write
-                application = Application.create(tenant=tenant_id, candidate=candidate, job=job, **values, **columns)
+                # 404 once erased; an erasure waits for this write
+                held_candidate(tenant_id, candidate.id)
+                application = Application.create(
+                    tenant=tenant_id, candidate=candidate, job=job, **values, **columns
+                )
                 if attach is not None:
                     attach(application)
                 events.emit(tenant_id, APPLICATION_ACTIVITY, application_record(application))
         except pw.IntegrityError:
             _refuse_duplicates(tenant_id, candidate, job, values.get("source_id"))
-            if not Candidate.select().where(Candidate.id == candidate.id).exists():  # erased while this was written
+            # erased while this was written
+            if not Candidate.select().where(Candidate.id == candidate.id).exists():
                 raise NotFound("candidate", candidate.id) from None
             raise
     return application
 
 
 def update_application(tenant_id: str, application_id, values: dict) -> Application:
-    """Change status and stage (and the resume when one is sent), and announce the change; 404 when the candidate
-    was erased meanwhile (nothing written, the resume sent not kept). A resume replaced goes once no record of the
-    tenant names it."""
+    """Change status and stage (and the resume when one is sent), and announce the change; 404 when
+    the candidate was erased meanwhile (nothing written, the resume sent not kept). A resume
+    replaced goes once no record of the tenant names it."""
     application = get_application(tenant_id, application_id)
     values = dict(values)
     columns = uploads.take_from(values, tenant_id)
     values.update(columns)
     with resume_kept_by(tenant_id, columns, replaced_sha256=application.resume_sha256):
         with database.atomic():
-            held_candidate(tenant_id, application.candidate_id)  # before any write: see held_candidate
-            application = get_application(tenant_id, application_id)  # as it is now (anonymized meanwhile?)
+            # before any write: see held_candidate
+            held_candidate(tenant_id, application.candidate_id)
+            # as it is now (anonymized meanwhile?)
+            application = get_application(tenant_id, application_id)
             apply_changes(application, values)
             events.emit(tenant_id, APPLICATION_ACTIVITY, application_record(application))
     return application
 
 
 def replace_application(tenant_id: str, application: Application, values: dict) -> Application:
-    """The upsert's replace: the create body's status, stage and resume; its candidate and job must stay those stored
-    (an application never moves to another candidate or job: 422)."""
+    """The upsert's replace: the create body's status, stage and resume; its candidate and job must
+    stay those stored (an application never moves to another candidate or job: 422)."""
     values = dict(values)
-    candidate = resolve_by_source_id(Candidate, tenant_id, values, "candidate_source_id", "candidate_id")
+    candidate = resolve_by_source_id(
+        Candidate, tenant_id, values, "candidate_source_id", "candidate_id"
+    )
     job = resolve_by_source_id(Job, tenant_id, values, "job_source_id", "job_id")
-    moved = {name: [f"Is not this application's {what} ({stored}); an application cannot move."]
-             for name, what, stored, given in (("candidate_source_id", "candidate", application.candidate_source_id, candidate),
-                                               ("job_source_id", "job", application.job_source_id, job))
-             if given.id != getattr(application, f"{what}_id")}
+    moved = {
+        name: [f"Is not this application's {what} ({stored}); an application cannot move."]
+        for name, what, stored, given in (
+            ("candidate_source_id", "candidate", application.candidate_source_id, candidate),
+            ("job_source_id", "job", application.job_source_id, job),
+        )
+        if given.id != getattr(application, f"{what}_id")
+    }
     if moved:
         raise ValidationFailed(moved)
     for name in ("candidate_source_id", "job_source_id", "candidate_id", "job_id"):
@@ -182,10 +269,15 @@ def replace_application(tenant_id: str, application: Application, values: dict) 
 
 
 def resume_of(tenant_id: str, application_id):
-    """The application's stored resume as a download response (404 for another tenant or none stored)."""
+    """The application's stored resume as a download response (404 for another tenant or none
+    stored)."""
     return uploads.download(get_application(tenant_id, application_id), "application")
 
 
-APPLICATION_UPSERT = SourceIdUpsert(model=Application, record_schema=ApplicationSchema,
-                                    create_schema=ApplicationCreateSchema, create=create_application,
-                                    replace=replace_application)
+APPLICATION_UPSERT = SourceIdUpsert(
+    model=Application,
+    record_schema=ApplicationSchema,
+    create_schema=ApplicationCreateSchema,
+    create=create_application,
+    replace=replace_application,
+)

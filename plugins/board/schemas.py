@@ -1,5 +1,5 @@
-"""The public job board's shapes (docs/integrating.md, Job board): a job as {id (its number), title, description},
-paging, the apply form."""
+"""The public job board's shapes (docs/integrating.md, Job board): a job as {id (its number), title,
+description}, paging, the apply form."""
 
 import marshmallow as ma
 from flask_smorest.fields import Upload
@@ -10,14 +10,23 @@ from app.files.sniffing import ACCEPTED
 
 
 class BoardJobSchema(ma.Schema):
-    id = ma.fields.Integer(attribute="number", metadata={"description": "The job's per-tenant number"})
+    id = ma.fields.Integer(
+        attribute="number", metadata={"description": "The job's per-tenant number"}
+    )
     title = ma.fields.String()
     description = ma.fields.String(allow_none=True)
 
 
 class BoardPageArgsSchema(ma.Schema):
-    page = BoundedInteger(1, MAX_PAGE, load_default=1, metadata={"description": f"1-based page (at most {MAX_PAGE:,})"})
-    limit = BoundedInteger(1, 100, load_default=20, metadata={"description": "Jobs per page, 1-100 (default 20)"})
+    page = BoundedInteger(
+        1,
+        MAX_PAGE,
+        load_default=1,
+        metadata={"description": f"1-based page (at most {MAX_PAGE:,})"},
+    )
+    limit = BoundedInteger(
+        1, 100, load_default=20, metadata={"description": "Jobs per page, 1-100 (default 20)"}
+    )
 
 
 class ApplyBodySchema(ma.Schema):

@@ -1,4 +1,5 @@
-"""The calls family: instant and scheduled screening calls through a telephony provider, analyzed into a summary and assessment."""
+"""The calls family: instant and scheduled screening calls through a telephony provider, analyzed
+into a summary and assessment."""
 
 from app.data import events
 from app.background.periodic import PeriodicJob
@@ -41,15 +42,41 @@ def init_app(app) -> None:
         add_toggle_listener(app, on_scheduling_toggled)
 
 
-PLUGIN = Plugin(name="calls", blueprints=(blp, callbacks_blp, telnyx_callbacks_blp, page_blp),
-                models=(Call, CallPlan, CallReminder, JobFaq, QuestionRubric, CallSettings, CallRecording,
-                        CallRelay),
-                needs=("jobs", "candidates", "applications", "questions", "scheduling"),
-                tasks=Tasks(queues=(tasks.QUEUE,), periodic=(
-                    PeriodicJob("plugins.calls.tasks.reap_stalled_calls", tasks.QUEUE, "CALL_REAPER_INTERVAL"),)),
-                event_types=(EventType(CALL_ACTIVITY, CallSchema, samples=(
-                    ("status", "completed"),
-                    ("summary", "Sample call: the candidate answered every screening question."),
-                    ("trigger", "instant"), ("provider", "simulated"),
-                    ("phone_no", "+15555550100"))),),
-                init_app=init_app, cli=(calls_cli,))
+PLUGIN = Plugin(
+    name="calls",
+    blueprints=(blp, callbacks_blp, telnyx_callbacks_blp, page_blp),
+    models=(
+        Call,
+        CallPlan,
+        CallReminder,
+        JobFaq,
+        QuestionRubric,
+        CallSettings,
+        CallRecording,
+        CallRelay,
+    ),
+    needs=("jobs", "candidates", "applications", "questions", "scheduling"),
+    tasks=Tasks(
+        queues=(tasks.QUEUE,),
+        periodic=(
+            PeriodicJob(
+                "plugins.calls.tasks.reap_stalled_calls", tasks.QUEUE, "CALL_REAPER_INTERVAL"
+            ),
+        ),
+    ),
+    event_types=(
+        EventType(
+            CALL_ACTIVITY,
+            CallSchema,
+            samples=(
+                ("status", "completed"),
+                ("summary", "Sample call: the candidate answered every screening question."),
+                ("trigger", "instant"),
+                ("provider", "simulated"),
+                ("phone_no", "+15555550100"),
+            ),
+        ),
+    ),
+    init_app=init_app,
+    cli=(calls_cli,),
+)

@@ -29,7 +29,8 @@ log = logging.getLogger("hirekit.calls")
 
 EMPTY_TWIML = '<?xml version="1.0" encoding="UTF-8"?><Response />'
 HANG_UP_TWIML = '<?xml version="1.0" encoding="UTF-8"?><Response><Hangup/></Response>'
-# Twilio's default opt-out and opt-in keywords: a message that is one of them, whatever its case and spacing
+# Twilio's default opt-out and opt-in keywords: a message that is one of them, whatever its case and
+# spacing
 OPT_OUT_KEYWORDS = frozenset(
     {"STOP", "STOPALL", "STOP ALL", "UNSUBSCRIBE", "CANCEL", "END", "QUIT", "OPTOUT", "REVOKE"}
 )
@@ -62,7 +63,8 @@ TELNYX_FORM = SignedForm(
 
 
 def public_url(path_with_query: str, request_url: str) -> str:
-    """The URL Twilio signed: the configured public base plus the path, else the URL this request arrived at."""
+    """The URL Twilio signed: the configured public base plus the path, else the URL this request
+    arrived at."""
     base = current_app.config["TWILIO_CALLBACK_BASE_URL"]
     return base.rstrip("/") + path_with_query if base else request_url
 

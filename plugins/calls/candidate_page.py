@@ -1,7 +1,7 @@
-"""The candidate's own page for a scheduled call: a signed link (in the reminders) that expires and works once, behind
-which the candidate moves the call to an offered time, asks to be called now, cancels it, or stops calls or texts.
-Each use of a link replaces it with a new one (the page shown next carries it); a forged, expired, used or finished
-call's link opens nothing."""
+"""The candidate's own page for a scheduled call: a signed link (in the reminders) that expires and
+works once, behind which the candidate moves the call to an offered time, asks to be called now,
+cancels it, or stops calls or texts. Each use of a link replaces it with a new one (the page shown
+next carries it); a forged, expired, used or finished call's link opens nothing."""
 
 from __future__ import annotations
 
@@ -16,7 +16,12 @@ from flask import current_app
 from app.data.db import database, utcnow
 from app.security import tokens
 from plugins.calls import dispatch
-from plugins.calls.calling_hours import candidate_timezone, is_allowed_at, local_call_time, next_allowed_at
+from plugins.calls.calling_hours import (
+    candidate_timezone,
+    is_allowed_at,
+    local_call_time,
+    next_allowed_at,
+)
 from plugins.calls.models import QUEUED, Call
 from plugins.calls.page_links import TOKEN_KIND, link_ttl
 from plugins.calls.rescheduling import book_callback, cancel, job_schedule_of
@@ -25,7 +30,13 @@ from plugins.candidates import consent as contact_consent
 OFFER_DAYS = 7
 OFFERS_PER_DAY = 4
 SLOT = dt.timedelta(hours=1)
-RESCHEDULE, CALL_NOW, CANCEL, STOP_CALLS, STOP_TEXTS = "reschedule", "call_now", "cancel", "stop_calls", "stop_texts"
+RESCHEDULE, CALL_NOW, CANCEL, STOP_CALLS, STOP_TEXTS = (
+    "reschedule",
+    "call_now",
+    "cancel",
+    "stop_calls",
+    "stop_texts",
+)
 ACTIONS = (RESCHEDULE, CALL_NOW, CANCEL, STOP_CALLS, STOP_TEXTS)
 DONE_MESSAGES = {
     RESCHEDULE: "Your call has been moved.",
@@ -42,22 +53,35 @@ def call_behind(token: str) -> Call | None:
         payload = tokens.verify(TOKEN_KIND, token, max_age=link_ttl())
     except tokens.InvalidToken:
         return None
-    if not isinstance(payload, dict) or not isinstance(payload.get("c"), str) or not payload.get("n"):
+    if (
+        not isinstance(payload, dict)
+        or not isinstance(payload.get("c"), str)
+        or not payload.get("n")
+    ):
         return None
     try:
         call = Call.get_or_none(Call.id == payload["c"])
     except (ValueError, TypeError):
         return None
-    if call is None or call.page_nonce != payload["n"] or call.status != QUEUED or call.dialled_at is not None:
+    if (
+        call is None
+        or call.page_nonce != payload["n"]
+        or call.status != QUEUED
+        or call.dialled_at is not None
+    ):
         return None
     return call
 
 
 def use_link(call: Call) -> bool:
-    """Spend the link that opened the page (one action per link): a new nonce replaces the old one, so the old link
-    opens nothing; answers whether this request won (two submits of one page: the second finds nothing)."""
-    return bool(Call.update(page_nonce=secrets.token_urlsafe(12))
-                .where((Call.id == call.id) & (Call.page_nonce == call.page_nonce)).execute())
+    """Spend the link that opened the page (one action per link): a new nonce replaces the old one,
+    so the old link opens nothing; answers whether this request won (two submits of one page: the
+    second finds nothing)."""
+    return bool(
+        Call.update(page_nonce=secrets.token_urlsafe(12))
+        .where((Call.id == call.id) & (Call.page_nonce == call.page_nonce))
+        .execute()
+    )
 
 
 @dataclass(frozen=True)
@@ -67,8 +91,9 @@ class Offer:
 
 
 def offered_times(call: Call, now: dt.datetime | None = None) -> list[Offer]:
-    """Times the call may move to over the next 7 days: on the hour, inside the job's window and days and the calling
-    hours in the candidate's zone, at most OFFERS_PER_DAY a local day, the current time left out."""
+    """Times the call may move to over the next 7 days: on the hour, inside the job's window and
+    days and the calling hours in the candidate's zone, at most OFFERS_PER_DAY a local day, the
+    current time left out."""
     now = now or utcnow()
     candidate, schedule = call.candidate, job_schedule_of(call)
     zone = candidate_timezone(candidate)
@@ -79,12 +104,19 @@ def offered_times(call: Call, now: dt.datetime | None = None) -> list[Offer]:
         local = moment.replace(tzinfo=dt.timezone.utc).astimezone(zone.zone)
         if local.minute or local.second or local.microsecond:  # on the hour only
             rounded = local.replace(minute=0, second=0, microsecond=0) + SLOT
-            moment = next_allowed_at(candidate, schedule, rounded.astimezone(dt.timezone.utc).replace(tzinfo=None))
+            moment = next_allowed_at(
+                candidate, schedule, rounded.astimezone(dt.timezone.utc).replace(tzinfo=None)
+            )
             continue
         day = local.date()
         if per_day.get(day, 0) < OFFERS_PER_DAY and moment != call.scheduled_for:
             per_day[day] = per_day.get(day, 0) + 1
-            offers.append(Offer(value=moment.isoformat(timespec="minutes"), label=local_call_time(moment, zone.name)))
+            offers.append(
+                Offer(
+                    value=moment.isoformat(timespec="minutes"),
+                    label=local_call_time(moment, zone.name),
+                )
+            )
         moment = next_allowed_at(candidate, schedule, moment + SLOT)
     return offers
 
@@ -95,10 +127,17 @@ def may_call_now(call: Call) -> bool:
 
 def page_context(call: Call) -> dict:
     job, candidate = call.job, call.candidate
-    return {"job_title": job.title, "company": job.client_name, "first_name": candidate.first_name,
-            "call_time": local_call_time(call.scheduled_for or utcnow(), candidate_timezone(candidate).name),
-            "offers": offered_times(call), "may_call_now": may_call_now(call),
-            "texts_allowed": contact_consent.has_consent(candidate, contact_consent.SMS)}
+    return {
+        "job_title": job.title,
+        "company": job.client_name,
+        "first_name": candidate.first_name,
+        "call_time": local_call_time(
+            call.scheduled_for or utcnow(), candidate_timezone(candidate).name
+        ),
+        "offers": offered_times(call),
+        "may_call_now": may_call_now(call),
+        "texts_allowed": contact_consent.has_consent(candidate, contact_consent.SMS),
+    }
 
 
 class PageActionRefused(Exception):
@@ -138,9 +177,12 @@ def act(call: Call, action: str, slot: str | None) -> Call | None:
 
 
 def csrf_value(cookie: str) -> str:
-    """The form's anti-forgery value for the browser's CSRF cookie: only this server can derive it."""
+    """The form's anti-forgery value for the browser's CSRF cookie: only this server can derive
+    it."""
     key = current_app.config["SECRET_KEY"]
-    return hmac.new(key.encode(), b"candidate-page-csrf|" + cookie.encode(), hashlib.sha256).hexdigest()
+    return hmac.new(
+        key.encode(), b"candidate-page-csrf|" + cookie.encode(), hashlib.sha256
+    ).hexdigest()
 
 
 def csrf_matches(cookie: str | None, sent: str | None) -> bool:

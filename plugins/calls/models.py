@@ -1,4 +1,5 @@
-"""Screening calls: one row per attempt to reach a candidate, and the per-application plan that drives scheduled attempts."""
+"""Screening calls: one row per attempt to reach a candidate, and the per-application plan that
+drives scheduled attempts."""
 
 import peewee as pw
 
@@ -29,7 +30,8 @@ INSTANT, SCHEDULED, CALLBACK = (
     "callback",
 )  # callback: at a time someone chose
 TRIGGERS = (INSTANT, SCHEDULED, CALLBACK)
-OPTED_OUT = "the candidate opted out of contact"  # why a call or reminder to such a candidate was canceled or skipped
+# why a call or reminder to such a candidate was canceled or skipped
+OPTED_OUT = "the candidate opted out of contact"
 
 
 class Call(TenantRecord):
@@ -103,8 +105,8 @@ REMINDER_STATUSES = (PENDING, SENDING, SENT, FAILED, SKIPPED, CANCELED)
 
 
 class CallReminder(TimestampedModel):
-    """One reminder of a scheduled call through one channel: claimed by one job before it is sent, so it goes once,
-    and kept with its outcome (sent, failed, skipped or canceled, with the reason).
+    """One reminder of a scheduled call through one channel: claimed by one job before it is sent,
+    so it goes once, and kept with its outcome (sent, failed, skipped or canceled, with the reason).
 
     The `reply` channel is the answer to the candidate's own text that waits for their calling
     hours, sent the same way."""
@@ -139,7 +141,8 @@ class CallReminder(TimestampedModel):
 
 
 class CallPlan(TimestampedModel):
-    """Scheduled calling for one application: armed when it becomes ACTIVE on a job with scheduling on."""
+    """Scheduled calling for one application: armed when it becomes ACTIVE on a job with scheduling
+    on."""
 
     application = pw.ForeignKeyField(
         Application, primary_key=True, on_delete="CASCADE", column_name="application_id"

@@ -1,6 +1,7 @@
-"""The candidate's page, /c/<token>: HTML rendered by the server, usable without JavaScript; GET shows the call and
-the actions, POST does one (protected by a CSRF cookie and the form's value derived from it), then redirects to the
-page under the link's replacement. A link that opens nothing shows the same plain page whatever the reason."""
+"""The candidate's page, /c/<token>: HTML rendered by the server, usable without JavaScript; GET
+shows the call and the actions, POST does one (protected by a CSRF cookie and the form's value
+derived from it), then redirects to the page under the link's replacement. A link that opens nothing
+shows the same plain page whatever the reason."""
 
 from __future__ import annotations
 
@@ -21,13 +22,19 @@ PAGE_HEADERS = {
     "Referrer-Policy": "no-referrer",  # the link is the key: never sent on to another site
     "X-Content-Type-Options": "nosniff",
     "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; "
-                               "frame-ancestors 'none'; base-uri 'none'",
+    "frame-ancestors 'none'; base-uri 'none'",
 }
 
 UNAVAILABLE = "The plain page of a forged, expired or used link, or a call no longer queued (HTML)"
 
-page_blp = Blueprint("candidate_page", __name__, url_prefix="/c", auth=None, template_folder="templates",
-                     description="The candidate's own page for a scheduled call (HTML; the link is its key)")
+page_blp = Blueprint(
+    "candidate_page",
+    __name__,
+    url_prefix="/c",
+    auth=None,
+    template_folder="templates",
+    description="The candidate's own page for a scheduled call (HTML; the link is its key)",
+)
 
 
 class PageFormSchema(ma.Schema):
@@ -52,15 +59,22 @@ def nothing_here(status: int = 404) -> Response:
 
 
 def with_csrf_cookie(render) -> Response:
-    """Render the page with the form value for the browser's CSRF cookie (set here when it has none)."""
+    """Render the page with the form value for the browser's CSRF cookie (set here when it has
+    none)."""
     cookie = request.cookies.get(CSRF_COOKIE)
     fresh = not cookie or len(cookie) > 64
     if fresh:
         cookie = secrets.token_urlsafe(24)
     response = html(render(candidate_page.csrf_value(cookie)))
     if fresh:
-        response.set_cookie(CSRF_COOKIE, cookie, httponly=True, samesite="Strict", secure=request.is_secure,
-                            path=page_blp.url_prefix)
+        response.set_cookie(
+            CSRF_COOKIE,
+            cookie,
+            httponly=True,
+            samesite="Strict",
+            secure=request.is_secure,
+            path=page_blp.url_prefix,
+        )
     return response
 
 
@@ -77,22 +91,38 @@ class CandidatePage(MethodView):
                 return nothing_here()
             context = candidate_page.page_context(call)
         done = candidate_page.DONE_MESSAGES.get(request.args.get(DONE_PARAMETER, ""))
-        return with_csrf_cookie(lambda csrf: render_template("calls/page.html", **context, csrf=csrf, done=done,
-                                                             error=None, action_url=request.path))
+        return with_csrf_cookie(
+            lambda csrf: render_template(
+                "calls/page.html",
+                **context,
+                csrf=csrf,
+                done=done,
+                error=None,
+                action_url=request.path,
+            )
+        )
 
     @page_blp.arguments(PageFormSchema, location="form")
     @page_blp.response(303, description="To the page under the link's replacement")
-    @page_blp.alt_response(200, description="Done (the call is no longer queued), or the page again saying why "
-                                            "not", content_type="text/html", success=True)
-    @page_blp.alt_response(403, description="The form's CSRF value does not match the cookie (HTML)",
-                           content_type="text/html")
+    @page_blp.alt_response(
+        200,
+        description="Done (the call is no longer queued), or the page again saying why not",
+        content_type="text/html",
+        success=True,
+    )
+    @page_blp.alt_response(
+        403,
+        description="The form's CSRF value does not match the cookie (HTML)",
+        content_type="text/html",
+    )
     @page_blp.alt_response(404, description=UNAVAILABLE, content_type="text/html")
     @page_blp.doc(operationId="act_on_candidate_page")
     def post(self, form, token):
         """Move, call now, cancel, or stop calls or texts (one action per link; CSRF-protected)"""
         if not candidate_page.csrf_matches(request.cookies.get(CSRF_COOKIE), form["csrf"]):
             return nothing_here(403)
-        if form["action"] not in candidate_page.ACTIONS:  # a form this page never sent: the plain page
+        # a form this page never sent: the plain page
+        if form["action"] not in candidate_page.ACTIONS:
             return nothing_here(404)
         with database.atomic():
             call = candidate_page.call_behind(token)
@@ -102,12 +132,22 @@ class CandidatePage(MethodView):
                 still_queued = candidate_page.act(call, form["action"], form["slot"])
             except candidate_page.PageActionRefused as refusal:
                 problem, context = str(refusal), candidate_page.page_context(call)
-                return with_csrf_cookie(lambda csrf: render_template(
-                    "calls/page.html", **context, csrf=csrf, done=None, error=problem, action_url=request.path))
+                return with_csrf_cookie(
+                    lambda csrf: render_template(
+                        "calls/page.html",
+                        **context,
+                        csrf=csrf,
+                        done=None,
+                        error=problem,
+                        action_url=request.path,
+                    )
+                )
             following = page_links.token_for(still_queued) if still_queued is not None else None
         done = form["action"]
         if following is None:
-            return html(render_template("calls/page_done.html", message=candidate_page.DONE_MESSAGES[done]))
+            return html(
+                render_template("calls/page_done.html", message=candidate_page.DONE_MESSAGES[done])
+            )
         response = redirect(f"{page_blp.url_prefix}/{following}?{DONE_PARAMETER}={done}", code=303)
         response.headers.update(PAGE_HEADERS)
         return response

@@ -1,7 +1,8 @@
-"""Calls left ringing or in progress by a worker that died (or by provider callbacks that never came), and calls still
-queued long after they should have started (their job lost with a worker or Redis), end as failed, so the application
-is not blocked from new calls forever and a scheduled series moves on to its next attempt. A lost call is failed, not
-re-queued: its job may still be waiting somewhere, and a candidate must never be dialled twice for one call."""
+"""Calls left ringing or in progress by a worker that died (or by provider callbacks that never
+came), and calls still queued long after they should have started (their job lost with a worker or
+Redis), end as failed, so the application is not blocked from new calls forever and a scheduled
+series moves on to its next attempt. A lost call is failed, not re-queued: its job may still be
+waiting somewhere, and a candidate must never be dialled twice for one call."""
 
 from __future__ import annotations
 
@@ -24,15 +25,25 @@ def stall_after() -> dt.timedelta:
 
 
 def reap_stalled_calls(now: dt.datetime | None = None) -> int:
-    """Fail every call with no progress for CALL_STALL_SECONDS while ringing or in progress, and every call that has
-    waited that long past its start (instant: creation, scheduled: its time) without starting; returns how many.
-    Each ends with its call_activity event, which moves a scheduled series on (plugins.calls.scheduling)."""
+    """Fail every call with no progress for CALL_STALL_SECONDS while ringing or in progress, and
+    every call that has waited that long past its start (instant: creation, scheduled: its time)
+    without starting; returns how many. Each ends with its call_activity event, which moves a
+    scheduled series on (plugins.calls.scheduling)."""
     now = now or utcnow()
     quiet_since = now - stall_after()
-    never_started = (Call.status == QUEUED) & (((Call.trigger == INSTANT) & (Call.updated_at < quiet_since))
-                                                | ((Call.trigger == SCHEDULED) & (Call.scheduled_for < quiet_since)))
-    stalled = list(Call.select().where((Call.status.in_((RINGING, IN_PROGRESS)) & (Call.updated_at < quiet_since)) | never_started)
-                   .order_by(Call.updated_at).limit(BATCH))
+    never_started = (Call.status == QUEUED) & (
+        ((Call.trigger == INSTANT) & (Call.updated_at < quiet_since))
+        | ((Call.trigger == SCHEDULED) & (Call.scheduled_for < quiet_since))
+    )
+    stalled = list(
+        Call.select()
+        .where(
+            (Call.status.in_((RINGING, IN_PROGRESS)) & (Call.updated_at < quiet_since))
+            | never_started
+        )
+        .order_by(Call.updated_at)
+        .limit(BATCH)
+    )
     reaped = 0
     for call in stalled:
         reason = _reason(call)
@@ -45,7 +56,12 @@ def reap_stalled_calls(now: dt.datetime | None = None) -> int:
 def _reason(call: Call) -> str:
     if call.status == QUEUED:
         since = call.scheduled_for if call.trigger == SCHEDULED else call.updated_at
-        return (f"never started: queued for {since.isoformat(timespec='seconds')}Z and no worker took it "
-                "(its job was lost with a worker or Redis)")
-    return (f"no progress since {call.updated_at.isoformat(timespec='seconds')}Z while {call.status}: "
-            "the worker or the provider's callbacks were lost")
+        return (
+            f"never started: queued for {since.isoformat(timespec='seconds')}Z and no worker took "
+            "it "
+            "(its job was lost with a worker or Redis)"
+        )
+    return (
+        f"no progress since {call.updated_at.isoformat(timespec='seconds')}Z while {call.status}: "
+        "the worker or the provider's callbacks were lost"
+    )

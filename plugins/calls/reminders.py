@@ -1,13 +1,14 @@
-"""Reminders of scheduled calls, one stored row per (call, channel): planned with the attempt, claimed by one job before
-it is sent (RQ runs a job at least once, and `flask calls run-due` may run beside a worker), so a candidate hears
-once; sent by email (app.outbound.notify) or SMS (the telephony provider); retried after a transport error while the call is
-still ahead; skipped with the reason when the candidate has no usable address or opted out; canceled with the call.
+"""Reminders of scheduled calls, one stored row per (call, channel): planned with the attempt,
+claimed by one job before it is sent (RQ runs a job at least once, and `flask calls run-due` may run
+beside a worker), so a candidate hears once; sent by email (app.outbound.notify) or SMS (the
+telephony provider); retried after a transport error while the call is still ahead; skipped with the
+reason when the candidate has no usable address or opted out; canceled with the call.
 
 The answer to a candidate's own text that may not go in their quiet hours is kept and sent the
 same way (hold_reply).
 
-A row's status: pending (waiting for its time) -> sending (claimed) -> sent | failed | skipped | canceled, or back to
-pending with a later due_at after a transport error."""
+A row's status: pending (waiting for its time) -> sending (claimed) -> sent | failed | skipped |
+canceled, or back to pending with a later due_at after a transport error."""
 
 from __future__ import annotations
 
@@ -69,11 +70,13 @@ class ReminderRefused(Exception):
     """The channel refused this reminder for good: trying again would fail again."""
 
 
-# ---- planning: with the attempt --------------------------------------------------------------------------------------
+# ---- planning: with the attempt
+# --------------------------------------------------------------------------------------
 
 
 def wanted_channels(call: Call, schedule: dict) -> list[str]:
-    """The channels the job's schedule setting reminds through for this attempt (the first, or every one with _repeat)."""
+    """The channels the job's schedule setting reminds through for this attempt (the first, or every
+    one with _repeat)."""
     return [
         channel
         for channel in REMINDER_CHANNELS
@@ -83,8 +86,9 @@ def wanted_channels(call: Call, schedule: dict) -> list[str]:
 
 
 def plan_reminders(call: Call, schedule: dict) -> list[CallReminder]:
-    """Store (or move, for an attempt moved to another time) the attempt's reminders, each `<channel>_notify_minutes`
-    before the call (now, when that has passed), and hand the pending ones to the queue; answers them all."""
+    """Store (or move, for an attempt moved to another time) the attempt's reminders, each
+    `<channel>_notify_minutes` before the call (now, when that has passed), and hand the pending
+    ones to the queue; answers them all."""
     now = utcnow()
     planned = []
     for channel in wanted_channels(call, schedule):
@@ -151,11 +155,13 @@ def kind_name(kind: int) -> str:
     return names.get(kind, "non-mobile").lower().replace("_", " ")
 
 
-# ---- sending: one claim, one message -------------------------------------------------------------------------------
+# ---- sending: one claim, one message
+# -------------------------------------------------------------------------------
 
 
 def send_reminder(reminder_id, now: dt.datetime | None = None) -> str:
-    """Send the reminder if this run claims it; answers its status afterwards ("" when another run had it)."""
+    """Send the reminder if this run claims it; answers its status afterwards ("" when another run
+    had it)."""
     now = now or utcnow()
     if not claim(reminder_id, now):
         return ""
@@ -196,8 +202,8 @@ def send_reminder(reminder_id, now: dt.datetime | None = None) -> str:
 def wait_for_calling_hours(
     reminder: CallReminder, call: Call, candidate: Candidate, address: str, now: dt.datetime
 ) -> str:
-    """A text due in the candidate's quiet hours waits for their calling hours, if they open before the call; else
-    it is skipped, saying why."""
+    """A text due in the candidate's quiet hours waits for their calling hours, if they open before
+    the call; else it is skipped, saying why."""
     opens = next_allowed_at(candidate, None, now)
     if opens is None or not before_the_call(opens, call):
         return finish(
@@ -272,8 +278,8 @@ def deliver(reminder: CallReminder, address: str, call: Call, candidate: Candida
 
 
 def retry_or_fail(reminder: CallReminder, call: Call, address: str, error: str) -> str:
-    """After a transport error: pending again after the next delay of REMINDER_RETRY_SCHEDULE if that is still
-    before the call, else failed with the error."""
+    """After a transport error: pending again after the next delay of REMINDER_RETRY_SCHEDULE if
+    that is still before the call, else failed with the error."""
     delays = [float(seconds) for seconds in current_app.config["REMINDER_RETRY_SCHEDULE"]]
     if reminder.attempts <= len(delays):
         retry_at = utcnow() + dt.timedelta(seconds=delays[reminder.attempts - 1])
@@ -343,11 +349,13 @@ def hold_reply(call: Call, text: str, now: dt.datetime | None = None) -> str:
         return send_reminder(held.id, now)
 
 
-# ---- canceling, and the sweep --------------------------------------------------------------------------------------
+# ---- canceling, and the sweep
+# --------------------------------------------------------------------------------------
 
 
 def cancel_reminders(condition, reason: str) -> int:
-    """Cancel the pending reminders matching `condition` (their jobs find nothing to claim when they run)."""
+    """Cancel the pending reminders matching `condition` (their jobs find nothing to claim when they
+    run)."""
     return (
         CallReminder.update(status=CANCELED, error=reason, updated_at=utcnow())
         .where(condition & (CallReminder.status == PENDING))
@@ -366,8 +374,8 @@ def pending_job_ids(call_id, channels=None) -> list[str]:
 
 
 def send_due_reminders(now: dt.datetime | None = None) -> int:
-    """The sweep (`flask calls run-due`, without Redis): send every pending reminder whose time has come, and fail the
-    ones a dead run left claimed; answers how many were sent."""
+    """The sweep (`flask calls run-due`, without Redis): send every pending reminder whose time has
+    come, and fail the ones a dead run left claimed; answers how many were sent."""
     now = now or utcnow()
     abandon_stale_claims(now)
     due = (
@@ -380,8 +388,8 @@ def send_due_reminders(now: dt.datetime | None = None) -> int:
 
 
 def abandon_stale_claims(now: dt.datetime) -> int:
-    """A reminder claimed REMINDER_LEASE_SECONDS ago with no outcome was being sent by a run that died: it may have
-    gone, so it is failed, never sent again."""
+    """A reminder claimed REMINDER_LEASE_SECONDS ago with no outcome was being sent by a run that
+    died: it may have gone, so it is failed, never sent again."""
     lease = dt.timedelta(seconds=float(current_app.config["REMINDER_LEASE_SECONDS"]))
     return (
         CallReminder.update(

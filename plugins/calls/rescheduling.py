@@ -1,6 +1,7 @@
-"""Moving and canceling calls at someone's request: a callback the candidate asks for during a call, a reschedule or
-cancel through the API, the candidate's page or a text. Every time is checked against the job's window and days, the
-calling hours and the candidate's consent, in the candidate's zone, before anything changes."""
+"""Moving and canceling calls at someone's request: a callback the candidate asks for during a call,
+a reschedule or cancel through the API, the candidate's page or a text. Every time is checked
+against the job's window and days, the calling hours and the candidate's consent, in the candidate's
+zone, before anything changes."""
 
 from __future__ import annotations
 
@@ -60,7 +61,8 @@ def pending_call_of(application_id) -> Call | None:
 
 
 def check_call_time(call: Call, when: dt.datetime, schedule: dict) -> None:
-    """Raise CallTimeNotAllowed unless the candidate may be called about this job at `when` (naive UTC)."""
+    """Raise CallTimeNotAllowed unless the candidate may be called about this job at `when` (naive
+    UTC)."""
     candidate = call.candidate
     now = utcnow()
     zone = candidate_timezone(candidate)
@@ -93,10 +95,11 @@ def job_schedule_of(call: Call) -> dict:
 
 
 def book_callback(call: Call, when: dt.datetime, *, source: str) -> Call:
-    """Have the candidate called back at `when` (naive UTC) about the call's application: the call itself moves when
-    it is still queued, else the application's next queued attempt moves, else a new callback is queued. Checks the
-    job's window and days and the calling hours in the candidate's zone (CallTimeNotAllowed, with the next allowed
-    moment) and consent and the do-not-call list (409). Answers the queued call."""
+    """Have the candidate called back at `when` (naive UTC) about the call's application: the call
+    itself moves when it is still queued, else the application's next queued attempt moves, else a
+    new callback is queued. Checks the job's window and days and the calling hours in the
+    candidate's zone (CallTimeNotAllowed, with the next allowed moment) and consent and the
+    do-not-call list (409). Answers the queued call."""
     schedule = job_schedule_of(call)
     candidate = call.candidate
     refusal = contact_refusal(candidate, VOICE)
@@ -143,7 +146,8 @@ def refuse_unless_queued(call: Call, action: str) -> None:
 
 
 def time_not_allowed_error(error: CallTimeNotAllowed, field: str = "scheduled_for") -> ApiError:
-    """The 422 for a time the candidate may not be called at, naming the field and the next allowed moment."""
+    """The 422 for a time the candidate may not be called at, naming the field and the next allowed
+    moment."""
     zone = error.zone
     following = moment_record(error.next_allowed, zone) if zone else None
     hint = (
@@ -171,7 +175,8 @@ def reschedule(tenant_id: str, call_id, when: dt.datetime, *, source: str) -> Ca
 
 
 def reschedule_request(tenant_id: str, call_id, when: dt.datetime) -> Call:
-    """The API's reschedule: an instant with an offset as given, a time without one in the candidate's zone."""
+    """The API's reschedule: an instant with an offset as given, a time without one in the
+    candidate's zone."""
     call = get_owned(Call, tenant_id, call_id)
     if when.tzinfo is None:
         when = when.replace(tzinfo=candidate_timezone(call.candidate).zone)
@@ -185,7 +190,8 @@ def reschedule_request(tenant_id: str, call_id, when: dt.datetime) -> Call:
 
 
 def cancel(tenant_id: str, call_id, *, reason: str) -> Call:
-    """POST /v1/calls/{id}/cancel: cancel the queued call with its reminders; a scheduled series it belongs to stops."""
+    """POST /v1/calls/{id}/cancel: cancel the queued call with its reminders; a scheduled series it
+    belongs to stops."""
     from plugins.calls.scheduling import cancel_call
 
     call = get_owned(Call, tenant_id, call_id)

@@ -78,10 +78,11 @@ class InstantCall(MethodView):
     def post(self, args, application_id):
         """Call the application's candidate now: answers the queued call
 
-        409 while one is queued, ringing or in progress; when the candidate withdrew consent to calls or their number
-        is on the do-not-call list; and outside the candidate's calling hours in their zone (or past the tenant's
-        daily cap of calls to the number), with `next_allowed` ({utc, local, timezone}) in the error, unless
-        `outside_calling_hours=queue` asks to queue the call for that moment instead."""
+        409 while one is queued, ringing or in progress; when the candidate withdrew consent to
+        calls or their number is on the do-not-call list; and outside the candidate's calling hours
+        in their zone (or past the tenant's daily cap of calls to the number), with `next_allowed`
+        ({utc, local, timezone}) in the error, unless `outside_calling_hours=queue` asks to queue
+        the call for that moment instead."""
         return services.start_instant_call(
             current_tenant_id(), application_id, outside_calling_hours=args["outside_calling_hours"]
         )
@@ -96,10 +97,10 @@ class CallReschedule(MethodView):
     def post(self, body, call_id):
         """Move a queued call to another time
 
-        The time must fall in the job's window and days and the calling hours, in the candidate's zone (422 naming
-        scheduled_for and the next allowed moment otherwise), and the candidate must consent to calls (409). A call
-        ringing, in progress or finished answers 409. The call becomes a `callback`, announced by a call_activity
-        event."""
+        The time must fall in the job's window and days and the calling hours, in the candidate's
+        zone (422 naming scheduled_for and the next allowed moment otherwise), and the candidate
+        must consent to calls (409). A call ringing, in progress or finished answers 409. The call
+        becomes a `callback`, announced by a call_activity event."""
         return rescheduling.reschedule_request(current_tenant_id(), call_id, body["scheduled_for"])
 
 
@@ -112,7 +113,8 @@ class CallCancel(MethodView):
     def post(self, body, call_id):
         """Cancel a queued call, with its reminders; a scheduled series it belongs to stops
 
-        A call ringing, in progress or finished answers 409. The cancel is a call_activity event (status canceled)."""
+        A call ringing, in progress or finished answers 409. The cancel is a call_activity event
+        (status canceled)."""
         return rescheduling.cancel(
             current_tenant_id(),
             call_id,
@@ -133,7 +135,7 @@ class CallRecordingAudio(MethodView):
     )
     @blp.errors(404, 502)
     def get(self, call_id):
-        """Download a call's recording (when the tenant records its calls); 404 when there is none"""
+        """Download a call's recording (when the tenant records its calls); 404 when there is none"""  # noqa: E501
         return recording_routes.stream_recording(current_tenant_id(), call_id)
 
 

@@ -1,5 +1,5 @@
-"""The call record (status, assessment, summary, transcript, timing, attempt; docs/screening-calls.md, The record)
-and GET /v1/calls's list filters."""
+"""The call record (status, assessment, summary, transcript, timing, attempt;
+docs/screening-calls.md, The record) and GET /v1/calls's list filters."""
 
 import marshmallow as ma
 

@@ -1,7 +1,8 @@
-"""Two-way SMS: a candidate's reply to a reminder moves, confirms or stops their pending call ("call me at 5pm",
-"tomorrow morning", "now", "later", "wrong number"), read with dateparser in the candidate's own zone, and is answered
-with one short text saying what was done. What is not understood gets one short help text per call, never more; a
-number with no pending call gets no answer at all.
+"""Two-way SMS: a candidate's reply to a reminder moves, confirms or stops their pending call ("call
+me at 5pm", "tomorrow morning", "now", "later", "wrong number"), read with dateparser in the
+candidate's own zone, and is answered with one short text saying what was done. What is not
+understood gets one short help text per call, never more; a number with no pending call gets no
+answer at all.
 
 What is asked is done at once; the answer never goes in the candidate's quiet hours: it waits for
 their calling hours, as a text reminder does (reminders.hold_reply)."""
@@ -103,7 +104,10 @@ class Reply:
     def twiml(self) -> str:
         if not self.text:
             return EMPTY_TWIML
-        return f'<?xml version="1.0" encoding="UTF-8"?><Response><Message>{escape(self.text)}</Message></Response>'
+        return (
+            f'<?xml version="1.0" encoding="UTF-8"?><Response><Message>{escape(self.text)}'
+            '</Message></Response>'
+        )
 
 
 def pending_call_for(phone_no: str) -> Call | None:
@@ -173,8 +177,8 @@ def later_than(call: Call) -> dt.datetime:
 
 
 def parse_time(text: str, candidate: Candidate) -> dt.datetime | None:
-    """The moment the text names, read in the candidate's zone (naive UTC), or None. A day without a time means the
-    first allowed moment of that day."""
+    """The moment the text names, read in the candidate's zone (naive UTC), or None. A day without a
+    time means the first allowed moment of that day."""
     zone = candidate_timezone(candidate)
     cleaned = FILLER.sub(" ", text)
     for part, clock in PARTS_OF_DAY.items():
@@ -205,7 +209,8 @@ def parse_time(text: str, candidate: Candidate) -> dt.datetime | None:
 def move(
     call: Call, when: dt.datetime, *, right_away: bool = False, nearest: bool = False
 ) -> Reply:
-    """Book the call at `when` (or, for a day named without a time or "later", the first allowed moment from then)."""
+    """Book the call at `when` (or, for a day named without a time or "later", the first allowed
+    moment from then)."""
     schedule = job_schedule_of(call)
     if nearest or when.time() == dt.time(0) and not right_away:
         when = next_allowed_at(call.candidate, schedule, max(when, utcnow())) or when

@@ -1,6 +1,8 @@
-"""Background jobs of the calls family on the `calls` queue: place an instant call, run a scheduled attempt, remind,
-complete a call whose conversation ended, and the reaper of calls whose worker died. Nothing imports this module to enqueue: plugins.calls.dispatch names the
-jobs. A job starts only once the transaction that made its call commits (app.background.queue), so it reads the call once."""
+"""Background jobs of the calls family on the `calls` queue: place an instant call, run a scheduled
+attempt, remind, complete a call whose conversation ended, and the reaper of calls whose worker
+died. Nothing imports this module to enqueue: plugins.calls.dispatch names the jobs. A job starts
+only once the transaction that made its call commits (app.background.queue), so it reads the call
+once."""
 
 from __future__ import annotations
 
@@ -20,7 +22,8 @@ log = logging.getLogger("hirekit.calls")
 
 
 def queued_call(call_id: str) -> Call | None:
-    """The call if it still waits to be placed (not ended, canceled or placed by another run of the job)."""
+    """The call if it still waits to be placed (not ended, canceled or placed by another run of the
+    job)."""
     return Call.get_or_none((Call.id == call_id) & (Call.status == QUEUED))
 
 
@@ -34,7 +37,9 @@ def run_call(call_id: str) -> str:
 
 
 @task
-def complete_conversation(call_id: str, status: str, error: str | None, voicemail_left: bool) -> str:
+def complete_conversation(
+    call_id: str, status: str, error: str | None, voicemail_left: bool
+) -> str:
     """The status the end of a call's conversation means, with its assessment, event and webhook."""
     from plugins.calls.lifecycle import advance
     from plugins.calls.telephony import Progress
@@ -56,7 +61,9 @@ def complete_conversations(ends: list) -> str:
             log.exception("completing call %s failed", call_id)
             failed.append(call_id)
     if failed:
-        raise RuntimeError(f"completing {len(failed)} of {len(ends)} calls failed: {', '.join(failed)}")
+        raise RuntimeError(
+            f"completing {len(failed)} of {len(ends)} calls failed: {', '.join(failed)}"
+        )
     return f"{len(ends)} completed"
 
 
@@ -71,8 +78,8 @@ def run_scheduled_call(call_id: str) -> str:
 
 @task
 def send_reminder(reminder_id: str) -> str:
-    """Send the stored reminder if this run claims it: its status afterwards, or "not claimed" when another run had it
-    (or it is no longer pending)."""
+    """Send the stored reminder if this run claims it: its status afterwards, or "not claimed" when
+    another run had it (or it is no longer pending)."""
     return reminders.send_reminder(reminder_id) or "not claimed"
 
 

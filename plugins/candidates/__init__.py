@@ -1,5 +1,5 @@
-"""The candidates family: /v1/candidates, and when and how they may be contacted (zones, consent, the tenant's
-contact settings and do-not-call list)."""
+"""The candidates family: /v1/candidates, and when and how they may be contacted (zones, consent,
+the tenant's contact settings and do-not-call list)."""
 
 from app.plugins import EventType, Plugin
 from plugins.candidates.cli import candidates_cli
@@ -16,6 +16,12 @@ def init_app(app) -> None:
     check_server_calling_hours(app.config["CALLING_HOURS"])
 
 
-PLUGIN = Plugin(name="candidates", blueprints=(blp, contact_blp), models=(Candidate, ContactPolicy, DoNotCallNumber),
-                cli=(candidates_cli,), init_app=init_app, counted_lists=(("candidates", None),),
-                event_types=(EventType(CANDIDATE_CONSENT, CandidateConsentEventSchema),))
+PLUGIN = Plugin(
+    name="candidates",
+    blueprints=(blp, contact_blp),
+    models=(Candidate, ContactPolicy, DoNotCallNumber),
+    cli=(candidates_cli,),
+    init_app=init_app,
+    counted_lists=(("candidates", None),),
+    event_types=(EventType(CANDIDATE_CONSENT, CandidateConsentEventSchema),),
+)

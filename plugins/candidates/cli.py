@@ -1,4 +1,5 @@
-"""`flask candidates do-not-call import|list`: the operator's bulk import of a tenant's do-not-call list from a file."""
+"""`flask candidates do-not-call import|list`: the operator's bulk import of a tenant's do-not-call
+list from a file."""
 
 import click
 
@@ -11,8 +12,9 @@ candidates_cli.add_command(do_not_call_cli)
 
 
 def read_numbers(lines) -> tuple[list[str], list[tuple[int, str, str]]]:
-    """(the E.164 numbers of a file, one a line (or first CSV column); [(line number, text, why)] of refused ones).
-    Blank lines, lines starting with # and a first line naming a column are skipped."""
+    """(the E.164 numbers of a file, one a line (or first CSV column); [(line number, text, why)] of
+    refused ones). Blank lines, lines starting with # and a first line naming a column are
+    skipped."""
     import marshmallow as ma
 
     from plugins.candidates.schemas import PhoneNumber
@@ -21,7 +23,11 @@ def read_numbers(lines) -> tuple[list[str], list[tuple[int, str, str]]]:
     numbers, refused = [], []
     for number, line in enumerate(lines, start=1):
         text = line.split(",", 1)[0].strip().strip('"')
-        if not text or text.startswith("#") or (number == 1 and not any(ch.isdigit() for ch in text)):
+        if (
+            not text
+            or text.startswith("#")
+            or (number == 1 and not any(ch.isdigit() for ch in text))
+        ):
             continue
         try:
             numbers.append(field.deserialize(text))
@@ -35,7 +41,8 @@ def read_numbers(lines) -> tuple[list[str], list[tuple[int, str, str]]]:
 @click.argument("file", type=click.File("r", encoding="utf-8"))
 @click.option("--strict", is_flag=True, help="Import nothing when any line is not a phone number.")
 def import_command(tenant, file, strict):
-    """Add every number of FILE (one E.164 number a line, or a CSV whose first column is one) to TENANT's list."""
+    """Add every number of FILE (one E.164 number a line, or a CSV whose first column is one) to
+    TENANT's list."""
     from app.data.tenancy import Tenant
     from plugins.candidates.do_not_call import add_numbers
 
@@ -48,7 +55,9 @@ def import_command(tenant, file, strict):
         if Tenant.get_or_none(Tenant.id == tenant) is None:
             raise click.ClickException(f"no tenant {tenant!r}")
         added = add_numbers(tenant, numbers)
-    click.echo(f"{added} number(s) added, {len(numbers) - added} already listed, {len(refused)} refused")
+    click.echo(
+        f"{added} number(s) added, {len(numbers) - added} already listed, {len(refused)} refused"
+    )
 
 
 @do_not_call_cli.command("list")
@@ -58,7 +67,10 @@ def list_command(tenant):
     from plugins.candidates.do_not_call import DoNotCallNumber
 
     with database.connection_context():
-        query = (DoNotCallNumber.select().where(DoNotCallNumber.tenant == tenant)
-                 .order_by(DoNotCallNumber.created_at, DoNotCallNumber.id))
+        query = (
+            DoNotCallNumber.select()
+            .where(DoNotCallNumber.tenant == tenant)
+            .order_by(DoNotCallNumber.created_at, DoNotCallNumber.id)
+        )
         for entry in query:
             click.echo(entry.phone_no)

@@ -1,6 +1,7 @@
-"""A candidate's consent to be contacted, per channel (voice, sms, email), each granted or revoked with its source and
-time; kept on the candidate row (`consent`), checked before every call, text and email, and announced by a
-candidate.consent event (feed and webhooks) whenever it changes. Opting out revokes every channel."""
+"""A candidate's consent to be contacted, per channel (voice, sms, email), each granted or revoked
+with its source and time; kept on the candidate row (`consent`), checked before every call, text and
+email, and announced by a candidate.consent event (feed and webhooks) whenever it changes. Opting
+out revokes every channel."""
 
 from __future__ import annotations
 
@@ -12,7 +13,13 @@ from app.http.listing import shown_instant
 
 VOICE, SMS, EMAIL = "voice", "sms", "email"
 CHANNELS = (VOICE, SMS, EMAIL)
-ATS, API, CANDIDATE_SMS, CANDIDATE_PAGE, CANDIDATE_CALL = "ats", "api", "candidate_sms", "candidate_page", "candidate_call"
+ATS, API, CANDIDATE_SMS, CANDIDATE_PAGE, CANDIDATE_CALL = (
+    "ats",
+    "api",
+    "candidate_sms",
+    "candidate_page",
+    "candidate_call",
+)
 SOURCES = (ATS, API, CANDIDATE_SMS, CANDIDATE_PAGE, CANDIDATE_CALL)
 CONSENT_LISTENERS = "hirekit_consent_listeners"
 CANDIDATE_CONSENT = "candidate.consent"  # the event of a change to a candidate's consent
@@ -25,7 +32,8 @@ def initial_consent(now=None) -> dict:
 
 
 def consent_of(candidate) -> dict:
-    """The candidate's consent per channel (a row from before consent was kept: granted by the ATS at creation)."""
+    """The candidate's consent per channel (a row from before consent was kept: granted by the ATS
+    at creation)."""
     stored = candidate.consent or {}
     fallback = initial_consent(candidate.created_at)
     return {channel: dict(stored.get(channel) or fallback[channel]) for channel in CHANNELS}
@@ -37,21 +45,26 @@ def has_consent(candidate, channel: str) -> bool:
 
 
 def add_consent_listener(app, listener) -> None:
-    """listener(tenant_id, candidate_id, revoked: tuple of channels) runs inside the transaction that revokes consent
-    (calls cancels what is pending on those channels)."""
+    """listener(tenant_id, candidate_id, revoked: tuple of channels) runs inside the transaction
+    that revokes consent (calls cancels what is pending on those channels)."""
     app.extensions.setdefault(CONSENT_LISTENERS, []).append(listener)
 
 
 def change_consent(candidate, changes: dict[str, bool], source: str) -> list[dict]:
-    """Grant or revoke the channels in `changes` for the candidate (a row read in this tenant), from `source`. A
-    channel already in that state keeps its source and time. Answers the changes made; each batch of them is one
-    candidate.consent event, and contact_opt_out follows (true when no channel is granted)."""
+    """Grant or revoke the channels in `changes` for the candidate (a row read in this tenant), from
+    `source`. A channel already in that state keeps its source and time. Answers the changes made;
+    each batch of them is one candidate.consent event, and contact_opt_out follows (true when no
+    channel is granted)."""
     now = utcnow()
     consent = consent_of(candidate)
     made = []
     for channel, granted in changes.items():
         if consent[channel]["granted"] != bool(granted):
-            consent[channel] = {"granted": bool(granted), "source": source, "changed_at": shown_instant(now)}
+            consent[channel] = {
+                "granted": bool(granted),
+                "source": source,
+                "changed_at": shown_instant(now),
+            }
             made.append({"channel": channel, **consent[channel]})
     if not made:
         return []
@@ -63,8 +76,9 @@ def change_consent(candidate, changes: dict[str, bool], source: str) -> list[dic
         type(candidate).update(**columns).where(type(candidate).id == candidate.id).execute()
         for name, value in columns.items():
             setattr(candidate, name, value)
-        events.emit(candidate.tenant_id, CANDIDATE_CONSENT,
-                    consent_event_record(candidate, made, now))
+        events.emit(
+            candidate.tenant_id, CANDIDATE_CONSENT, consent_event_record(candidate, made, now)
+        )
         revoked = tuple(change["channel"] for change in made if not change["granted"])
         if revoked:
             for listener in current_app.extensions.get(CONSENT_LISTENERS, ()):
@@ -74,6 +88,12 @@ def change_consent(candidate, changes: dict[str, bool], source: str) -> list[dic
 
 def consent_event_record(candidate, made: list[dict], now) -> dict:
     """The candidate.consent event's record (and what its webhooks may select)."""
-    return {"id": str(candidate.id), "candidate_id": str(candidate.id), "candidate_source_id": candidate.source_id,
-            "changes": made, "consent": consent_of(candidate), "contact_opt_out": bool(candidate.contact_opt_out),
-            "changed_at": shown_instant(now)}
+    return {
+        "id": str(candidate.id),
+        "candidate_id": str(candidate.id),
+        "candidate_source_id": candidate.source_id,
+        "changes": made,
+        "consent": consent_of(candidate),
+        "contact_opt_out": bool(candidate.contact_opt_out),
+        "changed_at": shown_instant(now),
+    }

@@ -1,5 +1,6 @@
-"""Contact settings: a candidate's time zone and consent (sub-resources, so the candidate bodies stay as they are), the
-tenant's contact policy (default zone, calling hours, daily call cap) and its do-not-call list."""
+"""Contact settings: a candidate's time zone and consent (sub-resources, so the candidate bodies
+stay as they are), the tenant's contact policy (default zone, calling hours, daily call cap) and its
+do-not-call list."""
 
 from __future__ import annotations
 
@@ -20,9 +21,13 @@ from plugins.candidates.schemas import (
     PhoneNumber,
 )
 
-contact_blp = Blueprint("contact", __name__, url_prefix="/v1",
-                        description="When and how candidates may be contacted: their zones and consent, the tenant's "
-                                    "calling hours and do-not-call list")
+contact_blp = Blueprint(
+    "contact",
+    __name__,
+    url_prefix="/v1",
+    description="When and how candidates may be contacted: their zones and consent, the tenant's "
+    "calling hours and do-not-call list",
+)
 
 
 @contact_blp.route("/candidates/<candidate_id>/timezone")
@@ -54,8 +59,9 @@ class CandidateConsent(MethodView):
     def put(self, body, candidate_id):
         """Grant or revoke consent on the channels sent
 
-        Each change is a candidate.consent event (feed and webhooks). Revoking voice cancels the candidate's pending
-        calls; with no channel left, the candidate counts as opted out (`contact_opt_out: true`)."""
+        Each change is a candidate.consent event (feed and webhooks). Revoking voice cancels the
+        candidate's pending calls; with no channel left, the candidate counts as opted out
+        (`contact_opt_out: true`)."""
         source = body.pop("source")
         with database.atomic():
             candidate = services.get_candidate(current_tenant_id(), candidate_id)
@@ -64,20 +70,44 @@ class CandidateConsent(MethodView):
 
 
 class ContactPolicySchema(ma.Schema):
-    timezone = ma.fields.String(required=True, allow_none=True, metadata={
-        "description": "The tenant's default zone for candidates whose zone is neither set nor inferred; null: the "
-                       "server's"})
-    effective_timezone = ma.fields.String(required=True, metadata={"description": "The default zone in force"})
-    calling_hours_start = ma.fields.String(required=True, metadata={
-        "description": "Start of the calling hours in the candidate's local time (HH:MM): no call or text before"})
-    calling_hours_end = ma.fields.String(required=True, metadata={
-        "description": "End of the calling hours (HH:MM, 24:00 for midnight): no call or text from then on"})
-    daily_call_limit = ma.fields.Integer(required=True, metadata={
-        "description": "Calls placed to one phone number per local day across all the tenant's jobs; 0: no cap"})
+    timezone = ma.fields.String(
+        required=True,
+        allow_none=True,
+        metadata={
+            "description": "The tenant's default zone for candidates whose zone is neither set nor "
+            "inferred; null: the "
+            "server's"
+        },
+    )
+    effective_timezone = ma.fields.String(
+        required=True, metadata={"description": "The default zone in force"}
+    )
+    calling_hours_start = ma.fields.String(
+        required=True,
+        metadata={
+            "description": "Start of the calling hours in the candidate's local time (HH:MM): no "
+            "call or text before"
+        },
+    )
+    calling_hours_end = ma.fields.String(
+        required=True,
+        metadata={
+            "description": "End of the calling hours (HH:MM, 24:00 for midnight): no call or text "
+            "from then on"
+        },
+    )
+    daily_call_limit = ma.fields.Integer(
+        required=True,
+        metadata={
+            "description": "Calls placed to one phone number per local day across all the tenant's "
+            "jobs; 0: no cap"
+        },
+    )
 
 
 class ContactPolicyBodySchema(StrictSchema):
-    """PUT /v1/tenant/contact-settings: the settings sent change, null returns one to the server's default."""
+    """PUT /v1/tenant/contact-settings: the settings sent change, null returns one to the server's
+    default."""
 
     timezone = ma.fields.String(allow_none=True, metadata={"example": "America/New_York"})
     calling_hours_start = ma.fields.String(allow_none=True, metadata={"example": "08:00"})
@@ -101,7 +131,7 @@ class TenantContactSettings(MethodView):
     @contact_blp.response(200, ContactPolicySchema)
     @contact_blp.doc(operationId="get_contact_settings")
     def get(self):
-        """The tenant's contact settings in force: default zone, calling hours, daily call cap per number"""
+        """The tenant's contact settings in force: default zone, calling hours, daily call cap per number"""  # noqa: E501
         return contact_policy.policy_record(contact_policy.policy_for(current_tenant_id()))
 
     @contact_blp.arguments(ContactPolicyBodySchema)
@@ -110,19 +140,26 @@ class TenantContactSettings(MethodView):
     def put(self, body):
         """Change the tenant's contact settings (those sent; null: back to the server's default)
 
-        The calling hours apply in each candidate's local time to every call (instant, scheduled, retried, called
-        back) and text message, whatever a job's window says. The start must be before the end."""
+        The calling hours apply in each candidate's local time to every call (instant, scheduled,
+        retried, called back) and text message, whatever a job's window says. The start must be
+        before the end."""
         tenant_id = current_tenant_id()
         current = contact_policy.policy_for(tenant_id)
-        start = body.get("calling_hours_start", current.calling_hours_start) or current.calling_hours_start
+        start = (
+            body.get("calling_hours_start", current.calling_hours_start)
+            or current.calling_hours_start
+        )
         end = body.get("calling_hours_end", current.calling_hours_end) or current.calling_hours_end
         if start == contact_policy.END_OF_DAY or not start < end:
             from app.errors import ValidationFailed
 
-            raise ValidationFailed({"calling_hours_start": [f"Must be before calling_hours_end ({end})."]})
+            raise ValidationFailed(
+                {"calling_hours_start": [f"Must be before calling_hours_end ({end})."]}
+            )
         with database.atomic():
             policy = contact_policy.set_policy(tenant_id, body)
-            if "timezone" in body:  # candidates on the tenant's (or server's) zone follow the new default
+            # candidates on the tenant's (or server's) zone follow the new default
+            if "timezone" in body:
                 zones.refresh_default_zones(tenant_id)
         return contact_policy.policy_record(policy)
 
@@ -134,10 +171,16 @@ class DoNotCallSchema(ma.Schema):
 
 
 class DoNotCallBodySchema(StrictSchema):
-    phone_no = PhoneNumber(required=True, metadata={"description": "E.164 (international format with country code)",
-                                                    "example": "+14155552671"})
-    note = ma.fields.String(load_default=None, allow_none=True,
-                            validate=ma.validate.Length(max=do_not_call.MAX_NOTE))
+    phone_no = PhoneNumber(
+        required=True,
+        metadata={
+            "description": "E.164 (international format with country code)",
+            "example": "+14155552671",
+        },
+    )
+    note = ma.fields.String(
+        load_default=None, allow_none=True, validate=ma.validate.Length(max=do_not_call.MAX_NOTE)
+    )
 
 
 @contact_blp.route("/do-not-call")
@@ -155,7 +198,8 @@ class DoNotCallList(MethodView):
     def post(self, body):
         """Add a number (E.164) to the do-not-call list: no call or text of the tenant's reaches it
 
-        Pending calls to it are canceled when their time comes. Adding a listed number again answers its entry."""
+        Pending calls to it are canceled when their time comes. Adding a listed number again answers
+        its entry."""
         entry, _ = do_not_call.add_number(current_tenant_id(), body["phone_no"], body.get("note"))
         return entry
 

@@ -1,5 +1,6 @@
-"""The tenant's do-not-call list: E.164 numbers no call or text message of the tenant's reaches, added and removed
-through the API and imported in bulk from a file by `flask candidates do-not-call import`."""
+"""The tenant's do-not-call list: E.164 numbers no call or text message of the tenant's reaches,
+added and removed through the API and imported in bulk from a file by `flask candidates do-not-call
+import`."""
 
 from __future__ import annotations
 
@@ -29,15 +30,21 @@ def is_listed(tenant_id: str, phone_no: str | None) -> bool:
     """Whether the number is on the tenant's do-not-call list."""
     if not phone_no:
         return False
-    return DoNotCallNumber.select().where((DoNotCallNumber.tenant == tenant_id)
-                                         & (DoNotCallNumber.phone_no == phone_no)).exists()
+    return (
+        DoNotCallNumber.select()
+        .where((DoNotCallNumber.tenant == tenant_id) & (DoNotCallNumber.phone_no == phone_no))
+        .exists()
+    )
 
 
-def add_number(tenant_id: str, phone_no: str, note: str | None = None) -> tuple[DoNotCallNumber, bool]:
+def add_number(
+    tenant_id: str, phone_no: str, note: str | None = None
+) -> tuple[DoNotCallNumber, bool]:
     """(the entry, whether it is new): adding a listed number again keeps the first entry."""
     with database.atomic():
-        existing = DoNotCallNumber.get_or_none((DoNotCallNumber.tenant == tenant_id)
-                                               & (DoNotCallNumber.phone_no == phone_no))
+        existing = DoNotCallNumber.get_or_none(
+            (DoNotCallNumber.tenant == tenant_id) & (DoNotCallNumber.phone_no == phone_no)
+        )
         if existing is not None:
             return existing, False
         return DoNotCallNumber.create(tenant=tenant_id, phone_no=phone_no, note=note), True
@@ -53,8 +60,11 @@ def add_numbers(tenant_id: str, numbers: list[str]) -> int:
 
 
 def remove_number(tenant_id: str, phone_no: str) -> None:
-    deleted = DoNotCallNumber.delete().where((DoNotCallNumber.tenant == tenant_id)
-                                             & (DoNotCallNumber.phone_no == phone_no)).execute()
+    deleted = (
+        DoNotCallNumber.delete()
+        .where((DoNotCallNumber.tenant == tenant_id) & (DoNotCallNumber.phone_no == phone_no))
+        .execute()
+    )
     if not deleted:
         raise NotFound("do-not-call number", phone_no)
 
@@ -62,4 +72,6 @@ def remove_number(tenant_id: str, phone_no: str) -> None:
 def list_numbers(tenant_id: str, page: int, size: int) -> dict:
     """A page of the tenant's list, oldest entry first."""
     query = DoNotCallNumber.select().where(DoNotCallNumber.tenant == tenant_id)
-    return listing.paginate(query, page=page, size=size, order_by=(DoNotCallNumber.created_at, DoNotCallNumber.id))
+    return listing.paginate(
+        query, page=page, size=size, order_by=(DoNotCallNumber.created_at, DoNotCallNumber.id)
+    )

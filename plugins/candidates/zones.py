@@ -34,7 +34,8 @@ UNKNOWN_ZONE = "Etc/Unknown"  # what phonenumbers answers for a number it has no
 # code: the zone of most of their people (a state split between zones takes its larger part), in
 # the state's own country
 REGION_ZONES = {
-    "America/New_York": "ct de dc fl ga in ky ma md me mi nc nh nj ny oh pa ri sc va vt wv connecticut delaware "
+    "America/New_York": "ct de dc fl ga in ky ma md me mi nc nh nj ny oh pa ri sc va vt wv "
+    "connecticut delaware "
     "district-of-columbia florida georgia indiana kentucky maine maryland massachusetts michigan "
     "new-hampshire new-jersey new-york north-carolina ohio pennsylvania rhode-island "
     "south-carolina vermont virginia west-virginia",
@@ -230,8 +231,8 @@ def location_zones(
 
 
 def inferred_zone(candidate, default_zone) -> tuple[str, str]:
-    """(zone, source) for a candidate without an explicit zone; `default_zone()` answers the tenant's default zone,
-    asked only when the number and location leave the zone open."""
+    """(zone, source) for a candidate without an explicit zone; `default_zone()` answers the
+    tenant's default zone, asked only when the number and location leave the zone open."""
     from_phone = phone_number_zones(candidate.phone_no)
     if len(from_phone) == 1:
         return from_phone[0], PHONE
@@ -261,7 +262,8 @@ def tenant_zone(tenant_id: str) -> str | None:
 
 
 def zone_of(candidate) -> tuple[str, str]:
-    """(zone, source) as they stand now: an explicit zone, else inferred (the tenant's and server's as of now)."""
+    """(zone, source) as they stand now: an explicit zone, else inferred (the tenant's and server's
+    as of now)."""
     if candidate.timezone_source == EXPLICIT and candidate.timezone:
         return candidate.timezone, EXPLICIT
     return inferred_zone(candidate, lambda: tenant_zone(candidate.tenant_id))
@@ -274,7 +276,8 @@ def zone_columns(candidate) -> dict:
 
 
 def refresh_zone(candidate) -> None:
-    """Recompute the stored zone after a change of phone number or location (no write when it is unchanged)."""
+    """Recompute the stored zone after a change of phone number or location (no write when it is
+    unchanged)."""
     columns = zone_columns(candidate)
     if (
         columns["timezone"] != candidate.timezone
@@ -288,7 +291,8 @@ def refresh_zone(candidate) -> None:
 
 
 def refresh_default_zones(tenant_id: str) -> int:
-    """The tenant's default zone changed: its candidates whose zone was the tenant's or the server's follow it."""
+    """The tenant's default zone changed: its candidates whose zone was the tenant's or the server's
+    follow it."""
     from plugins.candidates.models import Candidate
 
     query = Candidate.select().where(

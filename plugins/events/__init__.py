@@ -1,5 +1,5 @@
-"""The event feed: GET /v1/events, the tenant's stored events (always on: a webhook receiver that missed deliveries
-pulls them here)."""
+"""The event feed: GET /v1/events, the tenant's stored events (always on: a webhook receiver that
+missed deliveries pulls them here)."""
 
 from app.plugins import Plugin
 from plugins.events.routes import blp

@@ -8,7 +8,9 @@ from app.security.auth import current_tenant_id
 from plugins.jobs import services
 from plugins.jobs.schemas import JobCreateSchema, JobListArgsSchema, JobSchema, JobUpdateSchema
 
-blp = Blueprint("jobs", __name__, url_prefix="/v1/jobs", description="Job postings pushed by your ATS")
+blp = Blueprint(
+    "jobs", __name__, url_prefix="/v1/jobs", description="Job postings pushed by your ATS"
+)
 
 
 @blp.route("")
@@ -59,8 +61,9 @@ class JobBySourceId(MethodView):
 @blp.route(batch_upserts.PATH)
 class JobBatchBySourceId(MethodView):
     @blp.arguments(batch_upserts.batch_body_schema(JobCreateSchema, "JobBatchUpsertSchema"))
-    @blp.response(200, batch_upserts.BatchAnswerSchema,
-                  description="Each item's outcome, in request order")
+    @blp.response(
+        200, batch_upserts.BatchAnswerSchema, description="Each item's outcome, in request order"
+    )
     @blp.errors(413)
     @blp.doc(operationId="upsert_jobs_by_source_id", **batch_upserts.batch_doc("jobs"))
     def put(self, body):

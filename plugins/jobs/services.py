@@ -4,25 +4,46 @@ from __future__ import annotations
 
 from app.http import listing
 from app.errors import ValidationFailed
-from app.data.records import (apply_changes, apply_filters, create_with_source_id, get_owned, next_in_sequence,
-                         reserve_in_sequence)
+from app.data.records import (
+    apply_changes,
+    apply_filters,
+    create_with_source_id,
+    get_owned,
+    next_in_sequence,
+    reserve_in_sequence,
+)
 from app.data.row_upserts import RowUpsert
 from app.http.upserts import SourceIdUpsert
 from plugins.jobs.models import Job
 from plugins.jobs.schemas import JobCreateSchema, JobSchema, pay_range_problems
 
-CASE_INSENSITIVE_FILTERS = ("status", "city", "state_name", "country", "employment_type", "workplace_type")
+CASE_INSENSITIVE_FILTERS = (
+    "status",
+    "city",
+    "state_name",
+    "country",
+    "employment_type",
+    "workplace_type",
+)
 
 
 def jobs_query(tenant_id: str, **filters):
     """The tenant's jobs matching the list filters (empty ones ignored)."""
-    return apply_filters(Job.owned_rows(tenant_id), Job, filters, case_insensitive=CASE_INSENSITIVE_FILTERS)
+    return apply_filters(
+        Job.owned_rows(tenant_id), Job, filters, case_insensitive=CASE_INSENSITIVE_FILTERS
+    )
 
 
 def list_jobs(tenant_id: str, **args) -> dict:
     """A page of the tenant's jobs in either list mode (app.http.listing)."""
     window, filters = listing.split_window(args)
-    return listing.answer(jobs_query(tenant_id, **filters).dicts(), window, tenant_id=tenant_id, list_name="jobs", filters=filters)
+    return listing.answer(
+        jobs_query(tenant_id, **filters).dicts(),
+        window,
+        tenant_id=tenant_id,
+        list_name="jobs",
+        filters=filters,
+    )
 
 
 def get_job(tenant_id: str, job_id) -> Job:
@@ -30,13 +51,16 @@ def get_job(tenant_id: str, job_id) -> Job:
 
 
 def create_job(tenant_id: str, values: dict) -> Job:
-    return create_with_source_id(Job, tenant_id, values, number=next_in_sequence(tenant_id, JOB_NUMBERS))
+    return create_with_source_id(
+        Job, tenant_id, values, number=next_in_sequence(tenant_id, JOB_NUMBERS)
+    )
 
 
 def update_job(tenant_id: str, job_id, values: dict) -> Job:
     job = get_job(tenant_id, job_id)
-    problems = pay_range_problems(values.get("min_pay_rate", job.min_pay_rate),
-                                  values.get("max_pay_rate", job.max_pay_rate))
+    problems = pay_range_problems(
+        values.get("min_pay_rate", job.min_pay_rate), values.get("max_pay_rate", job.max_pay_rate)
+    )
     if problems:
         raise ValidationFailed(problems)
     return apply_changes(job, values)
@@ -49,6 +73,10 @@ def new_job_numbers(tenant_id: str, count: int) -> list[dict]:
 
 JOB_NUMBERS = "job_number"
 JOB_UPSERT = SourceIdUpsert(
-    model=Job, record_schema=JobSchema, create_schema=JobCreateSchema, create=create_job,
+    model=Job,
+    record_schema=JobSchema,
+    create_schema=JobCreateSchema,
+    create=create_job,
     replace=lambda tenant_id, job, values: update_job(tenant_id, job.id, values),
-    rows=RowUpsert(Job, new_columns=new_job_numbers, kept_columns=("number",)))
+    rows=RowUpsert(Job, new_columns=new_job_numbers, kept_columns=("number",)),
+)

@@ -1,11 +1,12 @@
-"""A person confirms a tool before it runs, on the handshake revisions (2025-06-18, 2025-11-25): the tools/call is
-answered as an event stream that first carries an `elicitation/create` request to the client; the client asks its
-person and POSTs the answer (to any worker, which writes it to mcp_confirmations); the thread holding the stream sees
-it, runs the tool on a yes, and ends the stream with the tool's result.
+"""A person confirms a tool before it runs, on the handshake revisions (2025-06-18, 2025-11-25): the
+tools/call is answered as an event stream that first carries an `elicitation/create` request to the
+client; the client asks its person and POSTs the answer (to any worker, which writes it to
+mcp_confirmations); the thread holding the stream sees it, runs the tool on a yes, and ends the
+stream with the tool's result.
 
 The stream holds one request thread while the person reads, so each worker holds at most
-MCP_HELD_CONFIRMATIONS of them at once, each for at most MCP_CONFIRMATION_SECONDS, and no database connection while
-it waits."""
+MCP_HELD_CONFIRMATIONS of them at once, each for at most MCP_CONFIRMATION_SECONDS, and no database
+connection while it waits."""
 
 from __future__ import annotations
 
@@ -28,15 +29,18 @@ from plugins.mcp.tools import failure
 
 log = logging.getLogger("hirekit.mcp")
 
-ID_PREFIX = "confirm-"  # the elicitation requests' ids: the prefix and 32 random URL-safe characters
+# the elicitation requests' ids: the prefix and 32 random URL-safe characters
+ID_PREFIX = "confirm-"
 POLL_SECONDS = 0.25  # how often a held stream looks for the answer
 KEEP_ALIVE_SECONDS = 15.0  # an SSE comment this often keeps proxies from closing a quiet stream
-STALE_GRACE = dt.timedelta(minutes=5)  # rows of streams that died with their worker go this long after expiring
+# rows of streams that died with their worker go this long after expiring
+STALE_GRACE = dt.timedelta(minutes=5)
+
 
 @dataclass(frozen=True)
 class HeldConfirmation:
-    """A tools/call waiting on a yes: the question, the schema of its form, and how to run the tool afterwards
-    (`run` answers the tool result, or raises RpcError as tools/call would)."""
+    """A tools/call waiting on a yes: the question, the schema of its form, and how to run the tool
+    afterwards (`run` answers the tool result, or raises RpcError as tools/call would)."""
 
     message: str
     requested_schema: dict
@@ -45,12 +49,18 @@ class HeldConfirmation:
     run: Callable[[], dict]
 
     def messages(self, request_id) -> Iterator[dict | None]:
-        """What the stream sends: the question, None for each keep-alive, then the tools/call response."""
+        """What the stream sends: the question, None for each keep-alive, then the tools/call
+        response."""
         seats = _seats()
         if not seats.acquire(blocking=False):
-            yield result_object(request_id, failure(
-                "Too many confirmations are waiting on this server right now, so the person cannot be asked: call "
-                "the tool again in a minute. Nothing was done."))
+            yield result_object(
+                request_id,
+                failure(
+                    "Too many confirmations are waiting on this server right now, so the person "
+                    "cannot be asked: call "
+                    "the tool again in a minute. Nothing was done."
+                ),
+            )
             return
         try:
             yield from self._ask(request_id)
@@ -65,19 +75,34 @@ class HeldConfirmation:
             params = {"message": self.message, "requestedSchema": self.requested_schema}
             if self.with_mode:
                 params = {"mode": "form", **params}
-            yield {"jsonrpc": "2.0", "id": question_id, "method": "elicitation/create", "params": params}
+            yield {
+                "jsonrpc": "2.0",
+                "id": question_id,
+                "method": "elicitation/create",
+                "params": params,
+            }
             answer = yield from _wait_for_answer(question_id, seconds)
         finally:
             _close_question(question_id)
         if answer is None:
-            yield {"jsonrpc": "2.0", "method": "notifications/cancelled",
-                   "params": {"requestId": question_id, "reason": "not answered in time"}}
-            yield result_object(request_id, failure(
-                f"The person did not answer within {seconds:g} s: nothing was done. Call the tool again to ask "
-                "them again."))
+            yield {
+                "jsonrpc": "2.0",
+                "method": "notifications/cancelled",
+                "params": {"requestId": question_id, "reason": "not answered in time"},
+            }
+            yield result_object(
+                request_id,
+                failure(
+                    f"The person did not answer within {seconds:g} s: nothing was done. Call the "
+                    "tool again to ask "
+                    "them again."
+                ),
+            )
             return
         if not self.accepted(answer):
-            yield result_object(request_id, failure("The person did not confirm: nothing was done."))
+            yield result_object(
+                request_id, failure("The person did not confirm: nothing was done.")
+            )
             return
         yield _outcome(request_id, self.run)
 
@@ -88,7 +113,8 @@ def _seats() -> threading.BoundedSemaphore:
     if seats is None:
         seats = current_app.extensions.setdefault(
             "hirekit_mcp_held_confirmations",
-            threading.BoundedSemaphore(current_app.config["MCP_HELD_CONFIRMATIONS"]))
+            threading.BoundedSemaphore(current_app.config["MCP_HELD_CONFIRMATIONS"]),
+        )
     return seats
 
 
@@ -96,8 +122,9 @@ def _open_question(question_id: str, seconds: float) -> None:
     now = utcnow()
     with database.connection_context():
         McpConfirmation.delete().where(McpConfirmation.expires_at < now - STALE_GRACE).execute()
-        McpConfirmation.create(id=question_id, principal=principal(),
-                               expires_at=now + dt.timedelta(seconds=seconds))
+        McpConfirmation.create(
+            id=question_id, principal=principal(), expires_at=now + dt.timedelta(seconds=seconds)
+        )
 
 
 def _close_question(question_id: str) -> None:
@@ -106,8 +133,8 @@ def _close_question(question_id: str) -> None:
 
 
 def _wait_for_answer(question_id: str, seconds: float) -> Iterator[None]:
-    """Poll for the client's answer (a generator: it yields None as a keep-alive); returns the answer, None when the
-    time ran out."""
+    """Poll for the client's answer (a generator: it yields None as a keep-alive); returns the
+    answer, None when the time ran out."""
     if not database.is_closed() and not database.in_transaction():
         database.close()  # no pooled connection is held while a person reads
     deadline = time.monotonic() + seconds
@@ -115,8 +142,11 @@ def _wait_for_answer(question_id: str, seconds: float) -> Iterator[None]:
     while time.monotonic() < deadline:
         time.sleep(min(POLL_SECONDS, max(0.0, deadline - time.monotonic())))
         with database.connection_context():
-            stored = McpConfirmation.select(McpConfirmation.answer).where(
-                McpConfirmation.id == question_id).scalar()
+            stored = (
+                McpConfirmation.select(McpConfirmation.answer)
+                .where(McpConfirmation.id == question_id)
+                .scalar()
+            )
         if stored is not None:
             return orjson.loads(stored)
         if time.monotonic() - quiet_since >= KEEP_ALIVE_SECONDS:
@@ -132,22 +162,41 @@ def _outcome(request_id, run: Callable[[], dict]) -> dict:
         return error_object(request_id, error.code, error.message, error.data)
     except Exception:
         log.exception("MCP tool failed after its confirmation")
-        return error_object(request_id, INTERNAL_ERROR, "Internal error after the confirmation; nothing is known to "
-                                                        "have been done. Quote the time of the call to support.")
+        return error_object(
+            request_id,
+            INTERNAL_ERROR,
+            "Internal error after the confirmation; nothing is known to "
+            "have been done. Quote the time of the call to support.",
+        )
 
 
 def deliver(message: dict) -> bool:
-    """Keep a client's answer to one of the questions asked: True when it was ours to keep (an open question of this
-    authorization, not answered before), False otherwise."""
+    """Keep a client's answer to one of the questions asked: True when it was ours to keep (an open
+    question of this authorization, not answered before), False otherwise."""
     question_id = message.get("id")
-    if not isinstance(question_id, str) or not question_id.startswith(ID_PREFIX) or len(question_id) > 64:
+    if (
+        not isinstance(question_id, str)
+        or not question_id.startswith(ID_PREFIX)
+        or len(question_id) > 64
+    ):
         return False
-    answer = message.get("result") if isinstance(message.get("result"), dict) else {"action": "error"}
+    answer = (
+        message.get("result") if isinstance(message.get("result"), dict) else {"action": "error"}
+    )
     kept = {"action": answer.get("action"), "content": answer.get("content")}
     with database.connection_context():
-        updated = McpConfirmation.update(answer=orjson.dumps(kept).decode()).where(
-            (McpConfirmation.id == question_id) & (McpConfirmation.principal == principal())
-            & McpConfirmation.answer.is_null() & (McpConfirmation.expires_at > utcnow())).execute()
+        updated = (
+            McpConfirmation.update(answer=orjson.dumps(kept).decode())
+            .where(
+                (McpConfirmation.id == question_id)
+                & (McpConfirmation.principal == principal())
+                & McpConfirmation.answer.is_null()
+                & (McpConfirmation.expires_at > utcnow())
+            )
+            .execute()
+        )
     if not updated:
-        log.info("an answer to question %s matched no open confirmation of its caller", question_id[:16])
+        log.info(
+            "an answer to question %s matched no open confirmation of its caller", question_id[:16]
+        )
     return bool(updated)

@@ -1,8 +1,9 @@
-"""MCP resources of the jobs server: a call's transcript and scorecard, a job's description and screening questions,
-read through the families' services (resources/list, resources/templates/list, resources/read).
+"""MCP resources of the jobs server: a call's transcript and scorecard, a job's description and
+screening questions, read through the families' services (resources/list, resources/templates/list,
+resources/read).
 
-resources/list names the newest LISTED_PER_KIND jobs and ended calls; any other one is read by its URI, which the
-templates describe."""
+resources/list names the newest LISTED_PER_KIND jobs and ended calls; any other one is read by its
+URI, which the templates describe."""
 
 from __future__ import annotations
 
@@ -37,8 +38,13 @@ class ResourceKind:
     read: Callable[[str, str], str]  # (tenant_id, record id) -> the resource's text
 
     def definition(self) -> dict:
-        return {"uriTemplate": self.template, "name": self.name, "title": self.title,
-                "description": self.description, "mimeType": self.mime_type}
+        return {
+            "uriTemplate": self.template,
+            "name": self.name,
+            "title": self.title,
+            "description": self.description,
+            "mimeType": self.mime_type,
+        }
 
 
 def json_text(value) -> str:
@@ -54,14 +60,24 @@ def call_record(tenant_id: str, call_id: str) -> dict:
 
 def read_transcript(tenant_id: str, call_id: str) -> str:
     record = call_record(tenant_id, call_id)
-    return json_text({"call_id": record["id"], "status": record["status"], "transcript": record["transcript"]})
+    return json_text(
+        {"call_id": record["id"], "status": record["status"], "transcript": record["transcript"]}
+    )
 
 
 def read_scorecard(tenant_id: str, call_id: str) -> str:
     record = call_record(tenant_id, call_id)
-    return json_text({"call_id": record["id"], "status": record["status"], "summary": record["summary"],
-                      "assessment": record["assessment"], "application_id": str(record["application_id"]),
-                      "job_id": str(record["job_id"]), "candidate_id": str(record["candidate_id"])})
+    return json_text(
+        {
+            "call_id": record["id"],
+            "status": record["status"],
+            "summary": record["summary"],
+            "assessment": record["assessment"],
+            "application_id": str(record["application_id"]),
+            "job_id": str(record["job_id"]),
+            "candidate_id": str(record["candidate_id"]),
+        }
+    )
 
 
 def read_description(tenant_id: str, job_id: str) -> str:
@@ -80,19 +96,51 @@ def read_questions(tenant_id: str, job_id: str) -> str:
 
 UUID = r"(?P<id>[0-9A-Fa-f-]{36})"
 KINDS = (
-    ResourceKind("call_transcript", "Call transcript", "hirekit://calls/{call_id}/transcript",
-                 re.compile(rf"hirekit://calls/{UUID}/transcript"), "application/json",
-                 "The turns of a screening call, as spoken.", "calls", "calls:read", read_transcript),
-    ResourceKind("call_scorecard", "Call scorecard", "hirekit://calls/{call_id}/scorecard",
-                 re.compile(rf"hirekit://calls/{UUID}/scorecard"), "application/json",
-                 "A screening call's outcome: summary, score 0-100, recommendation and per-question answers.",
-                 "calls", "calls:read", read_scorecard),
-    ResourceKind("job_description", "Job description", "hirekit://jobs/{job_id}/description",
-                 re.compile(rf"hirekit://jobs/{UUID}/description"), "text/markdown",
-                 "A job posting's title and full description.", "jobs", "jobs:read", read_description),
-    ResourceKind("job_questions", "Job screening questions", "hirekit://jobs/{job_id}/questions",
-                 re.compile(rf"hirekit://jobs/{UUID}/questions"), "application/json",
-                 "The screening questions a job's calls ask, in order.", "questions", "jobs:read", read_questions),
+    ResourceKind(
+        "call_transcript",
+        "Call transcript",
+        "hirekit://calls/{call_id}/transcript",
+        re.compile(rf"hirekit://calls/{UUID}/transcript"),
+        "application/json",
+        "The turns of a screening call, as spoken.",
+        "calls",
+        "calls:read",
+        read_transcript,
+    ),
+    ResourceKind(
+        "call_scorecard",
+        "Call scorecard",
+        "hirekit://calls/{call_id}/scorecard",
+        re.compile(rf"hirekit://calls/{UUID}/scorecard"),
+        "application/json",
+        "A "
+        "screening call's outcome: summary, score 0-100, recommendation and per-question answers.",
+        "calls",
+        "calls:read",
+        read_scorecard,
+    ),
+    ResourceKind(
+        "job_description",
+        "Job description",
+        "hirekit://jobs/{job_id}/description",
+        re.compile(rf"hirekit://jobs/{UUID}/description"),
+        "text/markdown",
+        "A job posting's title and full description.",
+        "jobs",
+        "jobs:read",
+        read_description,
+    ),
+    ResourceKind(
+        "job_questions",
+        "Job screening questions",
+        "hirekit://jobs/{job_id}/questions",
+        re.compile(rf"hirekit://jobs/{UUID}/questions"),
+        "application/json",
+        "The screening questions a job's calls ask, in order.",
+        "questions",
+        "jobs:read",
+        read_questions,
+    ),
 )
 
 
@@ -110,34 +158,57 @@ def kind_of(uri: str) -> tuple[ResourceKind, str] | None:
 
 
 def list_resources(tenant_id: str) -> list[dict]:
-    """Concrete resources: the newest jobs' description and questions, the newest ended calls' transcript and
-    scorecard."""
+    """Concrete resources: the newest jobs' description and questions, the newest ended calls'
+    transcript and scorecard."""
     kinds = {kind.name: kind for kind in available_kinds()}
     listed: list[dict] = []
     if "job_description" in kinds or "job_questions" in kinds:
         from plugins.jobs.models import Job
 
-        jobs = Job.owned_by(tenant_id).order_by(Job.created_at.desc(), Job.id.desc()).limit(LISTED_PER_KIND)
+        jobs = (
+            Job.owned_by(tenant_id)
+            .order_by(Job.created_at.desc(), Job.id.desc())
+            .limit(LISTED_PER_KIND)
+        )
         for job in jobs:
-            for name, suffix in (("job_description", "description"), ("job_questions", "questions")):
+            for name, suffix in (
+                ("job_description", "description"),
+                ("job_questions", "questions"),
+            ):
                 if name in kinds:
-                    listed.append({"uri": f"hirekit://jobs/{job.id}/{suffix}", "name": f"{name}-{job.id}",
-                                   "title": f"{kinds[name].title}: {job.title}", "mimeType": kinds[name].mime_type})
+                    listed.append(
+                        {
+                            "uri": f"hirekit://jobs/{job.id}/{suffix}",
+                            "name": f"{name}-{job.id}",
+                            "title": f"{kinds[name].title}: {job.title}",
+                            "mimeType": kinds[name].mime_type,
+                        }
+                    )
     if "call_transcript" in kinds:
         from plugins.calls.models import Call
 
-        calls = (Call.owned_by(tenant_id).where(Call.ended_at.is_null(False))
-                 .order_by(Call.ended_at.desc(), Call.id.desc()).limit(LISTED_PER_KIND))
+        calls = (
+            Call.owned_by(tenant_id)
+            .where(Call.ended_at.is_null(False))
+            .order_by(Call.ended_at.desc(), Call.id.desc())
+            .limit(LISTED_PER_KIND)
+        )
         for call in calls:
             for name in ("call_transcript", "call_scorecard"):
-                listed.append({"uri": f"hirekit://calls/{call.id}/{name.split('_')[1]}", "name": f"{name}-{call.id}",
-                               "title": f"{kinds[name].title} of call {call.id}",
-                               "mimeType": kinds[name].mime_type})
+                listed.append(
+                    {
+                        "uri": f"hirekit://calls/{call.id}/{name.split('_')[1]}",
+                        "name": f"{name}-{call.id}",
+                        "title": f"{kinds[name].title} of call {call.id}",
+                        "mimeType": kinds[name].mime_type,
+                    }
+                )
     return listed
 
 
 def read_resource(tenant_id: str, uri) -> dict:
-    """resources/read: the resource's contents, or -32002 when there is no such resource for this caller."""
+    """resources/read: the resource's contents, or -32002 when there is no such resource for this
+    caller."""
     if not isinstance(uri, str):
         raise RpcError(INVALID_PARAMS, "Invalid params: resources/read needs uri (a string)")
     found = kind_of(uri)
@@ -145,8 +216,11 @@ def read_resource(tenant_id: str, uri) -> dict:
         raise RpcError(RESOURCE_NOT_FOUND, f"Resource not found: {uri}", {"uri": uri})
     kind, record_id = found
     if not allows(kind.scope):
-        raise RpcError(INVALID_PARAMS, f"Reading {uri} needs the scope {kind.scope}, which this token was not granted",
-                       {"uri": uri, "scope": kind.scope})
+        raise RpcError(
+            INVALID_PARAMS,
+            f"Reading {uri} needs the scope {kind.scope}, which this token was not granted",
+            {"uri": uri, "scope": kind.scope},
+        )
     try:
         text = kind.read(tenant_id, record_id)
     except ApiError as error:

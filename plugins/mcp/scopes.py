@@ -1,14 +1,16 @@
-"""Which OAuth scope each MCP tool, resource and prompt needs, and what a caller's scopes let it see.
+"""Which OAuth scope each MCP tool, resource and prompt needs, and what a caller's scopes let it
+see.
 
-An API key is not scoped (its caller has scopes None) and sees everything, as before OAuth existed. An access
-token carries the scopes its person granted: tools/list shows only the tools they allow, and a call outside them is
-refused with insufficient_scope."""
+An API key is not scoped (its caller has scopes None) and sees everything, as before OAuth existed.
+An access token carries the scopes its person granted: tools/list shows only the tools they allow,
+and a call outside them is refused with insufficient_scope."""
 
 from __future__ import annotations
 
 from flask import g
 
-# Each scope in plain words, as the consent page shows it; the order is the consent page's and the metadata's.
+# Each scope in plain words, as the consent page shows it; the order is the consent page's and the
+# metadata's.
 SCOPES = {
     "jobs:read": "See your organisation's job postings and their screening questions",
     "jobs:write": "Create and change job postings and generate their screening questions",
@@ -19,8 +21,9 @@ SCOPES = {
     "people:read": "Search and enrich professional person profiles",
 }
 
-# The scope family of each plugin whose tools the servers offer: a read-only tool needs "<family>:read", any other
-# "<family>:write" (so a tool added to a plugin is scoped without a change here).
+# The scope family of each plugin whose tools the servers offer: a read-only tool needs
+# "<family>:read", any other "<family>:write" (so a tool added to a plugin is scoped without a
+# change here).
 PLUGIN_SCOPE_FAMILY = {
     "jobs": "jobs",
     "questions": "jobs",

@@ -1,17 +1,23 @@
-"""`flask users create|list|set-password|disable|enable|delete`: the people of a tenant who sign in to authorize agent
-hosts on the MCP servers; `flask oauth purge`: expired codes and tokens deleted."""
+"""`flask users create|list|set-password|disable|enable|delete`: the people of a tenant who sign in
+to authorize agent hosts on the MCP servers; `flask oauth purge`: expired codes and tokens
+deleted."""
 
 import click
 
 from app.cli import OperatorGroup, YES_OPTION, confirm_or_abort
 from app.data.db import database
 
-users_cli = OperatorGroup("users", help="Tenant users who sign in to authorize MCP clients (agent hosts).")
+users_cli = OperatorGroup(
+    "users", help="Tenant users who sign in to authorize MCP clients (agent hosts)."
+)
 
 
 def read_password(password: str | None) -> str:
-    return password if password is not None else click.prompt("Password", hide_input=True,
-                                                              confirmation_prompt=True)
+    return (
+        password
+        if password is not None
+        else click.prompt("Password", hide_input=True, confirmation_prompt=True)
+    )
 
 
 @users_cli.command("create")
@@ -39,10 +45,21 @@ def list_command(tenant):
     from plugins.oauth.models import OAuthUser
 
     with database.connection_context():
-        rows = list(OAuthUser.select().where(OAuthUser.tenant == tenant).order_by(OAuthUser.created_at))
+        rows = list(
+            OAuthUser.select().where(OAuthUser.tenant == tenant).order_by(OAuthUser.created_at)
+        )
     for user in rows:
-        click.echo("\t".join((str(user.id), user.email, user.name, "admin" if user.admin else "-",
-                              "disabled" if user.disabled else "enabled")))
+        click.echo(
+            "\t".join(
+                (
+                    str(user.id),
+                    user.email,
+                    user.name,
+                    "admin" if user.admin else "-",
+                    "disabled" if user.disabled else "enabled",
+                )
+            )
+        )
 
 
 @users_cli.command("set-password")
@@ -103,8 +120,8 @@ oauth_cli = OperatorGroup("oauth", help="The authorization server's upkeep.")
 
 @oauth_cli.command("purge")
 def purge_command():
-    """Delete expired authorization codes and tokens (a worker does it every HIREKIT_OAUTH_PURGE_INTERVAL; without
-    Redis, run this from cron)."""
+    """Delete expired authorization codes and tokens (a worker does it every
+    HIREKIT_OAUTH_PURGE_INTERVAL; without Redis, run this from cron)."""
     from plugins.oauth.expiry import described, purge_expired
 
     with database.connection_context():

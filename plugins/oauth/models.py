@@ -1,6 +1,8 @@
-"""What the authorization server stores: tenant users, OAuth clients, authorization codes, tokens and consents.
+"""What the authorization server stores: tenant users, OAuth clients, authorization codes, tokens
+and consents.
 
-Codes and tokens are stored only as SHA-256 hashes, as API keys are: a copy of the database lets nobody sign in."""
+Codes and tokens are stored only as SHA-256 hashes, as API keys are: a copy of the database lets
+nobody sign in."""
 
 from __future__ import annotations
 
@@ -13,11 +15,13 @@ from app.data.tenancy import Tenant
 
 
 class OAuthUser(BaseModel):
-    """A person of a tenant who signs in to authorize agent hosts; `admin` may manage the tenant's users."""
+    """A person of a tenant who signs in to authorize agent hosts; `admin` may manage the tenant's
+    users."""
 
     id = pw.UUIDField(primary_key=True, default=uuid.uuid4)
     tenant = pw.ForeignKeyField(Tenant, on_delete="CASCADE", column_name="tenant_id")
-    email = pw.CharField(max_length=320, unique=True)  # lower-cased; one sign-in name across the server
+    # lower-cased; one sign-in name across the server
+    email = pw.CharField(max_length=320, unique=True)
     name = pw.CharField(max_length=200)
     password_hash = pw.CharField(max_length=255)
     admin = pw.BooleanField(default=False)
@@ -30,10 +34,11 @@ class OAuthUser(BaseModel):
 
 
 class OAuthClient(BaseModel):
-    """A client: registered dynamically (a generated id) or described by its metadata document (the id is its URL).
+    """A client: registered dynamically (a generated id) or described by its metadata document (the
+    id is its URL).
 
-    `metadata` holds the client's RFC 7591 metadata as JSON text; a document's copy is refreshed after
-    `expires_at`."""
+    `metadata` holds the client's RFC 7591 metadata as JSON text; a document's copy is refreshed
+    after `expires_at`."""
 
     client_id = pw.CharField(max_length=2048, primary_key=True)
     kind = pw.CharField(max_length=16)  # "registered" or "document"
@@ -48,7 +53,8 @@ class OAuthClient(BaseModel):
 
 
 class OAuthCode(BaseModel):
-    """An authorization code, single use: `used_at` marks it spent, and a second exchange revokes what it gave."""
+    """An authorization code, single use: `used_at` marks it spent, and a second exchange revokes
+    what it gave."""
 
     code_hash = pw.CharField(max_length=64, primary_key=True)
     client_id = pw.CharField(max_length=2048)
@@ -68,8 +74,9 @@ class OAuthCode(BaseModel):
 
 
 class OAuthToken(BaseModel):
-    """One access token and its refresh token. Refreshing rotates: the old row is marked `rotated_at` and a new row
-    of the same `family` is issued; a rotated refresh token presented again revokes the whole family."""
+    """One access token and its refresh token. Refreshing rotates: the old row is marked
+    `rotated_at` and a new row of the same `family` is issued; a rotated refresh token presented
+    again revokes the whole family."""
 
     id = pw.AutoField()
     access_hash = pw.CharField(max_length=64, unique=True)
@@ -91,7 +98,8 @@ class OAuthToken(BaseModel):
 
 
 class OAuthConsent(BaseModel):
-    """A person's authorization of a client: the scopes granted and when. Revoking it revokes the client's tokens."""
+    """A person's authorization of a client: the scopes granted and when. Revoking it revokes the
+    client's tokens."""
 
     id = pw.UUIDField(primary_key=True, default=uuid.uuid4)
     user = pw.ForeignKeyField(OAuthUser, on_delete="CASCADE", column_name="user_id")

@@ -1,8 +1,10 @@
-"""The pages a person sees while authorizing an agent host: sign-in, consent, their authorized clients and errors.
+"""The pages a person sees while authorizing an agent host: sign-in, consent, their authorized
+clients and errors.
 
-Rendered on the server (no script needed), in English with labelled fields in reading order; every page is sent with
-headers that forbid framing and scripts, and every form carries a token matched against a cookie (and an Origin
-check), so another site can neither frame these pages nor post to them."""
+Rendered on the server (no script needed), in English with labelled fields in reading order; every
+page is sent with headers that forbid framing and scripts, and every form carries a token matched
+against a cookie (and an Origin check), so another site can neither frame these pages nor post to
+them."""
 
 from __future__ import annotations
 
@@ -21,10 +23,11 @@ COOKIE_PATH = "/oauth"
 
 PAGE_HEADERS = {
     "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; "
-                               "frame-ancestors 'none'; base-uri 'none'",
+    "frame-ancestors 'none'; base-uri 'none'",
     "X-Frame-Options": "DENY",
     "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "same-origin",  # "no-referrer" would make browsers send Origin: null on our own forms
+    # "no-referrer" would make browsers send Origin: null on our own forms
+    "Referrer-Policy": "same-origin",
     "Cache-Control": "no-store",
 }
 
@@ -137,14 +140,25 @@ ERROR = """{% extends "layout" %}
 {% endblock %}
 """
 
-pages = Environment(loader=DictLoader({"layout": LAYOUT, "sign_in": SIGN_IN, "consent": CONSENT,
-                                       "authorizations": AUTHORIZATIONS, "error": ERROR}),
-                    autoescape=select_autoescape(default=True, default_for_string=True))
+pages = Environment(
+    loader=DictLoader(
+        {
+            "layout": LAYOUT,
+            "sign_in": SIGN_IN,
+            "consent": CONSENT,
+            "authorizations": AUTHORIZATIONS,
+            "error": ERROR,
+        }
+    ),
+    autoescape=select_autoescape(default=True, default_for_string=True),
+)
 
 
 def csrf_token() -> str:
     """This browser's form token: the cookie's value, or a new one the answer sets."""
-    return request.cookies.get(CSRF_COOKIE) or request.environ.setdefault("hirekit.csrf", secrets.token_urlsafe(32))
+    return request.cookies.get(CSRF_COOKIE) or request.environ.setdefault(
+        "hirekit.csrf", secrets.token_urlsafe(32)
+    )
 
 
 def render(name: str, status: int = 200, **values):
@@ -159,12 +173,20 @@ def render(name: str, status: int = 200, **values):
 
 
 def set_cookie(response, name: str, value: str, *, max_age) -> None:
-    response.set_cookie(name, value, max_age=max_age, path=COOKIE_PATH, secure=request.is_secure, httponly=True,
-                        samesite="Lax")
+    response.set_cookie(
+        name,
+        value,
+        max_age=max_age,
+        path=COOKIE_PATH,
+        secure=request.is_secure,
+        httponly=True,
+        samesite="Lax",
+    )
 
 
 def form_is_ours() -> bool:
-    """A form post from our own page: its token equals this browser's cookie, and its Origin (when sent) is ours."""
+    """A form post from our own page: its token equals this browser's cookie, and its Origin (when
+    sent) is ours."""
     origin = request.headers.get("Origin")
     if origin is not None and origin.rstrip("/") != request.host_url.rstrip("/"):
         return False
@@ -177,16 +199,24 @@ def signed_in_user_id() -> str | None:
     if not value:
         return None
     try:
-        payload = tokens.verify(SESSION_KIND, value, float(current_app.config["OAUTH_SIGN_IN_SECONDS"]))
+        payload = tokens.verify(
+            SESSION_KIND, value, float(current_app.config["OAUTH_SIGN_IN_SECONDS"])
+        )
     except tokens.InvalidToken:
         return None
     return payload.get("user") if isinstance(payload, dict) else None
 
 
 def sign_in(response, user_id: str) -> None:
-    set_cookie(response, SESSION_COOKIE, tokens.sign(SESSION_KIND, {"user": user_id}),
-               max_age=int(current_app.config["OAUTH_SIGN_IN_SECONDS"]))
+    set_cookie(
+        response,
+        SESSION_COOKIE,
+        tokens.sign(SESSION_KIND, {"user": user_id}),
+        max_age=int(current_app.config["OAUTH_SIGN_IN_SECONDS"]),
+    )
 
 
 def sign_out(response) -> None:
-    response.delete_cookie(SESSION_COOKIE, path=COOKIE_PATH, secure=request.is_secure, httponly=True, samesite="Lax")
+    response.delete_cookie(
+        SESSION_COOKIE, path=COOKIE_PATH, secure=request.is_secure, httponly=True, samesite="Lax"
+    )

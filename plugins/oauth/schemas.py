@@ -1,5 +1,5 @@
-"""Bodies and answers of the oauth family: authorization server and protected resource metadata, tenant users and
-their authorizations of clients."""
+"""Bodies and answers of the oauth family: authorization server and protected resource metadata,
+tenant users and their authorizations of clients."""
 
 from __future__ import annotations
 
@@ -30,14 +30,17 @@ class AuthorizationServerMetadataSchema(ma.Schema):
     code_challenge_methods_supported = URLS
     client_id_metadata_document_supported = ma.fields.Boolean(required=True)
     authorization_response_iss_parameter_supported = ma.fields.Boolean(
-        required=True, metadata={"description": "RFC 9207: authorization responses carry `iss`"})
+        required=True, metadata={"description": "RFC 9207: authorization responses carry `iss`"}
+    )
     service_documentation = ma.fields.String(required=True)
 
 
 class ProtectedResourceMetadataSchema(ma.Schema):
     """RFC 9728 protected resource metadata of one MCP endpoint."""
 
-    resource = ma.fields.String(required=True, metadata={"description": "The endpoint's URL: a token's resource"})
+    resource = ma.fields.String(
+        required=True, metadata={"description": "The endpoint's URL: a token's resource"}
+    )
     authorization_servers = URLS
     scopes_supported = URLS
     bearer_methods_supported = URLS
@@ -45,26 +48,44 @@ class ProtectedResourceMetadataSchema(ma.Schema):
     resource_documentation = ma.fields.String(required=True)
 
 
-PASSWORD = ma.fields.String(required=True, load_only=True, validate=ma.validate.Length(
-    MIN_PASSWORD_LENGTH, MAX_PASSWORD_LENGTH), metadata={
-    "description": f"{MIN_PASSWORD_LENGTH}-{MAX_PASSWORD_LENGTH} characters; stored only as an Argon2id hash"})
+PASSWORD = ma.fields.String(
+    required=True,
+    load_only=True,
+    validate=ma.validate.Length(MIN_PASSWORD_LENGTH, MAX_PASSWORD_LENGTH),
+    metadata={
+        "description": f"{MIN_PASSWORD_LENGTH}-{MAX_PASSWORD_LENGTH} characters; stored only as an "
+        "Argon2id hash"
+    },
+)
 
 
 class UserCreateSchema(StrictSchema):
-    email = ma.fields.Email(required=True, validate=ma.validate.Length(max=320), metadata={
-        "description": "The sign-in name; unique across the server, compared without case"})
+    email = ma.fields.Email(
+        required=True,
+        validate=ma.validate.Length(max=320),
+        metadata={
+            "description": "The sign-in name; unique across the server, compared without case"
+        },
+    )
     name = Text(required=True, max_length=200)
     password = PASSWORD
-    admin = ma.fields.Boolean(load_default=False, metadata={"description": "May manage the tenant's users (kept for "
-                                                                             "the tenant's own tools)"})
+    admin = ma.fields.Boolean(
+        load_default=False,
+        metadata={"description": "May manage the tenant's users (kept for the tenant's own tools)"},
+    )
 
 
 class UserUpdateSchema(StrictSchema):
     name = Text(max_length=200)
-    password = ma.fields.String(load_only=True, validate=ma.validate.Length(MIN_PASSWORD_LENGTH, MAX_PASSWORD_LENGTH))
+    password = ma.fields.String(
+        load_only=True, validate=ma.validate.Length(MIN_PASSWORD_LENGTH, MAX_PASSWORD_LENGTH)
+    )
     admin = ma.fields.Boolean()
-    disabled = ma.fields.Boolean(metadata={"description": "A disabled user cannot sign in, and their tokens stop "
-                                                          "working at once"})
+    disabled = ma.fields.Boolean(
+        metadata={
+            "description": "A disabled user cannot sign in, and their tokens stop working at once"
+        }
+    )
 
 
 class UserSchema(ma.Schema):
@@ -78,8 +99,12 @@ class UserSchema(ma.Schema):
 
 
 class PageArgs(ma.Schema):
-    page = ma.fields.Integer(required=True, validate=ma.validate.Range(1, 1_000_000), metadata={"description": "1-based"})
-    size = ma.fields.Integer(required=True, validate=ma.validate.Range(1, 100), metadata={"description": "1-100"})
+    page = ma.fields.Integer(
+        required=True, validate=ma.validate.Range(1, 1_000_000), metadata={"description": "1-based"}
+    )
+    size = ma.fields.Integer(
+        required=True, validate=ma.validate.Range(1, 100), metadata={"description": "1-100"}
+    )
 
 
 class PageMeta(ma.Schema):
@@ -90,15 +115,25 @@ class PageMeta(ma.Schema):
 
 
 class AuthorizationSchema(ma.Schema):
-    """A person's authorization of a client (an agent host): who, which client, which scopes, since when."""
+    """A person's authorization of a client (an agent host): who, which client, which scopes, since
+    when."""
 
     id = ma.fields.UUID(required=True)
     user_id = ma.fields.UUID(required=True)
-    client_id = ma.fields.String(required=True, metadata={
-        "description": "The client's id: its metadata document's https URL, or the id it registered with"})
+    client_id = ma.fields.String(
+        required=True,
+        metadata={
+            "description": "The client's id: its metadata document's https URL, or the id it "
+            "registered with"
+        },
+    )
     client_name = ma.fields.String(required=True)
-    client_kind = ma.fields.String(required=True, metadata={"description": "document or registered"})
-    scopes = ma.fields.List(ma.fields.String(validate=ma.validate.OneOf(list(SCOPES))), required=True)
+    client_kind = ma.fields.String(
+        required=True, metadata={"description": "document or registered"}
+    )
+    scopes = ma.fields.List(
+        ma.fields.String(validate=ma.validate.OneOf(list(SCOPES))), required=True
+    )
     created_at = UtcDateTime(required=True)
     last_used_at = UtcDateTime(required=True, allow_none=True)
 

@@ -1,7 +1,7 @@
-"""The authorization server, on Authlib's Flask OAuth 2 server: authorization code with PKCE (S256 only), rotating
-refresh tokens with reuse detection, revocation (RFC 7009) and dynamic client registration (RFC 7591); clients are
-registered ones or Client ID Metadata Documents, and every token is bound to the one MCP endpoint (RFC 8707
-resource) it was asked for."""
+"""The authorization server, on Authlib's Flask OAuth 2 server: authorization code with PKCE (S256
+only), rotating refresh tokens with reuse detection, revocation (RFC 7009) and dynamic client
+registration (RFC 7591); clients are registered ones or Client ID Metadata Documents, and every
+token is bound to the one MCP endpoint (RFC 8707 resource) it was asked for."""
 
 from __future__ import annotations
 
@@ -33,7 +33,12 @@ from app.data.db import database, utcnow
 from plugins.mcp.scopes import SCOPES
 from plugins.oauth import client_documents, resources
 from plugins.oauth.issuer import issuer
-from plugins.oauth.token_strings import ACCESS_TOKEN_PREFIX, REFRESH_TOKEN_PREFIX, digest, token_string
+from plugins.oauth.token_strings import (
+    ACCESS_TOKEN_PREFIX,
+    REFRESH_TOKEN_PREFIX,
+    digest,
+    token_string,
+)
 from plugins.oauth.models import OAuthClient, OAuthCode, OAuthConsent, OAuthToken, OAuthUser
 
 CODE_SECONDS = 300  # an authorization code is exchanged within five minutes or not at all
@@ -42,15 +47,19 @@ GRANT_TYPES = ["authorization_code", "refresh_token"]
 
 
 class InvalidTargetError(OAuth2Error):
-    """RFC 8707: the resource asked for is not one this server issues tokens for, or not the one granted."""
+    """RFC 8707: the resource asked for is not one this server issues tokens for, or not the one
+    granted."""
 
     error = "invalid_target"
 
 
-# ---- clients -----------------------------------------------------------------------------------------------------
+# ---- clients
+# --------------------------------------------------------------------------------------------------
+
 
 class Client(ClientMixin):
-    """A client as Authlib sees it: a registered client's row or a metadata document, and its metadata."""
+    """A client as Authlib sees it: a registered client's row or a metadata document, and its
+    metadata."""
 
     def __init__(self, row: OAuthClient):
         self.row = row
@@ -67,7 +76,8 @@ class Client(ClientMixin):
 
     @property
     def document_host(self) -> str | None:
-        """The host publishing a metadata document client's description: what the consent page can vouch for."""
+        """The host publishing a metadata document client's description: what the consent page can
+        vouch for."""
         return urlsplit(self.client_id).hostname if self.from_document else None
 
     def get_client_id(self):
@@ -83,8 +93,9 @@ class Client(ClientMixin):
         return redirect_uri in self.metadata.get("redirect_uris", [])
 
     def check_client_secret(self, client_secret):
-        return self.row.secret_hash is not None and hmac.compare_digest(self.row.secret_hash,
-                                                                        digest(client_secret or ""))
+        return self.row.secret_hash is not None and hmac.compare_digest(
+            self.row.secret_hash, digest(client_secret or "")
+        )
 
     def check_endpoint_auth_method(self, method, endpoint):
         return method == self.metadata.get("token_endpoint_auth_method", "client_secret_basic")
@@ -98,7 +109,12 @@ class Client(ClientMixin):
 
 def query_client(client_id: str) -> Client | None:
     """A registered client, or a metadata document client (fetched now when not cached or stale)."""
-    if not isinstance(client_id, str) or not client_id or len(client_id) > 2048 or not client_id.isprintable():
+    if (
+        not isinstance(client_id, str)
+        or not client_id
+        or len(client_id) > 2048
+        or not client_id.isprintable()
+    ):
         return None
     row = OAuthClient.get_or_none(OAuthClient.client_id == client_id)
     if not client_documents.is_document_id(client_id):
@@ -108,10 +124,16 @@ def query_client(client_id: str) -> Client | None:
     try:
         document = client_documents.fetch_document(client_id)
     except client_documents.DocumentRefused as refusal:
-        raise InvalidClientError(description=f"Client metadata document refused: {refusal}") from None
+        raise InvalidClientError(
+            description=f"Client metadata document refused: {refusal}"
+        ) from None
     now = utcnow()
-    fields = {"kind": "document", "metadata": orjson.dumps(document).decode(), "fetched_at": now,
-              "expires_at": client_documents.cache_until()}
+    fields = {
+        "kind": "document",
+        "metadata": orjson.dumps(document).decode(),
+        "fetched_at": now,
+        "expires_at": client_documents.cache_until(),
+    }
     with database.atomic():
         if row is None:
             row = OAuthClient.create(client_id=client_id, **fields)
@@ -121,7 +143,9 @@ def query_client(client_id: str) -> Client | None:
     return Client(row)
 
 
-# ---- codes and tokens --------------------------------------------------------------------------------------------
+# ---- codes and tokens
+# --------------------------------------------------------------------------------------------
+
 
 class AuthorizationCode(AuthorizationCodeMixin):
     def __init__(self, row: OAuthCode):
@@ -163,13 +187,18 @@ class Token(TokenMixin):
 
 
 def revoke_family(family) -> int:
-    """Revoke every token descended from one authorization: after a replayed code or a reused refresh token."""
-    return OAuthToken.update(revoked_at=utcnow()).where(
-        (OAuthToken.family == family) & OAuthToken.revoked_at.is_null()).execute()
+    """Revoke every token descended from one authorization: after a replayed code or a reused
+    refresh token."""
+    return (
+        OAuthToken.update(revoked_at=utcnow())
+        .where((OAuthToken.family == family) & OAuthToken.revoked_at.is_null())
+        .execute()
+    )
 
 
 def save_token(token: dict, request) -> None:
-    """Store a new token pair (hashes only) with the resource and family of the code or refresh token it came from."""
+    """Store a new token pair (hashes only) with the resource and family of the code or refresh
+    token it came from."""
     source = getattr(request, "authorization_code", None)
     if isinstance(source, AuthorizationCode):
         family, resource = source.row.family, source.row.resource
@@ -178,21 +207,34 @@ def save_token(token: dict, request) -> None:
     now = utcnow()
     refresh = token.get("refresh_token")
     OAuthToken.create(
-        access_hash=digest(token["access_token"]), refresh_hash=digest(refresh) if refresh else None,
-        client_id=request.client.get_client_id(), user=request.user.id, tenant=request.user.tenant_id,
-        scope=token.get("scope", ""), resource=resource, family=family, issued_at=now,
+        access_hash=digest(token["access_token"]),
+        refresh_hash=digest(refresh) if refresh else None,
+        client_id=request.client.get_client_id(),
+        user=request.user.id,
+        tenant=request.user.tenant_id,
+        scope=token.get("scope", ""),
+        resource=resource,
+        family=family,
+        issued_at=now,
         access_expires_at=now + dt.timedelta(seconds=int(token["expires_in"])),
-        refresh_expires_at=now + dt.timedelta(days=float(current_app.config["OAUTH_REFRESH_TOKEN_DAYS"]))
-        if refresh else None)
-    OAuthConsent.update(last_used_at=now).where((OAuthConsent.user == request.user.id) & (
-        OAuthConsent.client_id == request.client.get_client_id())).execute()
+        refresh_expires_at=now
+        + dt.timedelta(days=float(current_app.config["OAUTH_REFRESH_TOKEN_DAYS"]))
+        if refresh
+        else None,
+    )
+    OAuthConsent.update(last_used_at=now).where(
+        (OAuthConsent.user == request.user.id)
+        & (OAuthConsent.client_id == request.client.get_client_id())
+    ).execute()
 
 
 def requested_resource(request) -> str | None:
     """The single `resource` parameter of a request; more than one is refused."""
     values = request.payload.datalist.get("resource", [])
     if len(values) > 1:
-        raise InvalidTargetError("Ask for one resource per authorization: a token is bound to one MCP endpoint.")
+        raise InvalidTargetError(
+            "Ask for one resource per authorization: a token is bound to one MCP endpoint."
+        )
     return values[0] if values else None
 
 
@@ -203,42 +245,56 @@ class S256CodeChallenge(CodeChallenge):
 
 
 class McpAuthorizationRules:
-    """The authorization request's rules beyond RFC 6749: state and an S256 code challenge are required, resource
-    names one MCP endpoint, and the scopes are that endpoint's (all of them when none are asked for). At the token
-    endpoint, a resource sent must be the one granted."""
+    """The authorization request's rules beyond RFC 6749: state and an S256 code challenge are
+    required, resource names one MCP endpoint, and the scopes are that endpoint's (all of them when
+    none are asked for). At the token endpoint, a resource sent must be the one granted."""
 
     def __call__(self, grant):
-        grant.register_hook("after_validate_authorization_request_payload", self.validate_authorization)
+        grant.register_hook(
+            "after_validate_authorization_request_payload", self.validate_authorization
+        )
         grant.register_hook("after_validate_token_request", self.validate_token_resource)
 
     @staticmethod
     def validate_authorization(grant, redirect_uri):
         request = grant.request
         if not request.payload.state:
-            raise InvalidRequestError("Missing state: send a random state value with every authorization request.")
+            raise InvalidRequestError(
+                "Missing state: send a random state value with every authorization request."
+            )
         if not request.payload.data.get("code_challenge"):
             raise InvalidRequestError("Missing code_challenge: PKCE with S256 is required.")
         if request.payload.data.get("code_challenge_method") != "S256":
             raise InvalidRequestError("code_challenge_method must be S256.")
         resource = requested_resource(request)
         if not resource:
-            raise InvalidTargetError("Missing resource: name the MCP endpoint the token is for (RFC 8707).")
+            raise InvalidTargetError(
+                "Missing resource: name the MCP endpoint the token is for (RFC 8707)."
+            )
         endpoint = resources.endpoint_for(resource)
         if endpoint is None:
-            raise InvalidTargetError(f"Unknown resource {resource}: this server issues tokens for "
-                                     f"{' and '.join(resources.resource_urls())}.")
+            raise InvalidTargetError(
+                f"Unknown resource {resource}: this server issues tokens for "
+                f"{' and '.join(resources.resource_urls())}."
+            )
         allowed = endpoint.scopes
         asked = scope_to_list(request.payload.scope or "") or []
         unknown = [scope for scope in asked if scope not in SCOPES]
         if unknown:
-            raise InvalidScopeError(f"Unknown scopes {' '.join(unknown)}: {resource} offers {' '.join(allowed)}.")
-        # A host that asks for every scope of the server's metadata gets those of this endpoint (RFC 6749 3.3: the
-        # token answer names the scopes granted); one that asks only for the other endpoint's gets nothing.
+            raise InvalidScopeError(
+                f"Unknown scopes {' '.join(unknown)}: {resource} offers {' '.join(allowed)}."
+            )
+        # A host that asks for every scope of the server's metadata gets those of this endpoint (RFC
+        # 6749 3.3: the token answer names the scopes granted); one that asks only for the other
+        # endpoint's gets nothing.
         scopes = [scope for scope in asked if scope in allowed] if asked else allowed
         if not scopes:
-            raise InvalidScopeError(f"Scopes {' '.join(asked)} are not offered by {resource}; it offers "
-                                    f"{' '.join(allowed)}.")
-        if request.method == "POST" and "granted_scope" in request.form:  # the person unticked some on the consent
+            raise InvalidScopeError(
+                f"Scopes {' '.join(asked)} are not offered by {resource}; it offers "
+                f"{' '.join(allowed)}."
+            )
+        # the person unticked some on the consent
+        if request.method == "POST" and "granted_scope" in request.form:
             chosen = set(request.form.getlist("granted_scope"))
             scopes = [scope for scope in scopes if scope in chosen]
         request.scope = " ".join(scopes)
@@ -255,26 +311,45 @@ class AuthorizationCodeGrant(grants.AuthorizationCodeGrant):
 
     def save_authorization_code(self, code, request):
         OAuthCode.create(
-            code_hash=digest(code), client_id=request.client.get_client_id(), user=request.user.id,
-            redirect_uri=request.payload.redirect_uri, scope=request.scope,
-            resource=requested_resource(request), code_challenge=request.payload.data["code_challenge"],
-            code_challenge_method="S256", expires_at=utcnow() + dt.timedelta(seconds=CODE_SECONDS))
+            code_hash=digest(code),
+            client_id=request.client.get_client_id(),
+            user=request.user.id,
+            redirect_uri=request.payload.redirect_uri,
+            scope=request.scope,
+            resource=requested_resource(request),
+            code_challenge=request.payload.data["code_challenge"],
+            code_challenge_method="S256",
+            expires_at=utcnow() + dt.timedelta(seconds=CODE_SECONDS),
+        )
 
     def query_authorization_code(self, code, client):
-        """Spend the code now (one exchange wins a race); a code already spent revokes what it gave (RFC 6749 10.5)."""
+        """Spend the code now (one exchange wins a race); a code already spent revokes what it gave
+        (RFC 6749 10.5)."""
         code_hash, now = digest(code), utcnow()
-        spent = OAuthCode.update(used_at=now).where(
-            (OAuthCode.code_hash == code_hash) & (OAuthCode.client_id == client.get_client_id())
-            & OAuthCode.used_at.is_null() & (OAuthCode.expires_at > now)).execute()
+        spent = (
+            OAuthCode.update(used_at=now)
+            .where(
+                (OAuthCode.code_hash == code_hash)
+                & (OAuthCode.client_id == client.get_client_id())
+                & OAuthCode.used_at.is_null()
+                & (OAuthCode.expires_at > now)
+            )
+            .execute()
+        )
         row = OAuthCode.get_or_none(OAuthCode.code_hash == code_hash)
         if not spent:
-            if row is not None and row.used_at is not None and row.client_id == client.get_client_id():
+            if (
+                row is not None
+                and row.used_at is not None
+                and row.client_id == client.get_client_id()
+            ):
                 revoke_family(row.family)
             return None
         return AuthorizationCode(row)
 
     def delete_authorization_code(self, authorization_code):
-        """Kept, spent, until it expires: a replay must still be recognised to revoke the tokens it gave."""
+        """Kept, spent, until it expires: a replay must still be recognised to revoke the tokens it
+        gave."""
 
     def authenticate_user(self, authorization_code):
         user = OAuthUser.get_or_none(OAuthUser.id == authorization_code.row.user_id)
@@ -286,22 +361,36 @@ class RefreshTokenGrant(grants.RefreshTokenGrant):
     INCLUDE_NEW_REFRESH_TOKEN = True  # every refresh rotates the refresh token
 
     def authenticate_refresh_token(self, refresh_token):
-        """The live token whose refresh token this is, rotated on the spot (one refresh wins a race). A refresh token
-        already rotated is a reuse: its whole family is revoked."""
+        """The live token whose refresh token this is, rotated on the spot (one refresh wins a
+        race). A refresh token already rotated is a reuse: its whole family is revoked."""
         row = OAuthToken.get_or_none(OAuthToken.refresh_hash == digest(refresh_token))
         if row is None or row.client_id != self.request.client.get_client_id():
             return None
         resource = requested_resource(self.request)
         if resource and resource != row.resource:
-            raise InvalidTargetError("The resource differs from the one this refresh token was granted for.")
+            raise InvalidTargetError(
+                "The resource differs from the one this refresh token was granted for."
+            )
         now = utcnow()
-        if row.rotated_at is not None:  # refreshed before: a reuse, by a thief or by the client it was stolen from
+        # refreshed before: a reuse, by a thief or by the client it was stolen from
+        if row.rotated_at is not None:
             revoke_family(row.family)
             return None
-        if row.revoked_at is not None or row.refresh_expires_at is None or row.refresh_expires_at <= now:
+        if (
+            row.revoked_at is not None
+            or row.refresh_expires_at is None
+            or row.refresh_expires_at <= now
+        ):
             return None
-        rotated = OAuthToken.update(rotated_at=now).where(
-            (OAuthToken.id == row.id) & OAuthToken.rotated_at.is_null() & OAuthToken.revoked_at.is_null()).execute()
+        rotated = (
+            OAuthToken.update(rotated_at=now)
+            .where(
+                (OAuthToken.id == row.id)
+                & OAuthToken.rotated_at.is_null()
+                & OAuthToken.revoked_at.is_null()
+            )
+            .execute()
+        )
         if not rotated:
             revoke_family(row.family)
             return None
@@ -313,7 +402,9 @@ class RefreshTokenGrant(grants.RefreshTokenGrant):
 
     def revoke_old_credential(self, refresh_token):
         """The old pair stops working: its access token too."""
-        OAuthToken.update(revoked_at=utcnow()).where(OAuthToken.id == refresh_token.row.id).execute()
+        OAuthToken.update(revoked_at=utcnow()).where(
+            OAuthToken.id == refresh_token.row.id
+        ).execute()
 
 
 class TokenRevocationEndpoint(RevocationEndpoint):
@@ -323,11 +414,14 @@ class TokenRevocationEndpoint(RevocationEndpoint):
         if not isinstance(token_string, str) or not token_string:
             return None
         hashed = digest(token_string)
-        row = OAuthToken.get_or_none((OAuthToken.access_hash == hashed) | (OAuthToken.refresh_hash == hashed))
+        row = OAuthToken.get_or_none(
+            (OAuthToken.access_hash == hashed) | (OAuthToken.refresh_hash == hashed)
+        )
         return Token(row) if row is not None else None
 
     def revoke_token(self, token, request):
-        """A refresh token revokes its whole family (every access token it could still mint); an access token itself."""
+        """A refresh token revokes its whole family (every access token it could still mint); an
+        access token itself."""
         if token.row.refresh_hash == digest(request.form["token"]):
             revoke_family(token.row.family)
         else:
@@ -335,8 +429,9 @@ class TokenRevocationEndpoint(RevocationEndpoint):
 
 
 class DynamicRegistrationEndpoint(ClientRegistrationEndpoint):
-    """Open registration (RFC 7591) for hosts without a metadata document: anyone may register, and the consent page
-    says that such a client's name is its own claim. The route checks the redirect URIs first (redirect_uris_problem)."""
+    """Open registration (RFC 7591) for hosts without a metadata document: anyone may register, and
+    the consent page says that such a client's name is its own claim. The route checks the redirect
+    URIs first (redirect_uris_problem)."""
 
     def authenticate_token(self, request):
         return True  # open registration; the default rate limit per address applies
@@ -348,8 +443,8 @@ class DynamicRegistrationEndpoint(ClientRegistrationEndpoint):
         return str(uuid.uuid4())
 
     def generate_client_info(self, request):
-        """A public client (token_endpoint_auth_method "none") is given no secret: a host that got one would send it,
-        and a secret this server never kept fails as invalid_client."""
+        """A public client (token_endpoint_auth_method "none") is given no secret: a host that got
+        one would send it, and a secret this server never kept fails as invalid_client."""
         info = super().generate_client_info(request)
         if (request.payload.data or {}).get("token_endpoint_auth_method") == "none":
             info.pop("client_secret", None)
@@ -360,9 +455,12 @@ class DynamicRegistrationEndpoint(ClientRegistrationEndpoint):
         client_metadata.setdefault("grant_types", ["authorization_code"])
         client_metadata.setdefault("token_endpoint_auth_method", "client_secret_basic")
         public = client_metadata["token_endpoint_auth_method"] == "none"
-        row = OAuthClient.create(client_id=client_info["client_id"], kind="registered",
-                                 secret_hash=None if public else digest(client_info["client_secret"]),
-                                 metadata=orjson.dumps(client_metadata).decode())
+        row = OAuthClient.create(
+            client_id=client_info["client_id"],
+            kind="registered",
+            secret_hash=None if public else digest(client_info["client_secret"]),
+            metadata=orjson.dumps(client_metadata).decode(),
+        )
         return Client(row)
 
 
@@ -374,8 +472,9 @@ def redirect_uris_problem(uris) -> str | None:
 
 
 def redirect_uri_problem(uri: str) -> str | None:
-    """Why a redirect URI may not be registered: https anywhere, http only to this machine (a native app's loopback
-    listener), or an app's private scheme (com.example.app:/callback); never a fragment."""
+    """Why a redirect URI may not be registered: https anywhere, http only to this machine (a native
+    app's loopback listener), or an app's private scheme (com.example.app:/callback); never a
+    fragment."""
     try:
         parts = urlsplit(uri)
     except ValueError:
@@ -386,12 +485,24 @@ def redirect_uri_problem(uri: str) -> str | None:
         return None
     if parts.scheme == "http" and parts.hostname in ("localhost", "127.0.0.1", "::1"):
         return None
-    if parts.scheme in ("http", "https", "javascript", "data", "file", "vbscript", "blob", "about", ""):
+    if parts.scheme in (
+        "http",
+        "https",
+        "javascript",
+        "data",
+        "file",
+        "vbscript",
+        "blob",
+        "about",
+        "",
+    ):
         return f"{uri}: redirect URIs must be https, http on localhost, or an app's private scheme"
     return None
 
 
-# ---- the server --------------------------------------------------------------------------------------------------
+# ---- the server
+# --------------------------------------------------------------------------------------------------
+
 
 def server_metadata() -> dict:
     """RFC 8414 authorization server metadata."""
@@ -421,13 +532,18 @@ def build_server(app) -> AuthorizationServer:
     server.init_app(app)
     server.scopes_supported = list(SCOPES)
     access_seconds = int(app.config["OAUTH_ACCESS_TOKEN_SECONDS"])
-    server.register_token_generator("default", BearerTokenGenerator(
-        token_string(ACCESS_TOKEN_PREFIX), token_string(REFRESH_TOKEN_PREFIX),
-        lambda client, grant_type: access_seconds))
-    server.register_grant(AuthorizationCodeGrant, [S256CodeChallenge(required=True), McpAuthorizationRules()])
+    server.register_token_generator(
+        "default",
+        BearerTokenGenerator(
+            token_string(ACCESS_TOKEN_PREFIX),
+            token_string(REFRESH_TOKEN_PREFIX),
+            lambda client, grant_type: access_seconds,
+        ),
+    )
+    server.register_grant(
+        AuthorizationCodeGrant, [S256CodeChallenge(required=True), McpAuthorizationRules()]
+    )
     server.register_grant(RefreshTokenGrant)
     server.register_endpoint(TokenRevocationEndpoint)
     server.register_endpoint(DynamicRegistrationEndpoint)
     return server
-
-

@@ -1,5 +1,6 @@
-"""Tenant users: the people who sign in to authorize agent hosts. Passwords are hashed with Argon2id (argon2-cffi);
-a hash made with weaker parameters than today's is upgraded at the next successful sign-in."""
+"""Tenant users: the people who sign in to authorize agent hosts. Passwords are hashed with Argon2id
+(argon2-cffi); a hash made with weaker parameters than today's is upgraded at the next successful
+sign-in."""
 
 from __future__ import annotations
 
@@ -26,8 +27,13 @@ class UserError(ValueError):
 
 
 def check_password(password: str) -> None:
-    if not isinstance(password, str) or not MIN_PASSWORD_LENGTH <= len(password) <= MAX_PASSWORD_LENGTH:
-        raise UserError(f"a password must be {MIN_PASSWORD_LENGTH} to {MAX_PASSWORD_LENGTH} characters long")
+    if (
+        not isinstance(password, str)
+        or not MIN_PASSWORD_LENGTH <= len(password) <= MAX_PASSWORD_LENGTH
+    ):
+        raise UserError(
+            f"a password must be {MIN_PASSWORD_LENGTH} to {MAX_PASSWORD_LENGTH} characters long"
+        )
 
 
 def normal_email(email: str) -> str:
@@ -37,7 +43,9 @@ def normal_email(email: str) -> str:
     return email
 
 
-def create_user(tenant_id: str, email: str, name: str, password: str, *, admin: bool = False) -> OAuthUser:
+def create_user(
+    tenant_id: str, email: str, name: str, password: str, *, admin: bool = False
+) -> OAuthUser:
     email = normal_email(email)
     check_password(password)
     if Tenant.get_or_none(Tenant.id == tenant_id) is None:
@@ -45,8 +53,13 @@ def create_user(tenant_id: str, email: str, name: str, password: str, *, admin: 
     with database.atomic():
         if OAuthUser.get_or_none(OAuthUser.email == email) is not None:
             raise UserError(f"a user with email {email} already exists")
-        return OAuthUser.create(tenant=tenant_id, email=email, name=(name or email).strip()[:200],
-                                password_hash=hasher.hash(password), admin=admin)
+        return OAuthUser.create(
+            tenant=tenant_id,
+            email=email,
+            name=(name or email).strip()[:200],
+            password_hash=hasher.hash(password),
+            admin=admin,
+        )
 
 
 def set_password(user: OAuthUser, password: str) -> None:
@@ -57,7 +70,8 @@ def set_password(user: OAuthUser, password: str) -> None:
 
 
 def authenticate(email: str, password: str) -> OAuthUser | None:
-    """The enabled user with this email and password, else None (in about the same time either way)."""
+    """The enabled user with this email and password, else None (in about the same time either
+    way)."""
     user = OAuthUser.get_or_none(OAuthUser.email == (email or "").strip().lower())
     try:
         hasher.verify(user.password_hash if user is not None else UNKNOWN_USER_HASH, password or "")

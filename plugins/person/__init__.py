@@ -1,4 +1,5 @@
-"""The person family: DSL search over an embedded index or Elasticsearch, enrichment from a local matcher or an HTTP vendor, sandbox."""
+"""The person family: DSL search over an embedded index or Elasticsearch, enrichment from a local
+matcher or an HTTP vendor, sandbox."""
 
 from app.plugins import Plugin
 from plugins.person import datasets
@@ -18,5 +19,11 @@ def init_app(app) -> None:
     add_demo_step(app, load_demo_datasets)
 
 
-PLUGIN = Plugin(name="person", blueprints=BLUEPRINTS, models=(PersonSuppression,), rate_limit="PERSON_RATE_LIMIT",
-                init_app=init_app, cli=(person_cli,))
+PLUGIN = Plugin(
+    name="person",
+    blueprints=BLUEPRINTS,
+    models=(PersonSuppression,),
+    rate_limit="PERSON_RATE_LIMIT",
+    init_app=init_app,
+    cli=(person_cli,),
+)

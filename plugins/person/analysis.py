@@ -1,5 +1,5 @@
-"""The standard analyzer (as tantivy's `default` tokenizer applies it), engine-free: the embedded index and the query budget
-count the same tokens."""
+"""The standard analyzer (as tantivy's `default` tokenizer applies it), engine-free: the embedded
+index and the query budget count the same tokens."""
 
 from __future__ import annotations
 
@@ -10,5 +10,6 @@ MAX_TOKEN_BYTES = 40
 
 
 def analyze(text: str) -> list[str]:
-    """Split on non-alphanumerics, lowercase, drop tokens of 40 bytes or more (the engine does not index them)."""
+    """Split on non-alphanumerics, lowercase, drop tokens of 40 bytes or more (the engine does not
+    index them)."""
     return [t for t in TOKEN_PATTERN.findall(text.lower()) if len(t.encode()) < MAX_TOKEN_BYTES]

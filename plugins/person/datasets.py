@@ -1,4 +1,5 @@
-"""Which dataset and vendor serve a request: the production configuration or the sandbox's (HIREKIT_SANDBOX_*), built once per app."""
+"""Which dataset and vendor serve a request: the production configuration or the sandbox's
+(HIREKIT_SANDBOX_*), built once per app."""
 
 from __future__ import annotations
 
@@ -32,40 +33,69 @@ class DatasetSettings:
 
 def settings_for(config, sandbox: bool) -> DatasetSettings:
     if not sandbox:
-        return DatasetSettings("production", config["SEARCH_BACKEND"], config["SEARCH_INDEX"], config["ELASTICSEARCH_URL"],
-                               config["ELASTICSEARCH_INDEX"], config["OPENSEARCH_URL"], config["OPENSEARCH_INDEX"],
-                               config["ENRICH_VENDOR"], config["ENRICH_URL"], config["ENRICH_API_KEY"])
-    index_dir = config["SANDBOX_SEARCH_INDEX"] or str(Path(config["SEARCH_INDEX"]).parent / "sandbox")
+        return DatasetSettings(
+            "production",
+            config["SEARCH_BACKEND"],
+            config["SEARCH_INDEX"],
+            config["ELASTICSEARCH_URL"],
+            config["ELASTICSEARCH_INDEX"],
+            config["OPENSEARCH_URL"],
+            config["OPENSEARCH_INDEX"],
+            config["ENRICH_VENDOR"],
+            config["ENRICH_URL"],
+            config["ENRICH_API_KEY"],
+        )
+    index_dir = config["SANDBOX_SEARCH_INDEX"] or str(
+        Path(config["SEARCH_INDEX"]).parent / "sandbox"
+    )
     # The sandbox never falls back to the production upstream: its URL is its own or nothing.
     vendor_url = config["SANDBOX_ENRICH_URL"] or config.get("ENRICH_SANDBOX_URL", "")
-    return DatasetSettings("sandbox", config["SANDBOX_SEARCH_BACKEND"], index_dir, config["SANDBOX_ELASTICSEARCH_URL"],
-                           config["SANDBOX_ELASTICSEARCH_INDEX"], config["SANDBOX_OPENSEARCH_URL"],
-                           config["SANDBOX_OPENSEARCH_INDEX"], config["SANDBOX_ENRICH_VENDOR"], vendor_url,
-                           config["SANDBOX_ENRICH_API_KEY"])
+    return DatasetSettings(
+        "sandbox",
+        config["SANDBOX_SEARCH_BACKEND"],
+        index_dir,
+        config["SANDBOX_ELASTICSEARCH_URL"],
+        config["SANDBOX_ELASTICSEARCH_INDEX"],
+        config["SANDBOX_OPENSEARCH_URL"],
+        config["SANDBOX_OPENSEARCH_INDEX"],
+        config["SANDBOX_ENRICH_VENDOR"],
+        vendor_url,
+        config["SANDBOX_ENRICH_API_KEY"],
+    )
 
 
 def build_backend(config, sandbox: bool = False) -> SearchBackend | None:
     """The configured search backend, or None when the dataset is switched off (`none`)."""
     settings = settings_for(config, sandbox)
-    return _chosen("search backend", settings.backend, {
-        "embedded": lambda: _embedded_backend(config, settings),
-        "elasticsearch": lambda: _elasticsearch_backend(config, settings),
-        "opensearch": lambda: _opensearch_backend(config, settings),
-    })
+    return _chosen(
+        "search backend",
+        settings.backend,
+        {
+            "embedded": lambda: _embedded_backend(config, settings),
+            "elasticsearch": lambda: _elasticsearch_backend(config, settings),
+            "opensearch": lambda: _opensearch_backend(config, settings),
+        },
+    )
 
 
-def build_vendor(config, backend: SearchBackend | None, sandbox: bool = False) -> EnrichVendor | None:
+def build_vendor(
+    config, backend: SearchBackend | None, sandbox: bool = False
+) -> EnrichVendor | None:
     """The configured enrichment vendor, or None when switched off or missing what it reads from."""
     settings = settings_for(config, sandbox)
-    return _chosen("enrichment vendor", settings.vendor, {
-        "local": lambda: _local_vendor(backend),
-        "http": lambda: _http_vendor(config, settings),
-    })
+    return _chosen(
+        "enrichment vendor",
+        settings.vendor,
+        {
+            "local": lambda: _local_vendor(backend),
+            "http": lambda: _http_vendor(config, settings),
+        },
+    )
 
 
 def _chosen(what: str, setting: str | None, builders: dict[str, Callable[[], object]]):
-    """Build what `setting` names (case-insensitive) from `builders`; `none` (or no setting) is None, and anything
-    else a start-up error naming the choices."""
+    """Build what `setting` names (case-insensitive) from `builders`; `none` (or no setting) is
+    None, and anything else a start-up error naming the choices."""
     kind = (setting or "none").lower()
     if kind == "none":
         return None
@@ -74,12 +104,16 @@ def _chosen(what: str, setting: str | None, builders: dict[str, Callable[[], obj
     return builders[kind]()
 
 
-# The builders import their module when chosen, so a deployment pays only for the backend and vendor it uses.
+# The builders import their module when chosen, so a deployment pays only for the backend and vendor
+# it uses.
 def _embedded_backend(config, settings: DatasetSettings) -> SearchBackend:
     from plugins.person.backends.embedded import EmbeddedBackend
 
-    return EmbeddedBackend(settings.index_dir, search_threads=int(config["PERSON_SEARCH_THREADS"]),
-                           fanout_min_docs=int(config["PERSON_SEARCH_THREADS_MIN_PROFILES"]))
+    return EmbeddedBackend(
+        settings.index_dir,
+        search_threads=int(config["PERSON_SEARCH_THREADS"]),
+        fanout_min_docs=int(config["PERSON_SEARCH_THREADS_MIN_PROFILES"]),
+    )
 
 
 def _elasticsearch_backend(config, settings: DatasetSettings) -> SearchBackend | None:
@@ -115,7 +149,8 @@ def _http_vendor(config, settings: DatasetSettings) -> EnrichVendor | None:
 
 
 class PersonSources:
-    """The backend and vendor of one side, built at start-up (validating the settings) and shared by requests."""
+    """The backend and vendor of one side, built at start-up (validating the settings) and shared by
+    requests."""
 
     def __init__(self, config, sandbox: bool):
         self.sandbox = sandbox
@@ -125,7 +160,9 @@ class PersonSources:
 
     def backend(self) -> SearchBackend:
         if self._backend is None:
-            raise DatasetUnavailable(f"no {self.label} dataset is configured (search backend is `none` or has no URL).")
+            raise DatasetUnavailable(
+                f"no {self.label} dataset is configured (search backend is `none` or has no URL)."
+            )
         return self._backend
 
     def vendor(self) -> EnrichVendor:
@@ -135,7 +172,10 @@ class PersonSources:
 
 
 def init_app(app) -> None:
-    app.extensions[EXTENSION] = {False: PersonSources(app.config, False), True: PersonSources(app.config, True)}
+    app.extensions[EXTENSION] = {
+        False: PersonSources(app.config, False),
+        True: PersonSources(app.config, True),
+    }
 
 
 def sources(sandbox: bool = False) -> PersonSources:
@@ -143,8 +183,9 @@ def sources(sandbox: bool = False) -> PersonSources:
 
 
 def check_ready(app) -> str:
-    """Readiness of the production dataset: "ok"; "off" when no backend is configured; empty (nothing loaded) or down
-    raise, failing readiness when HIREKIT_PERSON_DATASET_REQUIRED is on, else reported as not required."""
+    """Readiness of the production dataset: "ok"; "off" when no backend is configured; empty
+    (nothing loaded) or down raise, failing readiness when HIREKIT_PERSON_DATASET_REQUIRED is on,
+    else reported as not required."""
     from app.http.health import NotRequired
 
     backend = app.extensions[EXTENSION][False]._backend
@@ -155,6 +196,12 @@ def check_ready(app) -> str:
     except DatasetUnavailable as unavailable:
         if app.config["PERSON_DATASET_REQUIRED"]:
             raise
-        state = "empty" if isinstance(unavailable, DatasetEmpty) else f"down: {type(unavailable).__name__}"
-        raise NotRequired(f"{state} (not required: HIREKIT_PERSON_DATASET_REQUIRED is off)") from unavailable
+        state = (
+            "empty"
+            if isinstance(unavailable, DatasetEmpty)
+            else f"down: {type(unavailable).__name__}"
+        )
+        raise NotRequired(
+            f"{state} (not required: HIREKIT_PERSON_DATASET_REQUIRED is off)"
+        ) from unavailable
     return "ok"

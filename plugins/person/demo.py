@@ -1,4 +1,5 @@
-"""`make run`'s person step: generate and load the sample and sandbox datasets once, so search works on a fresh machine."""
+"""`make run`'s person step: generate and load the sample and sandbox datasets once, so search works
+on a fresh machine."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The person search DSL validator: pure, engine-free; turns a client's Elasticsearch-style query into one canonical form or a 400 naming the clause and field."""
+"""The person search DSL validator: pure, engine-free; turns a client's Elasticsearch-style query
+into one canonical form or a 400 naming the clause and field."""
 
 from __future__ import annotations
 
@@ -6,16 +7,39 @@ from app.errors import ApiError
 from plugins.person import profile_fields
 from plugins.person.analysis import analyze
 from plugins.person.profile_fields import BOOLEAN, DATE, FLOAT, INTEGER, KEYWORD, TEXT
-from plugins.person.query_budget import (MAX_CLAUSES, MAX_DEPTH, MAX_PATTERN_LENGTH, MAX_PATTERN_WILDCARDS, MAX_PATTERNS,
-                                         MAX_TERMS, MAX_TEXT_LENGTH, MAX_TOKENS, MAX_VALUES, MAX_WILDCARD_TAIL)
+from plugins.person.query_budget import (
+    MAX_CLAUSES,
+    MAX_DEPTH,
+    MAX_PATTERN_LENGTH,
+    MAX_PATTERN_WILDCARDS,
+    MAX_PATTERNS,
+    MAX_TERMS,
+    MAX_TEXT_LENGTH,
+    MAX_TOKENS,
+    MAX_VALUES,
+    MAX_WILDCARD_TAIL,
+)
+
 BOOL_OCCURS = ("must", "filter", "should", "must_not")
 RANGE_BOUNDS = ("gt", "gte", "lt", "lte")
-CLAUSES = ("bool", "term", "terms", "match", "match_phrase", "exists", "range", "prefix", "wildcard", "match_all")
+CLAUSES = (
+    "bool",
+    "term",
+    "terms",
+    "match",
+    "match_phrase",
+    "exists",
+    "range",
+    "prefix",
+    "wildcard",
+    "match_all",
+)
 SCORE = "_score"
 
 
 class DslError(ApiError):
-    """A malformed query: 400 with a message that says where (e.g. query.bool.must[0].term) and what."""
+    """A malformed query: 400 with a message that says where (e.g. query.bool.must[0].term) and
+    what."""
 
     def __init__(self, where: str, message: str):
         super().__init__(400, f"{where}: {message}")
@@ -23,16 +47,17 @@ class DslError(ApiError):
 
 
 def validate_query(query) -> dict:
-    """The canonical form of a query (lists everywhere bool allows one, full option objects) or DslError; a query over
-    the query budget (plugins/person/query_budget.py) is refused as soon as the walk meets the bound it passes."""
+    """The canonical form of a query (lists everywhere bool allows one, full option objects) or
+    DslError; a query over the query budget (plugins/person/query_budget.py) is refused as soon as
+    the walk meets the bound it passes."""
     if isinstance(query, dict) and set(query) == {"query"} and isinstance(query["query"], dict):
         query = query["query"]  # PDL's examples nest it: {"query": {"query": {...}}}
     return _clause(query, "query", 0, Spend())
 
 
 class Spend:
-    """What a query has asked for so far while it is validated: clauses, terms and patterns, against MAX_CLAUSES,
-    MAX_TERMS and MAX_PATTERNS."""
+    """What a query has asked for so far while it is validated: clauses, terms and patterns, against
+    MAX_CLAUSES, MAX_TERMS and MAX_PATTERNS."""
 
     __slots__ = ("clauses", "terms", "patterns")
 
@@ -42,19 +67,30 @@ class Spend:
     def clause(self, where: str) -> None:
         self.clauses += 1
         if self.clauses > MAX_CLAUSES:
-            raise DslError(where, f"a query holds at most {MAX_CLAUSES} clauses, bool clauses included (query budget)")
+            raise DslError(
+                where,
+                "a "
+                f"query holds at most {MAX_CLAUSES} clauses, bool clauses included (query budget)",
+            )
 
     def add_terms(self, count: int, where: str) -> None:
         self.terms += count
         if self.terms > MAX_TERMS:
-            raise DslError(where, f"a query holds at most {MAX_TERMS:,} terms in all (each term or terms value, match "
-                                  "token, pattern, range and exists counts one; query budget)")
+            raise DslError(
+                where,
+                f"a query holds at most {MAX_TERMS:,} terms in all (each term or terms value, "
+                "match "
+                "token, pattern, range and exists counts one; query budget)",
+            )
 
     def add_pattern(self, where: str) -> None:
         self.patterns += 1
         if self.patterns > MAX_PATTERNS:
-            raise DslError(where, f"a query holds at most {MAX_PATTERNS} prefix and wildcard patterns and ranges on "
-                                  "keyword fields (query budget)")
+            raise DslError(
+                where,
+                f"a query holds at most {MAX_PATTERNS} prefix and wildcard patterns and ranges on "
+                "keyword fields (query budget)",
+            )
         self.add_terms(1, where)
 
 
@@ -62,8 +98,12 @@ def _clause(node, where: str, depth: int, spend: Spend) -> dict:
     if depth > MAX_DEPTH:
         raise DslError(where, f"queries nest at most {MAX_DEPTH} levels deep")
     if not isinstance(node, dict) or len(node) != 1:
-        raise DslError(where, "expected an object with exactly one clause, e.g. {\"term\": {\"job_company_name\": \"acme\"}}")
-    (kind, body), = node.items()
+        raise DslError(
+            where,
+            "expected an object with exactly one clause, e.g. {\"term\": {\"job_company_name\": "
+            "\"acme\"}}",
+        )
+    ((kind, body),) = node.items()
     if kind not in CLAUSES:
         raise DslError(where, f"unsupported clause {kind!r}; allowed: {', '.join(CLAUSES)}")
     spend.clause(where)
@@ -72,7 +112,9 @@ def _clause(node, where: str, depth: int, spend: Spend) -> dict:
 
 def _bool(body, where: str, depth: int, spend: Spend) -> dict:
     if not isinstance(body, dict):
-        raise DslError(where, "expected an object with must, filter, should, must_not, minimum_should_match")
+        raise DslError(
+            where, "expected an object with must, filter, should, must_not, minimum_should_match"
+        )
     unknown = set(body) - set(BOOL_OCCURS) - {"minimum_should_match"}
     if unknown:
         raise DslError(where, f"unsupported option {sorted(unknown)[0]!r}")
@@ -86,16 +128,20 @@ def _bool(body, where: str, depth: int, spend: Spend) -> dict:
         if not isinstance(clauses, list):
             raise DslError(f"{where}.{occur}", "expected a clause or a list of clauses")
         _check_cap(clauses, f"{where}.{occur}")
-        result[occur] = [_clause(c, f"{where}.{occur}[{i}]", depth + 1, spend) for i, c in enumerate(clauses)]
+        result[occur] = [
+            _clause(c, f"{where}.{occur}[{i}]", depth + 1, spend) for i, c in enumerate(clauses)
+        ]
     if "minimum_should_match" in body:
-        result["minimum_should_match"] = _minimum_should_match(body["minimum_should_match"], f"{where}.minimum_should_match")
+        result["minimum_should_match"] = _minimum_should_match(
+            body["minimum_should_match"], f"{where}.minimum_should_match"
+        )
     return result
 
 
 def _single_field(body, where: str, *, allow_object_value: bool = True):
     if not isinstance(body, dict) or len(body) != 1:
         raise DslError(where, "expected an object with exactly one field name")
-    (path, value), = body.items()
+    ((path, value),) = body.items()
     return _known_field(path, where), value
 
 
@@ -103,7 +149,10 @@ def _known_field(path, where: str) -> profile_fields.Field:
     found = profile_fields.field(path) if isinstance(path, str) else None
     if found is None:
         if isinstance(path, str) and path in profile_fields.OBJECT_PATHS:
-            raise DslError(where, f"{path!r} is an object; name one of its fields (e.g. {_example_child(path)!r})")
+            raise DslError(
+                where,
+                f"{path!r} is an object; name one of its fields (e.g. {_example_child(path)!r})",
+            )
         raise DslError(where, f"unknown field {path!r} (GET /v2/person/schema lists the fields)")
     return found
 
@@ -144,7 +193,9 @@ def _match(body, where: str, depth: int, spend: Spend) -> dict:
         raise DslError(f"{where}.{f.path}.operator", "must be \"or\" or \"and\"")
     result["operator"] = operator.lower()
     if "minimum_should_match" in options:
-        result["minimum_should_match"] = _minimum_should_match(options["minimum_should_match"], f"{where}.{f.path}.minimum_should_match")
+        result["minimum_should_match"] = _minimum_should_match(
+            options["minimum_should_match"], f"{where}.{f.path}.minimum_should_match"
+        )
     return {f.path: result}
 
 
@@ -164,8 +215,8 @@ def _match_phrase(body, where: str, depth: int, spend: Spend) -> dict:
 
 
 def _match_text(f: profile_fields.Field, value, where: str, spend: Spend):
-    """The text to match: on a text field its analyzed tokens count against MAX_TOKENS and the query's terms, on any
-    other field it is one exact value."""
+    """The text to match: on a text field its analyzed tokens count against MAX_TOKENS and the
+    query's terms, on any other field it is one exact value."""
     if f.kind != TEXT:
         spend.add_terms(1, where)
         return _scalar(f, value, where)
@@ -174,16 +225,23 @@ def _match_text(f: profile_fields.Field, value, where: str, spend: Spend):
     text = _bounded_text(str(value), where)
     tokens = len(analyze(text))
     if tokens > MAX_TOKENS:
-        raise DslError(where, f"the text has {tokens} tokens; the query budget allows at most {MAX_TOKENS} tokens per match "
-                              "or match_phrase")
+        raise DslError(
+            where,
+            f"the text has {tokens} tokens; the query budget allows at most {MAX_TOKENS} tokens "
+            "per match "
+            "or match_phrase",
+        )
     spend.add_terms(tokens, where)
     return text
 
 
 def _bounded_text(text: str, where: str) -> str:
     if len(text) > MAX_TEXT_LENGTH:
-        raise DslError(where, f"the text has {len(text):,} characters; the query budget allows at most "
-                              f"{MAX_TEXT_LENGTH:,} characters per value")
+        raise DslError(
+            where,
+            f"the text has {len(text):,} characters; the query budget allows at most "
+            f"{MAX_TEXT_LENGTH:,} characters per value",
+        )
     return text
 
 
@@ -206,8 +264,11 @@ def _range(body, where: str, depth: int, spend: Spend) -> dict:
         raise DslError(here, "expected at least one of gt, gte, lt, lte")
     _only_options(bounds, set(RANGE_BOUNDS), here)
     if "gt" in bounds and "gte" in bounds or "lt" in bounds and "lte" in bounds:
-        raise DslError(here, "give at most one lower bound (gt or gte) and one upper bound (lt or lte)")
-    if f.kind == KEYWORD:  # the embedded engine compiles a keyword's range into an automaton, like a pattern
+        raise DslError(
+            here, "give at most one lower bound (gt or gte) and one upper bound (lt or lte)"
+        )
+    # the embedded engine compiles a keyword's range into an automaton, like a pattern
+    if f.kind == KEYWORD:
         spend.add_pattern(here)
     else:
         spend.add_terms(1, here)
@@ -233,16 +294,31 @@ def _pattern(body, where: str, spend: Spend, *, wildcard: bool) -> dict:
     if not isinstance(value, str) or not value:
         raise DslError(here, "expected a non-empty string")
     if len(value) > MAX_PATTERN_LENGTH:
-        raise DslError(here, f"the pattern has {len(value):,} characters; the query budget allows at most "
-                             f"{MAX_PATTERN_LENGTH} characters per prefix or wildcard pattern")
+        raise DslError(
+            here,
+            f"the pattern has {len(value):,} characters; the query budget allows at most "
+            f"{MAX_PATTERN_LENGTH} characters per prefix or wildcard pattern",
+        )
     wildcards = value.count("*") + value.count("?") if wildcard else 0
     if wildcards > MAX_PATTERN_WILDCARDS:
-        raise DslError(here, f"the pattern has {wildcards} wildcards; the query budget allows at most "
-                             f"{MAX_PATTERN_WILDCARDS} * or ? per pattern")
-    tail = len(value) - next((i for i, c in enumerate(value) if c in "*?"), len(value)) if wildcard else 0
+        raise DslError(
+            here,
+            f"the pattern has {wildcards} wildcards; the query budget allows at most "
+            f"{MAX_PATTERN_WILDCARDS} * or ? per pattern",
+        )
+    tail = (
+        len(value) - next((i for i, c in enumerate(value) if c in "*?"), len(value))
+        if wildcard
+        else 0
+    )
     if tail > MAX_WILDCARD_TAIL:
-        raise DslError(here, f"the pattern has {tail} characters from its first wildcard to its end; the query budget "
-                             f"allows at most {MAX_WILDCARD_TAIL} (text before the first * or ? is not limited by this)")
+        raise DslError(
+            here,
+            f"the pattern has {tail} characters from its first wildcard to its end; the query "
+            "budget "
+            f"allows at most {MAX_WILDCARD_TAIL} (text before the first * or ? is not limited by "
+            "this)",
+        )
     spend.add_pattern(here)
     return {f.path: {"value": value}}
 
@@ -274,7 +350,8 @@ def _scalar(f: profile_fields.Field, value, where: str):
             raise DslError(where, f"expected a string for {f.kind} field {f.path!r}")
         return _bounded_text(str(value), where)
     if isinstance(value, str):
-        _bounded_text(value, where)  # numbers and dates given as text: bounded before they are parsed
+        # numbers and dates given as text: bounded before they are parsed
+        _bounded_text(value, where)
     if f.kind == INTEGER:
         if isinstance(value, str) and value.strip().lstrip("-").isdigit():
             value = int(value)
@@ -295,7 +372,9 @@ def _scalar(f: profile_fields.Field, value, where: str):
         try:
             profile_fields.parse_date(value)
         except ValueError:
-            raise DslError(where, f"expected a date (yyyy-MM-dd, yyyy-MM or yyyy) for {f.path!r}") from None
+            raise DslError(
+                where, f"expected a date (yyyy-MM-dd, yyyy-MM or yyyy) for {f.path!r}"
+            ) from None
         return value
     raise DslError(where, f"unsupported kind {f.kind}")
 
@@ -312,9 +391,9 @@ def _minimum_should_match(value, where: str):
 
 
 def resolve_minimum_should_match(spec, optional_count: int) -> int:
-    """Elasticsearch's reading of minimum_should_match (2, -1, "75%", "-25%") against the number of optional clauses.
-    Never below 0, and never cut to the number of optional clauses: asking for more than there are matches nothing,
-    as on Elasticsearch and OpenSearch."""
+    """Elasticsearch's reading of minimum_should_match (2, -1, "75%", "-25%") against the number of
+    optional clauses. Never below 0, and never cut to the number of optional clauses: asking for
+    more than there are matches nothing, as on Elasticsearch and OpenSearch."""
     if isinstance(spec, str):
         text = spec.strip()
         if text.endswith("%"):
@@ -333,7 +412,10 @@ def resolve_minimum_should_match(spec, optional_count: int) -> int:
 def _only_options(options: dict, allowed: set, where: str) -> None:
     unknown = set(options) - allowed
     if unknown:
-        raise DslError(where, f"unsupported option {sorted(unknown)[0]!r}; allowed: {', '.join(sorted(allowed))}")
+        raise DslError(
+            where,
+            f"unsupported option {sorted(unknown)[0]!r}; allowed: {', '.join(sorted(allowed))}",
+        )
 
 
 def _check_cap(values: list, where: str) -> None:
@@ -349,8 +431,9 @@ MAX_SORT_KEYS = 10
 
 
 def validate_sort(sort) -> list[tuple[str, str]]:
-    """[(field or "_score", "asc"|"desc")] in priority order; empty means relevance (score descending). Ties after the last key
-    keep index order. A lone [_score] is the default, so it becomes []; a repeated key adds nothing and is dropped."""
+    """[(field or "_score", "asc"|"desc")] in priority order; empty means relevance (score
+    descending). Ties after the last key keep index order. A lone [_score] is the default, so it
+    becomes []; a repeated key adds nothing and is dropped."""
     if sort is None or sort == []:
         return []
     if isinstance(sort, (dict, str)):
@@ -369,26 +452,32 @@ def validate_sort(sort) -> list[tuple[str, str]]:
     return keys
 
 
-SORT_ITEM_SHAPES = ('{"field": "x", "order": "asc"|"desc"}, {"x": "asc"|"desc"}, {"x": {"order": "asc"|"desc"}} '
-                    'or "x"')
+SORT_ITEM_SHAPES = (
+    '{"field": "x", "order": "asc"|"desc"}, {"x": "asc"|"desc"}, {"x": {"order": "asc"|"desc"}} '
+    'or "x"'
+)
 
 
 def _sort_key(item, where: str) -> tuple[str, str]:
-    """One sort item in any accepted shape: the {"field", "order"} object or Elasticsearch's three forms."""
+    """One sort item in any accepted shape: the {"field", "order"} object or Elasticsearch's three
+    forms."""
     if isinstance(item, str):
         path, order = item, None
-    elif isinstance(item, dict) and "field" in item:  # the field-and-order object (no dataset field is named "field")
+    # the field-and-order object (no dataset field is named "field")
+    elif isinstance(item, dict) and "field" in item:
         _only_options(item, {"field", "order"}, where)
         path, order = item["field"], item.get("order")
     elif isinstance(item, dict) and len(item) == 1:
-        (path, order), = item.items()
+        ((path, order),) = item.items()
         if isinstance(order, dict):
             _only_options(order, {"order"}, f"{where}.{path}")
             order = order.get("order")
     else:
         raise DslError(where, f"expected one of {SORT_ITEM_SHAPES}")
     if not isinstance(path, str):
-        raise DslError(where, f"the field to sort on must be a string; expected one of {SORT_ITEM_SHAPES}")
+        raise DslError(
+            where, f"the field to sort on must be a string; expected one of {SORT_ITEM_SHAPES}"
+        )
     if path == SCORE:
         if order not in (None, "desc"):
             raise DslError(where, "_score sorts descending only")

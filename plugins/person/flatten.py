@@ -1,9 +1,11 @@
-"""A record's leaf values per schema path, typed and validated in one pass by walkers compiled from the schema (the loader's hot path).
+"""A record's leaf values per schema path, typed and validated in one pass by walkers compiled from
+the schema (the loader's hot path).
 
-`flatten(record)` -> {path: value} for single-valued top-level fields and {path: [values]} for list fields and every path
-inside an object array (Elasticsearch flattens non-nested objects the same way). Keywords and booleans become strings,
-integers ints, floats floats, dates day ordinals (profile_fields.date_ordinal). Null and unknown keys are skipped; a value that
-does not fit its kind, or a list where the schema wants one value, raises ValueError naming the path.
+`flatten(record)` -> {path: value} for single-valued top-level fields and {path: [values]} for list
+fields and every path inside an object array (Elasticsearch flattens non-nested objects the same
+way). Keywords and booleans become strings, integers ints, floats floats, dates day ordinals
+(profile_fields.date_ordinal). Null and unknown keys are skipped; a value that does not fit its
+kind, or a list where the schema wants one value, raises ValueError naming the path.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ def _bad(path: str, kind: str, value) -> ValueError:
 def _converter(path: str, kind: str) -> Callable:
     """value -> typed value for one path (ValueError names the path)."""
     if kind in (KEYWORD, TEXT):
+
         def convert(value):
             if type(value) is str:
                 return value
@@ -33,6 +36,7 @@ def _converter(path: str, kind: str) -> Callable:
                 return str(value)
             raise _bad(path, kind, value)
     elif kind == BOOLEAN:
+
         def convert(value):
             if isinstance(value, bool):
                 return "true" if value else "false"
@@ -40,6 +44,7 @@ def _converter(path: str, kind: str) -> Callable:
                 return str(value)
             raise _bad(path, kind, value)
     elif kind == INTEGER:
+
         def convert(value):
             if type(value) is int:
                 return value
@@ -50,6 +55,7 @@ def _converter(path: str, kind: str) -> Callable:
             except (ValueError, OverflowError):
                 raise _bad(path, kind, value) from None
     elif kind == FLOAT:
+
         def convert(value):
             if isinstance(value, bool) or not isinstance(value, (int, float, str)):
                 raise _bad(path, kind, value)
@@ -58,6 +64,7 @@ def _converter(path: str, kind: str) -> Callable:
             except ValueError:
                 raise _bad(path, kind, value) from None
     elif kind == DATE:
+
         def convert(value):
             try:
                 return _DATE_CACHE[value]
@@ -79,21 +86,25 @@ def _top_level_walker(f: profile_fields.Field) -> Callable:
     convert = _converter(f.path, f.kind)
     path = f.path
     if f.multi:
+
         def walk(out: dict, value) -> None:
             items = value if type(value) is list else [value]
             typed = [convert(v) for v in items if v is not None]
             if typed:
                 out[path] = typed
     else:
+
         def walk(out: dict, value) -> None:
             if type(value) is list:
                 raise ValueError(f"{path}: expected one value, not a list")
             out[path] = convert(value)
+
     return walk
 
 
 def _object_walker(prefix: str, children: dict) -> Callable:
-    """Walks one object (an item of an object array or a sub-object), appending typed leaves to their paths."""
+    """Walks one object (an item of an object array or a sub-object), appending typed leaves to
+    their paths."""
     steps: dict[str, Callable] = {}
     nested: dict[str, dict] = {}
     for sub in children:
@@ -105,9 +116,18 @@ def _object_walker(prefix: str, children: dict) -> Callable:
     for head, grandchildren in nested.items():
         steps[head] = _object_walker(f"{prefix}{head}.", grandchildren)
     label = prefix.rstrip(".")
-    # the common leaves, appended without a call: keyword and text strings as they are, dates already in _DATE_CACHE
-    strings = {head: f"{prefix}{head}" for head, kind in children.items() if "." not in head and kind in (KEYWORD, TEXT)}
-    dates = {head: f"{prefix}{head}" for head, kind in children.items() if "." not in head and kind == DATE}
+    # the common leaves, appended without a call: keyword and text strings as they are, dates
+    # already in _DATE_CACHE
+    strings = {
+        head: f"{prefix}{head}"
+        for head, kind in children.items()
+        if "." not in head and kind in (KEYWORD, TEXT)
+    }
+    dates = {
+        head: f"{prefix}{head}"
+        for head, kind in children.items()
+        if "." not in head and kind == DATE
+    }
 
     def walk(out: dict, value) -> None:
         if type(value) is list:
@@ -135,6 +155,7 @@ def _object_walker(prefix: str, children: dict) -> Callable:
             step = steps.get(key)
             if step is not None:
                 step(out, item)
+
     return walk
 
 
@@ -152,6 +173,7 @@ def _leaf_appender(path: str, kind: str) -> Callable:
                 out[path] = [typed]
             else:
                 bucket.append(typed)
+
     return append
 
 
@@ -167,17 +189,22 @@ def _compile() -> dict[str, Callable]:
 
 
 _WALKERS = _compile()
-_SINGLE_STRINGS = frozenset(f.path for f in profile_fields.FIELDS.values()
-                            if f.kind in (KEYWORD, TEXT) and not f.multi and not f.in_object_array)
+_SINGLE_STRINGS = frozenset(
+    f.path
+    for f in profile_fields.FIELDS.values()
+    if f.kind in (KEYWORD, TEXT) and not f.multi and not f.in_object_array
+)
 
 
 def flatten(record: dict) -> dict:
-    """{path: typed value or [typed values]} for every non-null known leaf of `record`; ValueError names a bad path."""
+    """{path: typed value or [typed values]} for every non-null known leaf of `record`; ValueError
+    names a bad path."""
     out: dict = {}
     for key, item in record.items():
         if item is None:
             continue
-        if type(item) is str and key in _SINGLE_STRINGS:  # the common top-level value, stored without a call
+        # the common top-level value, stored without a call
+        if type(item) is str and key in _SINGLE_STRINGS:
             out[key] = item
             continue
         step = _WALKERS.get(key)
@@ -187,7 +214,8 @@ def flatten(record: dict) -> dict:
 
 
 def _ancestors() -> dict[str, tuple[str, ...]]:
-    """path -> the path and every object path above it: what `exists` answers true for when the path has a value."""
+    """path -> the path and every object path above it: what `exists` answers true for when the path
+    has a value."""
     found = {}
     for path in profile_fields.FIELDS:
         parts = path.split(".")
@@ -203,8 +231,8 @@ _NAMES_CACHE_LIMIT = 10_000
 
 
 def present_names(flat: dict) -> list[str]:
-    """Every path with a value plus its parent objects, once each (records of a dataset share a few shapes, so the
-    answer is kept per shape)."""
+    """Every path with a value plus its parent objects, once each (records of a dataset share a few
+    shapes, so the answer is kept per shape)."""
     shape = tuple(flat)
     names = _NAMES_CACHE.get(shape)
     if names is None:
@@ -212,7 +240,8 @@ def present_names(flat: dict) -> list[str]:
         for path in shape:
             found.update(ANCESTORS[path])
         names = list(found)
-        if len(_NAMES_CACHE) >= _NAMES_CACHE_LIMIT:  # start over: the shapes seen lately are the likeliest next
+        # start over: the shapes seen lately are the likeliest next
+        if len(_NAMES_CACHE) >= _NAMES_CACHE_LIMIT:
             _NAMES_CACHE.clear()
         _NAMES_CACHE[shape] = names
     return names

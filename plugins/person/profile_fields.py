@@ -1,4 +1,5 @@
-"""The one definition of a person record's fields and their kinds; the index layouts, the DSL validator and the mapping derive from it."""
+"""The one definition of a person record's fields and their kinds; the index layouts, the DSL
+validator and the mapping derive from it."""
 
 from __future__ import annotations
 
@@ -79,16 +80,28 @@ _OBJECT_ARRAYS = {
     "profiles": {"network": KEYWORD, "id": KEYWORD, "url": KEYWORD, "username": KEYWORD},
 }
 
-# Top-level fields that hold a list of values; every other top-level field holds one value (a list there is malformed).
-ARRAY_FIELDS = frozenset({"personal_emails", "phone_numbers", "job_title_levels", "skills", "interests"})
+# Top-level fields that hold a list of values; every other top-level field holds one value (a list
+# there is malformed).
+ARRAY_FIELDS = frozenset(
+    {"personal_emails", "phone_numbers", "job_title_levels", "skills", "interests"}
+)
 
 # Contact details: answered by "enrich with additional profile info", removed from plain v2 enrich.
-CONTACT_FIELDS = ("work_email", "personal_emails", "emails", "phone_numbers", "profiles", "linkedin_url", "linkedin_id")
+CONTACT_FIELDS = (
+    "work_email",
+    "personal_emails",
+    "emails",
+    "phone_numbers",
+    "profiles",
+    "linkedin_url",
+    "linkedin_id",
+)
 
 
 @dataclass(frozen=True)
 class Field:
-    """One searchable path: its kind, whether it sits inside an object array, whether it holds a list, and whether it sorts."""
+    """One searchable path: its kind, whether it sits inside an object array, whether it holds a
+    list, and whether it sorts."""
 
     path: str
     kind: str
@@ -101,7 +114,9 @@ class Field:
 
 
 def _build_fields() -> dict[str, Field]:
-    fields = {path: Field(path, kind, False, path in ARRAY_FIELDS) for path, kind in _TOP_LEVEL.items()}
+    fields = {
+        path: Field(path, kind, False, path in ARRAY_FIELDS) for path, kind in _TOP_LEVEL.items()
+    }
     for parent, children in _OBJECT_ARRAYS.items():
         for sub, kind in children.items():
             path = f"{parent}.{sub}"
@@ -110,11 +125,14 @@ def _build_fields() -> dict[str, Field]:
 
 
 FIELDS: dict[str, Field] = _build_fields()
-OBJECT_ARRAYS: dict[str, tuple[str, ...]] = {parent: tuple(children) for parent, children in _OBJECT_ARRAYS.items()}
+OBJECT_ARRAYS: dict[str, tuple[str, ...]] = {
+    parent: tuple(children) for parent, children in _OBJECT_ARRAYS.items()
+}
 
 
 def _object_paths() -> frozenset[str]:
-    """Every path that names an object (experience, experience.company, ...): valid in `exists` only."""
+    """Every path that names an object (experience, experience.company, ...): valid in `exists`
+    only."""
     paths = set()
     for path in FIELDS:
         parts = path.split(".")
@@ -131,7 +149,8 @@ def field(path: str) -> Field | None:
 
 
 def elasticsearch_mapping() -> dict:
-    """The index mapping both backends answer on GET /v2/person/schema and `person create-index` sends to Elasticsearch."""
+    """The index mapping both backends answer on GET /v2/person/schema and `person create-index`
+    sends to Elasticsearch."""
     properties: dict = {}
     for f in FIELDS.values():
         node = properties
@@ -157,7 +176,8 @@ def _leaf_mapping(kind: str) -> dict:
 
 
 def parse_date(value) -> dt.date:
-    """yyyy-MM-dd, yyyy-MM or yyyy (missing parts default to the first), as Elasticsearch's date format does; ValueError otherwise."""
+    """yyyy-MM-dd, yyyy-MM or yyyy (missing parts default to the first), as Elasticsearch's date
+    format does; ValueError otherwise."""
     if isinstance(value, int) and not isinstance(value, bool):
         return dt.date(value, 1, 1)
     if not isinstance(value, str):

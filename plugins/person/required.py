@@ -1,9 +1,11 @@
-"""PDL's `required` enrich parameter: a boolean expression over record fields (`emails AND (profiles OR phone_numbers)`,
-`profiles.network:linkedin`) that a match must satisfy, else the enrichment answers 404.
+"""PDL's `required` enrich parameter: a boolean expression over record fields (`emails AND (profiles
+OR phone_numbers)`, `profiles.network:linkedin`) that a match must satisfy, else the enrichment
+answers 404.
 
-Grammar (words case-insensitive): expr = term {OR term}; term = factor {AND factor}; factor = NOT factor | ( expr ) | field[:value].
-A field is present when some value at its dotted path (through object arrays) is not null, "" or []; `field:value` holds
-when one such value equals the value (case-insensitive). Fields are the person schema's (GET /v2/person/schema).
+Grammar (words case-insensitive): expr = term {OR term}; term = factor {AND factor}; factor = NOT
+factor | ( expr ) | field[:value]. A field is present when some value at its dotted path (through
+object arrays) is not null, "" or []; `field:value` holds when one such value equals the value
+(case-insensitive). Fields are the person schema's (GET /v2/person/schema).
 """
 
 from __future__ import annotations
@@ -28,7 +30,8 @@ class RequiredError(ApiError):
 
 
 def compile_required(text: str | None) -> Requirement | None:
-    """The expression as a predicate over a record, or None when there is none; RequiredError (400) when malformed."""
+    """The expression as a predicate over a record, or None when there is none; RequiredError (400)
+    when malformed."""
     if text is None or not text.strip():
         return None
     if len(text) > MAX_LENGTH:
@@ -67,13 +70,16 @@ def _and(tokens: list[str], position: int):
 
 
 def _joined(tokens: list[str], position: int, word: str, operand, combine):
-    """operand {word operand}: one predicate holding when `combine` (any, all) of the operands' hold."""
+    """operand {word operand}: one predicate holding when `combine` (any, all) of the operands'
+    hold."""
     first, position = operand(tokens, position)
     parts = [first]
     while position < len(tokens) and tokens[position].upper() == word:
         part, position = operand(tokens, position + 1)
         parts.append(part)
-    return (parts[0] if len(parts) == 1 else (lambda record: combine(p(record) for p in parts))), position
+    return (
+        parts[0] if len(parts) == 1 else (lambda record: combine(p(record) for p in parts))
+    ), position
 
 
 def _factor(tokens: list[str], position: int):
@@ -95,14 +101,18 @@ def _factor(tokens: list[str], position: int):
 
 def _field_test(token: str) -> Requirement:
     path, _, wanted = token.partition(":")
-    if not _FIELD.match(path) or (profile_fields.field(path) is None and path not in profile_fields.OBJECT_PATHS):
+    if not _FIELD.match(path) or (
+        profile_fields.field(path) is None and path not in profile_fields.OBJECT_PATHS
+    ):
         raise RequiredError(f"unknown field {path!r} (GET /v2/person/schema lists the fields)")
     keys = path.split(".")
     if not wanted:
         return lambda record: any(_filled(value) for value in _values(record, keys))
     wanted = wanted.lower()
-    return lambda record: any(isinstance(value, (str, int, float)) and str(value).lower() == wanted
-                              for value in _leaves(_values(record, keys)))
+    return lambda record: any(
+        isinstance(value, (str, int, float)) and str(value).lower() == wanted
+        for value in _leaves(_values(record, keys))
+    )
 
 
 def _values(node, keys: list[str]):

@@ -1,8 +1,10 @@
-"""PDL's output options on person answers: `data_include` (keep or drop dotted fields), `titlecase` and `pretty`.
+"""PDL's output options on person answers: `data_include` (keep or drop dotted fields), `titlecase`
+and `pretty`.
 
-Records are stored lowercase; `titlecase=true` capitalizes the words of names, titles, companies, schools and places.
-`data_include="a,b.c"` keeps those paths (through object arrays: `experience.title.name` keeps only that inside each
-job); a string beginning with `-` drops the listed paths instead; `""` answers each record as `{}`. `pretty=true` indents.
+Records are stored lowercase; `titlecase=true` capitalizes the words of names, titles, companies,
+schools and places. `data_include="a,b.c"` keeps those paths (through object arrays:
+`experience.title.name` keeps only that inside each job); a string beginning with `-` drops the
+listed paths instead; `""` answers each record as `{}`. `pretty=true` indents.
 """
 
 from __future__ import annotations
@@ -18,10 +20,20 @@ from app.errors import ApiError
 
 OPTION_NAMES = ("data_include", "titlecase", "pretty")
 TITLECASE_PATHS = (
-    "full_name", "first_name", "middle_name", "last_name",
-    "job_title", "job_company_name",
-    "location_name", "location_locality", "location_region", "location_country", "location_metro",
-    "experience.title.name", "experience.company.name", "education.school.name",
+    "full_name",
+    "first_name",
+    "middle_name",
+    "last_name",
+    "job_title",
+    "job_company_name",
+    "location_name",
+    "location_locality",
+    "location_region",
+    "location_country",
+    "location_metro",
+    "experience.title.name",
+    "experience.company.name",
+    "education.school.name",
 )
 _PATH = re.compile(r"^[A-Za-z0-9_]+(\.[A-Za-z0-9_]+)*$")
 _WORD_START = re.compile(r"(^|[\s\-/(&])([^\W\d_])")
@@ -40,14 +52,20 @@ class OutputOptions:
 
     @classmethod
     def take(cls, params: dict) -> "OutputOptions":
-        """The options, removed from the validated parameters (the services never see them); 400 on a bad data_include."""
-        options = cls(params.pop("data_include", None), bool(params.pop("titlecase", False)), bool(params.pop("pretty", False)))
+        """The options, removed from the validated parameters (the services never see them); 400 on
+        a bad data_include."""
+        options = cls(
+            params.pop("data_include", None),
+            bool(params.pop("titlecase", False)),
+            bool(params.pop("pretty", False)),
+        )
         if options.data_include is not None:
             parse_data_include(options.data_include)
         return options
 
 
-# Where an answer keeps its records: each layout lists (container, key) pairs whose value is one record.
+# Where an answer keeps its records: each layout lists (container, key) pairs whose value is one
+# record.
 Layout = Callable[[object], Iterable[tuple]]
 
 
@@ -74,11 +92,16 @@ def array_items(body) -> Iterable[tuple]:
 
 def matches(body) -> Iterable[tuple]:
     """Identify's answer: {"matches": [{"data": record, ...}, ...]}."""
-    return [(match, "data") for match in body.get("matches") or [] if isinstance(match.get("data"), dict)]
+    return [
+        (match, "data")
+        for match in body.get("matches") or []
+        if isinstance(match.get("data"), dict)
+    ]
 
 
 def shape(body, layout: Layout, options: OutputOptions):
-    """The answer with every record it holds passed through the options (titlecase first, then data_include)."""
+    """The answer with every record it holds passed through the options (titlecase first, then
+    data_include)."""
     for container, key in layout(body):
         container[key] = shape_record(container[key], options)
     return body
@@ -99,8 +122,10 @@ def render(body, options: OutputOptions) -> bytes:
 
 # ---- titlecase ------------------------------------------------------------------
 
+
 def title_case(text: str) -> str:
-    """Each word's first letter upper-cased, the rest as stored: "san francisco" -> "San Francisco", "jean-luc" -> "Jean-Luc"."""
+    """Each word's first letter upper-cased, the rest as stored: "san francisco" -> "San Francisco",
+    "jean-luc" -> "Jean-Luc"."""
     return _WORD_START.sub(lambda m: m.group(1) + m.group(2).upper(), text)
 
 
@@ -112,7 +137,8 @@ def titlecase_record(person: dict) -> dict:
 
 
 def _titlecase_path(node: dict, keys: list[str]) -> None:
-    """Title-cases the strings at the path in place, copying each object array and object it descends into."""
+    """Title-cases the strings at the path in place, copying each object array and object it
+    descends into."""
     head, rest = keys[0], keys[1:]
     value = node.get(head)
     if value is None:
@@ -136,9 +162,11 @@ def _titlecase_path(node: dict, keys: list[str]) -> None:
 
 # ---- data_include -----------------------------------------------------------------
 
+
 @lru_cache(maxsize=256)
 def parse_data_include(text: str) -> tuple[bool, dict]:
-    """(excluding, tree of the paths: {"experience": {"title": {"name": True}}}); 400 naming a malformed path."""
+    """(excluding, tree of the paths: {"experience": {"title": {"name": True}}}); 400 naming a
+    malformed path."""
     parts = [part.strip() for part in text.split(",")]
     parts = [part for part in parts if part]
     excluding = bool(parts) and parts[0].startswith("-")
@@ -146,12 +174,21 @@ def parse_data_include(text: str) -> tuple[bool, dict]:
     for part in parts:
         if part.startswith("-"):
             if not excluding:
-                raise ApiError(400, f"data_include: {part!r} excludes while the list includes; begin the whole list with - "
-                                    "to exclude (e.g. -emails,phone_numbers)", fields={"data_include": ["Cannot mix includes and excludes."]})
+                raise ApiError(
+                    400,
+                    f"data_include: {part!r} excludes while the list includes; begin the whole "
+                    "list with - "
+                    "to exclude (e.g. -emails,phone_numbers)",
+                    fields={"data_include": ["Cannot mix includes and excludes."]},
+                )
             part = part[1:]
         if not _PATH.match(part):
-            raise ApiError(400, f"data_include: {part!r} is not a field path (letters, digits, _ and dots, e.g. experience.title.name)",
-                           fields={"data_include": [f"Not a field path: {part!r}."]})
+            raise ApiError(
+                400,
+                f"data_include: {part!r} is not a field path (letters, digits, _ and dots, e.g. "
+                "experience.title.name)",
+                fields={"data_include": [f"Not a field path: {part!r}."]},
+            )
         node = tree
         keys = part.split(".")
         for key in keys[:-1]:

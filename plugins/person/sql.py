@@ -1,7 +1,8 @@
-"""PDL's SQL search (`SELECT * FROM person WHERE ...`) translated into the person DSL, so every backend serves it unchanged.
+"""PDL's SQL search (`SELECT * FROM person WHERE ...`) translated into the person DSL, so every
+backend serves it unchanged.
 
-Parsed with sqlglot (a maintained parser and transpiler; its AST gives operator precedence, quoting and dotted names
-for free). The translation, clause by clause:
+Parsed with sqlglot (a maintained parser and transpiler; its AST gives operator precedence, quoting
+and dotted names for free). The translation, clause by clause:
 
   field = 'v'       term (on a text field: match_phrase, the words in order)
   field != 'v'      bool.must_not [the `=` clause]   (also <>)
@@ -14,8 +15,9 @@ for free). The translation, clause by clause:
   NOT a             bool.must_not [a]
   no WHERE          match_all
 
-Anything else (other columns than *, another table, LIMIT, ORDER BY, GROUP BY, joins, functions, comparing two
-fields, several statements) is a 400 naming it; unknown fields are refused by the DSL validator the result goes through.
+Anything else (other columns than *, another table, LIMIT, ORDER BY, GROUP BY, joins, functions,
+comparing two fields, several statements) is a 400 naming it; unknown fields are refused by the DSL
+validator the result goes through.
 """
 
 from __future__ import annotations
@@ -35,7 +37,8 @@ from plugins.person.query_budget import MAX_SQL_LENGTH
 TABLE = "person"
 COMPARISONS = {exp.GT: "gt", exp.GTE: "gte", exp.LT: "lt", exp.LTE: "lte"}
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
-# Select arguments a query may carry: everything else (limit, order, group, having, joins, with, distinct...) is refused
+# Select arguments a query may carry: everything else (limit, order, group, having, joins, with,
+# distinct...) is refused
 ALLOWED_SELECT_PARTS = {"expressions", "from", "from_", "where"}
 REFUSED_PARTS = {
     "limit": "LIMIT is not supported; use size (and scroll_token or from to go further)",
@@ -51,18 +54,26 @@ REFUSED_PARTS = {
 
 
 class SqlError(ApiError):
-    """A SQL search the translator refuses: 400 whose message starts with `sql:` and names the problem."""
+    """A SQL search the translator refuses: 400 whose message starts with `sql:` and names the
+    problem."""
 
     def __init__(self, message: str):
         super().__init__(400, f"sql: {message}", fields={"sql": [message]})
 
 
 def to_query(sql) -> dict:
-    """The DSL query a SQL search means (not yet validated against the fields: dsl.validate_query does that)."""
+    """The DSL query a SQL search means (not yet validated against the fields: dsl.validate_query
+    does that)."""
     if not isinstance(sql, str) or not sql.strip():
-        raise SqlError("expected a SELECT statement as a string, e.g. SELECT * FROM person WHERE job_company_name = 'acme'")
+        raise SqlError(
+            "expected a SELECT statement as a string, e.g. SELECT * FROM person WHERE "
+            "job_company_name = 'acme'"
+        )
     if len(sql) > MAX_SQL_LENGTH:
-        raise SqlError(f"the statement has {len(sql):,} characters; the query budget allows at most {MAX_SQL_LENGTH:,}")
+        raise SqlError(
+            f"the statement has {len(sql):,} characters; the query budget allows at most "
+            f"{MAX_SQL_LENGTH:,}"
+        )
     try:
         return _translate(sql.strip())
     except RecursionError:
@@ -71,8 +82,8 @@ def to_query(sql) -> dict:
 
 @lru_cache(maxsize=512)
 def _translate(sql: str) -> dict:
-    """Cached by statement text: a scroll resends the same SQL for every batch. Callers must not mutate the answer
-    (dsl.validate_query builds a new structure)."""
+    """Cached by statement text: a scroll resends the same SQL for every batch. Callers must not
+    mutate the answer (dsl.validate_query builds a new structure)."""
     statement = _parse(sql)
     _check_shape(statement)
     where = statement.args.get("where")
@@ -84,7 +95,8 @@ def _parse(sql: str) -> exp.Select:
         statements = [s for s in sqlglot.parse(sql) if s is not None]
     except (ParseError, TokenError) as error:
         raise SqlError(f"cannot parse the statement: {_parse_problem(error)}") from None
-    except (ValueError, TypeError, AttributeError, IndexError):  # sqlglot's own slips on odd input are still the input's fault
+    # sqlglot's own slips on odd input are still the input's fault
+    except (ValueError, TypeError, AttributeError, IndexError):
         raise SqlError("cannot parse the statement") from None
     if len(statements) != 1:
         raise SqlError("send exactly one SELECT statement")
@@ -109,19 +121,33 @@ def _check_shape(statement: exp.Select) -> None:
     for part, message in REFUSED_PARTS.items():
         if statement.args.get(part):
             raise SqlError(message)
-    unknown = [part for part, value in statement.args.items() if value and part not in ALLOWED_SELECT_PARTS]
+    unknown = [
+        part for part, value in statement.args.items() if value and part not in ALLOWED_SELECT_PARTS
+    ]
     if unknown:
-        raise SqlError(f"unsupported clause {unknown[0].upper()}: only SELECT * FROM person WHERE ... is supported")
+        raise SqlError(
+            f"unsupported clause {unknown[0].upper()}: only SELECT * FROM person WHERE ... is "
+            "supported"
+        )
     columns = statement.expressions
     if len(columns) != 1 or not isinstance(columns[0], exp.Star):
-        raise SqlError(f"only SELECT * is supported (got SELECT {', '.join(c.sql() for c in columns)}): "
-                       "searches answer whole profiles; trim them with data_include")
+        raise SqlError(
+            f"only SELECT * is supported (got SELECT {', '.join(c.sql() for c in columns)}): "
+            "searches answer whole profiles; trim them with data_include"
+        )
     source = statement.args.get("from") or statement.args.get("from_")
     table = source.this if source else None
-    if not isinstance(table, exp.Table) or table.name.lower() != TABLE or table.args.get("db") or table.args.get("catalog"):
+    if (
+        not isinstance(table, exp.Table)
+        or table.name.lower() != TABLE
+        or table.args.get("db")
+        or table.args.get("catalog")
+    ):
         raise SqlError(f"query FROM {TABLE} (got {source.this.sql() if source else 'no FROM'})")
     if table.args.get("alias"):
-        raise SqlError("table aliases are not supported: name fields by their path, e.g. experience.title.name")
+        raise SqlError(
+            "table aliases are not supported: name fields by their path, e.g. experience.title.name"
+        )
 
 
 def _condition(node: exp.Expression) -> dict:
@@ -149,7 +175,10 @@ def _condition(node: exp.Expression) -> dict:
         return _in(node)
     if isinstance(node, exp.Is):
         return _is_null(node)
-    raise SqlError(f"unsupported condition {_snippet(node)}: use =, !=, <, <=, >, >=, LIKE, IN, IS [NOT] NULL, AND, OR, NOT")
+    raise SqlError(
+        f"unsupported condition {_snippet(node)}: use =, !=, <, <=, >, >=, LIKE, IN, IS [NOT] "
+        "NULL, AND, OR, NOT"
+    )
 
 
 _FLIPPED = {"gt": "lt", "gte": "lte", "lt": "gt", "lte": "gte"}
@@ -161,7 +190,11 @@ def _flatten(node: exp.Expression, kind: type) -> list[dict]:
     stack = [node]
     while stack:
         current = stack.pop()
-        inner = current.this if isinstance(current, exp.Paren) and isinstance(current.this, kind) else current
+        inner = (
+            current.this
+            if isinstance(current, exp.Paren) and isinstance(current.this, kind)
+            else current
+        )
         if isinstance(inner, kind):
             stack.extend((inner.expression, inner.this))
         else:
@@ -188,7 +221,10 @@ def _like(node: exp.Like) -> dict:
     if not isinstance(pattern, str):
         raise SqlError(f"LIKE on {path} needs a single-quoted pattern such as 'eng%'")
     if "*" in pattern or "?" in pattern:
-        raise SqlError(f"LIKE pattern {pattern!r} on {path}: only % is a wildcard; * and ? cannot be matched literally")
+        raise SqlError(
+            f"LIKE pattern {pattern!r} on {path}: only % is a wildcard; * and ? cannot be matched "
+            "literally"
+        )
     if not pattern.strip("%"):
         return {"exists": {"field": path}}
     if pattern.endswith("%") and "%" not in pattern[:-1]:
@@ -216,7 +252,8 @@ def _is_null(node: exp.Is) -> dict:
 
 
 def _field_and_value(node: exp.Binary, flip: bool = False):
-    """(path, value) of `field op value`; with flip, also `value op field`, answered as ((path, field_first), value)."""
+    """(path, value) of `field op value`; with flip, also `value op field`, answered as ((path,
+    field_first), value)."""
     left, right = node.this, node.expression
     if _is_column(left) and not _is_column(right):
         path = _field(left)
@@ -226,8 +263,10 @@ def _field_and_value(node: exp.Binary, flip: bool = False):
         path = _field(right)
         return (path, False), _value(left, path)
     if _is_column(left) and _is_column(right):
-        raise SqlError(f"{_snippet(node)} compares two fields; compare a field with a value "
-                       "(strings in single quotes: double quotes name fields)")
+        raise SqlError(
+            f"{_snippet(node)} compares two fields; compare a field with a value "
+            "(strings in single quotes: double quotes name fields)"
+        )
     raise SqlError(f"{_snippet(node)} needs a field on one side and a value on the other")
 
 
@@ -239,14 +278,19 @@ def _field(node) -> str:
     """The dotted path a column names (experience.title.name), as the DSL takes it."""
     if not _is_column(node):
         raise SqlError(f"expected a field name, got {_snippet(node)}")
-    parts = [part.name for part in node.parts] if isinstance(node, exp.Column) else node.sql().replace("`", "").replace('"', "").split(".")
+    parts = (
+        [part.name for part in node.parts]
+        if isinstance(node, exp.Column)
+        else node.sql().replace("`", "").replace('"', "").split(".")
+    )
     if not all(parts):
         raise SqlError(f"cannot read the field name {_snippet(node)}")
     return ".".join(parts)
 
 
 def _value(node, path: str):
-    """A literal: a single-quoted string, a number, true or false; NULL is refused with a pointer to IS NULL."""
+    """A literal: a single-quoted string, a number, true or false; NULL is refused with a pointer to
+    IS NULL."""
     if isinstance(node, exp.Neg) and isinstance(node.this, exp.Literal) and not node.this.is_string:
         number = _value(node.this, path)
         return -number
@@ -266,8 +310,14 @@ def _value(node, path: str):
     if isinstance(node, exp.Null):
         raise SqlError(f"compare {path} with NULL using IS NULL or IS NOT NULL")
     if _is_column(node):
-        raise SqlError(f"{_snippet(node)} compared with {path} reads as a field name: quote strings with single quotes")
-    raise SqlError(f"expected a value for {path} (a single-quoted string, a number, true or false), got {_snippet(node)}")
+        raise SqlError(
+            f"{_snippet(node)} compared with {path} reads as a field name: quote strings with "
+            "single quotes"
+        )
+    raise SqlError(
+        f"expected a value for {path} (a single-quoted string, a number, true or false), got "
+        f"{_snippet(node)}"
+    )
 
 
 def _is_text(path: str) -> bool:

@@ -1,5 +1,5 @@
-"""The privacy family: a candidate's data exported, erased or anonymized on request, erased after the tenant's
-retention, and the erasure log."""
+"""The privacy family: a candidate's data exported, erased or anonymized on request, erased after
+the tenant's retention, and the erasure log."""
 
 from app.data import tombstones
 from app.background.periodic import PeriodicJob
@@ -17,9 +17,21 @@ def init_app(app) -> None:
     tombstones.declare(app, "applications")
 
 
-PLUGIN = Plugin(name="privacy", blueprints=(blp,), models=(Erasure,),
-                needs=("candidates", "applications", "questions", "calls", "webhooks"),
-                tasks=Tasks(periodic=(PeriodicJob("plugins.privacy.retention.expire_inactive_candidates", QUEUE,
-                                                  "CANDIDATE_RETENTION_INTERVAL"),)),
-                event_types=(EventType(CANDIDATE_DELETED, CandidateDeletedSchema),),
-                init_app=init_app, cli=(privacy_cli,))
+PLUGIN = Plugin(
+    name="privacy",
+    blueprints=(blp,),
+    models=(Erasure,),
+    needs=("candidates", "applications", "questions", "calls", "webhooks"),
+    tasks=Tasks(
+        periodic=(
+            PeriodicJob(
+                "plugins.privacy.retention.expire_inactive_candidates",
+                QUEUE,
+                "CANDIDATE_RETENTION_INTERVAL",
+            ),
+        )
+    ),
+    event_types=(EventType(CANDIDATE_DELETED, CandidateDeletedSchema),),
+    init_app=init_app,
+    cli=(privacy_cli,),
+)

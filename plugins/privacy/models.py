@@ -7,7 +7,8 @@ import peewee as pw
 from app.data.db import JSONField
 from app.data.records import TenantRecord, tenant_indexes
 
-REQUEST, RETENTION = "request", "retention"  # why a candidate was erased: asked for (REST, CLI), or past the retention
+# why a candidate was erased: asked for (REST, CLI), or past the retention
+REQUEST, RETENTION = "request", "retention"
 
 
 class Erasure(TenantRecord):
@@ -17,7 +18,8 @@ class Erasure(TenantRecord):
 
     candidate_id = pw.UUIDField()
     reason = pw.CharField(max_length=16)
-    key_id = pw.IntegerField(null=True)  # the API key that asked; None for the CLI and the retention pass
+    # the API key that asked; None for the CLI and the retention pass
+    key_id = pw.IntegerField(null=True)
     record_ids = JSONField()  # {"applications": [...], "calls": [...], "events": [...]}
     counts = JSONField()  # {"applications": n, "calls": n, ...}
 

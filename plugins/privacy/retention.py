@@ -1,7 +1,9 @@
-"""Retention: candidates with no activity for longer than their tenant's candidate_retention_days are erased, in
-bounded batches, by the worker's periodic pass or `flask privacy expire` (deployments without Redis, from cron).
+"""Retention: candidates with no activity for longer than their tenant's candidate_retention_days
+are erased, in bounded batches, by the worker's periodic pass or `flask privacy expire` (deployments
+without Redis, from cron).
 
-Activity is any write to the candidate, their applications or their calls (each row's updated_at)."""
+Activity is any write to the candidate, their applications or their calls (each row's
+updated_at)."""
 
 from __future__ import annotations
 
@@ -38,31 +40,46 @@ class Expired:
 
 
 def expired_candidates(*, limit: int, now: dt.datetime | None = None) -> list[Expired]:
-    """Up to `limit` candidates past their tenant's retention, longest inactive first within each tenant."""
+    """Up to `limit` candidates past their tenant's retention, longest inactive first within each
+    tenant."""
     now = now or utcnow()
     found: list[Expired] = []
-    for tenant in Tenant.select().where(Tenant.candidate_retention_days.is_null(False)).order_by(Tenant.id):
+    for tenant in (
+        Tenant.select().where(Tenant.candidate_retention_days.is_null(False)).order_by(Tenant.id)
+    ):
         if len(found) >= limit:
             break
         cutoff = now - dt.timedelta(days=tenant.candidate_retention_days)
-        found += [Expired(tenant.id, row.id, row.last_active_at)
-                  for row in _inactive_since(tenant.id, cutoff).limit(limit - len(found))]
+        found += [
+            Expired(tenant.id, row.id, row.last_active_at)
+            for row in _inactive_since(tenant.id, cutoff).limit(limit - len(found))
+        ]
     return found
 
 
 def _inactive_since(tenant_id: str, cutoff: dt.datetime):
     """The tenant's candidates with no write to them, their applications or calls since `cutoff`."""
     recent_application = Application.select(Application.id).where(
-        (Application.candidate == Candidate.id) & (Application.updated_at >= cutoff))
-    recent_call = Call.select(Call.id).where((Call.candidate == Candidate.id) & (Call.updated_at >= cutoff))
-    return (Candidate.select(Candidate.id, Candidate.updated_at.alias("last_active_at"))
-            .where((Candidate.tenant == tenant_id) & (Candidate.updated_at < cutoff)
-                   & ~pw.fn.EXISTS(recent_application) & ~pw.fn.EXISTS(recent_call))
-            .order_by(Candidate.updated_at, Candidate.id))
+        (Application.candidate == Candidate.id) & (Application.updated_at >= cutoff)
+    )
+    recent_call = Call.select(Call.id).where(
+        (Call.candidate == Candidate.id) & (Call.updated_at >= cutoff)
+    )
+    return (
+        Candidate.select(Candidate.id, Candidate.updated_at.alias("last_active_at"))
+        .where(
+            (Candidate.tenant == tenant_id)
+            & (Candidate.updated_at < cutoff)
+            & ~pw.fn.EXISTS(recent_application)
+            & ~pw.fn.EXISTS(recent_call)
+        )
+        .order_by(Candidate.updated_at, Candidate.id)
+    )
 
 
 def expire(*, limit: int, dry_run: bool = False, now: dt.datetime | None = None) -> list[Expired]:
-    """Erase (or with dry_run only list) up to `limit` candidates past retention, each in its own transaction."""
+    """Erase (or with dry_run only list) up to `limit` candidates past retention, each in its own
+    transaction."""
     expired = expired_candidates(limit=limit, now=now)
     if dry_run:
         return expired
@@ -78,8 +95,8 @@ def expire(*, limit: int, dry_run: bool = False, now: dt.datetime | None = None)
 
 @periodic.chained(job_id=JOB_ID, queue=QUEUE, interval_setting="CANDIDATE_RETENTION_INTERVAL")
 def expire_inactive_candidates() -> int:
-    """The worker's periodic pass: candidates past retention erased, CANDIDATE_RETENTION_BATCH at a time, until none
-    is left (each erasure its own short transaction)."""
+    """The worker's periodic pass: candidates past retention erased, CANDIDATE_RETENTION_BATCH at a
+    time, until none is left (each erasure its own short transaction)."""
     batch = int(current_app.config["CANDIDATE_RETENTION_BATCH"])
     total = 0
     while True:

@@ -10,10 +10,20 @@ from plugins.privacy import services
 from plugins.privacy.anonymize import anonymize_candidate
 from plugins.privacy.erasure import erase_candidate
 from plugins.privacy.export import export_candidate
-from plugins.privacy.schemas import AnonymizeBodySchema, ErasureListArgsSchema, ErasureSchema, ExportSchema
+from plugins.privacy.schemas import (
+    AnonymizeBodySchema,
+    ErasureListArgsSchema,
+    ErasureSchema,
+    ExportSchema,
+)
 
-blp = Blueprint("privacy", __name__, url_prefix="/v1",
-                description="Data subjects' rights: access (export), erasure, anonymization, and the erasure log")
+blp = Blueprint(
+    "privacy",
+    __name__,
+    url_prefix="/v1",
+    description="Data subjects' rights: access (export), erasure, anonymization, and the erasure "
+    "log",
+)
 
 
 @blp.route("/candidates/<candidate_id>/export")
@@ -21,7 +31,7 @@ class CandidateExport(MethodView):
     @blp.response(200, ExportSchema)
     @blp.doc(operationId="export_candidate")
     def get(self, candidate_id):
-        """Everything held about a candidate, as one JSON document (access request); never stored by a cache"""
+        """Everything held about a candidate, as one JSON document (access request); never stored by a cache"""  # noqa: E501
         after_this_request(kept_by_no_cache)
         return export_candidate(current_tenant_id(), candidate_id)
 
@@ -39,7 +49,7 @@ class CandidateErasure(MethodView):
     def delete(self, candidate_id):
         """Erase a candidate and everything that is theirs (erasure request): applications, calls, questions asked on
         their applications, resume files, stored idempotent answers; events about them keep only their id and type.
-        Their scheduled calls are canceled first. Sync sees tombstones and a candidate.deleted event"""
+        Their scheduled calls are canceled first. Sync sees tombstones and a candidate.deleted event"""  # noqa: E501
         erase_candidate(current_tenant_id(), candidate_id, key_id=current_caller().key_id)
 
 
@@ -49,7 +59,7 @@ class CandidateAnonymization(MethodView):
     @blp.response(200, CandidateSchema)
     @blp.doc(operationId="anonymize_candidate")
     def post(self, body, candidate_id):
-        """Replace named fields of a candidate by a fixed marker, keeping the record (rectification)"""
+        """Replace named fields of a candidate by a fixed marker, keeping the record (rectification)"""  # noqa: E501
         return anonymize_candidate(current_tenant_id(), candidate_id, body["fields"])
 
 

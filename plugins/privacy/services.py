@@ -12,5 +12,10 @@ def erasures_query(tenant_id: str | None):
 def list_erasures(tenant_id: str, **args) -> dict:
     """A page of the tenant's erasure log in either list mode (app.http.listing)."""
     window, filters = listing.split_window(args)
-    return listing.answer(erasures_query(tenant_id), window, tenant_id=tenant_id, list_name="privacy-erasures",
-                          filters=filters)
+    return listing.answer(
+        erasures_query(tenant_id),
+        window,
+        tenant_id=tenant_id,
+        list_name="privacy-erasures",
+        filters=filters,
+    )

@@ -1,8 +1,10 @@
-"""Screening-question generators: a deterministic rule-based extractor over the job, and a model-backed one that falls back to it.
+"""Screening-question generators: a deterministic rule-based extractor over the job, and a
+model-backed one that falls back to it.
 
-The rules ask what a recruiter screens on first: years in the must-have skills the description names, those skills,
-certifications and licenses it names, work authorization, location or workplace type, schedule, start date, pay within
-the job's range, and physical or background-check requirements it states."""
+The rules ask what a recruiter screens on first: years in the must-have skills the description
+names, those skills, certifications and licenses it names, work authorization, location or workplace
+type, schedule, start date, pay within the job's range, and physical or background-check
+requirements it states."""
 
 from __future__ import annotations
 
@@ -13,9 +15,10 @@ from typing import Protocol
 
 from app.outbound import llm
 
-# Questions are generated from the first this many characters of a description (a posting's requirements come well
-# within them): the rules scan the text once per term they know, so this bounds what one generation costs (well
-# under a second of one core) whatever the description's length, up to its bound of 50,000.
+# Questions are generated from the first this many characters of a description (a posting's
+# requirements come well within them): the rules scan the text once per term they know, so this
+# bounds what one generation costs (well under a second of one core) whatever the description's
+# length, up to its bound of 50,000.
 MAX_DESCRIPTION_READ = 20_000
 
 log = logging.getLogger("hirekit.questions")
@@ -45,8 +48,14 @@ class JobFacts:
 
     @classmethod
     def of(cls, job) -> JobFacts:
-        return cls(**{name: getattr(job, name, None) for name in cls.__dataclass_fields__ if name != "description"},
-                   description=(job.description or "")[:MAX_DESCRIPTION_READ])
+        return cls(
+            **{
+                name: getattr(job, name, None)
+                for name in cls.__dataclass_fields__
+                if name != "description"
+            },
+            description=(job.description or "")[:MAX_DESCRIPTION_READ],
+        )
 
 
 class QuestionGenerator(Protocol):
@@ -56,21 +65,45 @@ class QuestionGenerator(Protocol):
 
 # ---- reading the description -------------------------------------------------
 
-WORD_NUMBERS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10}
+WORD_NUMBERS = {
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+}
 NUMBER = r"\d{1,2}|" + "|".join(WORD_NUMBERS)
 YEARS = re.compile(
-    rf"\b(?P<low>{NUMBER})(?:\s*\(\d{{1,2}}\))?\s*(?:\+|plus|or more)?\s*(?:(?:-|–|to)\s*(?P<high>\d{{1,2}})\s*\+?\s*)?"
+    rf"\b(?P<low>{NUMBER})(?:\s*\(\d{{1,2}}\))?\s*(?:\+|plus|or "
+    r"more)?\s*(?:(?:-|–|to)\s*(?P<high>\d{1,2})\s*\+?\s*)?"
     rf"years?'?\s*(?:of\s+)?(?P<rest>[^.;:\n!?]*)",
-    re.IGNORECASE)
-QUALIFIERS = re.compile(r"^(?:(?:recent|relevant|professional|hands-on|progressive|paid|full-time|prior|direct|proven|"
-                        r"previous|demonstrated|solid|strong|practical|production|industry|clinical|work|working)\s+)+",
-                        re.IGNORECASE)
-SUBJECT_STOPS = re.compile(r"\s*(?:,|\(|\bis\b|\bare\b|\brequired\b|\bpreferred\b|\bstrongly\b|\bwith a\b|\band a\b|"
-                           r"\band an\b|\bis a plus\b|\bwhere\b|\bwhich\b|\bthat\b|\bwhile\b)", re.IGNORECASE)
-OPTIONAL_MARKERS = re.compile(r"nice[- ]to[- ]have|preferred|a plus\b|bonus|desirable|is helpful|would be great",
-                              re.IGNORECASE)
-OPTIONAL_HEADER = re.compile(r"^\s*(?:#+\s*)?(?:nice[- ]to[- ]haves?|preferred(?: qualifications| skills)?|bonus(?: points)?|"
-                             r"pluses)\s*:?\s*$", re.IGNORECASE)
+    re.IGNORECASE,
+)
+QUALIFIERS = re.compile(
+    r"^(?:(?:recent|relevant|professional|hands-on|progressive|paid|full-time|prior|direct|proven|"
+    r"previous|demonstrated|solid|strong|practical|production|industry|clinical|work|working)\s+)+",
+    re.IGNORECASE,
+)
+SUBJECT_STOPS = re.compile(
+    r"\s*(?:,|\(|\bis\b|\bare\b|\brequired\b|\bpreferred\b|\bstrongly\b|\bwith a\b|\band a\b|"
+    r"\band an\b|\bis a plus\b|\bwhere\b|\bwhich\b|\bthat\b|\bwhile\b)",
+    re.IGNORECASE,
+)
+OPTIONAL_MARKERS = re.compile(
+    r"nice[- ]to[- ]have|preferred|a plus\b|bonus|desirable|is helpful|would be great",
+    re.IGNORECASE,
+)
+OPTIONAL_HEADER = re.compile(
+    r"^\s*(?:#+\s*)?(?:nice[- ]to[- ]haves?|preferred(?: qualifications| skills)?|bonus(?: "
+    r"points)?|"
+    r"pluses)\s*:?\s*$",
+    re.IGNORECASE,
+)
 HEADER = re.compile(r"^\s*(?:#+\s*)?[A-Za-z][\w /&'-]{0,60}:\s*$")
 
 
@@ -81,7 +114,8 @@ class Requirement:
 
 
 def requirements(description: str) -> list[Requirement]:
-    """The description's sentences, each marked optional when it sits under a nice-to-have header or says so."""
+    """The description's sentences, each marked optional when it sits under a nice-to-have header or
+    says so."""
     found: list[Requirement] = []
     optional_section = False
     for line in description.splitlines():
@@ -93,7 +127,12 @@ def requirements(description: str) -> list[Requirement]:
             continue
         for sentence in re.split(r"(?<=[.!?;])\s+", line.strip(" \t-*•")):
             if sentence.strip():
-                found.append(Requirement(sentence.strip(), optional_section or bool(OPTIONAL_MARKERS.search(sentence))))
+                found.append(
+                    Requirement(
+                        sentence.strip(),
+                        optional_section or bool(OPTIONAL_MARKERS.search(sentence)),
+                    )
+                )
     return found
 
 
@@ -109,7 +148,8 @@ class YearsAsked:
 
 
 def years_requirements(sentences: list[Requirement]) -> list[YearsAsked]:
-    """'3+ years of ICU experience' -> YearsAsked(3, None, 'ICU experience'), for must-have sentences only."""
+    """'3+ years of ICU experience' -> YearsAsked(3, None, 'ICU experience'), for must-have
+    sentences only."""
     found: list[YearsAsked] = []
     for requirement in sentences:
         if requirement.optional:
@@ -132,7 +172,7 @@ def _experience_phrase(rest: str) -> str | None:
     rest = QUALIFIERS.sub("", rest)
     lowered = rest.lower()
     if lowered.startswith("experience"):
-        tail = QUALIFIERS.sub("", rest[len("experience"):].strip())
+        tail = QUALIFIERS.sub("", rest[len("experience") :].strip())
         tail = _cut(tail)
         return f"experience {tail}" if tail else "relevant experience"
     head, separator, _ = rest.partition(" experience")
@@ -148,7 +188,19 @@ def _experience_phrase(rest: str) -> str | None:
     return f"{subject} experience" if subject else "relevant experience"
 
 
-EXPERIENCE_PREPOSITIONS = ("with", "in", "as", "on", "using", "at", "for", "within", "across", "leading", "managing")
+EXPERIENCE_PREPOSITIONS = (
+    "with",
+    "in",
+    "as",
+    "on",
+    "using",
+    "at",
+    "for",
+    "within",
+    "across",
+    "leading",
+    "managing",
+)
 
 
 def _cut(text: str) -> str:
@@ -159,7 +211,8 @@ def _cut(text: str) -> str:
 
 @dataclass(frozen=True)
 class Term:
-    """A skill or credential: how it is named in questions, and the pattern that finds it in a description."""
+    """A skill or credential: how it is named in questions, and the pattern that finds it in a
+    description."""
 
     name: str
     pattern: str
@@ -177,39 +230,138 @@ class Term:
 
 
 def _terms(*names: str, case_sensitive: bool = False) -> list[Term]:
-    return [Term(name, rf"(?<![\w+#.]){re.escape(name)}(?![\w+#])", case_sensitive) for name in names]
+    return [
+        Term(name, rf"(?<![\w+#.]){re.escape(name)}(?![\w+#])", case_sensitive) for name in names
+    ]
 
 
 SKILLS: list[Term] = [
     # software
-    *_terms("Python", "Java", "JavaScript", "TypeScript", "Node.js", "Ruby on Rails", "Rust", "Scala", "Kotlin", "PHP",
-            "C++", "C#", ".NET", "PostgreSQL", "MySQL", "MongoDB", "Redis", "Kafka", "RabbitMQ", "Elasticsearch", "Docker",
-            "Kubernetes", "Terraform", "AWS", "GCP", "Azure", "Django", "Flask", "FastAPI", "React", "GraphQL", "gRPC",
-            "Linux", "CI/CD", "microservices", "distributed systems", "Spark", "Airflow", "Snowflake"),
-    Term("Go", r"\bGo(?:lang)?\b(?! (?:to|ahead|live|back|beyond|above|through)\b)", case_sensitive=True),
+    *_terms(
+        "Python",
+        "Java",
+        "JavaScript",
+        "TypeScript",
+        "Node.js",
+        "Ruby on Rails",
+        "Rust",
+        "Scala",
+        "Kotlin",
+        "PHP",
+        "C++",
+        "C#",
+        ".NET",
+        "PostgreSQL",
+        "MySQL",
+        "MongoDB",
+        "Redis",
+        "Kafka",
+        "RabbitMQ",
+        "Elasticsearch",
+        "Docker",
+        "Kubernetes",
+        "Terraform",
+        "AWS",
+        "GCP",
+        "Azure",
+        "Django",
+        "Flask",
+        "FastAPI",
+        "React",
+        "GraphQL",
+        "gRPC",
+        "Linux",
+        "CI/CD",
+        "microservices",
+        "distributed systems",
+        "Spark",
+        "Airflow",
+        "Snowflake",
+    ),
+    Term(
+        "Go",
+        r"\bGo(?:lang)?\b(?! (?:to|ahead|live|back|beyond|above|through)\b)",
+        case_sensitive=True,
+    ),
     Term("SQL", r"(?<![\w/])SQL\b", case_sensitive=True),
     Term("REST APIs", r"\bREST(?:ful)?\b", case_sensitive=True),
     # healthcare
-    *_terms("ICU", "PACU", "NICU", "telemetry", "med-surg", "oncology", "pediatrics", "labor and delivery", "Epic", "Cerner",
-            "IV therapy", "wound care", "medication administration", "patient assessment", "triage", "ventilator management",
-            "charting"),
+    *_terms(
+        "ICU",
+        "PACU",
+        "NICU",
+        "telemetry",
+        "med-surg",
+        "oncology",
+        "pediatrics",
+        "labor and delivery",
+        "Epic",
+        "Cerner",
+        "IV therapy",
+        "wound care",
+        "medication administration",
+        "patient assessment",
+        "triage",
+        "ventilator management",
+        "charting",
+    ),
     Term("EHR/EMR", r"\bE[HM]R\b", case_sensitive=True),
     Term("ER", r"\bER\b|emergency department|emergency room", case_sensitive=False),
     # warehouse and logistics
-    *_terms("forklift", "pallet jack", "reach truck", "order picker", "RF scanner", "WMS", "inventory", "cycle counts",
-            "order picking", "picking and packing", "shipping and receiving", "loading and unloading"),
+    *_terms(
+        "forklift",
+        "pallet jack",
+        "reach truck",
+        "order picker",
+        "RF scanner",
+        "WMS",
+        "inventory",
+        "cycle counts",
+        "order picking",
+        "picking and packing",
+        "shipping and receiving",
+        "loading and unloading",
+    ),
     # office and customer facing
     *_terms("Excel", "Salesforce", "SAP", "QuickBooks", "customer service", "bilingual", "Spanish"),
 ]
 
-CREDENTIAL_ACRONYMS = ("BLS", "ACLS", "PALS", "NRP", "TNCC", "CCRN", "CEN", "CPR", "OSHA 10", "OSHA 30", "ServSafe", "PMP",
-                       "CPA", "CISSP", "Security+", "CKA", "HAZMAT", "TWIC")
+CREDENTIAL_ACRONYMS = (
+    "BLS",
+    "ACLS",
+    "PALS",
+    "NRP",
+    "TNCC",
+    "CCRN",
+    "CEN",
+    "CPR",
+    "OSHA 10",
+    "OSHA 30",
+    "ServSafe",
+    "PMP",
+    "CPA",
+    "CISSP",
+    "Security+",
+    "CKA",
+    "HAZMAT",
+    "TWIC",
+)
 CREDENTIALS: list[Term] = [
-    *[Term(f"{name} certification", rf"(?<![\w+]){re.escape(name)}(?![\w+])", case_sensitive=True) for name in CREDENTIAL_ACRONYMS],
+    *[
+        Term(f"{name} certification", rf"(?<![\w+]){re.escape(name)}(?![\w+])", case_sensitive=True)
+        for name in CREDENTIAL_ACRONYMS
+    ],
     Term("First Aid certification", r"\bfirst aid\b"),
     Term("AWS certification", r"\bAWS Certified\b|\bAWS certification\b"),
-    Term("forklift certification", r"\bforklift (?:certification|certificate|license|operator card)\b|\bcertified forklift\b"),
-    Term("RN license", r"\bRN licen[cs]e\b|\bregistered nurse licen[cs]e\b|\blicensed (?:as an? )?RN\b|\bRN licensure\b"),
+    Term(
+        "forklift certification",
+        r"\bforklift (?:certification|certificate|license|operator card)\b|\bcertified forklift\b",
+    ),
+    Term(
+        "RN license",
+        r"\bRN licen[cs]e\b|\bregistered nurse licen[cs]e\b|\blicensed (?:as an? )?RN\b|\bRN "
+        r"licensure\b",
+    ),
     Term("LPN license", r"\bLPN\b(?: licen[cs]e)?", case_sensitive=True),
     Term("CNA certification", r"\bCNA\b", case_sensitive=True),
     Term("CDL", r"\bCDL\b(?:[- ]?(?:Class )?[AB]\b)?", case_sensitive=True),
@@ -227,26 +379,57 @@ SCHEDULE_PATTERNS = [
     r"\bmonday\s*(?:-|–|through|to)\s*friday\b",
     r"\b\d{1,2}(?::\d\d)?\s*(?:am|pm)\s*(?:-|–|to)\s*\d{1,2}(?::\d\d)?\s*(?:am|pm)\b",
 ]
-LIFTING = re.compile(r"\blift(?:ing)?\s+(?:up to\s+|at least\s+)?(\d{2,3})\s*(?:lbs?|pounds)\b", re.IGNORECASE)
+LIFTING = re.compile(
+    r"\blift(?:ing)?\s+(?:up to\s+|at least\s+)?(\d{2,3})\s*(?:lbs?|pounds)\b", re.IGNORECASE
+)
 BACKGROUND_CHECK = re.compile(r"\bbackground (?:check|screening)\b", re.IGNORECASE)
 DRUG_SCREEN = re.compile(r"\bdrug (?:screen|test)(?:ing)?\b", re.IGNORECASE)
-IMMEDIATE_START = re.compile(r"\b(?:start|available)\s+(?:immediately|asap)\b|\bimmediate start\b", re.IGNORECASE)
+IMMEDIATE_START = re.compile(
+    r"\b(?:start|available)\s+(?:immediately|asap)\b|\bimmediate start\b", re.IGNORECASE
+)
 
-COUNTRY_NAMES = {"us": "the United States", "usa": "the United States", "united states": "the United States",
-                 "united states of america": "the United States", "uk": "the United Kingdom", "gb": "the United Kingdom",
-                 "united kingdom": "the United Kingdom", "ca": "Canada", "de": "Germany", "fr": "France", "in": "India",
-                 "au": "Australia", "nl": "the Netherlands", "ie": "Ireland", "mx": "Mexico", "es": "Spain"}
+COUNTRY_NAMES = {
+    "us": "the United States",
+    "usa": "the United States",
+    "united states": "the United States",
+    "united states of america": "the United States",
+    "uk": "the United Kingdom",
+    "gb": "the United Kingdom",
+    "united kingdom": "the United Kingdom",
+    "ca": "Canada",
+    "de": "Germany",
+    "fr": "France",
+    "in": "India",
+    "au": "Australia",
+    "nl": "the Netherlands",
+    "ie": "Ireland",
+    "mx": "Mexico",
+    "es": "Spain",
+}
 CURRENCY_SYMBOLS = {"USD": "$", "CAD": "CA$", "AUD": "A$", "EUR": "€", "GBP": "£", "INR": "₹"}
-FREQUENCIES = {"hour": "per hour", "hourly": "per hour", "day": "per day", "daily": "per day", "week": "per week",
-               "weekly": "per week", "month": "per month", "monthly": "per month", "year": "per year", "yearly": "per year",
-               "annual": "per year", "annually": "per year", "salary": "per year"}
+FREQUENCIES = {
+    "hour": "per hour",
+    "hourly": "per hour",
+    "day": "per day",
+    "daily": "per day",
+    "week": "per week",
+    "weekly": "per week",
+    "month": "per month",
+    "monthly": "per month",
+    "year": "per year",
+    "yearly": "per year",
+    "annual": "per year",
+    "annually": "per year",
+    "salary": "per year",
+}
 
 
 ORDINALS = {"1st": "first", "2nd": "second", "3rd": "third"}
 
 
 def schedule_phrases(description: str) -> list[str]:
-    """Shift and schedule phrases in order of appearance; one inside another ('night shifts' in '12-hour night shifts') once."""
+    """Shift and schedule phrases in order of appearance; one inside another ('night shifts' in
+    '12-hour night shifts') once."""
     found: list[tuple[int, int, str]] = []
     for pattern in SCHEDULE_PATTERNS:
         for match in re.finditer(pattern, description, re.IGNORECASE):
@@ -261,7 +444,11 @@ def schedule_phrases(description: str) -> list[str]:
         last_end = max(last_end, end)
         words = [ORDINALS.get(word.lower(), word) for word in text.split()]
         phrase = " ".join(words)
-        phrase = phrase if phrase[:1].isupper() and phrase.split()[0].lower() in ("monday",) else phrase.lower()
+        phrase = (
+            phrase
+            if phrase[:1].isupper() and phrase.split()[0].lower() in ("monday",)
+            else phrase.lower()
+        )
         if phrase.lower() not in seen:
             seen.add(phrase.lower())
             phrases.append(phrase)
@@ -295,15 +482,20 @@ def workplace(job: JobFacts) -> str:
     text = f"{job.title} {job.description}".lower()
     if "hybrid" in text:
         return "hybrid"
-    if re.search(r"\bfully remote\b|\b100% remote\b|\bremote (?:role|position|job)\b|\bwork from home\b", text):
+    if re.search(
+        r"\bfully remote\b|\b100% remote\b|\bremote (?:role|position|job)\b|\bwork from home\b",
+        text,
+    ):
         return "remote"
     return "onsite"
 
 
 # ---- the rules ---------------------------------------------------------------
 
+
 class RuleBasedGenerator:
-    """Deterministic questions from the job's fields and description: no network, the same job gives the same list."""
+    """Deterministic questions from the job's fields and description: no network, the same job gives
+    the same list."""
 
     def generate(self, job: JobFacts) -> list[str]:
         sentences = requirements(job.description)
@@ -311,11 +503,20 @@ class RuleBasedGenerator:
         years = years_requirements(sentences)[:MAX_YEARS_QUESTIONS]
         questions = [self.years_question(asked) for asked in years]
         covered = " ".join(asked.phrase for asked in years)
-        skills = [t for t in SKILLS if t.find(must) and not t.find(covered) and not self._is_credential_only(t, must)]
+        skills = [
+            t
+            for t in SKILLS
+            if t.find(must) and not t.find(covered) and not self._is_credential_only(t, must)
+        ]
         skills = [t.name for t in sorted(skills, key=lambda t: t.position(must))]
         if skills:
             questions.append(self.skills_question(skills[:MAX_SKILLS_PER_QUESTION]))
-        credentials = [t.name for t in sorted((t for t in CREDENTIALS if t.find(must)), key=lambda t: t.position(must))]
+        credentials = [
+            t.name
+            for t in sorted(
+                (t for t in CREDENTIALS if t.find(must)), key=lambda t: t.position(must)
+            )
+        ]
         if credentials:
             questions.append(self.credentials_question(credentials))
         questions.append(self.authorization_question(job))
@@ -334,48 +535,82 @@ class RuleBasedGenerator:
     @staticmethod
     def _is_credential_only(term: Term, text: str) -> bool:
         """'forklift certification' is asked about as a credential, not again as a skill."""
-        return term.name == "forklift" and not re.search(r"\bforklift\b(?! (?:certification|certificate|license))", text, re.I)
+        return term.name == "forklift" and not re.search(
+            r"\bforklift\b(?! (?:certification|certificate|license))", text, re.I
+        )
 
     @staticmethod
     def years_question(asked: YearsAsked) -> str:
-        wanted = f"{asked.years} to {asked.upper} years" if asked.upper else f"at least {asked.years} year{'s' if asked.years > 1 else ''}"
+        wanted = (
+            f"{asked.years} to {asked.upper} years"
+            if asked.upper
+            else f"at least {asked.years} year{'s' if asked.years > 1 else ''}"
+        )
         return f"How many years of {asked.phrase} do you have? This role asks for {wanted}."
 
     @staticmethod
     def skills_question(skills: list[str]) -> str:
-        return (f"This role requires {join_words(skills)}. Describe your hands-on experience with "
-                f"{'each' if len(skills) > 1 else 'it'}, including a recent example.")
+        return (
+            f"This role requires {join_words(skills)}. Describe your hands-on experience with "
+            f"{'each' if len(skills) > 1 else 'it'}, including a recent example."
+        )
 
     @staticmethod
     def credentials_question(credentials: list[str]) -> str:
         if len(credentials) == 1:
-            return f"Do you currently hold a valid {credentials[0]}? Please include its expiration date."
-        return f"Which of these do you currently hold: {join_words(credentials)}? Please include expiration dates."
+            return (
+                f"Do you currently hold a valid {credentials[0]}? Please include its "
+                "expiration date."
+            )
+        return (
+            f"Which of these do you currently hold: {join_words(credentials)}? Please include "
+            "expiration dates."
+        )
 
     @staticmethod
     def authorization_question(job: JobFacts) -> str:
         where = country_name(job.country) or "the country where this role is based"
-        return f"Are you legally authorized to work in {where}, and will you now or in the future require visa sponsorship?"
+        return (
+            f"Are you legally authorized to work in {where}, and will you now or in the future "
+            "require visa sponsorship?"
+        )
 
     @staticmethod
     def location_question(job: JobFacts) -> str:
-        place = ", ".join(part for part in (job.city, job.state_name) if part) or country_name(job.country)
+        place = ", ".join(part for part in (job.city, job.state_name) if part) or country_name(
+            job.country
+        )
         kind = workplace(job)
         if kind == "remote":
             where = country_name(job.country)
-            return (f"This role is fully remote{f' within {where}' if where else ''}. Where are you based, and do you have "
-                    "a reliable workspace and internet connection?")
+            return (
+                f"This role is fully remote{f' within {where}' if where else ''}. Where are you "
+                "based, and do you have "
+                "a reliable workspace and internet connection?"
+            )
         if kind == "hybrid":
-            return f"This role is hybrid, with regular on-site days{f' in {place}' if place else ''}. Are you able to commute there?"
+            return (
+                "This role is hybrid, with regular on-site days"
+                f"{f' in {place}' if place else ''}. Are you able to commute there?"
+            )
         if place:
-            return f"This role is on-site in {place}. Are you able to commute there reliably, or would you need to relocate?"
-        return "This role is on-site. Where are you based, and are you able to commute to the work location?"
+            return (
+                f"This role is on-site in {place}. Are you able to commute there reliably, or "
+                "would you need to relocate?"
+            )
+        return (
+            "This role is on-site. Where are you based, and are you able to commute to the "
+            "work location?"
+        )
 
     @staticmethod
     def schedule_question(job: JobFacts) -> str:
         phrases = schedule_phrases(job.description)
         if phrases:
-            return f"The schedule for this role includes {join_words(phrases[:4])}. Are you able to work that schedule?"
+            return (
+                f"The schedule for this role includes {join_words(phrases[:4])}. Are you able "
+                "to work that schedule?"
+            )
         employment = (job.employment_type or "").replace("_", "-").strip().lower()
         if employment:
             return f"This is a {employment} position. Does that fit the hours you are looking for?"
@@ -384,11 +619,17 @@ class RuleBasedGenerator:
     @staticmethod
     def start_question(job: JobFacts) -> str:
         if job.start_date:
-            return (f"This role starts on {job.start_date[:10]}. Could you start by then? If not, what is the earliest date "
-                    "you could start?")
+            return (
+                f"This role starts on {job.start_date[:10]}. Could you start by then? If not, what "
+                "is the earliest date "
+                "you could start?"
+            )
         if IMMEDIATE_START.search(job.description):
             return "This role needs someone who can start right away. How soon could you start?"
-        return "When is the earliest date you could start, and do you need to give notice to a current employer?"
+        return (
+            "When is the earliest date you could start, and do you need to give notice to a "
+            "current employer?"
+        )
 
     @staticmethod
     def pay_question(job: JobFacts) -> str:
@@ -396,8 +637,13 @@ class RuleBasedGenerator:
         per = f" {per}" if per else ""
         low, high = job.min_pay_rate, job.max_pay_rate
         if low is not None and high is not None and high > low:
-            band = f"{money(low, job.pay_rate_currency)} to {money(high, job.pay_rate_currency)}{per}"
-            return f"The pay range for this role is {band}. Do your pay expectations fall within that range?"
+            band = (
+                f"{money(low, job.pay_rate_currency)} to {money(high, job.pay_rate_currency)}{per}"
+            )
+            return (
+                f"The pay range for this role is {band}. Do your pay expectations fall within "
+                "that range?"
+            )
         if low is not None or high is not None:
             amount = money(low if low is not None else high, job.pay_rate_currency)
             return f"This role pays {amount}{per}. Does that meet your pay expectations?"
@@ -408,17 +654,33 @@ class RuleBasedGenerator:
         lifting = LIFTING.search(description)
         if not lifting:
             return None
-        standing = " and standing or walking for most of a shift" if re.search(r"\bstand(?:ing)?\b", description, re.I) else ""
-        return (f"This role requires lifting up to {lifting.group(1)} lbs{standing}. Are you able to perform these duties, "
-                "with or without reasonable accommodation?")
+        standing = (
+            " and standing or walking for most of a shift"
+            if re.search(r"\bstand(?:ing)?\b", description, re.I)
+            else ""
+        )
+        return (
+            f"This role requires lifting up to {lifting.group(1)} lbs{standing}. Are you able to "
+            "perform these duties, "
+            "with or without reasonable accommodation?"
+        )
 
     @staticmethod
     def background_question(description: str) -> str | None:
-        checks = [name for name, pattern in (("a background check", BACKGROUND_CHECK), ("a drug screen", DRUG_SCREEN))
-                  if pattern.search(description)]
+        checks = [
+            name
+            for name, pattern in (
+                ("a background check", BACKGROUND_CHECK),
+                ("a drug screen", DRUG_SCREEN),
+            )
+            if pattern.search(description)
+        ]
         if not checks:
             return None
-        return f"This role requires {join_words(checks)} before starting. Are you willing to complete {'them' if len(checks) > 1 else 'it'}?"
+        return (
+            f"This role requires {join_words(checks)} before starting. Are you willing to "
+            f"complete {'them' if len(checks) > 1 else 'it'}?"
+        )
 
 
 def normalized(text: str) -> str:
@@ -440,15 +702,21 @@ def unique(questions: list[str]) -> list[str]:
 # ---- the model ---------------------------------------------------------------
 
 SYSTEM_PROMPT = (
-    "You are an experienced technical recruiter writing phone-screen questions. Answer only with JSON of the form "
-    '{"questions": ["...", "..."]}: between 5 and 10 short questions, most important first, that screen for the '
-    "must-have skills and years of experience the description names (never invent requirements it does not state), "
-    "work authorization, location or workplace type, schedule or shift, availability to start, pay expectations "
-    "within the stated range, and any certifications or licenses it names.")
+    "You are an experienced technical recruiter writing phone-screen questions. Answer only with "
+    "JSON of the form "
+    '{"questions": ["...", "..."]}: between 5 and 10 short questions, most important first, that '
+    'screen for the '
+    "must-have skills and years of experience the description names (never invent requirements it "
+    "does not state), "
+    "work authorization, location or workplace type, schedule or shift, availability to start, pay "
+    "expectations "
+    "within the stated range, and any certifications or licenses it names."
+)
 
 
 class ModelGenerator:
-    """Questions from an OpenAI-compatible model; on any error, timeout or unusable answer, the fallback's questions."""
+    """Questions from an OpenAI-compatible model; on any error, timeout or unusable answer, the
+    fallback's questions."""
 
     def __init__(self, fallback: QuestionGenerator, config=None):
         self.fallback = fallback
@@ -464,19 +732,33 @@ class ModelGenerator:
 
     @staticmethod
     def messages(job: JobFacts) -> list[dict]:
-        facts = {name: value for name, value in job.__dict__.items() if value not in (None, "") and name != "description"}
+        facts = {
+            name: value
+            for name, value in job.__dict__.items()
+            if value not in (None, "") and name != "description"
+        }
         lines = "\n".join(f"{name}: {value}" for name, value in facts.items())
-        return [{"role": "system", "content": SYSTEM_PROMPT},
-                {"role": "user", "content": f"{lines}\n\nDescription:\n{job.description}"}]
+        return [
+            {"role": "system", "content": SYSTEM_PROMPT},
+            {"role": "user", "content": f"{lines}\n\nDescription:\n{job.description}"},
+        ]
 
     @staticmethod
     def questions_from(answer) -> list[str]:
         items = answer.get("questions") if isinstance(answer, dict) else answer
         if not isinstance(items, list):
             raise llm.LlmError("model answer has no questions list")
-        questions = unique([item.strip() for item in items if isinstance(item, str) and 8 <= len(item.strip()) <= 500])
+        questions = unique(
+            [
+                item.strip()
+                for item in items
+                if isinstance(item, str) and 8 <= len(item.strip()) <= 500
+            ]
+        )
         if len(questions) < MIN_QUESTIONS:
-            raise llm.LlmError(f"model gave {len(questions)} usable questions, fewer than {MIN_QUESTIONS}")
+            raise llm.LlmError(
+                f"model gave {len(questions)} usable questions, fewer than {MIN_QUESTIONS}"
+            )
         return questions[:MAX_QUESTIONS]
 
 

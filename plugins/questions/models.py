@@ -11,12 +11,15 @@ class Question(TenantRecord):
     label = "question"
 
     job = pw.ForeignKeyField(Job, on_delete="CASCADE", column_name="job_id")
-    application = pw.ForeignKeyField(Application, on_delete="CASCADE", column_name="application_id", null=True)
+    application = pw.ForeignKeyField(
+        Application, on_delete="CASCADE", column_name="application_id", null=True
+    )
     question_text = pw.TextField()
     source_id = pw.CharField(max_length=255)
     position = pw.IntegerField(default=0)
     generated = pw.BooleanField(default=False)
-    deleted_at = pw.DateTimeField(null=True)  # a tombstone: hidden everywhere but a sync list's include_deleted=true
+    # a tombstone: hidden everywhere but a sync list's include_deleted=true
+    deleted_at = pw.DateTimeField(null=True)
 
     @classmethod
     def owned_by(cls, tenant_id: str, *, include_deleted: bool = False):

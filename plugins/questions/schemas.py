@@ -1,4 +1,5 @@
-"""Question bodies, the PATCH query, the question record, and the with-questions application bodies."""
+"""Question bodies, the PATCH query, the question record, and the with-questions application
+bodies."""
 
 import marshmallow as ma
 
@@ -9,32 +10,56 @@ from plugins.applications.schemas import ApplicationCreateSchema, ApplicationSch
 
 
 class QuestionBodySchema(StrictSchema):
-    """Without application_id the question belongs to the job, with one to that application of the job."""
+    """Without application_id the question belongs to the job, with one to that application of the
+    job."""
 
     question_text = Text(required=True, max_length=2000)
-    source_id = Text(required=True, max_length=255, metadata={"description": "The question's id in your system"})
-    application_id = ma.fields.UUID(load_default=None, allow_none=True,
-                                    metadata={"description": "An application of this job; omit for a job-wide question"})
+    source_id = Text(
+        required=True, max_length=255, metadata={"description": "The question's id in your system"}
+    )
+    application_id = ma.fields.UUID(
+        load_default=None,
+        allow_none=True,
+        metadata={"description": "An application of this job; omit for a job-wide question"},
+    )
 
 
 class QuestionUpdateSchema(QuestionBodySchema):
-    """PATCH body: text and source_id as on create; application_id changes only when sent (null moves it to the job)."""
+    """PATCH body: text and source_id as on create; application_id changes only when sent (null
+    moves it to the job)."""
 
-    application_id = ma.fields.UUID(allow_none=True, metadata={"description": "Sent: move the question to this application "
-                                                                              "(null: to the job). Omitted: unchanged"})
+    application_id = ma.fields.UUID(
+        allow_none=True,
+        metadata={
+            "description": "Sent: move the question to this application "
+            "(null: to the job). Omitted: unchanged"
+        },
+    )
 
 
 class QuestionLocatorSchema(ma.Schema):
-    """PATCH query: the question's current source_id (required) and, for an application's question, its application_id."""
+    """PATCH query: the question's current source_id (required) and, for an application's question,
+    its application_id."""
 
-    source_id = ma.fields.String(required=True, metadata={"description": "The question's current source_id"})
-    application_id = ma.fields.UUID(metadata={"description": "The application the question currently belongs to"})
+    source_id = ma.fields.String(
+        required=True, metadata={"description": "The question's current source_id"}
+    )
+    application_id = ma.fields.UUID(
+        metadata={"description": "The application the question currently belongs to"}
+    )
 
 
 class QuestionListArgsSchema(WholeListArgsSchema):
-    application_id = ma.fields.UUID(metadata={"description": "Also list this application's own questions"})
-    include_deleted = ma.fields.Boolean(load_default=False, metadata={
-        "description": "Also list deleted questions, as tombstones (deleted: true, deleted_at), for sync"})
+    application_id = ma.fields.UUID(
+        metadata={"description": "Also list this application's own questions"}
+    )
+    include_deleted = ma.fields.Boolean(
+        load_default=False,
+        metadata={
+            "description": "Also list deleted questions, as tombstones (deleted: true, "
+            "deleted_at), for sync"
+        },
+    )
 
 
 class QuestionSchema(RecordSchema):
@@ -42,11 +67,19 @@ class QuestionSchema(RecordSchema):
     application_id = ma.fields.UUID(attribute="application_id", allow_none=True)
     question_text = ma.fields.String()
     source_id = ma.fields.String()
-    position = ma.fields.Integer(metadata={"description": "Order within the job; lists sort by position, then created_at"})
+    position = ma.fields.Integer(
+        metadata={"description": "Order within the job; lists sort by position, then created_at"}
+    )
     generated = ma.fields.Boolean(metadata={"description": "Made by POST /questions/generate"})
-    deleted = ma.fields.Boolean(dump_only=True, metadata={
-        "description": "A tombstone: only listed with include_deleted=true"})
-    deleted_at = UtcDateTime(dump_only=True, allow_none=True, metadata={"description": "When it was deleted; null if not"})
+    deleted = ma.fields.Boolean(
+        dump_only=True,
+        metadata={"description": "A tombstone: only listed with include_deleted=true"},
+    )
+    deleted_at = UtcDateTime(
+        dump_only=True,
+        allow_none=True,
+        metadata={"description": "When it was deleted; null if not"},
+    )
 
 
 class QuestionListSchema(WholeListMetaSchema):
@@ -59,10 +92,14 @@ class AttachedQuestionSchema(StrictSchema):
 
 
 class ApplicationWithQuestionsCreateSchema(ApplicationCreateSchema):
-    """The application create body plus `questions` (each question_text and source_id), attached to the new application."""
+    """The application create body plus `questions` (each question_text and source_id), attached to
+    the new application."""
 
-    questions = ma.fields.List(ma.fields.Nested(AttachedQuestionSchema), load_default=list,
-                               validate=ma.validate.Length(max=100))
+    questions = ma.fields.List(
+        ma.fields.Nested(AttachedQuestionSchema),
+        load_default=list,
+        validate=ma.validate.Length(max=100),
+    )
 
     @ma.validates("questions")
     def source_ids_unique(self, questions, **kwargs):
@@ -76,4 +113,6 @@ class ApplicationWithQuestionsCreateSchema(ApplicationCreateSchema):
 
 
 class ApplicationWithQuestionsSchema(ApplicationSchema):
-    questions = ma.fields.List(ma.fields.Nested(QuestionSchema), metadata={"description": "The questions attached"})
+    questions = ma.fields.List(
+        ma.fields.Nested(QuestionSchema), metadata={"description": "The questions attached"}
+    )

@@ -1,4 +1,5 @@
-"""Per-job interview scheduling: the on/off switch and the schedule setting (window, attempts, reminders)."""
+"""Per-job interview scheduling: the on/off switch and the schedule setting (window, attempts,
+reminders)."""
 
 import peewee as pw
 
@@ -27,7 +28,8 @@ DEFAULT_SETTING = {
 
 
 class JobSchedule(TimestampedModel):
-    """One row per job once scheduling was toggled or set; absent means disabled with DEFAULT_SETTING."""
+    """One row per job once scheduling was toggled or set; absent means disabled with
+    DEFAULT_SETTING."""
 
     job = pw.ForeignKeyField(Job, primary_key=True, on_delete="CASCADE", column_name="job_id")
     scheduling = pw.BooleanField(default=False)

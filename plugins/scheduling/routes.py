@@ -1,4 +1,5 @@
-"""/v1/jobs/:job_id/scheduling and /schedule-setting: whether and when interviews are scheduled for a job."""
+"""/v1/jobs/:job_id/scheduling and /schedule-setting: whether and when interviews are scheduled for
+a job."""
 
 from flask.views import MethodView
 
@@ -12,7 +13,9 @@ from plugins.scheduling.schemas import (
     SchedulingToggleSchema,
 )
 
-blp = Blueprint("scheduling", __name__, url_prefix="/v1/jobs", description="Interview scheduling per job")
+blp = Blueprint(
+    "scheduling", __name__, url_prefix="/v1/jobs", description="Interview scheduling per job"
+)
 
 
 @blp.route("/<job_id>/scheduling")

@@ -1,4 +1,5 @@
-"""Scheduling operations: read and toggle a job's scheduling, read and replace its schedule setting."""
+"""Scheduling operations: read and toggle a job's scheduling, read and replace its schedule
+setting."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from plugins.scheduling.models import DEFAULT_SETTING, JobSchedule
 
 
 def add_toggle_listener(app, listener) -> None:
-    """listener(tenant_id, job_id, enabled) runs after a job's scheduling changes (calls cancels pending attempts)."""
+    """listener(tenant_id, job_id, enabled) runs after a job's scheduling changes (calls cancels
+    pending attempts)."""
     app.extensions.setdefault("hirekit_scheduling_listeners", []).append(listener)
 
 
@@ -20,17 +22,22 @@ def _schedule_row(job) -> JobSchedule | None:
 
 
 def get_schedule(tenant_id: str, job_id) -> dict:
-    """The job's scheduling flag and setting; the defaults (scheduling off) until anything was set."""
+    """The job's scheduling flag and setting; the defaults (scheduling off) until anything was
+    set."""
     return schedule_of_owned_job(get_job(tenant_id, job_id).id)
 
 
 def schedule_of_owned_job(job_id) -> dict:
-    """get_schedule for a job id read from the tenant's own rows (a call's or an application's): one statement,
-    without reading the job again to check whose it is."""
-    # first(), not get_or_none: most jobs have no schedule row, and a miss of get_or_none builds the query's SQL a
-    # second time for the message of the exception it then discards
+    """get_schedule for a job id read from the tenant's own rows (a call's or an application's): one
+    statement, without reading the job again to check whose it is."""
+    # first(), not get_or_none: most jobs have no schedule row, and a miss of get_or_none builds the
+    # query's SQL a second time for the message of the exception it then discards
     row = JobSchedule.select().where(JobSchedule.job == job_id).first()
-    setting = row.setting() if row else {**DEFAULT_SETTING, "days_of_week": list(DEFAULT_SETTING["days_of_week"])}
+    setting = (
+        row.setting()
+        if row
+        else {**DEFAULT_SETTING, "days_of_week": list(DEFAULT_SETTING["days_of_week"])}
+    )
     return {"job_id": job_id, "scheduling": bool(row and row.scheduling), **setting}
 
 

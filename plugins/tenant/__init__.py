@@ -1,4 +1,5 @@
-"""The tenant family: GET /v1/tenant, the calling key's tenant (always on: every integration needs its tenant id)."""
+"""The tenant family: GET /v1/tenant, the calling key's tenant (always on: every integration needs
+its tenant id)."""
 
 from app.plugins import Plugin
 from plugins.tenant.routes import blp

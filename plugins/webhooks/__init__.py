@@ -1,4 +1,5 @@
-"""The webhooks family: /v1/tenant-webhook, and delivery of every emitted event to the tenant's subscribed webhooks."""
+"""The webhooks family: /v1/tenant-webhook, and delivery of every emitted event to the tenant's
+subscribed webhooks."""
 
 from app.data import events
 from app.background.periodic import PeriodicJob
@@ -14,7 +15,18 @@ def init_app(app) -> None:
     events.add_listener(app, services.fan_out)
 
 
-PLUGIN = Plugin(name="webhooks", blueprints=(blp,), models=(TenantWebhook, WebhookDelivery, WebhookAttempt),
-                tasks=Tasks(queues=(QUEUE,), periodic=(
-                    PeriodicJob("plugins.webhooks.tasks.reap_stalled_deliveries", QUEUE, "WEBHOOK_REAPER_INTERVAL"),)),
-                init_app=init_app, cli=(webhooks_cli,))
+PLUGIN = Plugin(
+    name="webhooks",
+    blueprints=(blp,),
+    models=(TenantWebhook, WebhookDelivery, WebhookAttempt),
+    tasks=Tasks(
+        queues=(QUEUE,),
+        periodic=(
+            PeriodicJob(
+                "plugins.webhooks.tasks.reap_stalled_deliveries", QUEUE, "WEBHOOK_REAPER_INTERVAL"
+            ),
+        ),
+    ),
+    init_app=init_app,
+    cli=(webhooks_cli,),
+)

@@ -1,4 +1,5 @@
-"""`flask webhooks reap`: send stalled and due deliveries (the cron job of deployments without a Redis scheduler)."""
+"""`flask webhooks reap`: send stalled and due deliveries (the cron job of deployments without a
+Redis scheduler)."""
 
 from flask.cli import AppGroup
 

@@ -1,10 +1,11 @@
-"""One deadline for a whole webhook send: a socket timeout bounds each read, so a receiver trickling a byte at a time
-could hold a send (and, for a test event, a request thread) for as long as it liked. Here a watchdog thread shuts the
-send's connection down when its deadline passes, wherever the send is blocked: TLS handshake, request, status line,
-headers or body.
+"""One deadline for a whole webhook send: a socket timeout bounds each read, so a receiver trickling
+a byte at a time could hold a send (and, for a test event, a request thread) for as long as it
+liked. Here a watchdog thread shuts the send's connection down when its deadline passes, wherever
+the send is blocked: TLS handshake, request, status line, headers or body.
 
-Usage: `with bounded(seconds) as deadline:` around the send; the transport's connections call `current().guard(sock)`
-for each socket the send uses (a new one, or a kept-alive one reused), and the send asks `deadline.expired` afterwards.
+Usage: `with bounded(seconds) as deadline:` around the send; the transport's connections call
+`current().guard(sock)` for each socket the send uses (a new one, or a kept-alive one reused), and
+the send asks `deadline.expired` afterwards.
 """
 
 from __future__ import annotations
@@ -36,8 +37,9 @@ class SendDeadline:
         return max(0.0, self.at - time.monotonic())
 
     def guard(self, sock: socket.socket) -> None:
-        """Shut `sock`'s connection down at the deadline. Through a duplicate of its descriptor: the duplicate stays
-        usable when the socket object is wrapped in TLS (which detaches it), and closing it never closes the original."""
+        """Shut `sock`'s connection down at the deadline. Through a duplicate of its descriptor: the
+        duplicate stays usable when the socket object is wrapped in TLS (which detaches it), and
+        closing it never closes the original."""
         duplicate = socket.fromfd(sock.fileno(), sock.family, sock.type)
         with self._lock:
             if self.finished:
@@ -48,7 +50,8 @@ class SendDeadline:
                 _shut_down(duplicate)
 
     def expire(self) -> None:
-        """The watchdog's call at the deadline: every guarded connection is shut down, so a blocked read returns."""
+        """The watchdog's call at the deadline: every guarded connection is shut down, so a blocked
+        read returns."""
         with self._lock:
             if self.finished:
                 return
@@ -73,7 +76,8 @@ def _shut_down(sock: socket.socket) -> None:
 
 
 class Watchdog:
-    """One thread per process that expires each watched deadline when it passes (a heap, woken for an earlier one)."""
+    """One thread per process that expires each watched deadline when it passes (a heap, woken for
+    an earlier one)."""
 
     def __init__(self):
         self._wake = threading.Condition()
@@ -85,7 +89,9 @@ class Watchdog:
         with self._wake:
             heapq.heappush(self._due, (deadline.at, next(self._order), deadline))
             if self._thread is None:
-                self._thread = threading.Thread(target=self._run, name="webhook-send-deadlines", daemon=True)
+                self._thread = threading.Thread(
+                    target=self._run, name="webhook-send-deadlines", daemon=True
+                )
                 self._thread.start()
             if self._due[0][2] is deadline:  # sooner than what the thread waits for
                 self._wake.notify()
@@ -109,7 +115,8 @@ _watchdog = Watchdog()
 
 
 def _new_watchdog_after_fork() -> None:
-    """A forked child (an RQ work horse, a gunicorn worker) has no watchdog thread: it starts its own when it sends."""
+    """A forked child (an RQ work horse, a gunicorn worker) has no watchdog thread: it starts its
+    own when it sends."""
     global _watchdog
     _watchdog = Watchdog()
 
@@ -119,7 +126,8 @@ os.register_at_fork(after_in_child=_new_watchdog_after_fork)
 
 @contextlib.contextmanager
 def bounded(seconds: float) -> Iterator[SendDeadline]:
-    """The send inside takes at most `seconds`: its guarded sockets are shut down when they run out."""
+    """The send inside takes at most `seconds`: its guarded sockets are shut down when they run
+    out."""
     deadline = SendDeadline(seconds)
     _watchdog.watch(deadline)
     _local.deadline = deadline

@@ -1,11 +1,13 @@
 """Where webhooks may be sent: http(s) URLs whose host resolves only to public addresses.
 
-Checked when a webhook is configured or subscribed, and again before every send. The send resolves the name once
-(pin_target), checks every address it got, and the transport connects to the checked address itself: a name that
-answers a public address to the check and a private one a moment later (DNS rebinding) never gets a second lookup.
+Checked when a webhook is configured or subscribed, and again before every send. The send resolves
+the name once (pin_target), checks every address it got, and the transport connects to the checked
+address itself: a name that answers a public address to the check and a private one a moment later
+(DNS rebinding) never gets a second lookup.
 
-A refusal never names the private address a host resolved to: echoed to a tenant (in a 422 or a delivery's error) it
-would map the operator's internal DNS. The operator's log records it (a warning on the hirekit.webhooks logger).
+A refusal never names the private address a host resolved to: echoed to a tenant (in a 422 or a
+delivery's error) it would map the operator's internal DNS. The operator's log records it (a warning
+on the hirekit.webhooks logger).
 """
 
 from __future__ import annotations
@@ -23,9 +25,13 @@ log = logging.getLogger("hirekit.webhooks")
 
 DEFAULT_PORTS = {"http": 80, "https": 443}
 # Beyond is_private/is_loopback/...: carrier-grade NAT and the cloud metadata services
-EXTRA_BLOCKED_NETWORKS = (ipaddress.ip_network("100.64.0.0/10"), ipaddress.ip_network("169.254.169.254/32"),
-                          ipaddress.ip_network("fd00:ec2::254/128"))
-# A last label like this makes the host an IPv4 number to URL parsers and to inet_aton (2130706433, 0177.0.0.1, 127.1)
+EXTRA_BLOCKED_NETWORKS = (
+    ipaddress.ip_network("100.64.0.0/10"),
+    ipaddress.ip_network("169.254.169.254/32"),
+    ipaddress.ip_network("fd00:ec2::254/128"),
+)
+# A last label like this makes the host an IPv4 number to URL parsers and to inet_aton (2130706433,
+# 0177.0.0.1, 127.1)
 NUMERIC_LABEL = re.compile(r"(0x[0-9a-f]*|[0-9]+)", re.IGNORECASE)
 
 
@@ -35,16 +41,20 @@ class UnsafeTarget(ValueError):
 
 @dataclass(frozen=True)
 class Target:
-    """One send's destination: the configured URL and the checked addresses its connection is made to."""
+    """One send's destination: the configured URL and the checked addresses its connection is made
+    to."""
 
     url: str
     scheme: str
-    hostname: str  # ASCII form: the Host header, the TLS server name (SNI) and the name the certificate must carry
+    # ASCII form: the Host header, the TLS server name (SNI) and the name the certificate must carry
+    hostname: str
     port: int
-    addresses: tuple[str, ...]  # every address the name had, all checked; the connection goes to the first
+    # every address the name had, all checked; the connection goes to the first
+    addresses: tuple[str, ...]
 
     def fallback(self) -> Target | None:
-        """The same target pinned to its next checked address (when the first one refused the connection)."""
+        """The same target pinned to its next checked address (when the first one refused the
+        connection)."""
         return replace(self, addresses=self.addresses[1:]) if len(self.addresses) > 1 else None
 
     @property
@@ -58,14 +68,21 @@ def is_public_address(address: str) -> bool:
     if isinstance(ip, ipaddress.IPv6Address):
         if ip.ipv4_mapped is not None:  # ::ffff:127.0.0.1 is 127.0.0.1
             return is_public_address(str(ip.ipv4_mapped))
-        if ip.sixtofour is not None and not is_public_address(str(ip.sixtofour)):  # 2002:7f00:1:: carries 127.0.0.1
+        # 2002:7f00:1:: carries 127.0.0.1
+        if ip.sixtofour is not None and not is_public_address(str(ip.sixtofour)):
             return False
         if ip.is_site_local:
             return False
     if any(ip in network for network in EXTRA_BLOCKED_NETWORKS if network.version == ip.version):
         return False
-    return ip.is_global and not (ip.is_private or ip.is_loopback or ip.is_link_local or ip.is_multicast
-                                 or ip.is_reserved or ip.is_unspecified)
+    return ip.is_global and not (
+        ip.is_private
+        or ip.is_loopback
+        or ip.is_link_local
+        or ip.is_multicast
+        or ip.is_reserved
+        or ip.is_unspecified
+    )
 
 
 def resolve(host: str, port: int) -> list[str]:
@@ -87,7 +104,9 @@ def parse(url: str) -> tuple[str, str, int]:
     if parts.scheme not in DEFAULT_PORTS:
         raise UnsafeTarget("the URL must start with http:// or https://")
     if parts.username is not None or parts.password is not None:
-        raise UnsafeTarget("credentials in the URL are not allowed; use the secret to authenticate deliveries")
+        raise UnsafeTarget(
+            "credentials in the URL are not allowed; use the secret to authenticate deliveries"
+        )
     host = parts.hostname
     if not host:
         raise UnsafeTarget("the URL has no host")
@@ -101,7 +120,10 @@ def parse(url: str) -> tuple[str, str, int]:
         except idna.IDNAError as exc:
             raise UnsafeTarget(f"host {host!r} is not a valid host name") from exc
         if NUMERIC_LABEL.fullmatch(host.rsplit(".", 1)[-1]) and not _is_dotted_quad(host):
-            raise UnsafeTarget(f"host {host!r} is an IPv4 address spelled unusually; write it as four decimal numbers")
+            raise UnsafeTarget(
+                f"host {host!r} is an IPv4 address spelled unusually; write it as four decimal "
+                "numbers"
+            )
     return parts.scheme, host, port or DEFAULT_PORTS[parts.scheme]
 
 
@@ -114,16 +136,20 @@ def _is_dotted_quad(host: str) -> bool:
 
 
 def pin_target(url: str, *, allow_private: bool) -> Target:
-    """Resolve the URL's host once and check every address; the send connects to them (never to a second lookup)."""
+    """Resolve the URL's host once and check every address; the send connects to them (never to a
+    second lookup)."""
     scheme, host, port = parse(url)
     addresses = resolve(host, port)
     if not addresses:
         raise UnsafeTarget(f"host {host!r} does not resolve")
     if not allow_private:
         refused = [address for address in addresses if not is_public_address(address)]
-        if refused:  # the address is for the operator's log only: echoed to a tenant it would map internal DNS
+        # the address is for the operator's log only: echoed to a tenant it would map internal DNS
+        if refused:
             log.warning("webhook host %r refused: it resolves to %s", host, ", ".join(refused))
-            raise UnsafeTarget(f"host {host!r} points at a private, loopback, link-local or reserved address")
+            raise UnsafeTarget(
+                f"host {host!r} points at a private, loopback, link-local or reserved address"
+            )
     return Target(url=url, scheme=scheme, hostname=host, port=port, addresses=tuple(addresses))
 
 

@@ -1,5 +1,5 @@
-"""What a webhook may select: the fields of each event's record, the body built from the selection, and the sample
-record a test event carries."""
+"""What a webhook may select: the fields of each event's record, the body built from the selection,
+and the sample record a test event carries."""
 
 from __future__ import annotations
 
@@ -29,7 +29,11 @@ def record_schema(event_type: str) -> ma.Schema | None:
 
 
 def dumped_fields(schema: ma.Schema) -> dict[str, ma.fields.Field]:
-    return {field.data_key or name: field for name, field in schema.fields.items() if not field.load_only}
+    return {
+        field.data_key or name: field
+        for name, field in schema.fields.items()
+        if not field.load_only
+    }
 
 
 def record_fields(event_type: str) -> frozenset[str]:
@@ -55,7 +59,9 @@ def sample_value(event_type: str, name: str, field: ma.fields.Field | None, now:
     samples = dict(declared.samples) if declared is not None else {}
     if name in samples:
         return samples[name]
-    if isinstance(field, ma.fields.UUID) or (field is None and (name == "id" or name.endswith("_id"))):
+    if isinstance(field, ma.fields.UUID) or (
+        field is None and (name == "id" or name.endswith("_id"))
+    ):
         return SAMPLE_UUID
     if isinstance(field, ma.fields.DateTime):
         return shown_instant(now)

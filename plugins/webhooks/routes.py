@@ -1,5 +1,5 @@
-"""/v1/tenant-webhook: configure, subscribe and unsubscribe the tenant's webhooks; send a test event; read, redeliver
-and replay deliveries (docs/integrating.md, Webhooks)."""
+"""/v1/tenant-webhook: configure, subscribe and unsubscribe the tenant's webhooks; send a test
+event; read, redeliver and replay deliveries (docs/integrating.md, Webhooks)."""
 
 from flask.views import MethodView
 
@@ -19,8 +19,13 @@ from plugins.webhooks.schemas import (
     WebhookTestResultSchema,
 )
 
-blp = Blueprint("webhooks", __name__, url_prefix="/v1/tenant-webhook",
-                description="Signed (Standard Webhooks), retried and logged notifications of call and application activity")
+blp = Blueprint(
+    "webhooks",
+    __name__,
+    url_prefix="/v1/tenant-webhook",
+    description="Signed (Standard Webhooks), retried and logged notifications of call and "
+    "application activity",
+)
 
 
 @blp.route("")
@@ -33,11 +38,13 @@ class TenantWebhooks(MethodView):
 
     @blp.arguments(TenantWebhookBodySchema)
     @blp.response(201, TenantWebhookSchema)
-    @blp.alt_response(200, schema=TenantWebhookSchema, description="An existing webhook for the event was updated")
+    @blp.alt_response(
+        200, schema=TenantWebhookSchema, description="An existing webhook for the event was updated"
+    )
     @blp.errors(403)
     def post(self, values):
         """Create the webhook for an event (201), or update it (200); a generated secret is shown in this answer only
-        (a retry with the same Idempotency-Key replays the answer without it)"""
+        (a retry with the same Idempotency-Key replays the answer without it)"""  # noqa: E501
         idempotency.withhold_from_stored_answer("secret")
         webhook, created = services.save_webhook(current_tenant_id(), values)
         return webhook, 201 if created else 200
@@ -48,7 +55,7 @@ class Subscribe(MethodView):
     @blp.response(200, TenantWebhookSchema)
     @blp.doc(operationId="subscribe_tenant_webhook")
     def post(self, tenant_webhook_id):
-        """Subscribe (is_deleted false): new events are delivered again; missed ones are not replayed"""
+        """Subscribe (is_deleted false): new events are delivered again; missed ones are not replayed"""  # noqa: E501
         return services.set_subscribed(current_tenant_id(), tenant_webhook_id, True)
 
 
@@ -68,7 +75,7 @@ class Deliveries(MethodView):
     @blp.doc(operationId="list_webhook_deliveries")
     def get(self, args, tenant_webhook_id):
         """The delivery log, newest first, filtered by status, event_id and since: each delivery with its attempt count,
-        next retry time and every attempt (status code, duration, error, response excerpt)"""
+        next retry time and every attempt (status code, duration, error, response excerpt)"""  # noqa: E501
         return services.list_deliveries(current_tenant_id(), tenant_webhook_id, **args)
 
 
@@ -78,7 +85,7 @@ class Redeliver(MethodView):
     @blp.errors(409)
     @blp.doc(operationId="redeliver_webhook_delivery")
     def post(self, delivery_id):
-        """Send a delivery again now (same webhook-id, fresh signature), restarting its retry schedule"""
+        """Send a delivery again now (same webhook-id, fresh signature), restarting its retry schedule"""  # noqa: E501
         return services.redeliver(current_tenant_id(), delivery_id)
 
 
@@ -89,14 +96,16 @@ class TestEvent(MethodView):
     def post(self, tenant_webhook_id):
         """Send a signed test event now and answer its attempt
 
-        The event has the webhook's triggered_event, its configured fields with sample values and `"test": true`, a
-        fresh webhook-id, and goes through the normal signing and sending path, also when the webhook is inactive or
-        unsubscribed. The answer is the attempt (200 whatever the receiver said): status code, duration, error and the
-        first 2 KB of the response. It is logged with the deliveries and never retried.
+        The event has the webhook's triggered_event, its configured fields with sample values and
+        `"test": true`, a fresh webhook-id, and goes through the normal signing and sending path,
+        also when the webhook is inactive or unsubscribed. The answer is the attempt (200 whatever
+        the receiver said): status code, duration, error and the first 2 KB of the response. It is
+        logged with the deliveries and never retried.
 
-        The send runs while this request waits and keeps to the deadline of every delivery: connect, request and the
-        whole (capped) response within HIREKIT_WEBHOOK_TIMEOUT seconds (10 by default). A receiver slower than that,
-        however it trickles its answer, is an attempt with `status_code` null and `error` "timed out after 10 s".
+        The send runs while this request waits and keeps to the deadline of every delivery: connect,
+        request and the whole (capped) response within HIREKIT_WEBHOOK_TIMEOUT seconds (10 by
+        default). A receiver slower than that, however it trickles its answer, is an attempt with
+        `status_code` null and `error` "timed out after 10 s".
         """
         return services.send_test_event(current_tenant_id(), tenant_webhook_id)
 
@@ -110,9 +119,10 @@ class Replay(MethodView):
     def post(self, values, tenant_webhook_id):
         """Replay the events of [since, until) to the webhook, after an outage
 
-        Every event of the webhook's triggered_event in the span (at most HIREKIT_EVENT_RETENTION_DAYS back) is
-        queued again as a new delivery carrying the event's original id as webhook-id, so receivers de-duplicate;
-        answers 202 with the count. One replay per webhook at a time (409 while one is queueing), a limited number per
-        organisation (HIREKIT_WEBHOOK_REPLAY_RATE_LIMIT, 429), and only to a subscribed, active webhook (409).
+        Every event of the webhook's triggered_event in the span (at most
+        HIREKIT_EVENT_RETENTION_DAYS back) is queued again as a new delivery carrying the event's
+        original id as webhook-id, so receivers de-duplicate; answers 202 with the count. One replay
+        per webhook at a time (409 while one is queueing), a limited number per organisation
+        (HIREKIT_WEBHOOK_REPLAY_RATE_LIMIT, 429), and only to a subscribed, active webhook (409).
         """
         return services.start_replay(current_tenant_id(), tenant_webhook_id, **values)

@@ -1,5 +1,5 @@
-"""Tenant webhook operations: configure, subscribe/unsubscribe, fan events out to deliveries, read the log, redeliver,
-send a test event, replay a span of events."""
+"""Tenant webhook operations: configure, subscribe/unsubscribe, fan events out to deliveries, read
+the log, redeliver, send a test event, replay a span of events."""
 
 from __future__ import annotations
 
@@ -32,9 +32,16 @@ from plugins.webhooks.wakeups import QUEUE
 
 
 def list_webhooks(tenant_id: str, **args) -> dict:
-    """The tenant's webhooks, oldest first, or cursor pages of them (app.http.listing.WholeListArgsSchema)."""
-    return listing.answer_whole(TenantWebhook.owned_by(tenant_id), args, tenant_id=tenant_id, list_name="tenant-webhooks",
-                                filters={}, order_by=(TenantWebhook.created_at, TenantWebhook.id))
+    """The tenant's webhooks, oldest first, or cursor pages of them
+    (app.http.listing.WholeListArgsSchema)."""
+    return listing.answer_whole(
+        TenantWebhook.owned_by(tenant_id),
+        args,
+        tenant_id=tenant_id,
+        list_name="tenant-webhooks",
+        filters={},
+        order_by=(TenantWebhook.created_at, TenantWebhook.id),
+    )
 
 
 def get_webhook(tenant_id: str, webhook_id) -> TenantWebhook:
@@ -42,15 +49,19 @@ def get_webhook(tenant_id: str, webhook_id) -> TenantWebhook:
 
 
 def save_webhook(tenant_id: str, values: dict) -> tuple[TenantWebhook, bool]:
-    """Create the tenant's webhook for the event, or update it (one per event); returns (webhook, created)."""
+    """Create the tenant's webhook for the event, or update it (one per event); returns (webhook,
+    created)."""
     if values.pop("tenant_id") != tenant_id:
         raise ApiError(403, "tenant_id must be your own tenant's id.")
     check_url(values["url"])
     secret = values.pop("secret")
     is_active = values.pop("is_active")
     with database.atomic():
-        webhook = (TenantWebhook.owned_by(tenant_id)
-                   .where(TenantWebhook.triggered_event == values["triggered_event"]).first())
+        webhook = (
+            TenantWebhook.owned_by(tenant_id)
+            .where(TenantWebhook.triggered_event == values["triggered_event"])
+            .first()
+        )
         created = webhook is None
         if created:
             webhook = TenantWebhook(tenant=tenant_id, secret=secret or generate_secret())
@@ -81,18 +92,23 @@ def check_url(url: str) -> None:
 
 
 def rotate_secret(webhook: TenantWebhook, secret: str) -> None:
-    """A new secret signs from now on; the old one keeps signing too for WEBHOOK_SECRET_OVERLAP seconds."""
+    """A new secret signs from now on; the old one keeps signing too for WEBHOOK_SECRET_OVERLAP
+    seconds."""
     if webhook.secret:
         webhook.previous_secret = webhook.secret
-        webhook.previous_secret_until = utcnow() + dt.timedelta(seconds=float(current_app.config["WEBHOOK_SECRET_OVERLAP"]))
+        webhook.previous_secret_until = utcnow() + dt.timedelta(
+            seconds=float(current_app.config["WEBHOOK_SECRET_OVERLAP"])
+        )
     webhook.secret = secret
 
 
 def set_subscribed(tenant_id: str, webhook_id, subscribed: bool) -> TenantWebhook:
-    """subscribe: is_deleted false; unsubscribe: is_deleted true. Events in between are never replayed."""
+    """subscribe: is_deleted false; unsubscribe: is_deleted true. Events in between are never
+    replayed."""
     webhook = get_webhook(tenant_id, webhook_id)
     if subscribed:
-        check_url(webhook.url)  # configured before the rules tightened, or its name now points somewhere private
+        # configured before the rules tightened, or its name now points somewhere private
+        check_url(webhook.url)
     if webhook.is_deleted == subscribed:
         webhook.is_deleted = not subscribed
         webhook.save()
@@ -100,20 +116,32 @@ def set_subscribed(tenant_id: str, webhook_id, subscribed: bool) -> TenantWebhoo
 
 
 def fan_out(event: Event) -> None:
-    """events listener: a delivery row per active webhook for the event, in the emitting transaction, then a send job."""
-    webhooks = (TenantWebhook.select(TenantWebhook.id, TenantWebhook.fields)  # what a delivery takes of its webhook
-                .where((TenantWebhook.tenant == event.tenant_id) & (TenantWebhook.triggered_event == event.type)
-                       & (TenantWebhook.is_active == True) & (TenantWebhook.is_deleted == False)))  # noqa: E712
-    created = [WebhookDelivery.create(tenant=event.tenant_id, webhook=webhook.id, event_id=event.event_id,
-                                      event_type=event.type, payload=select_fields(event.payload, webhook.fields))
-               for webhook in webhooks]
+    """events listener: a delivery row per active webhook for the event, in the emitting
+    transaction, then a send job."""
+    # what a delivery takes of its webhook
+    webhooks = TenantWebhook.select(TenantWebhook.id, TenantWebhook.fields).where(
+        (TenantWebhook.tenant == event.tenant_id)
+        & (TenantWebhook.triggered_event == event.type)
+        & (TenantWebhook.is_active == True)  # noqa: E712
+        & (TenantWebhook.is_deleted == False)  # noqa: E712
+    )
+    created = [
+        WebhookDelivery.create(
+            tenant=event.tenant_id,
+            webhook=webhook.id,
+            event_id=event.event_id,
+            event_type=event.type,
+            payload=select_fields(event.payload, webhook.fields),
+        )
+        for webhook in webhooks
+    ]
     for delivery in created:
         send_soon(str(delivery.webhook_id), [str(delivery.id)])
 
 
 def list_deliveries(tenant_id: str, webhook_id, **args) -> dict:
-    """The webhook's deliveries, newest first (or by cursor), each with its attempts; filtered by status, event and
-    creation time."""
+    """The webhook's deliveries, newest first (or by cursor), each with its attempts; filtered by
+    status, event and creation time."""
     window, filters = listing.split_window(args)
     status, event_id, since = filters.get("status"), filters.get("event_id"), filters.get("since")
     webhook = get_webhook(tenant_id, webhook_id)
@@ -124,8 +152,14 @@ def list_deliveries(tenant_id: str, webhook_id, **args) -> dict:
         query = query.where(WebhookDelivery.event_id == event_id)
     if since is not None:
         query = query.where(WebhookDelivery.created_at >= since)
-    result = listing.answer(query, window, tenant_id=tenant_id, list_name=f"deliveries/{webhook.id}", filters=filters,
-                            order_by=(WebhookDelivery.created_at.desc(), WebhookDelivery.id.desc()))
+    result = listing.answer(
+        query,
+        window,
+        tenant_id=tenant_id,
+        list_name=f"deliveries/{webhook.id}",
+        filters=filters,
+        order_by=(WebhookDelivery.created_at.desc(), WebhookDelivery.id.desc()),
+    )
     attach_attempts(result["data"])
     return result
 
@@ -133,8 +167,11 @@ def list_deliveries(tenant_id: str, webhook_id, **args) -> dict:
 def attach_attempts(deliveries: list[WebhookDelivery]) -> None:
     by_delivery = defaultdict(list)
     if deliveries:
-        attempts = (WebhookAttempt.select()
-                    .where(WebhookAttempt.delivery.in_([d.id for d in deliveries])).order_by(WebhookAttempt.number))
+        attempts = (
+            WebhookAttempt.select()
+            .where(WebhookAttempt.delivery.in_([d.id for d in deliveries]))
+            .order_by(WebhookAttempt.number)
+        )
         for attempt in attempts:
             by_delivery[attempt.delivery_id].append(attempt)
     for delivery in deliveries:
@@ -142,7 +179,9 @@ def attach_attempts(deliveries: list[WebhookDelivery]) -> None:
 
 
 def get_delivery(tenant_id: str, delivery_id) -> WebhookDelivery:
-    return get_or_404(WebhookDelivery, delivery_id, WebhookDelivery.tenant == tenant_id, label="webhook delivery")
+    return get_or_404(
+        WebhookDelivery, delivery_id, WebhookDelivery.tenant == tenant_id, label="webhook delivery"
+    )
 
 
 def redeliver(tenant_id: str, delivery_id) -> WebhookDelivery:
@@ -151,9 +190,16 @@ def redeliver(tenant_id: str, delivery_id) -> WebhookDelivery:
     webhook = delivery.webhook
     require_deliverable(webhook, "redelivering")
     now = utcnow()
-    reset = (WebhookDelivery.update(status=DELIVERY_PENDING, failures_in_row=0, next_attempt_at=now, updated_at=now)
-             .where((WebhookDelivery.id == delivery.id)
-                    & (WebhookDelivery.claimed_until.is_null() | (WebhookDelivery.claimed_until < now))).execute())
+    reset = (
+        WebhookDelivery.update(
+            status=DELIVERY_PENDING, failures_in_row=0, next_attempt_at=now, updated_at=now
+        )
+        .where(
+            (WebhookDelivery.id == delivery.id)
+            & (WebhookDelivery.claimed_until.is_null() | (WebhookDelivery.claimed_until < now))
+        )
+        .execute()
+    )
     if not reset:
         raise Conflict("The delivery is being sent right now; read the log again in a moment.")
     send_soon(str(webhook.id), [str(delivery.id)])
@@ -165,32 +211,49 @@ def redeliver(tenant_id: str, delivery_id) -> WebhookDelivery:
 def require_deliverable(webhook: TenantWebhook, action: str) -> None:
     """409 unless the webhook is subscribed and active: what it is sent would only be canceled."""
     if webhook.is_deleted or not webhook.is_active:
-        raise Conflict(f"The webhook is unsubscribed or inactive; subscribe or re-activate it before {action}.")
+        raise Conflict(
+            f"The webhook is unsubscribed or inactive; subscribe or re-activate it before {action}."
+        )
 
 
 def send_test_event(tenant_id: str, webhook_id) -> dict:
     """Send a signed test event now, whatever the webhook's state, and answer the attempt it got."""
     webhook = get_webhook(tenant_id, webhook_id)
     delivery, attempt = sending.send_test(webhook)
-    return {"succeeded": delivery.status == DELIVERY_SUCCEEDED, "delivery_id": delivery.id,
-            "event_id": delivery.event_id, "event_type": delivery.event_type, "payload": delivery.payload,
-            "number": attempt.number, "started_at": attempt.started_at, "duration_ms": attempt.duration_ms,
-            "status_code": attempt.status_code, "error": attempt.error, "response_body": attempt.response_body,
-            "next_retry_at": None}
+    return {
+        "succeeded": delivery.status == DELIVERY_SUCCEEDED,
+        "delivery_id": delivery.id,
+        "event_id": delivery.event_id,
+        "event_type": delivery.event_type,
+        "payload": delivery.payload,
+        "number": attempt.number,
+        "started_at": attempt.started_at,
+        "duration_ms": attempt.duration_ms,
+        "status_code": attempt.status_code,
+        "error": attempt.error,
+        "response_body": attempt.response_body,
+        "next_retry_at": None,
+    }
 
 
 def start_replay(tenant_id: str, webhook_id, since: dt.datetime, until: dt.datetime | None) -> dict:
-    """Queue the webhook's events of [since, until) again as new deliveries (their own ids as webhook-id), in a job;
-    answers how many. 422 before the event retention, 409 while another replay of the webhook runs, 429 past the
-    tenant's replay limit."""
+    """Queue the webhook's events of [since, until) again as new deliveries (their own ids as
+    webhook-id), in a job; answers how many. 422 before the event retention, 409 while another
+    replay of the webhook runs, 429 past the tenant's replay limit."""
     webhook = get_webhook(tenant_id, webhook_id)
     require_deliverable(webhook, "replaying")
     now = utcnow()
     earliest = replay.earliest_replayable(now)
     if since < earliest:
         days = retention().total_seconds() / 86400
-        raise ValidationFailed({"since": [f"Events are replayable for {days:g} days: since must be "
-                                          f"{earliest.isoformat(timespec='seconds')}Z or later."]})
+        raise ValidationFailed(
+            {
+                "since": [
+                    f"Events are replayable for {days:g} days: since must be "
+                    f"{earliest.isoformat(timespec='seconds')}Z or later."
+                ]
+            }
+        )
     until = now if until is None or until > now else until
     if until <= since:
         raise ValidationFailed({"since": ["Must be in the past."]})
@@ -199,8 +262,16 @@ def start_replay(tenant_id: str, webhook_id, since: dt.datetime, until: dt.datet
         count = replay.events_in_span(webhook, since, until).count()
         if count:
             if not replay.take_lock(webhook.id, now):
-                raise Conflict("A replay of this webhook is running; wait for it to finish (its deliveries are in "
-                               "the log) before starting another.")
-            enqueue("plugins.webhooks.tasks.replay_webhook", str(webhook.id), since.isoformat(), until.isoformat(),
-                    queue=QUEUE)
+                raise Conflict(
+                    "A replay of this webhook is running; wait for it to finish (its deliveries "
+                    "are in "
+                    "the log) before starting another."
+                )
+            enqueue(
+                "plugins.webhooks.tasks.replay_webhook",
+                str(webhook.id),
+                since.isoformat(),
+                until.isoformat(),
+                queue=QUEUE,
+            )
     return {"webhook_id": webhook.id, "since": since, "until": until, "count": count}

@@ -1,5 +1,6 @@
-"""Background jobs of the webhooks family on the `webhooks` queue: drain a webhook's deliveries, replay a span of
-events, and the reaper of stalled deliveries. Nothing imports this module: jobs are enqueued by dotted name."""
+"""Background jobs of the webhooks family on the `webhooks` queue: drain a webhook's deliveries,
+replay a span of events, and the reaper of stalled deliveries. Nothing imports this module: jobs are
+enqueued by dotted name."""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ REAPER_JOB_ID = "hirekit-webhooks-reaper"
 
 @task
 def drain_webhook(webhook_id: str, wakeup: str | None = None) -> int:
-    """Send everything the webhook is owed (one job for many deliveries); see plugins.webhooks.drain."""
+    """Send everything the webhook is owed (one job for many deliveries); see
+    plugins.webhooks.drain."""
     return drain.drain(webhook_id, wakeup=wakeup)
 
 
@@ -27,8 +29,11 @@ def deliver_webhook(delivery_id: str) -> str:
 
 @task
 def replay_webhook(webhook_id: str, since: str, until: str) -> int:
-    """Queue a span of past events as new deliveries, holding the webhook's replay lock; see plugins.webhooks.replay."""
-    return replay.replay(webhook_id, dt.datetime.fromisoformat(since), dt.datetime.fromisoformat(until))
+    """Queue a span of past events as new deliveries, holding the webhook's replay lock; see
+    plugins.webhooks.replay."""
+    return replay.replay(
+        webhook_id, dt.datetime.fromisoformat(since), dt.datetime.fromisoformat(until)
+    )
 
 
 @periodic.chained(job_id=REAPER_JOB_ID, queue=QUEUE, interval_setting="WEBHOOK_REAPER_INTERVAL")

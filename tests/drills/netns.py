@@ -1,7 +1,9 @@
-"""Several hosts on one machine: a network namespace per host, each linked by a veth pair to a bridge that lives in a
-hub namespace of its own, so the drill's addresses and links never touch the machine's own network.
+"""Several hosts on one machine: a network namespace per host, each linked by a veth pair to a
+bridge that lives in a hub namespace of its own, so the drill's addresses and links never touch the
+machine's own network.
 
-Every name carries the run's prefix (`Network.prefix`), so two runs never meet and a cleanup removes only its own.
+Every name carries the run's prefix (`Network.prefix`), so two runs never meet and a cleanup removes
+only its own.
 """
 
 from __future__ import annotations
@@ -17,12 +19,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 CLONE_NEWNET = 0x40000000
-SUBNET = "10.213.0"  # only inside the run's own namespaces: the hub's bridge has no route anywhere else
+# only inside the run's own namespaces: the hub's bridge has no route anywhere else
+SUBNET = "10.213.0"
 _libc = ctypes.CDLL(None, use_errno=True)
 
 
 def unavailable_reason() -> str | None:
-    """Why this machine cannot run namespace drills, or None when it can (root, iproute2, a namespace made and removed)."""
+    """Why this machine cannot run namespace drills, or None when it can (root, iproute2, a
+    namespace made and removed)."""
     if os.geteuid() != 0:
         return "needs root (ip netns)"
     if not shutil.which("ip"):
@@ -44,7 +48,8 @@ def ip(*args: str) -> None:
 
 @dataclass
 class Host:
-    """One namespace: its name, its address on the drill's bridge, the link that joins it, and the processes it runs."""
+    """One namespace: its name, its address on the drill's bridge, the link that joins it, and the
+    processes it runs."""
 
     network: "Network"
     role: str
@@ -59,31 +64,60 @@ class Host:
     def hub_side(self) -> str:
         return f"v-{self.role}"[:15]
 
-    def start(self, command: list[str], *, env: dict, cwd: str | None = None, log_path: str | None = None,
-              user: str | None = None) -> subprocess.Popen:
-        """`command` in this host's namespace, in a session of its own (so the host's processes die together)."""
-        prefix = ["ip", "netns", "exec", self.namespace] + (["runuser", "-u", user, "--"] if user else [])
+    def start(
+        self,
+        command: list[str],
+        *,
+        env: dict,
+        cwd: str | None = None,
+        log_path: str | None = None,
+        user: str | None = None,
+    ) -> subprocess.Popen:
+        """`command` in this host's namespace, in a session of its own (so the host's processes die
+        together)."""
+        prefix = ["ip", "netns", "exec", self.namespace] + (
+            ["runuser", "-u", user, "--"] if user else []
+        )
         log = open(log_path, "ab") if log_path else subprocess.DEVNULL
         try:
-            process = subprocess.Popen(prefix + command, env=env, cwd=cwd, stdout=log, stderr=subprocess.STDOUT,
-                                       start_new_session=True)
+            process = subprocess.Popen(
+                prefix + command,
+                env=env,
+                cwd=cwd,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
         finally:
             if log_path:
                 log.close()
         self.processes.append(process)
         return process
 
-    def run(self, command: list[str], *, env: dict, cwd: str | None = None, timeout: float = 120,
-            user: str | None = None) -> str:
-        """`command` in this namespace to its end; its output, or an error naming the command and its output."""
-        prefix = ["ip", "netns", "exec", self.namespace] + (["runuser", "-u", user, "--"] if user else [])
-        done = subprocess.run(prefix + command, env=env, cwd=cwd, capture_output=True, text=True, timeout=timeout)
+    def run(
+        self,
+        command: list[str],
+        *,
+        env: dict,
+        cwd: str | None = None,
+        timeout: float = 120,
+        user: str | None = None,
+    ) -> str:
+        """`command` in this namespace to its end; its output, or an error naming the command and
+        its output."""
+        prefix = ["ip", "netns", "exec", self.namespace] + (
+            ["runuser", "-u", user, "--"] if user else []
+        )
+        done = subprocess.run(
+            prefix + command, env=env, cwd=cwd, capture_output=True, text=True, timeout=timeout
+        )
         if done.returncode:
             raise RuntimeError(f"{' '.join(command)} on {self.role}: {done.stdout}{done.stderr}")
         return done.stdout
 
     def kill(self) -> None:
-        """SIGKILL every process group this host started: the host dies, nothing is shut down cleanly."""
+        """SIGKILL every process group this host started: the host dies, nothing is shut down
+        cleanly."""
         for process in self.processes:
             if process.poll() is None:
                 try:
@@ -98,7 +132,8 @@ class Host:
         self.processes.clear()
 
     def resident_mb(self) -> float:
-        """Resident memory of every live process this host started (their process groups), in MiB."""
+        """Resident memory of every live process this host started (their process groups), in
+        MiB."""
         groups = {process.pid for process in self.processes if process.poll() is None}
         total_kb = 0
         for entry in os.listdir("/proc"):
@@ -108,7 +143,9 @@ class Host:
                 if os.getpgid(int(entry)) not in groups:
                     continue
                 with open(f"/proc/{entry}/status") as status:
-                    total_kb += next((int(line.split()[1]) for line in status if line.startswith("VmRSS:")), 0)
+                    total_kb += next(
+                        (int(line.split()[1]) for line in status if line.startswith("VmRSS:")), 0
+                    )
             except (OSError, ValueError):
                 continue
         return total_kb / 1024
@@ -119,12 +156,14 @@ class Host:
 
     @contextmanager
     def entered(self):
-        """Run the calling thread inside this namespace (sockets it opens meanwhile belong to this host)."""
+        """Run the calling thread inside this namespace (sockets it opens meanwhile belong to this
+        host)."""
         with self.network.entered(self.namespace):
             yield
 
     def enter_for_good(self) -> None:
-        """Move the calling thread into this namespace for the rest of its life (a load or server thread)."""
+        """Move the calling thread into this namespace for the rest of its life (a load or server
+        thread)."""
         _setns_path(f"/run/netns/{self.namespace}")
 
 
@@ -138,7 +177,8 @@ def _setns_path(path: str) -> None:
 
 
 class Network:
-    """A bridge in a hub namespace and the hosts plugged into it; `close()` kills their processes and removes them."""
+    """A bridge in a hub namespace and the hosts plugged into it; `close()` kills their processes
+    and removes them."""
 
     def __init__(self, prefix: str):
         self.prefix = prefix
@@ -152,7 +192,20 @@ class Network:
     def add_host(self, role: str, last_octet: int) -> Host:
         host = Host(self, role, f"{SUBNET}.{last_octet}")
         ip("netns", "add", host.namespace)
-        ip("-n", self.hub, "link", "add", host.hub_side, "type", "veth", "peer", "name", "eth0", "netns", host.namespace)
+        ip(
+            "-n",
+            self.hub,
+            "link",
+            "add",
+            host.hub_side,
+            "type",
+            "veth",
+            "peer",
+            "name",
+            "eth0",
+            "netns",
+            host.namespace,
+        )
         ip("-n", self.hub, "link", "set", host.hub_side, "master", "br0")
         ip("-n", self.hub, "link", "set", host.hub_side, "up")
         ip("-n", host.namespace, "addr", "add", f"{host.address}/24", "dev", "eth0")
@@ -186,15 +239,21 @@ class Network:
 
 
 def remove_leftovers(prefix_root: str, older_than_seconds: float = 600) -> list[str]:
-    """Namespaces named `<prefix_root>...` left by a run that was itself killed (older than `older_than_seconds`)."""
+    """Namespaces named `<prefix_root>...` left by a run that was itself killed (older than
+    `older_than_seconds`)."""
     removed = []
     root = "/run/netns"
     if not os.path.isdir(root):
         return removed
     for name in os.listdir(root):
         path = os.path.join(root, name)
-        if name.startswith(prefix_root) and time.time() - os.stat(path).st_mtime > older_than_seconds:
-            pids = subprocess.run(["ip", "netns", "pids", name], capture_output=True, text=True).stdout.split()
+        if (
+            name.startswith(prefix_root)
+            and time.time() - os.stat(path).st_mtime > older_than_seconds
+        ):
+            pids = subprocess.run(
+                ["ip", "netns", "pids", name], capture_output=True, text=True
+            ).stdout.split()
             for pid in pids:
                 try:
                     os.kill(int(pid), signal.SIGKILL)

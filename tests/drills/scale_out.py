@@ -1,10 +1,11 @@
-"""The scale-out drill: Hirekit on ten hosts (network namespaces on one machine) under steady mixed load, losing an
-app host and a worker host, revoking a key on one host, checking the shared rate limit, restoring the hosts, and
-losing a call relay process while screening calls are live.
+"""The scale-out drill: Hirekit on ten hosts (network namespaces on one machine) under steady mixed
+load, losing an app host and a worker host, revoking a key on one host, checking the shared rate
+limit, restoring the hosts, and losing a call relay process while screening calls are live.
 It prints what it measured and fails on loss.
 
-Run it as root: `python -m tests.drills.scale_out` (about 3 minutes; `--keep` leaves the run's directory and logs).
-tests/drills/test_scale_out.py runs it under pytest where the machine allows it.
+Run it as root: `python -m tests.drills.scale_out` (about 3 minutes; `--keep` leaves the run's
+directory and logs). tests/drills/test_scale_out.py runs it under pytest where the machine allows
+it.
 """
 
 from __future__ import annotations
@@ -39,12 +40,14 @@ from tests.drills.telephony import TwilioStandIn
 from tests.drills.traffic import LoadClient, WebhookReceiver
 
 PREFIX_ROOT = "hkdrill"
-SCHEDULER_RESUME_TARGET = 30.0  # seconds: scheduled work must be running again on the other worker host by then
+# seconds: scheduled work must be running again on the other worker host by then
+SCHEDULER_RESUME_TARGET = 30.0
 
 
 @dataclass
 class DrillReport:
-    """What the drill measured (printed as lines) and what it found lost or broken (the drill fails on any)."""
+    """What the drill measured (printed as lines) and what it found lost or broken (the drill fails
+    on any)."""
 
     lines: list[str] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
@@ -67,9 +70,15 @@ def why_not_here() -> str | None:
     return f"needs {', '.join(missing)}" if missing else None
 
 
-def run_drill(settings: DrillSettings = DrillSettings(), *, workdir: str | None = None, keep: bool = False,
-              out=print) -> DrillReport:
-    """Build the cluster, run every phase, tear everything down (whatever happens); the report of what was measured."""
+def run_drill(
+    settings: DrillSettings = DrillSettings(),
+    *,
+    workdir: str | None = None,
+    keep: bool = False,
+    out=print,
+) -> DrillReport:
+    """Build the cluster, run every phase, tear everything down (whatever happens); the report of
+    what was measured."""
     remove_leftovers(PREFIX_ROOT)
     own_dir = workdir is None
     workdir = workdir or tempfile.mkdtemp(prefix=f"{PREFIX_ROOT}-")
@@ -79,15 +88,27 @@ def run_drill(settings: DrillSettings = DrillSettings(), *, workdir: str | None 
     try:
         started = time.monotonic()
         cluster.start()
-        report.say(f"cluster up in {time.monotonic() - started:.0f} s: nginx, 3 app hosts x {settings.app_workers} gunicorn "
-                   f"workers, 2 worker hosts, PostgreSQL, Redis, client with {settings.client_threads} threads x "
-                   f"{settings.client_rate:g} operations/s (run {cluster.prefix}, load average {_load_average()})", out)
+        report.say(
+            f"cluster up in {time.monotonic() - started:.0f} s: nginx, 3 app hosts x "
+            f"{settings.app_workers} gunicorn "
+            f"workers, 2 worker hosts, PostgreSQL, Redis, client with {settings.client_threads} "
+            "threads x "
+            f"{settings.client_rate:g} operations/s (run {cluster.prefix}, load average "
+            f"{_load_average()})",
+            out,
+        )
         receiver = WebhookReceiver(cluster.client, RECEIVER_PORT)
         receiver.refusing = True
         twilio = TwilioStandIn(cluster.client, TWILIO_PORT)
         subscribe_receiver(cluster)
-        load = LoadClient(cluster.client, cluster.lb_url, cluster.tenant, threads=settings.client_threads,
-                          rate_per_thread=settings.client_rate, run_id=cluster.prefix)
+        load = LoadClient(
+            cluster.client,
+            cluster.lb_url,
+            cluster.tenant,
+            threads=settings.client_threads,
+            rate_per_thread=settings.client_rate,
+            run_id=cluster.prefix,
+        )
         load.start()
         Drill(cluster, load, receiver, report, out).run()
         RelayDrill(cluster, twilio, report, out).run()
@@ -118,27 +139,53 @@ def run_drill(settings: DrillSettings = DrillSettings(), *, workdir: str | None 
     return report
 
 
-SUBSCRIBED_EVENTS = ("application_activty", "call_activity")  # what the receiver is sent (the first spelled so)
+# what the receiver is sent (the first spelled so)
+SUBSCRIBED_EVENTS = ("application_activty", "call_activity")
 
 
 def subscribe_receiver(cluster: Cluster) -> None:
     """The load's tenant sends application and call events to the receiver on the client host."""
     for event in SUBSCRIBED_EVENTS:
-        body = {"tenant_id": cluster.tenant.slug, "triggered_event": event, "type": "post_call_screening",
-                "fields": ["id", "status", "candidate_id", "job_id"], "url": cluster.receiver_url,
-                "http_method": "POST", "content_type": "application/json"}
+        body = {
+            "tenant_id": cluster.tenant.slug,
+            "triggered_event": event,
+            "type": "post_call_screening",
+            "fields": ["id", "status", "candidate_id", "job_id"],
+            "url": cluster.receiver_url,
+            "http_method": "POST",
+            "content_type": "application/json",
+        }
         with cluster.client.entered():
-            answer = requests.post(f"{cluster.lb_url}/v1/tenant-webhook", json=body, headers=cluster.tenant.headers,
-                                   timeout=10)
+            answer = requests.post(
+                f"{cluster.lb_url}/v1/tenant-webhook",
+                json=body,
+                headers=cluster.tenant.headers,
+                timeout=10,
+            )
         if answer.status_code not in (200, 201):
-            raise RuntimeError(f"the receiver could not be subscribed: {answer.status_code} {answer.text}")
+            raise RuntimeError(
+                f"the receiver could not be subscribed: {answer.status_code} {answer.text}"
+            )
 
 
 class Drill:
     """The phases, in order, each measuring while the load runs."""
 
-    def __init__(self, cluster: Cluster, load: LoadClient, receiver: WebhookReceiver, report: DrillReport, out):
-        self.cluster, self.load, self.receiver, self.report, self.out = cluster, load, receiver, report, out
+    def __init__(
+        self,
+        cluster: Cluster,
+        load: LoadClient,
+        receiver: WebhookReceiver,
+        report: DrillReport,
+        out,
+    ):
+        self.cluster, self.load, self.receiver, self.report, self.out = (
+            cluster,
+            load,
+            receiver,
+            report,
+            out,
+        )
         self.settings = cluster.settings
 
     def say(self, line: str) -> None:
@@ -147,17 +194,26 @@ class Drill:
     def run(self) -> None:
         time.sleep(8)
         steady = self.load.log.between(0, time.monotonic())
-        self.say(f"steady load: {len(steady)} requests, {sum(a.failed for a in steady)} failed, "
-                 f"p50 {_ms(_p(steady, 50))}, p95 {_ms(_p(steady, 95))}; hosts served: {_hosts_served(steady)}")
-        self.say("resident memory: " + ", ".join(f"{role} {self.cluster.host(role).resident_mb():.0f} MiB"
-                                                  for role in (*APP_ROLES, *WORKER_ROLES, "db", "redis", "lb")))
+        self.say(
+            f"steady load: {len(steady)} requests, {sum(a.failed for a in steady)} failed, "
+            f"p50 {_ms(_p(steady, 50))}, p95 {_ms(_p(steady, 95))}; hosts served: "
+            f"{_hosts_served(steady)}"
+        )
+        self.say(
+            "resident memory: "
+            + ", ".join(
+                f"{role} {self.cluster.host(role).resident_mb():.0f} MiB"
+                for role in (*APP_ROLES, *WORKER_ROLES, "db", "redis", "lb")
+            )
+        )
         self.kill_app_host("app2")
         killed_worker = self.kill_worker_host()
         self.restore("app2", killed_worker)
         self.revoke_key()
         self.check_shared_rate_limit()
 
-    # app host --------------------------------------------------------------------------------------------------
+    # app host
+    # ----------------------------------------------------------------------------------------------
 
     def kill_app_host(self, role: str) -> None:
         address = self.cluster.host(role).address
@@ -171,19 +227,31 @@ class Drill:
         after = [a for a in during if a.started >= killed_at]
         in_flight_bound = self.load.threads
         tried_dead = [a for a in after if address in a.upstream and not a.failed]
-        self.say(f"app host {role} killed (SIGKILL, then link down): {len(failed)} of {len(after)} requests failed "
-                 f"({_describe(failed)}); {len(tried_dead)} later requests tried it first and were moved by nginx; "
-                 f"p50 {_ms(_p(after, 50))}, p95 {_ms(_p(after, 95))}, max {_ms(_p(after, 100))}")
-        self.report.check(len(failed) <= in_flight_bound,
-                          f"{len(failed)} requests failed when {role} died, more than the {in_flight_bound} that can "
-                          "have been in flight")
+        self.say(
+            f"app host {role} killed (SIGKILL, then link down): {len(failed)} of {len(after)} "
+            "requests failed "
+            f"({_describe(failed)}); {len(tried_dead)} later requests tried it first and were "
+            "moved by nginx; "
+            f"p50 {_ms(_p(after, 50))}, p95 {_ms(_p(after, 95))}, max {_ms(_p(after, 100))}"
+        )
+        self.report.check(
+            len(failed) <= in_flight_bound,
+            f"{len(failed)} requests failed when {role} died, more than the {in_flight_bound} that "
+            "can "
+            "have been in flight",
+        )
         elsewhere = [a for a in failed if a.upstream and address not in a.upstream]
-        self.report.check(not elsewhere, f"requests on other hosts failed when {role} died: {_describe(elsewhere)}")
+        self.report.check(
+            not elsewhere,
+            f"requests on other hosts failed when {role} died: {_describe(elsewhere)}",
+        )
 
-    # worker host -----------------------------------------------------------------------------------------------
+    # worker host
+    # ----------------------------------------------------------------------------------------------
 
     def kill_worker_host(self) -> str:
-        """Kill the worker host whose scheduler holds the webhooks queue's lock, preferably while it sends."""
+        """Kill the worker host whose scheduler holds the webhooks queue's lock, preferably while it
+        sends."""
         redis = self.cluster.redis()
         holder_role, holder_name = self._scheduler_holder(redis, wait=30)
         deadline = time.monotonic() + 15
@@ -192,13 +260,22 @@ class Drill:
         mid_delivery = self._sending(redis, holder_role)
         killed_at = time.monotonic()
         self.cluster.host(holder_role).kill()
-        claimed = self.cluster.sql("SELECT count(*) FROM webhook_deliveries WHERE claimed_until > now() AT TIME ZONE 'UTC'")[0][0]
+        claimed = self.cluster.sql(
+            "SELECT count(*) FROM webhook_deliveries WHERE claimed_until > now() AT TIME ZONE 'UTC'"
+        )[0][0]
         self.cluster.host(holder_role).link(False)
-        self.say(f"worker host {holder_role} killed (SIGKILL, then link down) while it held RQ's scheduler lock"
-                 f"{' and was sending a webhook' if mid_delivery else ''}: {claimed} deliveries were claimed at that moment")
+        self.say(
+            f"worker host {holder_role} killed (SIGKILL, then link down) while it held RQ's "
+            "scheduler lock"
+            f"{' and was sending a webhook' if mid_delivery else ''}: {claimed} deliveries were "
+            "claimed at that moment"
+        )
         moved_after = resumed_after = None
         most_overdue = 0.0
-        registries = [ScheduledJobRegistry(queue, connection=redis) for queue in ("webhooks", "default", "calls")]
+        registries = [
+            ScheduledJobRegistry(queue, connection=redis)
+            for queue in ("webhooks", "default", "calls")
+        ]
         deadline = killed_at + SCHEDULER_RESUME_TARGET + 15
         while time.monotonic() < deadline and resumed_after is None:
             holder = redis.get("rq:scheduler-lock:webhooks")
@@ -209,15 +286,28 @@ class Drill:
             if moved_after is not None and overdue < 2.0:
                 resumed_after = time.monotonic() - killed_at
             time.sleep(0.25)
-        stalled = _longest_gap([r.at for r in self.receiver.snapshot() if r.at >= killed_at - 5], until=time.monotonic())
-        self.say(f"scheduler lock moved to the other worker host after {_s(moved_after)}; scheduled jobs (webhook "
-                 f"retries, reaper passes) were on time again {_s(resumed_after)} after the kill, the most overdue "
-                 f"{most_overdue:.1f} s late (target {SCHEDULER_RESUME_TARGET:.0f} s); the receiver's longest wait between "
-                 f"deliveries around the kill: {_s(stalled)}")
-        self.report.check(moved_after is not None, "the scheduler lock never moved to the other worker host")
-        self.report.check(resumed_after is not None and resumed_after <= SCHEDULER_RESUME_TARGET,
-                          f"scheduled work did not resume within {SCHEDULER_RESUME_TARGET:.0f} s of the worker host's death "
-                          f"(resumed after {_s(resumed_after)})")
+        stalled = _longest_gap(
+            [r.at for r in self.receiver.snapshot() if r.at >= killed_at - 5],
+            until=time.monotonic(),
+        )
+        self.say(
+            f"scheduler lock moved to the other worker host after {_s(moved_after)}; scheduled "
+            "jobs (webhook "
+            f"retries, reaper passes) were on time again {_s(resumed_after)} after the kill, the "
+            "most overdue "
+            f"{most_overdue:.1f} s late (target {SCHEDULER_RESUME_TARGET:.0f} s); the receiver's "
+            "longest wait between "
+            f"deliveries around the kill: {_s(stalled)}"
+        )
+        self.report.check(
+            moved_after is not None, "the scheduler lock never moved to the other worker host"
+        )
+        self.report.check(
+            resumed_after is not None and resumed_after <= SCHEDULER_RESUME_TARGET,
+            f"scheduled work did not resume within {SCHEDULER_RESUME_TARGET:.0f} s of the worker "
+            "host's death "
+            f"(resumed after {_s(resumed_after)})",
+        )
         return holder_role
 
     def _scheduler_holder(self, redis, wait: float) -> tuple[str, str]:
@@ -244,7 +334,8 @@ class Drill:
         return None
 
     def _sending(self, redis, role: str) -> bool:
-        """Whether the host's RQ worker is running a webhook drain while a delivery is at the receiver."""
+        """Whether the host's RQ worker is running a webhook drain while a delivery is at the
+        receiver."""
         for worker in Worker.all(connection=redis):
             if self._role_of_pid(worker.pid) == role and worker.get_current_job_id():
                 try:
@@ -255,7 +346,8 @@ class Drill:
                     return True
         return False
 
-    # restore ---------------------------------------------------------------------------------------------------
+    # restore
+    # ----------------------------------------------------------------------------------------------
 
     def restore(self, app_role: str, worker_role: str) -> None:
         cluster = self.cluster
@@ -269,29 +361,44 @@ class Drill:
         rejoined_after = None
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline and rejoined_after is None:
-            served = [a for a in self.load.log.between(restarted_at + answering, time.monotonic())
-                      if a.upstream == f"{address}:8000" and not a.failed]
+            served = [
+                a
+                for a in self.load.log.between(restarted_at + answering, time.monotonic())
+                if a.upstream == f"{address}:8000" and not a.failed
+            ]
             if served:
                 rejoined_after = served[0].ended - restarted_at
             time.sleep(0.2)
-        self.say(f"app host {app_role} restarted: gunicorn answered after {answering:.1f} s, nginx sent it load again "
-                 f"{_s(rejoined_after)} after the restart")
-        self.report.check(rejoined_after is not None, f"{app_role} got no requests from nginx after it came back")
+        self.say(
+            f"app host {app_role} restarted: gunicorn answered after {answering:.1f} s, nginx sent "
+            "it load again "
+            f"{_s(rejoined_after)} after the restart"
+        )
+        self.report.check(
+            rejoined_after is not None, f"{app_role} got no requests from nginx after it came back"
+        )
         worker_jobs, deadline = 0, time.monotonic() + 30
         redis = cluster.redis()
         while time.monotonic() < deadline and not worker_jobs:
-            worker_jobs = sum(w.successful_job_count for w in Worker.all(connection=redis)
-                              if self._role_of_pid(w.pid) == worker_role)
+            worker_jobs = sum(
+                w.successful_job_count
+                for w in Worker.all(connection=redis)
+                if self._role_of_pid(w.pid) == worker_role
+            )
             time.sleep(0.5)
-        self.say(f"worker host {worker_role} restarted: it ran {worker_jobs} job(s) within "
-                 f"{time.monotonic() - restarted_at:.1f} s")
+        self.say(
+            f"worker host {worker_role} restarted: it ran {worker_jobs} job(s) within "
+            f"{time.monotonic() - restarted_at:.1f} s"
+        )
         self.report.check(worker_jobs > 0, f"the restarted {worker_role} ran no job")
 
-    # key revocation --------------------------------------------------------------------------------------------
+    # key revocation
+    # --------------------------------------------------------------------------------------------
 
     def revoke_key(self) -> None:
-        """Revoke a key with the CLI on one host while a probe host asks every app host with it; every host must
-        refuse it within AUTH_CACHE_SECONDS of the command's end (the revocation commits before the command ends)."""
+        """Revoke a key with the CLI on one host while a probe host asks every app host with it;
+        every host must refuse it within AUTH_CACHE_SECONDS of the command's end (the revocation
+        commits before the command ends)."""
         cluster, cache = self.cluster, self.settings.auth_cache_seconds
         answers: list[tuple[str, float, int]] = []
         stop = threading.Event()
@@ -301,8 +408,11 @@ class Drill:
             with requests.Session() as session:
                 while not stop.is_set():
                     for role in APP_ROLES:
-                        answer = session.get(f"{cluster.app_url(role)}/v1/tenant", headers=cluster.revocable.headers,
-                                             timeout=10)
+                        answer = session.get(
+                            f"{cluster.app_url(role)}/v1/tenant",
+                            headers=cluster.revocable.headers,
+                            timeout=10,
+                        )
                         answers.append((role, time.monotonic(), answer.status_code))
                     time.sleep(0.05)
 
@@ -315,46 +425,87 @@ class Drill:
         time.sleep(cache + 2)
         stop.set()
         prober.join(timeout=15)
-        last_accepted = {role: max((at - revoked_at for r, at, status in answers if r == role and status == 200), default=None)
-                         for role in APP_ROLES}
-        accepted_before = all(any(r == role and at < command_started and status == 200 for r, at, status in answers)
-                              for role in APP_ROLES)
-        self.say(f"key revoked with the CLI on app1 (the command took {revoked_at - command_started:.1f} s): last accepted "
-                 + ", ".join(f"{role} {_s(seconds)}" for role, seconds in last_accepted.items())
-                 + f" after the command returned; refused by every host from then on (HIREKIT_AUTH_CACHE_SECONDS={cache:g})")
-        self.report.check(accepted_before, "the key to revoke was not accepted by every host before its revocation")
-        latest = max((seconds for seconds in last_accepted.values() if seconds is not None), default=0.0)
-        self.report.check(latest <= cache, f"a revoked key was still accepted {latest:.1f} s after revocation (cache {cache:g} s)")
-        self.report.check(all(status != 200 for _, at, status in answers if at > revoked_at + cache),
-                          "a revoked key was accepted after the cache time")
+        last_accepted = {
+            role: max(
+                (at - revoked_at for r, at, status in answers if r == role and status == 200),
+                default=None,
+            )
+            for role in APP_ROLES
+        }
+        accepted_before = all(
+            any(r == role and at < command_started and status == 200 for r, at, status in answers)
+            for role in APP_ROLES
+        )
+        self.say(
+            f"key revoked with the CLI on app1 (the command took {revoked_at - command_started:.1f}"
+            " s): last accepted "
+            + ", ".join(f"{role} {_s(seconds)}" for role, seconds in last_accepted.items())
+            + " after the command returned; refused by every host from then on "
+            f"(HIREKIT_AUTH_CACHE_SECONDS={cache:g})"
+        )
+        self.report.check(
+            accepted_before,
+            "the key to revoke was not accepted by every host before its revocation",
+        )
+        latest = max(
+            (seconds for seconds in last_accepted.values() if seconds is not None), default=0.0
+        )
+        self.report.check(
+            latest <= cache,
+            f"a revoked key was still accepted {latest:.1f} s after revocation (cache {cache:g} s)",
+        )
+        self.report.check(
+            all(status != 200 for _, at, status in answers if at > revoked_at + cache),
+            "a revoked key was accepted after the cache time",
+        )
 
-    # shared rate limit -----------------------------------------------------------------------------------------
+    # shared rate limit
+    # -----------------------------------------------------------------------------------------
 
     def check_shared_rate_limit(self) -> None:
         limit, cluster = self.settings.limited_per_minute, self.cluster
         statuses, hosts = [], set()
         with cluster.client.entered(), requests.Session() as session:
             for _ in range(3 * limit):
-                answer = session.get(f"{cluster.lb_url}/v1/tenant", headers=cluster.limited.headers, timeout=10)
+                answer = session.get(
+                    f"{cluster.lb_url}/v1/tenant", headers=cluster.limited.headers, timeout=10
+                )
                 statuses.append(answer.status_code)
                 hosts.add(answer.headers.get("X-Drill-Upstream", ""))
         allowed = statuses.count(200)
-        self.say(f"rate limit {limit}/minute across {len(hosts)} app hosts: {allowed} of {len(statuses)} allowed, "
-                 f"{statuses.count(429)} answered 429")
-        self.report.check(allowed == limit, f"a key limited to {limit}/minute got {allowed} requests through")
-        self.report.check(len(hosts) == len(APP_ROLES), f"the rate-limit requests reached only {sorted(hosts)}")
+        self.say(
+            f"rate limit {limit}/minute across {len(hosts)} app hosts: {allowed} of {len(statuses)}"
+            " allowed, "
+            f"{statuses.count(429)} answered 429"
+        )
+        self.report.check(
+            allowed == limit, f"a key limited to {limit}/minute got {allowed} requests through"
+        )
+        self.report.check(
+            len(hosts) == len(APP_ROLES), f"the rate-limit requests reached only {sorted(hosts)}"
+        )
 
 
-def check_nothing_lost(cluster: Cluster, receiver: WebhookReceiver, report: DrillReport, out) -> None:
-    """Every write landed once; every event was delivered at least once (receiver log against the events table)."""
+def check_nothing_lost(
+    cluster: Cluster, receiver: WebhookReceiver, report: DrillReport, out
+) -> None:
+    """Every write landed once; every event was delivered at least once (receiver log against the
+    events table)."""
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
-        pending = cluster.sql("SELECT count(*) FROM webhook_deliveries WHERE status = 'pending'")[0][0]
+        pending = cluster.sql("SELECT count(*) FROM webhook_deliveries WHERE status = 'pending'")[
+            0
+        ][0]
         if not pending:
             break
         time.sleep(0.5)
-    events = {str(row[0]) for row in cluster.sql("SELECT event_id FROM events WHERE tenant_id = %s AND type IN %s",
-                                                 (cluster.tenant.slug, SUBSCRIBED_EVENTS))}
+    events = {
+        str(row[0])
+        for row in cluster.sql(
+            "SELECT event_id FROM events WHERE tenant_id = %s AND type IN %s",
+            (cluster.tenant.slug, SUBSCRIBED_EVENTS),
+        )
+    }
     statuses = dict(cluster.sql("SELECT status, count(*) FROM webhook_deliveries GROUP BY status"))
     receipts = receiver.snapshot()
     delivered: dict[str, int] = {}
@@ -364,9 +515,14 @@ def check_nothing_lost(cluster: Cluster, receiver: WebhookReceiver, report: Dril
     missing = events - delivered.keys()
     duplicates = sum(count - 1 for count in delivered.values())
     refused = sum(r.answered == 503 for r in receipts)
-    report.say(f"webhooks: {len(events)} events, {len(delivered)} delivered, {len(missing)} missing, {duplicates} "
-               f"delivered twice or more, {refused} first attempts refused on purpose and retried; deliveries by status "
-               f"{statuses}", out)
+    report.say(
+        f"webhooks: {len(events)} events, {len(delivered)} delivered, {len(missing)} missing, "
+        f"{duplicates} "
+        f"delivered twice or more, {refused} first attempts refused on purpose and retried; "
+        "deliveries by status "
+        f"{statuses}",
+        out,
+    )
     report.check(not missing, f"{len(missing)} events were never delivered")
     report.check(set(statuses) <= {"succeeded"}, f"deliveries not succeeded: {statuses}")
 
@@ -378,26 +534,47 @@ def check_writes(cluster: Cluster, load: LoadClient, report: DrillReport, out) -
     retried = [w for w in writes if w.attempts > 1]
     counts = {}
     for table, op in (("jobs", "job"), ("candidates", "candidate")):
-        for source_id, count in cluster.sql(f"SELECT source_id, count(*) FROM {table} WHERE tenant_id = %s GROUP BY source_id",
-                                            (cluster.tenant.slug,)):
+        for source_id, count in cluster.sql(
+            f"SELECT source_id, count(*) FROM {table} WHERE tenant_id = %s GROUP BY source_id",
+            (cluster.tenant.slug,),
+        ):
             counts[(op, source_id)] = count
-    for source_id, count in cluster.sql("SELECT c.source_id, count(*) FROM applications a JOIN candidates c ON "
-                                        "c.id = a.candidate_id WHERE a.tenant_id = %s GROUP BY c.source_id",
-                                        (cluster.tenant.slug,)):
+    for source_id, count in cluster.sql(
+        "SELECT c.source_id, count(*) FROM applications a JOIN candidates c ON "
+        "c.id = a.candidate_id WHERE a.tenant_id = %s GROUP BY c.source_id",
+        (cluster.tenant.slug,),
+    ):
         counts[("application", source_id)] = count
     not_once = [w for w in writes if counts.get((w.op, w.source_id)) != 1]
-    slowest = max((w.seconds_to_land for w in retried if w.seconds_to_land is not None), default=None)
+    slowest = max(
+        (w.seconds_to_land for w in retried if w.seconds_to_land is not None), default=None
+    )
     with load.log.lock:
-        answered = {status: sum(a.status == status for a in load.log.attempts) for status in (409, 429)}
-    report.say(f"writes: {len(writes)} made, {len(lost)} lost, {len(retried)} retried with their key after a failure, "
-               f"a 429 ({answered[429]} in all: rate limit or the tenant's in-flight cap) or a 409 ({answered[409]}: "
-               "the key still held) "
-               f"({sum(w.replayed for w in writes)} answered by replay, {sum(w.answered_existing for w in writes)} found "
-               f"already created{'' if slowest is None else f'; the slowest landed {slowest:.1f} s after its first attempt'}), "
-               f"{len(not_once)} not stored exactly once", out)
-    report.check(not lost, f"{len(lost)} writes never landed: {[(w.op, w.source_id) for w in lost[:5]]}")
-    report.check(not not_once, f"{len(not_once)} writes not stored exactly once: "
-                               f"{[(w.op, w.source_id, counts.get((w.op, w.source_id))) for w in not_once[:5]]}")
+        answered = {
+            status: sum(a.status == status for a in load.log.attempts) for status in (409, 429)
+        }
+    report.say(
+        f"writes: {len(writes)} made, {len(lost)} lost, {len(retried)} retried with their key "
+        "after a failure, "
+        f"a 429 ({answered[429]} in all: rate limit or the tenant's in-flight cap) or a 409 ("
+        f"{answered[409]}: "
+        "the key still held) "
+        f"({sum(w.replayed for w in writes)} answered by replay, "
+        f"{sum(w.answered_existing for w in writes)} found "
+        "already created"
+        f"{'' if slowest is None else f'; the slowest landed {slowest:.1f} s after its first attempt'}"
+        "), "
+        f"{len(not_once)} not stored exactly once",
+        out,
+    )
+    report.check(
+        not lost, f"{len(lost)} writes never landed: {[(w.op, w.source_id) for w in lost[:5]]}"
+    )
+    report.check(
+        not not_once,
+        f"{len(not_once)} writes not stored exactly once: "
+        f"{[(w.op, w.source_id, counts.get((w.op, w.source_id))) for w in not_once[:5]]}",
+    )
 
 
 def _p(attempts, percentile: float) -> float | None:
@@ -408,23 +585,43 @@ def _p(attempts, percentile: float) -> float | None:
 
 
 def report_sizes(cluster: Cluster, report: DrillReport, out) -> None:
-    """What the run left in PostgreSQL (bytes per row, indexes included) and Redis: figures for sizing."""
+    """What the run left in PostgreSQL (bytes per row, indexes included) and Redis: figures for
+    sizing."""
     sizes = []
-    for table in ("jobs", "candidates", "applications", "events", "webhook_deliveries", "webhook_attempts", "idempotency_keys"):
-        rows, tuple_bytes, total = cluster.sql(f"SELECT count(*), avg(pg_column_size(t.*)), pg_total_relation_size('{table}') "
-                                               f"FROM {table} t")[0]
+    for table in (
+        "jobs",
+        "candidates",
+        "applications",
+        "events",
+        "webhook_deliveries",
+        "webhook_attempts",
+        "idempotency_keys",
+    ):
+        rows, tuple_bytes, total = cluster.sql(
+            f"SELECT count(*), avg(pg_column_size(t.*)), pg_total_relation_size('{table}') "
+            f"FROM {table} t"
+        )[0]
         if rows:
-            sizes.append(f"{table} {rows} rows of {tuple_bytes:,.0f} B, {total / rows:,.0f} B/row with indexes")
+            sizes.append(
+                f"{table} {rows} rows of {tuple_bytes:,.0f} B, {total / rows:,.0f} B/row with "
+                "indexes"
+            )
     memory = cluster.redis().info("memory")
     report.say(f"PostgreSQL (table + indexes): {'; '.join(sizes)}", out)
-    report.say(f"Redis: {cluster.redis().dbsize()} keys, {memory['used_memory'] / 2**20:.1f} MiB used", out)
+    report.say(
+        f"Redis: {cluster.redis().dbsize()} keys, {memory['used_memory'] / 2**20:.1f} MiB used", out
+    )
 
 
 def _most_overdue(registries) -> float:
-    """Seconds the most overdue job of RQ's scheduled-job registries is late (0 when none is due)."""
+    """Seconds the most overdue job of RQ's scheduled-job registries is late (0 when none is
+    due)."""
     now = time.time()
-    due = [score for registry in registries
-           for _, score in registry.connection.zrangebyscore(registry.key, 0, now, withscores=True)]
+    due = [
+        score
+        for registry in registries
+        for _, score in registry.connection.zrangebyscore(registry.key, 0, now, withscores=True)
+    ]
     return max((now - score for score in due), default=0.0)
 
 
@@ -463,18 +660,38 @@ def _load_average() -> str:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--keep", action="store_true", help="keep the run's directory (logs, data) after a success")
-    parser.add_argument("--app-workers", type=int, default=DrillSettings.app_workers, help="gunicorn workers per app host")
-    parser.add_argument("--threads", type=int, default=DrillSettings.client_threads, help="client threads")
-    parser.add_argument("--rate", type=float, default=DrillSettings.client_rate, help="operations a second per client thread")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--keep", action="store_true", help="keep the run's directory (logs, data) after a success"
+    )
+    parser.add_argument(
+        "--app-workers",
+        type=int,
+        default=DrillSettings.app_workers,
+        help="gunicorn workers per app host",
+    )
+    parser.add_argument(
+        "--threads", type=int, default=DrillSettings.client_threads, help="client threads"
+    )
+    parser.add_argument(
+        "--rate",
+        type=float,
+        default=DrillSettings.client_rate,
+        help="operations a second per client thread",
+    )
     args = parser.parse_args()
     reason = why_not_here()
     if reason:
         print(f"the drill cannot run here: {reason}", file=sys.stderr)
         return 2
-    report = run_drill(DrillSettings(app_workers=args.app_workers, client_threads=args.threads, client_rate=args.rate),
-                       keep=args.keep)
+    report = run_drill(
+        DrillSettings(
+            app_workers=args.app_workers, client_threads=args.threads, client_rate=args.rate
+        ),
+        keep=args.keep,
+    )
     return 1 if report.failures else 0
 
 

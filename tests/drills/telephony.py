@@ -1,8 +1,9 @@
-"""Twilio as the scale-out drill's worker hosts reach it: a stand-in of its REST API on the client host that takes
-call requests, and for each placed call a scripted candidate who answers and talks through ConversationRelay, opening
-the call's WebSocket (signed as Twilio signs it) through nginx to whichever relay process nginx picks. As Twilio does,
-it posts the call's signed status events (initiated, ringing, in-progress; completed once the socket is gone) to the
-call's status callback URL, through nginx too."""
+"""Twilio as the scale-out drill's worker hosts reach it: a stand-in of its REST API on the client
+host that takes call requests, and for each placed call a scripted candidate who answers and talks
+through ConversationRelay, opening the call's WebSocket (signed as Twilio signs it) through nginx to
+whichever relay process nginx picks. As Twilio does, it posts the call's signed status events
+(initiated, ringing, in-progress; completed once the socket is gone) to the call's status callback
+URL, through nginx too."""
 
 from __future__ import annotations
 
@@ -42,7 +43,8 @@ class PhoneCall:
     connected_at: float | None = None
     upstream: str = ""  # the relay that took the socket (nginx's X-Drill-Upstream on the handshake)
     turns: int = 0
-    outcome: str = "ringing"  # then talking, and ended (the relay said end), dropped (the socket died), refused
+    # then talking, and ended (the relay said end), dropped (the socket died), refused
+    outcome: str = "ringing"
     detail: str = ""
     ended_at: float | None = None
     events: list[int] = field(default_factory=list)  # the status callbacks' answers, in order
@@ -51,8 +53,9 @@ class PhoneCall:
 
 @dataclass
 class TwilioStandIn:
-    """Twilio's REST API for calls on the client host (`port`): create answers a call sid and starts its candidate;
-    update (a hang-up) and fetch answer the call. The candidate pauses `pause` seconds (±50%) before each answer."""
+    """Twilio's REST API for calls on the client host (`port`): create answers a call sid and starts
+    its candidate; update (a hang-up) and fetch answer the call. The candidate pauses `pause`
+    seconds (±50%) before each answer."""
 
     host: Host
     port: int
@@ -68,8 +71,12 @@ class TwilioStandIn:
             protocol_version = "HTTP/1.1"
 
             def do_POST(self):
-                form = {k: v[0] for k, v in parse_qs(self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                                                     .decode()).items()}
+                form = {
+                    k: v[0]
+                    for k, v in parse_qs(
+                        self.rfile.read(int(self.headers.get("Content-Length") or 0)).decode()
+                    ).items()
+                }
                 if self.path.endswith("/Calls.json"):
                     self.answer(201, stand_in.place(form))
                 else:  # Calls/<sid>.json: the app hangs up a call it ended
@@ -78,10 +85,18 @@ class TwilioStandIn:
                     self.answer(200, {"sid": sid, "status": form.get("Status", "in-progress")})
 
             def do_GET(self):
-                self.answer(200, {"sid": self.path.rsplit("/", 1)[-1].removesuffix(".json"), "status": "in-progress"})
+                self.answer(
+                    200,
+                    {
+                        "sid": self.path.rsplit("/", 1)[-1].removesuffix(".json"),
+                        "status": "in-progress",
+                    },
+                )
 
             def answer(self, status: int, body: dict):
-                payload = json.dumps({"account_sid": ACCOUNT_SID, "api_version": "2010-04-01", **body}).encode()
+                payload = json.dumps(
+                    {"account_sid": ACCOUNT_SID, "api_version": "2010-04-01", **body}
+                ).encode()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(payload)))
@@ -106,13 +121,23 @@ class TwilioStandIn:
         if not found:
             return {"sid": sid, "status": "failed"}
         relay_url = unescape(found.group(1))
-        call = PhoneCall(sid, relay_url.rsplit("/", 1)[-1], relay_url, form.get("StatusCallback", ""),
-                         form.get("To", ""))
+        call = PhoneCall(
+            sid,
+            relay_url.rsplit("/", 1)[-1],
+            relay_url,
+            form.get("StatusCallback", ""),
+            form.get("To", ""),
+        )
         with self._lock:
             self.calls[call.call_id] = call
         threading.Thread(target=self._answer, args=(call,), daemon=True).start()
-        return {"sid": sid, "to": form.get("To"), "from": form.get("From"), "status": "queued",
-                "direction": "outbound-api"}
+        return {
+            "sid": sid,
+            "to": form.get("To"),
+            "from": form.get("From"),
+            "status": "queued",
+            "direction": "outbound-api",
+        }
 
     def snapshot(self) -> list[PhoneCall]:
         with self._lock:
@@ -123,7 +148,8 @@ class TwilioStandIn:
         self.server.server_close()
 
     def _answer(self, call: PhoneCall) -> None:
-        """The phone rings a second, then the candidate talks through the relay until an end or the socket dies."""
+        """The phone rings a second, then the candidate talks through the relay until an end or the
+        socket dies."""
         self.host.enter_for_good()
         with requests.Session() as session:
             self._status(session, call, "initiated")
@@ -133,20 +159,41 @@ class TwilioStandIn:
             self._talk(call)
             if call.completed_lost:
                 return
-            self._status(session, call, "completed", CallDuration=str(int(call.ended_at - call.connected_at))
-                         if call.connected_at else "0")
+            self._status(
+                session,
+                call,
+                "completed",
+                CallDuration=str(int(call.ended_at - call.connected_at))
+                if call.connected_at
+                else "0",
+            )
 
-    def _status(self, session: requests.Session, call: PhoneCall, status: str, **extra: str) -> None:
-        """One status event, signed as Twilio signs a webhook: the URL and the sorted form parameters."""
+    def _status(
+        self, session: requests.Session, call: PhoneCall, status: str, **extra: str
+    ) -> None:
+        """One status event, signed as Twilio signs a webhook: the URL and the sorted form
+        parameters."""
         if not call.status_url:
             return
-        form = {"AccountSid": ACCOUNT_SID, "ApiVersion": "2010-04-01", "CallSid": call.sid, "CallStatus": status,
-                "Called": call.to, "Caller": "+14155550000", "CallbackSource": "call-progress-events",
-                "Direction": "outbound-api", "From": "+14155550000", "To": call.to,
-                "SequenceNumber": str(len(call.events)), **extra}
+        form = {
+            "AccountSid": ACCOUNT_SID,
+            "ApiVersion": "2010-04-01",
+            "CallSid": call.sid,
+            "CallStatus": status,
+            "Called": call.to,
+            "Caller": "+14155550000",
+            "CallbackSource": "call-progress-events",
+            "Direction": "outbound-api",
+            "From": "+14155550000",
+            "To": call.to,
+            "SequenceNumber": str(len(call.events)),
+            **extra,
+        }
         signature = RequestValidator(AUTH_TOKEN).compute_signature(call.status_url, form)
         try:
-            answer = session.post(call.status_url, data=form, headers={"X-Twilio-Signature": signature}, timeout=10)
+            answer = session.post(
+                call.status_url, data=form, headers={"X-Twilio-Signature": signature}, timeout=10
+            )
             call.events.append(answer.status_code)
         except requests.RequestException:
             call.events.append(0)
@@ -156,7 +203,9 @@ class TwilioStandIn:
         candidate = ScriptedCandidate("good", "", "Jane")
         socket = None
         try:
-            socket = TwilioSocket(None, call.call_id, url=call.relay_url, headers={"X-Twilio-Signature": signature})
+            socket = TwilioSocket(
+                None, call.call_id, url=call.relay_url, headers={"X-Twilio-Signature": signature}
+            )
             call.connected_at, call.outcome = time.monotonic(), "talking"
             call.upstream = socket.ws.response.headers.get("X-Drill-Upstream", "")
             socket.setup(call.sid)

@@ -11,7 +11,8 @@ from plugins.person.loader import load_file
 
 
 def load_in_appends(root: Path, batches: list[list[dict]]) -> EmbeddedBackend:
-    """The index at root/index, loaded from `batches` in turn (the first replacing, each from root/load-<n>.jsonl)."""
+    """The index at root/index, loaded from `batches` in turn (the first replacing, each from
+    root/load-<n>.jsonl)."""
     backend = EmbeddedBackend(str(root / "index"))
     for number, records in enumerate(batches):
         path = root / f"load-{number}.jsonl"

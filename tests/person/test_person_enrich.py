@@ -1,4 +1,5 @@
-"""Enrichment with the local matcher: identifiers, name plus context, likelihood thresholds, v1/v2 names, info vs plain, bulk."""
+"""Enrichment with the local matcher: identifiers, name plus context, likelihood thresholds, v1/v2
+names, info vs plain, bulk."""
 
 from __future__ import annotations
 
@@ -22,9 +23,17 @@ def someone(people):
     """A profile with every identifier whose name + current company is unique in the dataset."""
     pairs = Counter((p["full_name"], p["job_company_name"]) for p in people)
     names = Counter(p["full_name"] for p in people)
-    return next(p for p in people if p["work_email"] and p["phone_numbers"] and p["linkedin_url"] and p["personal_emails"]
-                and pairs[(p["full_name"], p["job_company_name"])] == 1 and names[p["full_name"]] == 1
-                and p["phone_numbers"][0].startswith("+1"))
+    return next(
+        p
+        for p in people
+        if p["work_email"]
+        and p["phone_numbers"]
+        and p["linkedin_url"]
+        and p["personal_emails"]
+        and pairs[(p["full_name"], p["job_company_name"])] == 1
+        and names[p["full_name"]] == 1
+        and p["phone_numbers"][0].startswith("+1")
+    )
 
 
 @pytest.fixture
@@ -48,7 +57,9 @@ def test_enrich_by_email(enrich_client, someone):
 
 def test_enrich_by_phone_in_another_format(enrich_client, someone):
     client, headers = enrich_client
-    national = phonenumbers.format_number(phonenumbers.parse(someone["phone_numbers"][0]), phonenumbers.PhoneNumberFormat.NATIONAL)
+    national = phonenumbers.format_number(
+        phonenumbers.parse(someone["phone_numbers"][0]), phonenumbers.PhoneNumberFormat.NATIONAL
+    )
     response = enrich(client, headers, phone_number=national, include_if_matched=True)
     assert response.status_code == 200 and response.json["data"]["id"] == someone["id"]
     assert response.json["matched"] == ["phone_number"]
@@ -62,8 +73,13 @@ def test_enrich_by_profile_url(enrich_client, someone):
 
 def test_enrich_by_name_and_company_lists_what_matched(enrich_client, someone):
     client, headers = enrich_client
-    response = enrich(client, headers, full_name=someone["full_name"].title(), company_name=someone["job_company_name"],
-                      include_if_matched=True)
+    response = enrich(
+        client,
+        headers,
+        full_name=someone["full_name"].title(),
+        company_name=someone["job_company_name"],
+        include_if_matched=True,
+    )
     assert response.status_code == 200 and response.json["data"]["id"] == someone["id"]
     assert response.json["likelihood"] == 5
     assert response.json["matched"] == ["full_name", "company_name"]
@@ -71,8 +87,15 @@ def test_enrich_by_name_and_company_lists_what_matched(enrich_client, someone):
 
 def test_pdl_names_are_aliases(enrich_client, someone):
     client, headers = enrich_client
-    response = enrich(client, headers, first_name=someone["first_name"], last_name=someone["last_name"],
-                      company=someone["job_company_name"], location=someone["location_locality"], include_if_matched=True)
+    response = enrich(
+        client,
+        headers,
+        first_name=someone["first_name"],
+        last_name=someone["last_name"],
+        company=someone["job_company_name"],
+        location=someone["location_locality"],
+        include_if_matched=True,
+    )
     assert response.status_code == 200 and response.json["data"]["id"] == someone["id"]
     assert response.json["matched"] == ["full_name", "company_name", "location"]
     assert response.json["likelihood"] == 6
@@ -80,8 +103,14 @@ def test_pdl_names_are_aliases(enrich_client, someone):
 
 def test_more_agreeing_inputs_raise_likelihood_to_the_cap(enrich_client, someone):
     client, headers = enrich_client
-    response = enrich(client, headers, email=someone["work_email"], full_name=someone["full_name"],
-                      company_name=someone["job_company_name"], include_if_matched=True)
+    response = enrich(
+        client,
+        headers,
+        email=someone["work_email"],
+        full_name=someone["full_name"],
+        company_name=someone["job_company_name"],
+        include_if_matched=True,
+    )
     assert response.json["likelihood"] == 10
     assert response.json["matched"] == ["email", "full_name", "company_name"]
 
@@ -100,12 +129,15 @@ def test_no_match_is_404(enrich_client):
     assert response.status_code == 404 and response.json["error"]["type"] == "not_found"
 
 
-@pytest.mark.parametrize("body, says", [
-    ({"first_name": "jane"}, "first_name and last_name"),
-    ({"full_name": "jane doe"}, "company_name, school or location"),
-    ({"job_title": "engineer"}, "Got: job_title"),
-    ({}, "Got: nothing"),
-])
+@pytest.mark.parametrize(
+    "body, says",
+    [
+        ({"first_name": "jane"}, "first_name and last_name"),
+        ({"full_name": "jane doe"}, "company_name, school or location"),
+        ({"job_title": "engineer"}, "Got: job_title"),
+        ({}, "Got: nothing"),
+    ],
+)
 def test_too_little_to_identify_is_400_saying_what_is_missing(enrich_client, body, says):
     client, headers = enrich_client
     response = enrich(client, headers, **body)
@@ -122,8 +154,18 @@ def test_min_likelihood_outside_1_to_10_is_422(enrich_client, value):
 def test_v1_identifies_with_vendor_id_and_v2_with_servicegraph_id(enrich_client, someone):
     client, headers = enrich_client
     v1 = enrich(client, headers, vendor_id=someone["id"], include_if_matched=True)
-    assert v1.status_code == 200 and v1.json["likelihood"] == 10 and v1.json["matched"] == ["vendor_id"]
-    v2 = enrich(client, headers, "/v2/person/enrich/info", servicegraph_id=someone["id"], include_if_matched=True)
+    assert (
+        v1.status_code == 200
+        and v1.json["likelihood"] == 10
+        and v1.json["matched"] == ["vendor_id"]
+    )
+    v2 = enrich(
+        client,
+        headers,
+        "/v2/person/enrich/info",
+        servicegraph_id=someone["id"],
+        include_if_matched=True,
+    )
     assert v2.status_code == 200 and v2.json["matched"] == ["servicegraph_id"]
     assert enrich(client, headers, servicegraph_id=someone["id"]).status_code == 422
     assert enrich(client, headers, "/v2/person/enrich", vendor_id=someone["id"]).status_code == 422
@@ -133,35 +175,58 @@ def test_v1_identifies_with_vendor_id_and_v2_with_servicegraph_id(enrich_client,
 def test_plain_v2_enrich_leaves_out_contact_details_and_info_keeps_them(enrich_client, someone):
     client, headers = enrich_client
     plain = enrich(client, headers, "/v2/person/enrich", servicegraph_id=someone["id"]).json["data"]
-    info = enrich(client, headers, "/v2/person/enrich/info", servicegraph_id=someone["id"]).json["data"]
-    for field in ("work_email", "personal_emails", "emails", "phone_numbers", "profiles", "linkedin_url"):
+    info = enrich(client, headers, "/v2/person/enrich/info", servicegraph_id=someone["id"]).json[
+        "data"
+    ]
+    for field in (
+        "work_email",
+        "personal_emails",
+        "emails",
+        "phone_numbers",
+        "profiles",
+        "linkedin_url",
+    ):
         assert field not in plain and info[field] == someone[field]
     assert plain["experience"] == info["experience"] == someone["experience"]
 
 
 def test_get_enrich_reads_query_parameters(enrich_client, someone):
     client, headers = enrich_client
-    response = client.get("/v1/person/enrich", query_string={"email": someone["work_email"], "include_if_matched": "true"},
-                          headers=headers)
+    response = client.get(
+        "/v1/person/enrich",
+        query_string={"email": someone["work_email"], "include_if_matched": "true"},
+        headers=headers,
+    )
     assert response.status_code == 200 and response.json["matched"] == ["email"]
 
 
 def test_bulk_keeps_order_with_per_item_statuses(enrich_client, someone, people):
     client, headers = enrich_client
     other = next(p for p in people if p["work_email"] and p["id"] != someone["id"])
-    body = {"requests": [
-        {"params": {"email": someone["work_email"]}, "metadata": {"row": 1}},
-        {"params": {"email": "nobody@nowhere.example"}, "metadata": {"row": 2}},
-        {"params": {"first_name": "only"}},
-        {"servicegraph_id": other["id"]},
-        {"params": {"email": 5}},
-    ], "include_if_matched": True}
+    body = {
+        "requests": [
+            {"params": {"email": someone["work_email"]}, "metadata": {"row": 1}},
+            {"params": {"email": "nobody@nowhere.example"}, "metadata": {"row": 2}},
+            {"params": {"first_name": "only"}},
+            {"servicegraph_id": other["id"]},
+            {"params": {"email": 5}},
+        ],
+        "include_if_matched": True,
+    }
     response = client.post("/v2/person/enrich/info/bulk", json=body, headers=headers)
     assert response.status_code == 200
     items = response.json["data"]
     assert [item["status"] for item in items] == [200, 404, 400, 200, 422]
-    assert items[0]["data"]["id"] == someone["id"] and items[0]["metadata"] == {"row": 1} and items[0]["matched"] == ["email"]
-    assert items[1]["data"] is None and items[1]["error"]["type"] == "not_found" and items[1]["metadata"] == {"row": 2}
+    assert (
+        items[0]["data"]["id"] == someone["id"]
+        and items[0]["metadata"] == {"row": 1}
+        and items[0]["matched"] == ["email"]
+    )
+    assert (
+        items[1]["data"] is None
+        and items[1]["error"]["type"] == "not_found"
+        and items[1]["metadata"] == {"row": 2}
+    )
     assert "first_name and last_name" in items[2]["error"]["message"]
     assert items[3]["data"]["id"] == other["id"] and items[3]["likelihood"] == 10
     assert "email" in items[4]["error"]["fields"]
@@ -170,7 +235,11 @@ def test_bulk_keeps_order_with_per_item_statuses(enrich_client, someone, people)
 @pytest.mark.parametrize("count", [0, 101])
 def test_bulk_outside_1_to_100_requests_is_422(enrich_client, count):
     client, headers = enrich_client
-    response = client.post("/v2/person/enrich/info/bulk", json={"requests": [{"email": "a@b.c"}] * count}, headers=headers)
+    response = client.post(
+        "/v2/person/enrich/info/bulk",
+        json={"requests": [{"email": "a@b.c"}] * count},
+        headers=headers,
+    )
     assert response.status_code == 422 and "requests" in response.json["error"]["fields"]
 
 
@@ -183,19 +252,27 @@ def test_search_enrich_overlays_hits_in_order(enrich_client, someone):
     assert enriched["total"] == searched["total"] and enriched["data"] == searched["data"]
 
 
-@pytest.mark.parametrize("path, body", [
-    ("/v1/person/enrich", {"email": "a@b.c"}),
-    ("/v2/person/enrich/info", {"email": "a@b.c"}),
-    ("/v2/person/enrich/info/bulk", {"requests": [{"email": "a@b.c"}]}),
-    ("/v1/person/search-enrich", {"query": {"match_all": {}}}),
-    ("/v2/person/search-enrich", {"query": {"match_all": {}}}),
-])
+@pytest.mark.parametrize(
+    "path, body",
+    [
+        ("/v1/person/enrich", {"email": "a@b.c"}),
+        ("/v2/person/enrich/info", {"email": "a@b.c"}),
+        ("/v2/person/enrich/info/bulk", {"requests": [{"email": "a@b.c"}]}),
+        ("/v1/person/search-enrich", {"query": {"match_all": {}}}),
+        ("/v2/person/search-enrich", {"query": {"match_all": {}}}),
+    ],
+)
 def test_enrichment_without_a_vendor_is_503(person_client, path, body):
     client, headers = person_client("enrich", ENRICH_VENDOR="none")
     response = client.post(path, json=body, headers=headers)
     assert response.status_code == 503 and response.headers["Retry-After"]
     assert "HIREKIT_ENRICH_VENDOR" in response.json["error"]["message"]
-    assert client.post("/v2/person/search", json={"query": {"match_all": {}}}, headers=headers).status_code == 200
+    assert (
+        client.post(
+            "/v2/person/search", json={"query": {"match_all": {}}}, headers=headers
+        ).status_code
+        == 200
+    )
 
 
 def test_bulk_of_identifiers_answers_what_one_by_one_enrich_answers(enrich_client, people):
@@ -203,16 +280,31 @@ def test_bulk_of_identifiers_answers_what_one_by_one_enrich_answers(enrich_clien
     with_phone = [p for p in people if p["phone_numbers"]][:10]
     with_url = [p for p in people if p["linkedin_url"]][10:20]
     with_email = [p for p in people if p["work_email"]][20:40]
-    singles = ([{"email": p["work_email"]} for p in with_email] + [{"phone": p["phone_numbers"][0]} for p in with_phone]
-               + [{"profile": p["linkedin_url"]} for p in with_url]
-               + [{"email": "nobody@nowhere.example"}, {"email": with_email[0]["work_email"], "phone": "+15550000000"},
-                  {"name": with_email[1]["full_name"], "company": with_email[1]["job_company_name"]}])
-    bulk = client.post("/v2/person/enrich/info/bulk", json={"requests": singles, "include_if_matched": True}, headers=headers)
+    singles = (
+        [{"email": p["work_email"]} for p in with_email]
+        + [{"phone": p["phone_numbers"][0]} for p in with_phone]
+        + [{"profile": p["linkedin_url"]} for p in with_url]
+        + [
+            {"email": "nobody@nowhere.example"},
+            {"email": with_email[0]["work_email"], "phone": "+15550000000"},
+            {"name": with_email[1]["full_name"], "company": with_email[1]["job_company_name"]},
+        ]
+    )
+    bulk = client.post(
+        "/v2/person/enrich/info/bulk",
+        json={"requests": singles, "include_if_matched": True},
+        headers=headers,
+    )
     assert bulk.status_code == 200
     for single, item in zip(singles, bulk.json["data"]):
-        one = client.post("/v2/person/enrich/info", json={**single, "include_if_matched": True}, headers=headers)
+        one = client.post(
+            "/v2/person/enrich/info", json={**single, "include_if_matched": True}, headers=headers
+        )
         assert item["status"] == one.status_code, single
         if one.status_code == 200:
-            assert (item["data"]["id"], item["likelihood"], item["matched"]) == (one.json["data"]["id"], one.json["likelihood"],
-                                                                                 one.json["matched"])
+            assert (item["data"]["id"], item["likelihood"], item["matched"]) == (
+                one.json["data"]["id"],
+                one.json["likelihood"],
+                one.json["matched"],
+            )
     assert sum(item["status"] == 200 for item in bulk.json["data"]) >= 41

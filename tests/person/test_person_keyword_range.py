@@ -1,5 +1,6 @@
-"""Range on keyword fields (an automaton over the term dictionary, or the terms listed when a bound is too long to
-compile): Elasticsearch's lexical semantics, where on a list field one value must fit every bound."""
+"""Range on keyword fields (an automaton over the term dictionary, or the terms listed when a bound
+is too long to compile): Elasticsearch's lexical semantics, where on a list field one value must fit
+every bound."""
 
 from __future__ import annotations
 
@@ -26,10 +27,22 @@ def cases(records: list[dict]) -> list[tuple[str, dict]]:
         known = sorted({v for record in records for v in values(record, path)})
         for _ in range(4):
             low, high = sorted(chosen.sample(known, 2))
-            found += [(path, {"gte": low}), (path, {"gt": low}), (path, {"lte": high}), (path, {"lt": high}),
-                      (path, {"gte": low, "lte": high}), (path, {"gt": low, "lt": high}), (path, {"gte": low, "lte": low}),
-                      (path, {"gt": low[:2], "lt": low}), (path, {"gte": low[:3], "lt": high[:2] + "z" * 40})]
-    return found + [("full_name", {"gte": "m", "lt": "m"}), ("full_name", {"lt": ""}), ("skills", {"gte": "python", "lte": "go"})]
+            found += [
+                (path, {"gte": low}),
+                (path, {"gt": low}),
+                (path, {"lte": high}),
+                (path, {"lt": high}),
+                (path, {"gte": low, "lte": high}),
+                (path, {"gt": low, "lt": high}),
+                (path, {"gte": low, "lte": low}),
+                (path, {"gt": low[:2], "lt": low}),
+                (path, {"gte": low[:3], "lt": high[:2] + "z" * 40}),
+            ]
+    return found + [
+        ("full_name", {"gte": "m", "lt": "m"}),
+        ("full_name", {"lt": ""}),
+        ("skills", {"gte": "python", "lte": "go"}),
+    ]
 
 
 def test_keyword_ranges_match_a_lexical_evaluation_of_every_record(person_client, sample_file):
@@ -37,20 +50,33 @@ def test_keyword_ranges_match_a_lexical_evaluation_of_every_record(person_client
         records = [json.loads(line) for line in lines]
     client, headers = person_client("scroll")
     for path, bounds in cases(records):
-        expected = sum(1 for record in records if any(fits(v, bounds) for v in values(record, path)))
-        response = client.post("/v2/person/search", json={"query": {"range": {path: bounds}}, "size": 1}, headers=headers)
+        expected = sum(
+            1 for record in records if any(fits(v, bounds) for v in values(record, path))
+        )
+        response = client.post(
+            "/v2/person/search",
+            json={"query": {"range": {path: bounds}}, "size": 1},
+            headers=headers,
+        )
         assert response.status_code == 200 and response.json["total"] == expected, (path, bounds)
 
 
-@pytest.mark.parametrize("bounds, ids", [
-    ({"gte": "b", "lte": "h"}, ["p2", "p5"]),
-    ({"gt": "globex", "lt": "hooli"}, []),
-    ({"gt": "globex", "lte": "hooli"}, ["p7", "p8"]),
-    ({"gte": "a" * 60}, ["p1", "p2", "p3", "p4", "p5", "p6", "p7", "p8"]),  # too long for an automaton: the terms are listed
-    ({"lt": "acme" + "\x01" * 40}, ["p1", "p3", "p6"]),
-])
+@pytest.mark.parametrize(
+    "bounds, ids",
+    [
+        ({"gte": "b", "lte": "h"}, ["p2", "p5"]),
+        ({"gt": "globex", "lt": "hooli"}, []),
+        ({"gt": "globex", "lte": "hooli"}, ["p7", "p8"]),
+        # too long for an automaton: the terms are listed
+        ({"gte": "a" * 60}, ["p1", "p2", "p3", "p4", "p5", "p6", "p7", "p8"]),
+        ({"lt": "acme" + "\x01" * 40}, ["p1", "p3", "p6"]),
+    ],
+)
 def test_keyword_range_bounds_on_the_reference_profiles(person_client, bounds, ids):
     client, headers = person_client()
-    response = client.post("/v2/person/search", json={"query": {"range": {"job_company_name": bounds}}, "sort": ["id"]},
-                           headers=headers)
+    response = client.post(
+        "/v2/person/search",
+        json={"query": {"range": {"job_company_name": bounds}}, "sort": ["id"]},
+        headers=headers,
+    )
     assert [p["id"] for p in response.json["data"]] == ids

@@ -1,6 +1,7 @@
-"""Totals read from the index statistics (match_all, a keyword term, exists, one must_not alone) instead of counted,
-and first pages in index order found from the first sequences: the answers must be those a full count and ranking give,
-on a fresh index and after a delta has left deleted documents behind (whose term statistics still count them)."""
+"""Totals read from the index statistics (match_all, a keyword term, exists, one must_not alone)
+instead of counted, and first pages in index order found from the first sequences: the answers must
+be those a full count and ranking give, on a fresh index and after a delta has left deleted
+documents behind (whose term statistics still count them)."""
 
 from __future__ import annotations
 
@@ -34,7 +35,7 @@ QUERIES = [
 
 
 def _matches(record: dict, query: dict) -> bool:
-    (kind, body), = query.items()
+    ((kind, body),) = query.items()
     if kind == "match_all":
         return True
     if kind == "term":
@@ -76,20 +77,29 @@ def _check(post, records: list[dict]) -> None:
         assert by_year["total"] == len(expected), query
 
 
-@pytest.mark.parametrize("windowed_from", [0, ranking.WINDOWED_FIRST_PAGE_HITS], ids=["windows", "one search"])
-def test_totals_and_first_pages_on_a_fresh_index_and_after_a_delta(people_index, monkeypatch, windowed_from):
-    """First pages in index order come from windows of sequences past WINDOWED_FIRST_PAGE_HITS hits: forced here."""
+@pytest.mark.parametrize(
+    "windowed_from", [0, ranking.WINDOWED_FIRST_PAGE_HITS], ids=["windows", "one search"]
+)
+def test_totals_and_first_pages_on_a_fresh_index_and_after_a_delta(
+    people_index, monkeypatch, windowed_from
+):
+    """First pages in index order come from windows of sequences past WINDOWED_FIRST_PAGE_HITS hits:
+    forced here."""
     monkeypatch.setattr(ranking, "WINDOWED_FIRST_PAGE_HITS", windowed_from)
     load, post = people_index
     records = [_profile(n) for n in range(600)]
     load(records, "v1", replace=True)
     _check(post, records)
-    changed = [{**_profile(n), "location_country": "spain", "linkedin_url": f"linkedin.com/in/new{n}"} for n in range(0, 600, 7)]
+    changed = [
+        {**_profile(n), "location_country": "spain", "linkedin_url": f"linkedin.com/in/new{n}"}
+        for n in range(0, 600, 7)
+    ]
     removed = [f"k{n:05d}" for n in range(3, 600, 11)]
     load(changed, "delta", upsert=True, delete_ids=removed)
     by_id = {r["id"]: r for r in records}
     by_id.update({r["id"]: r for r in changed})
     for record_id in removed:
         by_id.pop(record_id)
-    latest = sorted(by_id.values(), key=lambda r: (r["id"] in {c["id"] for c in changed}, r["id"]))  # upserts go last
+    # upserts go last
+    latest = sorted(by_id.values(), key=lambda r: (r["id"] in {c["id"] for c in changed}, r["id"]))
     _check(post, latest)

@@ -1,5 +1,6 @@
-"""A load's or a sample's process pool ends when it is terminated, even in a process whose SIGTERM handler only notes
-the signal (an RQ worker's warm shutdown), which its children inherit (plugins/person/pools.py)."""
+"""A load's or a sample's process pool ends when it is terminated, even in a process whose SIGTERM
+handler only notes the signal (an RQ worker's warm shutdown), which its children inherit
+(plugins/person/pools.py)."""
 
 from __future__ import annotations
 
@@ -31,7 +32,9 @@ print(sum(n for n, _ in answers), *{word for _, word in answers}, signal.getsign
 
 
 def test_a_pool_ends_when_terminated_under_a_sigterm_handler_that_only_notes_it():
-    done = subprocess.run([sys.executable, "-c", CHILD], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-c", CHILD], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
     assert done.returncode == 0, done.stderr
     # the work done, in children the initializer ran in, and the parent's own handler kept
     assert done.stdout.split() == ["100", "ready", "True"]

@@ -1,5 +1,6 @@
-"""Person POSTs only read (search, search-enrich, enrich, bulk, identify, v1, v2 and sandbox): an Idempotency-Key on
-them is ignored, so no answer is stored for a day and nothing is replayed; writes keep their keys."""
+"""Person POSTs only read (search, search-enrich, enrich, bulk, identify, v1, v2 and sandbox): an
+Idempotency-Key on them is ignored, so no answer is stored for a day and nothing is replayed; writes
+keep their keys."""
 
 from __future__ import annotations
 
@@ -34,8 +35,11 @@ def pdl(person_client):
 
 def person_posts(app) -> list[str]:
     """Every POST route of the person blueprints, as the app routes them."""
-    return sorted(rule.rule for rule in app.url_map.iter_rules()
-                  if "POST" in rule.methods and rule.endpoint.split(".")[0] in PERSON_BLUEPRINTS)
+    return sorted(
+        rule.rule
+        for rule in app.url_map.iter_rules()
+        if "POST" in rule.methods and rule.endpoint.split(".")[0] in PERSON_BLUEPRINTS
+    )
 
 
 def stored_keys() -> int:
@@ -47,16 +51,25 @@ def test_every_person_post_ignores_the_key_and_stores_nothing(pdl):
     client, headers = pdl
     app = client.application
     paths = person_posts(app)
-    assert "/v1/person/search" in paths and "/v2/sandbox/person/search/page" in paths and len(paths) >= 20
+    assert (
+        "/v1/person/search" in paths
+        and "/v2/sandbox/person/search/page" in paths
+        and len(paths) >= 20
+    )
     for number, path in enumerate(paths):
         body = BODIES[path.split("/person", 1)[1]]
         keyed = {**headers, "Idempotency-Key": f"read-{number}"}
         first = client.post(path, json=body, headers=keyed)
         again = client.post(path, json=body, headers=keyed)
-        other = client.post(path, json={**body, "pretty": True}, headers=keyed)  # another request, same key
-        assert first.status_code < 500 and again.status_code == first.status_code, (path, first.json)
+        # another request, same key
+        other = client.post(path, json={**body, "pretty": True}, headers=keyed)
+        assert first.status_code < 500 and again.status_code == first.status_code, (
+            path,
+            first.json,
+        )
         assert "Idempotent-Replayed" not in again.headers, path
-        assert other.status_code == first.status_code, (path, other.json)  # not 422 "used for another request"
+        # not 422 "used for another request"
+        assert other.status_code == first.status_code, (path, other.json)
         with app.app_context():
             assert stored_keys() == 0, path
 
@@ -81,5 +94,9 @@ def test_openapi_documents_the_key_on_writes_only(pdl):
         parameters = spec["paths"][path]["post"].get("parameters", [])
         assert all(p.get("name") != "Idempotency-Key" for p in parameters), path
     create_job = spec["paths"]["/v1/jobs"]["post"]
-    description = next(p for p in create_job["parameters"] if p["name"] == "Idempotency-Key")["description"]
-    assert "read-only POSTs (person search, enrich, bulk, identify) ignore the header" in description
+    description = next(p for p in create_job["parameters"] if p["name"] == "Idempotency-Key")[
+        "description"
+    ]
+    assert (
+        "read-only POSTs (person search, enrich, bulk, identify) ignore the header" in description
+    )

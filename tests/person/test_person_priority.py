@@ -1,4 +1,5 @@
-"""A background load really runs at idle CPU priority, and so do the threads and processes it starts afterwards."""
+"""A background load really runs at idle CPU priority, and so do the threads and processes it starts
+afterwards."""
 
 import os
 import subprocess
@@ -26,8 +27,17 @@ print(before[0], before[1], os.sched_getscheduler(0), os.getpriority(os.PRIO_PRO
 
 @pytest.mark.skipif(not hasattr(os, "SCHED_IDLE"), reason="SCHED_IDLE is Linux's")
 def test_a_background_load_and_what_it_starts_run_at_idle_priority():
-    out = subprocess.run([sys.executable, "-c", CHILD], cwd=ROOT, capture_output=True, text=True, timeout=60, check=True).stdout
-    policy_before, nice_before, policy, nice, thread_policy, child_policy, said = out.strip().split("|")
+    out = subprocess.run(
+        [sys.executable, "-c", CHILD],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    ).stdout
+    policy_before, nice_before, policy, nice, thread_policy, child_policy, said = out.strip().split(
+        "|"
+    )
     assert int(policy_before) == os.SCHED_OTHER
     assert (int(policy), int(thread_policy), int(child_policy)) == (os.SCHED_IDLE,) * 3
     assert int(nice) == int(nice_before) + 10

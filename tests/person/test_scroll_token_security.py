@@ -1,6 +1,6 @@
-"""Scroll tokens cannot be forged (issue 14 item 3): only the server secret makes one, they expire, they stay bound to
-their query, a decoded offset stays inside the 10,000-hit window, and "new,old" secrets rotate without breaking scrolls.
-Every refusal is a 400 in the one error body."""
+"""Scroll tokens cannot be forged (issue 14 item 3): only the server secret makes one, they expire,
+they stay bound to their query, a decoded offset stays inside the 10,000-hit window, and "new,old"
+secrets rotate without breaking scrolls. Every refusal is a 400 in the one error body."""
 
 from __future__ import annotations
 
@@ -39,22 +39,28 @@ def refused(response, message_part: str, field_error: str) -> bool:
 
 
 def issued_at(seconds_ago: int):
-    """Patch itsdangerous' clock so tokens made meanwhile carry a timestamp `seconds_ago` in the past."""
+    """Patch itsdangerous' clock so tokens made meanwhile carry a timestamp `seconds_ago` in the
+    past."""
     return lambda self: int(time.time()) - seconds_ago
 
 
 def test_a_token_made_with_the_old_literal_fallback_secret_is_refused(person_client):
-    """Today's code signs with "hirekit" when nothing configures a secret: anyone can mint a token past the window."""
+    """Today's code signs with "hirekit" when nothing configures a secret: anyone can mint a token
+    past the window."""
     client, headers = person_client("scroll")
     genuine = first_token(client, headers)
     if "." in genuine:  # itsdangerous: payload.timestamp.signature
         fingerprint = _fingerprint_of(client, genuine)
     else:  # the hand-made tokens before: base64 of 12 signature bytes, then the JSON
-        fingerprint = orjson.loads(base64.urlsafe_b64decode(genuine + "=" * (-len(genuine) % 4))[12:])[0]
+        fingerprint = orjson.loads(
+            base64.urlsafe_b64decode(genuine + "=" * (-len(genuine) % 4))[12:]
+        )[0]
     payload = orjson.dumps([fingerprint, ["offset", 50_000]])
     signature = hmac.new(b"hirekit", payload, hashlib.sha256).digest()[:12]
     forged = base64.urlsafe_b64encode(signature + payload).decode().rstrip("=")
-    assert refused(scroll(client, headers, forged), "not a token this service issued", "Invalid token.")
+    assert refused(
+        scroll(client, headers, forged), "not a token this service issued", "Invalid token."
+    )
 
 
 def _fingerprint_of(client, token: str) -> str:
@@ -69,22 +75,30 @@ def test_a_token_from_another_secret_is_refused(person_client):
     client_b, headers_b = person_client("scroll", SECRET_KEY="secret-b-" + "b" * 40)
     token = first_token(client_a, headers_a)
     assert scroll(client_a, headers_a, token).status_code == 200
-    assert refused(scroll(client_b, headers_b, token), "not a token this service issued", "Invalid token.")
+    assert refused(
+        scroll(client_b, headers_b, token), "not a token this service issued", "Invalid token."
+    )
 
 
-@pytest.mark.parametrize("tamper", [
-    # the signature, at a character all of whose bits count (the last one's low bits are base64 padding)
-    lambda token: token[:-10] + ("A" if token[-10] != "A" else "B") + token[-9:],
-    lambda token: token[:5] + ("x" if token[5] != "x" else "y") + token[6:],  # the payload
-    lambda token: token.rsplit(".", 2)[0],  # signature and timestamp cut off
-    lambda token: token + "." + token,
-    lambda token: "not-a-token",
-    lambda token: "é" * 40,
-])
+@pytest.mark.parametrize(
+    "tamper",
+    [
+        # the signature, at a character all of whose bits count (the last one's low bits are base64
+        # padding)
+        lambda token: token[:-10] + ("A" if token[-10] != "A" else "B") + token[-9:],
+        lambda token: token[:5] + ("x" if token[5] != "x" else "y") + token[6:],  # the payload
+        lambda token: token.rsplit(".", 2)[0],  # signature and timestamp cut off
+        lambda token: token + "." + token,
+        lambda token: "not-a-token",
+        lambda token: "é" * 40,
+    ],
+)
 def test_a_tampered_token_is_refused(person_client, tamper):
     client, headers = person_client("scroll")
     token = first_token(client, headers)
-    assert refused(scroll(client, headers, tamper(token)), "not a token this service issued", "Invalid token.")
+    assert refused(
+        scroll(client, headers, tamper(token)), "not a token this service issued", "Invalid token."
+    )
 
 
 def test_a_token_from_another_query_is_refused(person_client):
@@ -121,12 +135,17 @@ def test_rotation_keeps_old_tokens_valid_until_the_old_secret_is_dropped(person_
     client_new, headers_new = person_client("scroll", SECRET_KEY=new)
 
     before = first_token(client_old, headers_old)
-    continued = scroll(client_both, headers_both, before)  # rotated in: the old secret still verifies
+    # rotated in: the old secret still verifies
+    continued = scroll(client_both, headers_both, before)
     assert continued.status_code == 200, continued.json
     after = continued.json["scroll_token"]  # ... and the new one signs
     assert scroll(client_new, headers_new, after).status_code == 200
-    assert refused(scroll(client_old, headers_old, after), "not a token this service issued", "Invalid token.")
-    assert refused(scroll(client_new, headers_new, before), "not a token this service issued", "Invalid token.")
+    assert refused(
+        scroll(client_old, headers_old, after), "not a token this service issued", "Invalid token."
+    )
+    assert refused(
+        scroll(client_new, headers_new, before), "not a token this service issued", "Invalid token."
+    )
 
 
 def test_a_continuation_past_the_result_window_is_refused(person_client):
@@ -138,14 +157,19 @@ def test_a_continuation_past_the_result_window_is_refused(person_client):
         at_edge = tokens.sign("person-scroll", [fingerprint, ["offset", 9_998]])
         past = tokens.sign("person-scroll", [fingerprint, ["offset", 9_999]])
         negative = tokens.sign("person-scroll", [fingerprint, ["offset", -1]])
-    assert scroll(client, headers, at_edge).status_code == 200  # 9,998 + 2 = 10,000, like from + size
+    # 9,998 + 2 = 10,000, like from + size
+    assert scroll(client, headers, at_edge).status_code == 200
     assert refused(scroll(client, headers, past), "10,000", "Past the 10000 result window.")
-    assert refused(scroll(client, headers, negative), "not a token this service issued", "Invalid token.")
+    assert refused(
+        scroll(client, headers, negative), "not a token this service issued", "Invalid token."
+    )
 
 
 def test_a_relevance_scroll_walks_to_the_end_with_signed_tokens(person_client):
     from tests.person.paging import walk_scroll
 
     client, headers = person_client("scroll")
-    ids, pages, last = walk_scroll(client, headers, {"query": SCORED, "size": 100}, path="/v2/person/search")
+    ids, pages, last = walk_scroll(
+        client, headers, {"query": SCORED, "size": 100}, path="/v2/person/search"
+    )
     assert len(ids) == len(set(ids)) == last["total"] and pages > 1 and "scroll_token" not in last

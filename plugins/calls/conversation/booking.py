@@ -20,8 +20,8 @@ log = logging.getLogger("hirekit.calls")
 
 @dataclass(frozen=True)
 class Outcome:
-    """A booked callback's time (aware UTC), or the next time that would be allowed (None: none is).
-    """
+    """A booked callback's time (aware UTC), or the next time that would be allowed (None: none
+    is)."""
 
     booked_for: dt.datetime | None
     next_allowed: dt.datetime | None

@@ -85,7 +85,8 @@ def end_status(reason: str, answers: list[dict]) -> tuple[str, str | None]:
 
 
 def recording_on(tenant_id: str) -> bool:
-    """Whether the tenant records calls (its call settings, GET /v1/call-settings; off by default)."""
+    """Whether the tenant records calls (its call settings, GET /v1/call-settings; off by
+    default)."""
     from plugins.calls.recordings import recording_enabled
 
     return recording_enabled(tenant_id)
@@ -103,8 +104,10 @@ def write_live_record(call_id, fields: dict) -> None:
     sql = _LIVE_RECORD_SQL.get(key)
     if sql is None:
         sql = _LIVE_RECORD_SQL.setdefault(key, _live_record_sql(columns))
-    values = [value.value if isinstance(value, pw.Value) else field.db_value(value)
-              for field, value in fields.items()]
+    values = [
+        value.value if isinstance(value, pw.Value) else field.db_value(value)
+        for field, value in fields.items()
+    ]
     database.execute_sql(sql, [*values, Call.id.db_value(call_id)])
 
 
@@ -114,8 +117,10 @@ _LIVE_RECORD_SQL: dict[tuple, str] = {}
 def _live_record_sql(columns: tuple) -> str:
     param = database.param
     assigned = ", ".join(f'"{field.column_name}" = {param}' for field in columns)
-    return (f'UPDATE "{Call._meta.table_name}" SET {assigned} '
-            f'WHERE "{Call.id.column_name}" = {param} AND "{Call.end_reason.column_name}" IS NULL')
+    return (
+        f'UPDATE "{Call._meta.table_name}" SET {assigned} '
+        f'WHERE "{Call.id.column_name}" = {param} AND "{Call.end_reason.column_name}" IS NULL'
+    )
 
 
 def open_call_conversation(
@@ -137,8 +142,8 @@ def open_call_conversation(
         raise ConversationRefused(f"call {call_id} is not being placed")
     if call.dialogue and call.dialogue.get("stage"):
         raise ConversationRefused(f"call {call_id} already has its conversation")
-    # the job and candidate the whole conversation reads, each by its key (a joined select of three wide models
-    # cost the relay more CPU to build than these three reads)
+    # the job and candidate the whole conversation reads, each by its key (a joined select of three
+    # wide models cost the relay more CPU to build than these three reads)
     call.job, call.candidate = by_id(Job, call.job_id), by_id(Candidate, call.candidate_id)
     return CallConversation(call, language=language, record_writer=record_writer)
 
@@ -216,7 +221,8 @@ class CallConversation:
 
     def _earlier_results(self, call: Call) -> dict[str, dict]:
         earlier = (
-            Call.select(Call.id, Call.end_reason, Call.answers)  # not the earlier calls' transcripts
+            # not the earlier calls' transcripts
+            Call.select(Call.id, Call.end_reason, Call.answers)
             .where(
                 (Call.application == call.application_id)
                 & (Call.id != call.id)
@@ -691,7 +697,9 @@ class CallConversation:
         voicemail_left = reason == "voicemail_left"
         if self.record_writer is not None:
             # a relay's conversation: the status, assessment and webhook are a worker's to make
-            self.record_writer.complete(self.call_id, status, error=error, voicemail_left=voicemail_left)
+            self.record_writer.complete(
+                self.call_id, status, error=error, voicemail_left=voicemail_left
+            )
             return
         advance(
             self.call_id,

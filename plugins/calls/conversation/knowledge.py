@@ -113,8 +113,8 @@ def _money(value: float) -> str:
 
 
 def job_facts(job) -> dict[str, str]:
-    """The sentences the job record supports, by topic (a topic the record leaves empty is absent).
-    """
+    """The sentences the job record supports, by topic (a topic the record leaves empty is
+    absent)."""
     facts: dict[str, str] = {"title": f"The role is {job.title}."}
     currency = f" {job.pay_rate_currency}" if job.pay_rate_currency else ""
     per = f" {job.pay_frequency.lower()}" if job.pay_frequency else ""

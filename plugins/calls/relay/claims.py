@@ -54,8 +54,12 @@ def claim(call_id: str, provider: str) -> str | None:
     except ValueError:
         raise RelayRefused(404, f"no {provider} call {call_id[:64]!r}: not a call id") from None
     # the columns the claim needs: the conversation reads the whole call when it opens
-    found = (Call.select(Call.status, Call.dialled_at, Call.provider_call_id)
-             .where((Call.id == call_id) & (Call.provider == provider)).tuples().first())
+    found = (
+        Call.select(Call.status, Call.dialled_at, Call.provider_call_id)
+        .where((Call.id == call_id) & (Call.provider == provider))
+        .tuples()
+        .first()
+    )
     if found is None:
         raise RelayRefused(404, f"no {provider} call {call_id}")
     status, dialled_at, provider_call_id = found
@@ -98,8 +102,11 @@ def line_closed(call_id) -> None:
     if not CallRelay.select().where(CallRelay.call == call.id).exists():
         advance(call.id, Progress(FAILED, error="the call ended before its relay socket connected"))
         return
-    ended = (Call.update(end_reason="hung_up")
-             .where((Call.id == call.id) & Call.end_reason.is_null()).execute())
+    ended = (
+        Call.update(end_reason="hung_up")
+        .where((Call.id == call.id) & Call.end_reason.is_null())
+        .execute()
+    )
     if not ended:
         return  # the conversation wrote its own end meanwhile
     release(str(call.id), "line closed")
@@ -168,10 +175,16 @@ def complete_lost_ends(written_before: dt.datetime) -> int:
     from plugins.calls.conversation.dialogue import STATUS_BY_END, end_status
     from plugins.calls.tasks import complete_conversation
 
-    lost = (Call.select(Call.id, Call.end_reason, Call.answers)
-            .where(Call.status.in_(ACTIVE_STATUSES) & Call.end_reason.in_(list(STATUS_BY_END))
-                   & Call.provider.in_(RELAY_PROVIDERS) & (Call.updated_at < written_before))
-            .limit(SWEEP_BATCH))
+    lost = (
+        Call.select(Call.id, Call.end_reason, Call.answers)
+        .where(
+            Call.status.in_(ACTIVE_STATUSES)
+            & Call.end_reason.in_(list(STATUS_BY_END))
+            & Call.provider.in_(RELAY_PROVIDERS)
+            & (Call.updated_at < written_before)
+        )
+        .limit(SWEEP_BATCH)
+    )
     completed = 0
     for call in list(lost):
         status, error = end_status(call.end_reason, call.answers or [])
@@ -179,7 +192,9 @@ def complete_lost_ends(written_before: dt.datetime) -> int:
         if complete_conversation(str(call.id), status, error, voicemail_left) == "done":
             completed += 1
             release(str(call.id), "swept")
-            log.warning("call %s: its end (%s) was completed by the sweep", call.id, call.end_reason)
+            log.warning(
+                "call %s: its end (%s) was completed by the sweep", call.id, call.end_reason
+            )
     return completed
 
 

@@ -17,8 +17,8 @@ def enabled(environ=os.environ) -> bool:
 
 
 def start(log) -> subprocess.Popen | None:
-    """The relay process, started with this process's environment (so its settings); None when off.
-    """
+    """The relay process, started with this process's environment (so its settings); None when
+    off."""
     if not enabled():
         return None
     process = subprocess.Popen(

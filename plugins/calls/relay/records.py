@@ -30,11 +30,14 @@ class RecordWriter:
     with `write(call_id, fields)` (the dialogue's own update, with its guard) in one transaction
     every `interval` seconds."""
 
-    def __init__(self, app, *, write, interval: float, complete=None, completion_interval: float = 0.0):
+    def __init__(
+        self, app, *, write, interval: float, complete=None, completion_interval: float = 0.0
+    ):
         self.app = app
         self.write = write
         self.interval = interval
-        self.complete_ends = complete  # complete(ends): the ended calls' completions, handed on in one go
+        # complete(ends): the ended calls' completions, handed on in one go
+        self.complete_ends = complete
         self.completion_interval = completion_interval
         self._pending: dict[str, dict] = {}
         self._ends: list[tuple] = []
@@ -52,7 +55,9 @@ class RecordWriter:
     def pending(self) -> int:
         return len(self._pending)
 
-    def complete(self, call_id: str, status: str, *, error: str | None, voicemail_left: bool) -> None:
+    def complete(
+        self, call_id: str, status: str, *, error: str | None, voicemail_left: bool
+    ) -> None:
         """Hand the ended call's completion on with the next batch (its end is already written)."""
         with self._lock:
             self._ends.append((str(call_id), status, error, voicemail_left))

@@ -66,13 +66,17 @@ class RelayServer:
 
         # turns' records, written behind the turns in one transaction per interval
         self.records = RecordWriter(
-            app, write=write_live_record, interval=float(config["RELAY_RECORD_INTERVAL"]),
-            complete=complete_all_soon, completion_interval=float(config["RELAY_COMPLETION_INTERVAL"]),
+            app,
+            write=write_live_record,
+            interval=float(config["RELAY_RECORD_INTERVAL"]),
+            complete=complete_all_soon,
+            completion_interval=float(config["RELAY_COMPLETION_INTERVAL"]),
         )
         self.silence_seconds = float(config["RELAY_SILENCE_SECONDS"])
         self.sweep_interval = float(config["RELAY_SWEEP_INTERVAL"])
         self.live: dict[str, RelaySession] = {}
-        # connection -> (provider, call id, the provider's call id) between the handshake and the handler
+        # connection -> (provider, call id, the provider's call id) between the handshake and the
+        # handler
         self.claimed: dict[ServerConnection, tuple[str, str, object]] = {}
         self.turn_ms: deque[float] = deque(maxlen=KEPT_TURN_TIMES)
         self.refused = 0
@@ -160,9 +164,7 @@ class RelayServer:
         open_conversation = conversation_factory(self.app)
         session = RelaySession(
             call_id,
-            lambda *args, **kwargs: open_conversation(
-                *args, record_writer=self.records, **kwargs
-            ),
+            lambda *args, **kwargs: open_conversation(*args, record_writer=self.records, **kwargs),
             silence_seconds=self.silence_seconds,
             expected_call_sid=provider_call_id,
             language=self.app.config["CALL_LANGUAGE"],
@@ -271,8 +273,8 @@ class RelayServer:
         await work
 
     def _finish(self, session: RelaySession, call_id: str, closed_by: str) -> None:
-        """Once the socket is gone: end the conversation, release the claim and complete the call.
-        """
+        """Once the socket is gone: end the conversation, release the claim and complete the
+        call."""
         from plugins.calls.lifecycle import advance
         from plugins.calls.models import COMPLETED, Call, FINAL_STATUSES
         from plugins.calls.telephony import Progress

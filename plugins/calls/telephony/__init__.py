@@ -23,19 +23,24 @@ def get_provider(app=None) -> TelephonyProvider:
     elif name == "twilio":
         from plugins.calls.telephony.twilio import TwilioProvider
 
-        provider = TwilioProvider(account_sid=app.config["TWILIO_ACCOUNT_SID"], auth_token=app.config["TWILIO_AUTH_TOKEN"],
-                                  from_number=app.config["TWILIO_FROM_NUMBER"],
-                                  callback_base_url=app.config["TWILIO_CALLBACK_BASE_URL"],
-                                  api_base_url=app.config["TWILIO_API_BASE_URL"])
+        provider = TwilioProvider(
+            account_sid=app.config["TWILIO_ACCOUNT_SID"],
+            auth_token=app.config["TWILIO_AUTH_TOKEN"],
+            from_number=app.config["TWILIO_FROM_NUMBER"],
+            callback_base_url=app.config["TWILIO_CALLBACK_BASE_URL"],
+            api_base_url=app.config["TWILIO_API_BASE_URL"],
+        )
     elif name == "telnyx":
         from plugins.calls.telephony.telnyx import TelnyxProvider
 
-        provider = TelnyxProvider(api_key=app.config["TELNYX_API_KEY"],
-                                  account_sid=app.config["TELNYX_ACCOUNT_SID"],
-                                  connection_id=app.config["TELNYX_CONNECTION_ID"],
-                                  from_number=app.config["TELNYX_FROM_NUMBER"],
-                                  callback_base_url=app.config["TELNYX_CALLBACK_BASE_URL"],
-                                  api_base_url=app.config["TELNYX_API_BASE_URL"])
+        provider = TelnyxProvider(
+            api_key=app.config["TELNYX_API_KEY"],
+            account_sid=app.config["TELNYX_ACCOUNT_SID"],
+            connection_id=app.config["TELNYX_CONNECTION_ID"],
+            from_number=app.config["TELNYX_FROM_NUMBER"],
+            callback_base_url=app.config["TELNYX_CALLBACK_BASE_URL"],
+            api_base_url=app.config["TELNYX_API_BASE_URL"],
+        )
     else:
         raise ValueError(f"HIREKIT_TELEPHONY={name!r}: choose one of {', '.join(PROVIDERS)}")
     app.extensions["hirekit_telephony"] = provider

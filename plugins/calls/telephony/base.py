@@ -1,5 +1,5 @@
-"""The telephony provider interface: place a screening call from a script and report its progress, and send an SMS
-(a call's reminder) from the same number."""
+"""The telephony provider interface: place a screening call from a script and report its progress,
+and send an SMS (a call's reminder) from the same number."""
 
 from __future__ import annotations
 
@@ -45,8 +45,9 @@ Reporter = Callable[[Progress], None]
 
 
 class TelephonyProvider(ABC):
-    """Places calls. Synchronous providers report every status through `report` before place() returns;
-    asynchronous ones return the provider's call id and report later through their callback route."""
+    """Places calls. Synchronous providers report every status through `report` before place()
+    returns; asynchronous ones return the provider's call id and report later through their callback
+    route."""
 
     name: str
 
@@ -55,9 +56,10 @@ class TelephonyProvider(ABC):
         """Start the call; returns the provider's call id when it has one."""
 
     def send_sms(self, to: str, body: str) -> str:
-        """Send a text message; returns the provider's message id. Raises SmsRefused when the provider refuses this
-        message for good (a bad or unsubscribed number); any other exception is a transport error worth a retry.
-        A provider that cannot send text messages refuses every one."""
+        """Send a text message; returns the provider's message id. Raises SmsRefused when the
+        provider refuses this message for good (a bad or unsubscribed number); any other exception
+        is a transport error worth a retry. A provider that cannot send text messages refuses every
+        one."""
         raise SmsRefused(f"the {self.name} telephony provider cannot send text messages")
 
 
@@ -69,8 +71,8 @@ def require_settings(provider: str, settings: dict[str, str]) -> None:
 
 
 class SmsRefused(Exception):
-    """The provider refused the message itself: sending it again would fail again. `unsubscribed` when the number
-    asked this sender to stop (an SMS STOP the service may have missed)."""
+    """The provider refused the message itself: sending it again would fail again. `unsubscribed`
+    when the number asked this sender to stop (an SMS STOP the service may have missed)."""
 
     def __init__(self, message: str, *, unsubscribed: bool = False):
         super().__init__(message)
@@ -116,7 +118,8 @@ class ConversationRelayProvider(TelephonyProvider):
         raise NotImplementedError(f"the {self.name} provider keeps no recordings")
 
     def open_recording(self, provider_recording_id: str):
-        """The recording's audio as a streamed `requests` response (content type, body in chunks)."""
+        """The recording's audio as a streamed `requests` response (content type, body in
+        chunks)."""
         raise NotImplementedError(f"the {self.name} provider keeps no recordings")
 
 
@@ -135,8 +138,11 @@ def relay_url(callback_base_url: str, provider: str, call_id: str) -> str:
 
 def introduction(script: CallScript) -> str:
     where = f" at {script.company}" if script.company else ""
-    return (f"Hello {script.candidate_name}, this is the screening assistant calling about the {script.job_title} "
-            f"position{where}. I have {len(script.questions)} short question(s) for you.")
+    return (
+        f"Hello {script.candidate_name}, this is the screening assistant calling about the "
+        f"{script.job_title} "
+        f"position{where}. I have {len(script.questions)} short question(s) for you."
+    )
 
 
 def voicemail_message(script: CallScript, callback_number: str = "") -> str:
@@ -152,8 +158,11 @@ def voicemail_message(script: CallScript, callback_number: str = "") -> str:
         reach = f" To reach {who}, call us back at {callback_number}."
     else:
         reach = f" {who[0].upper()}{who[1:]} will try you again soon."
-    return (f"Hello {script.candidate_name}, this is the screening assistant calling about the {script.job_title} "
-            f"position{where}.{reach} Thank you, goodbye.")
+    return (
+        f"Hello {script.candidate_name}, this is the screening assistant calling about the "
+        f"{script.job_title} "
+        f"position{where}.{reach} Thank you, goodbye."
+    )
 
 
 CLOSING = "Thank you for your time. The recruiter will be in touch about next steps. Goodbye."

@@ -39,12 +39,15 @@ class TwilioProvider(ConversationRelayProvider):
         api_base_url: str = "",
         http_client=None,
     ):
-        require_settings("twilio", {
-            "TWILIO_ACCOUNT_SID": account_sid,
-            "TWILIO_AUTH_TOKEN": auth_token,
-            "TWILIO_FROM_NUMBER": from_number,
-            "TWILIO_CALLBACK_BASE_URL": callback_base_url,
-        })
+        require_settings(
+            "twilio",
+            {
+                "TWILIO_ACCOUNT_SID": account_sid,
+                "TWILIO_AUTH_TOKEN": auth_token,
+                "TWILIO_FROM_NUMBER": from_number,
+                "TWILIO_CALLBACK_BASE_URL": callback_base_url,
+            },
+        )
         self.client = Client(
             account_sid,
             auth_token,
@@ -64,10 +67,15 @@ class TwilioProvider(ConversationRelayProvider):
         (waiting for the beep when a voicemail is to be left) and, when the tenant records, both
         channels recorded."""
         options = call_options(script, self.callback_base_url, CALLBACK_PATH)
-        params = {re.sub(r"(?<=[a-z])(?=[A-Z])", "_", name).lower(): value
-                  for name, value in options.items()}  # the twilio client's names: async_amd, ...
-        params.update(to=script.phone_no, from_=self.from_number,
-                      twiml=relay_twiml(script, self.relay_url(script.call_id)))
+        params = {
+            re.sub(r"(?<=[a-z])(?=[A-Z])", "_", name).lower(): value
+            for name, value in options.items()
+        }  # the twilio client's names: async_amd, ...
+        params.update(
+            to=script.phone_no,
+            from_=self.from_number,
+            twiml=relay_twiml(script, self.relay_url(script.call_id)),
+        )
         return self.client.calls.create(**params).sid
 
     def handshake_valid(self, url: str, headers) -> bool:

@@ -1,7 +1,9 @@
-"""An MCP tool: a family's service function, its marshmallow argument schema (the inputSchema) and its record schema (the outputSchema).
+"""An MCP tool: a family's service function, its marshmallow argument schema (the inputSchema) and
+its record schema (the outputSchema).
 
-The tool modules beside this one (jobs.py, applications.py, ...) hold each family's tools; they call the same
-services and dump with the same schemas as the REST routes, so an agent and an ATS see the same records.
+The tool modules beside this one (jobs.py, applications.py, ...) hold each family's tools; they call
+the same services and dump with the same schemas as the REST routes, so an agent and an ATS see the
+same records.
 """
 
 from __future__ import annotations
@@ -25,16 +27,20 @@ from app.http.nul_guard import paths_with_nul
 
 
 class InvalidArguments(Exception):
-    """The arguments do not match the tool's inputSchema; carries marshmallow's per-field messages."""
+    """The arguments do not match the tool's inputSchema; carries marshmallow's per-field
+    messages."""
 
     def __init__(self, tool: str, messages):
-        self.fields = flatten_fields(messages if isinstance(messages, dict) else {"_schema": messages})
+        self.fields = flatten_fields(
+            messages if isinstance(messages, dict) else {"_schema": messages}
+        )
         super().__init__(f"Invalid arguments for {tool}: {describe_fields(self.fields)}.")
 
 
 @dataclass(frozen=True)
 class Tool:
-    """One tool. `run(tenant_id, arguments)` gets the loaded arguments and returns what `result` dumps."""
+    """One tool. `run(tenant_id, arguments)` gets the loaded arguments and returns what `result`
+    dumps."""
 
     name: str
     title: str
@@ -42,13 +48,15 @@ class Tool:
     arguments: type[ma.Schema]
     result: type[ma.Schema]
     run: Callable[[str, dict], object]
-    plugin: str  # the family whose services the tool calls; the tool exists only where that plugin is enabled
+    # the family whose services the tool calls; the tool exists only where that plugin is enabled
+    plugin: str
     read_only: bool = True
     destructive: bool = False
     idempotent: bool = True
     annotations: dict = field(default_factory=dict)
-    # For a tool acting in the world (placing a phone call): confirm(tenant_id, arguments) is the question the person
-    # who authorized an OAuth client must answer yes to before it runs (plugins.mcp.confirmation)
+    # For a tool acting in the world (placing a phone call): confirm(tenant_id, arguments) is the
+    # question the person who authorized an OAuth client must answer yes to before it runs
+    # (plugins.mcp.confirmation)
     confirm: Callable[[str, dict], str] | None = None
 
     @cached_property
@@ -61,7 +69,8 @@ class Tool:
 
     @cached_property
     def definition(self) -> dict:
-        """The tools/list entry: name, description, both schemas generated from marshmallow, and behaviour hints."""
+        """The tools/list entry: name, description, both schemas generated from marshmallow, and
+        behaviour hints."""
         hints = {"title": self.title, "readOnlyHint": self.read_only, "openWorldHint": False}
         if not self.read_only:
             hints.update(destructiveHint=self.destructive, idempotentHint=self.idempotent)
@@ -83,14 +92,17 @@ class Tool:
         return schema
 
     def call(self, tenant_id: str, arguments: dict) -> dict:
-        """The tool's structured result; InvalidArguments when they do not fit, ApiError on a domain failure. A write
-        tool called with an idempotency_key runs once per key: a retry with the same arguments gets the first result
-        (or the first failure), other arguments with the same key fail (app.http.idempotency). A read tool ignores one (keys
-        apply to writes that change state): it runs every time and nothing is stored. NUL characters anywhere in the
-        arguments are invalid (PostgreSQL text cannot hold them), as app.http.nul_guard refuses them in REST bodies."""
+        """The tool's structured result; InvalidArguments when they do not fit, ApiError on a domain
+        failure. A write tool called with an idempotency_key runs once per key: a retry with the
+        same arguments gets the first result (or the first failure), other arguments with the same
+        key fail (app.http.idempotency). A read tool ignores one (keys apply to writes that change
+        state): it runs every time and nothing is stored. NUL characters anywhere in the arguments
+        are invalid (PostgreSQL text cannot hold them), as app.http.nul_guard refuses them in REST
+        bodies."""
         try:
             with_nul = paths_with_nul(arguments)
-        except RecursionError:  # no tool takes arguments nested anywhere near this deep (JSON parsing allows ~1,000)
+        # no tool takes arguments nested anywhere near this deep (JSON parsing allows ~1,000)
+        except RecursionError:
             raise InvalidArguments(self.name, {"_schema": ["Nested too deeply to read."]}) from None
         if with_nul:
             raise InvalidArguments(self.name, {path: [NUL_MESSAGE] for path in with_nul})
@@ -102,12 +114,17 @@ class Tool:
             return self._call(tenant_id, arguments)
         if not isinstance(key, str):
             raise InvalidArguments(self.name, {IDEMPOTENCY_ARGUMENT: ["Not a valid string."]})
-        request_fingerprint = idempotency.fingerprint("mcp", self.name, orjson.dumps(arguments, option=orjson.OPT_SORT_KEYS))
-        return idempotency.run_once(tenant_id, key, request_fingerprint, lambda: self._call(tenant_id, arguments))
+        request_fingerprint = idempotency.fingerprint(
+            "mcp", self.name, orjson.dumps(arguments, option=orjson.OPT_SORT_KEYS)
+        )
+        return idempotency.run_once(
+            tenant_id, key, request_fingerprint, lambda: self._call(tenant_id, arguments)
+        )
 
     def _call(self, tenant_id: str, arguments: dict) -> dict:
         try:
-            loaded = load_json(self._argument_schema, arguments)  # integers and booleans exact, blank is absent
+            # integers and booleans exact, blank is absent
+            loaded = load_json(self._argument_schema, arguments)
         except ma.ValidationError as error:
             raise InvalidArguments(self.name, error.messages) from None
         return self._result_schema.dump(self.run(tenant_id, loaded))
@@ -115,15 +132,20 @@ class Tool:
 
 IDEMPOTENCY_ARGUMENT = "idempotency_key"
 IDEMPOTENCY_KEY_SCHEMA = {
-    "type": "string", "minLength": 1, "maxLength": idempotency.MAX_KEY_LENGTH,
-    "description": "Optional: a unique key (e.g. a UUID) that makes this call safe to retry. A retry with the same key and "
-                   "the same arguments within 24 hours returns the first call's result and changes nothing again; the "
-                   "same key with other arguments fails.",
+    "type": "string",
+    "minLength": 1,
+    "maxLength": idempotency.MAX_KEY_LENGTH,
+    "description": "Optional: a unique key (e.g. a UUID) that makes this call safe to retry. A "
+    "retry with the same key and "
+    "the same arguments within 24 hours returns the first call's result and changes nothing again; "
+    "the "
+    "same key with other arguments fails.",
 }
 
 
 def success(structured: dict) -> dict:
-    """A tools/call result: the data as JSON text for any client, and as structuredContent for those that read it."""
+    """A tools/call result: the data as JSON text for any client, and as structuredContent for those
+    that read it."""
     return {
         "content": [{"type": "text", "text": orjson.dumps(structured).decode()}],
         "structuredContent": structured,
@@ -137,12 +159,17 @@ def failure(text: str) -> dict:
 
 
 def describe_fields(fields: dict) -> str:
-    """Every field's problems in one line ("title: Not a valid string; industry: Missing data ..."): a model fixes all at once."""
-    return "; ".join(f"{name}: {' '.join(m.rstrip('.') for m in messages)}" for name, messages in flatten_fields(fields).items())
+    """Every field's problems in one line ("title: Not a valid string; industry: Missing data ..."):
+    a model fixes all at once."""
+    return "; ".join(
+        f"{name}: {' '.join(m.rstrip('.') for m in messages)}"
+        for name, messages in flatten_fields(fields).items()
+    )
 
 
 def describe_api_error(error: ApiError) -> str:
-    """The REST error as a sentence for a model: the message, per-field problems, the id of a conflicting record."""
+    """The REST error as a sentence for a model: the message, per-field problems, the id of a
+    conflicting record."""
     text = error.message
     if error.fields:
         details = describe_fields(error.fields)
@@ -151,12 +178,16 @@ def describe_api_error(error: ApiError) -> str:
     if error.extra.get("existing_id"):
         text = f"{text}; the existing record's id is {error.extra['existing_id']}"
     if error.status == 503:
-        text = f"{text} This is a service-side condition; retrying later or asking an operator may help."
+        text = (
+            f"{text} This is a service-side condition; retrying later or asking an operator "
+            "may help."
+        )
     return text
 
 
 def with_defaults(schema: type[ma.Schema], name: str, **defaults) -> type[ma.Schema]:
-    """A subclass of `schema` whose named fields become optional with a default (e.g. page=1, size=20 for an agent)."""
+    """A subclass of `schema` whose named fields become optional with a default (e.g. page=1,
+    size=20 for an agent)."""
     overrides = {}
     for field_name, default in defaults.items():
         original = schema().declared_fields[field_name]
@@ -169,28 +200,53 @@ def with_defaults(schema: type[ma.Schema], name: str, **defaults) -> type[ma.Sch
 
 
 def with_fields(schema: type[ma.Schema], name: str, **fields) -> type[ma.Schema]:
-    """A subclass of `schema` with extra fields (e.g. the job_id a REST route takes from its path)."""
+    """A subclass of `schema` with extra fields (e.g. the job_id a REST route takes from its
+    path)."""
     return type(name, (schema,), fields)
 
 
-def list_tool(plugin: str, filters: type[ma.Schema], record: type[ma.Schema], list_records, description: str) -> Tool:
-    """The read-only `list_<plugin>` tool ("List <plugin>"): the family's REST list filters with page 1 and size 20 as
-    defaults for an agent, answered as one page of `record`s by `list_records(tenant_id, **filters)`."""
-    return Tool(name=f"list_{plugin}", title=f"List {plugin}", description=description,
-                arguments=with_defaults(filters, f"List{plugin.title()}ArgsSchema", page=1, size=20),
-                result=page_schema(record), run=lambda tenant_id, args: _live_records(list_records, tenant_id, args),
-                plugin=plugin)
+def list_tool(
+    plugin: str, filters: type[ma.Schema], record: type[ma.Schema], list_records, description: str
+) -> Tool:
+    """The read-only `list_<plugin>` tool ("List <plugin>"): the family's REST list filters with
+    page 1 and size 20 as defaults for an agent, answered as one page of `record`s by
+    `list_records(tenant_id, **filters)`."""
+    return Tool(
+        name=f"list_{plugin}",
+        title=f"List {plugin}",
+        description=description,
+        arguments=with_defaults(filters, f"List{plugin.title()}ArgsSchema", page=1, size=20),
+        result=page_schema(record),
+        run=lambda tenant_id, args: _live_records(list_records, tenant_id, args),
+        plugin=plugin,
+    )
 
 
 def _live_records(list_records, tenant_id: str, args: dict):
-    """A list tool's answer: erased records are gone for an agent (no tombstones, which sync walks over REST show)."""
+    """A list tool's answer: erased records are gone for an agent (no tombstones, which sync walks
+    over REST show)."""
     with tombstones.hidden():
         return list_records(tenant_id, **args)
 
 
-def get_tool(plugin: str, name: str, title: str, which: type[ma.Schema], record: type[ma.Schema], get_record,
-             description: str) -> Tool:
-    """A read-only tool answering one `record` by the id in `which` (a schema of that one field): get_record(tenant_id, id)."""
+def get_tool(
+    plugin: str,
+    name: str,
+    title: str,
+    which: type[ma.Schema],
+    record: type[ma.Schema],
+    get_record,
+    description: str,
+) -> Tool:
+    """A read-only tool answering one `record` by the id in `which` (a schema of that one field):
+    get_record(tenant_id, id)."""
     (id_field,) = which().declared_fields
-    return Tool(name=name, title=title, description=description, arguments=which, result=record,
-                run=lambda tenant_id, args: get_record(tenant_id, args[id_field]), plugin=plugin)
+    return Tool(
+        name=name,
+        title=title,
+        description=description,
+        arguments=which,
+        result=record,
+        run=lambda tenant_id, args: get_record(tenant_id, args[id_field]),
+        plugin=plugin,
+    )

@@ -98,7 +98,8 @@ class ClusterClient(ABC):
     own timeout and retries. Every method raises ClusterError subclasses only."""
 
     product: str  # "Elasticsearch" or "OpenSearch": how errors name the cluster
-    # the settings prefix of its credentials, for error messages (ELASTICSEARCH: HIREKIT_ELASTICSEARCH_...)
+    # the settings prefix of its credentials, for error messages (ELASTICSEARCH:
+    # HIREKIT_ELASTICSEARCH_...)
     setting: str
     client: object  # the client library's client
     helpers: ModuleType  # the library's bulk helpers: elasticsearch.helpers, opensearchpy.helpers
@@ -180,18 +181,25 @@ class ClusterClient(ABC):
         """Send bulk actions in chunks of BULK_CHUNK (on `threads` threads); the failed items."""
         with self.translated():
             if threads > 1:
-                sent = self.helpers.parallel_bulk(self.client, actions, thread_count=threads,
-                                                  chunk_size=BULK_CHUNK, raise_on_error=False)
+                sent = self.helpers.parallel_bulk(
+                    self.client,
+                    actions,
+                    thread_count=threads,
+                    chunk_size=BULK_CHUNK,
+                    raise_on_error=False,
+                )
                 return [info for ok, info in sent if not ok]
-            _, failed = self.helpers.bulk(self.client, actions, chunk_size=BULK_CHUNK,
-                                          raise_on_error=False)
+            _, failed = self.helpers.bulk(
+                self.client, actions, chunk_size=BULK_CHUNK, raise_on_error=False
+            )
             return failed
 
     def streaming_bulk(self, actions: Iterable[dict]) -> Iterator[dict]:
         """Each action's answer item, in order, without raising on an item's error."""
         with self.translated():
-            for _, item in self.helpers.streaming_bulk(self.client, actions, chunk_size=BULK_CHUNK,
-                                                       raise_on_error=False):
+            for _, item in self.helpers.streaming_bulk(
+                self.client, actions, chunk_size=BULK_CHUNK, raise_on_error=False
+            ):
                 yield item
 
 
@@ -253,8 +261,12 @@ class ClusterBackend(SearchBackend):
                     f"HIREKIT_{self.client.setting}_USERNAME)."
                 ) from None
             if lost is not None and error.status >= 500:
-                log.warning("%s failed a page of a point in time: %s %s", product, error.status,
-                            error.reason)
+                log.warning(
+                    "%s failed a page of a point in time: %s %s",
+                    product,
+                    error.status,
+                    error.reason,
+                )
                 raise lost(f"{product} answered {error.status}") from None
             raise DatasetUnavailable(f"{product} answered {error.status}.") from None
         except ClusterUnreachable as error:

@@ -1,4 +1,5 @@
-"""Enrichment vendors: the interface the enrich routes speak, what a match is, and the 503 when no vendor is configured."""
+"""Enrichment vendors: the interface the enrich routes speak, what a match is, and the 503 when no
+vendor is configured."""
 
 from __future__ import annotations
 
@@ -9,12 +10,16 @@ from app.errors import ApiError
 
 
 class VendorUnavailable(ApiError):
-    """503 with Retry-After: enrichment is switched off or its upstream is not configured (as docs/integrating.md,
-    Conventions, says of every dependency)."""
+    """503 with Retry-After: enrichment is switched off or its upstream is not configured (as
+    docs/integrating.md, Conventions, says of every dependency)."""
 
     def __init__(self, reason: str):
-        super().__init__(503, f"The enrichment vendor is not available: {reason} Set HIREKIT_ENRICH_VENDOR=local "
-                              "(matches the loaded dataset) or http with HIREKIT_ENRICH_URL.", headers={"Retry-After": "30"})
+        super().__init__(
+            503,
+            f"The enrichment vendor is not available: {reason} Set HIREKIT_ENRICH_VENDOR=local "
+            "(matches the loaded dataset) or http with HIREKIT_ENRICH_URL.",
+            headers={"Retry-After": "30"},
+        )
 
 
 class NoMatch(ApiError):
@@ -24,7 +29,8 @@ class NoMatch(ApiError):
 
 @dataclass
 class Match:
-    """A profile the vendor believes is the person, how sure it is (1-10), and which inputs agreed."""
+    """A profile the vendor believes is the person, how sure it is (1-10), and which inputs
+    agreed."""
 
     record: dict
     likelihood: int
@@ -33,7 +39,8 @@ class Match:
 
 
 class EnrichVendor(ABC):
-    """Finds one person from identifying inputs (normalized names: full_name, email, phone_number, company_name, id, ...)."""
+    """Finds one person from identifying inputs (normalized names: full_name, email, phone_number,
+    company_name, id, ...)."""
 
     name: str
 
@@ -53,7 +60,8 @@ class EnrichVendor(ABC):
 
     @abstractmethod
     def identify(self, params: dict, *, limit: int) -> list[Match]:
-        """Up to `limit` candidates the inputs may describe, strongest first (PDL's identify); [] when none."""
+        """Up to `limit` candidates the inputs may describe, strongest first (PDL's identify); []
+        when none."""
 
     @abstractmethod
     def by_ids(self, ids: list[str]) -> dict[str, Match]:

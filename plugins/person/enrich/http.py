@@ -1,4 +1,5 @@
-"""The HTTP enrichment vendor: a PDL-compatible upstream over a pooled requests session, with retries on 429/5xx honouring Retry-After."""
+"""The HTTP enrichment vendor: a PDL-compatible upstream over a pooled requests session, with
+retries on 429/5xx honouring Retry-After."""
 
 from __future__ import annotations
 
@@ -17,16 +18,30 @@ ENRICH_PATH = "/v5/person/enrich"
 IDENTIFY_PATH = "/v5/person/identify"
 BULK_PATH = "/v5/person/bulk"
 # the seed's names -> the upstream's (PDL) names; anything else is not sent
-TO_UPSTREAM = {"id": "pdl_id", "full_name": "name", "first_name": "first_name", "last_name": "last_name",
-               "middle_name": "middle_name", "email": "email", "phone_number": "phone", "company_name": "company",
-               "school": "school", "location": "location", "profile": "profile", "min_likelihood": "min_likelihood"}
+TO_UPSTREAM = {
+    "id": "pdl_id",
+    "full_name": "name",
+    "first_name": "first_name",
+    "last_name": "last_name",
+    "middle_name": "middle_name",
+    "email": "email",
+    "phone_number": "phone",
+    "company_name": "company",
+    "school": "school",
+    "location": "location",
+    "profile": "profile",
+    "min_likelihood": "min_likelihood",
+}
 FROM_UPSTREAM = {upstream: ours for ours, upstream in TO_UPSTREAM.items()}
 
 
 class UpstreamRateLimited(ApiError):
     def __init__(self, retry_after: str | None):
-        super().__init__(429, "The enrichment upstream is rate limiting us; retry later.",
-                         headers={"Retry-After": retry_after or "60"})
+        super().__init__(
+            429,
+            "The enrichment upstream is rate limiting us; retry later.",
+            headers={"Retry-After": retry_after or "60"},
+        )
 
 
 class UpstreamFailed(ApiError):
@@ -39,8 +54,17 @@ class HttpVendor(EnrichVendor):
 
     name = "http"
 
-    def __init__(self, base_url: str, api_key: str, *, timeout: float = 10.0, connect_timeout: float = 3.05, retries: int = 2,
-                 backoff: float = 0.5, max_retry_after: float = 10.0):
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str,
+        *,
+        timeout: float = 10.0,
+        connect_timeout: float = 3.05,
+        retries: int = 2,
+        backoff: float = 0.5,
+        max_retry_after: float = 10.0,
+    ):
         self.base_url = base_url.rstrip("/")
         self.timeout = (connect_timeout, timeout)
         self.retries = retries
@@ -49,17 +73,26 @@ class HttpVendor(EnrichVendor):
         self.session = requests.Session()
         self.session.mount("http://", HTTPAdapter(pool_connections=4, pool_maxsize=32))
         self.session.mount("https://", HTTPAdapter(pool_connections=4, pool_maxsize=32))
-        self.session.headers.update({"X-Api-Key": api_key, "Accept": "application/json", "User-Agent": "hirekit"})
+        self.session.headers.update(
+            {"X-Api-Key": api_key, "Accept": "application/json", "User-Agent": "hirekit"}
+        )
         self._bulk_supported = True
 
     @classmethod
     def from_config(cls, config, url: str, api_key: str) -> "HttpVendor":
-        return cls(url, api_key, timeout=float(config["ENRICH_TIMEOUT"]), connect_timeout=float(config["ENRICH_CONNECT_TIMEOUT"]),
-                   retries=int(config["ENRICH_RETRIES"]), backoff=float(config["ENRICH_BACKOFF"]),
-                   max_retry_after=float(config["ENRICH_MAX_RETRY_AFTER"]))
+        return cls(
+            url,
+            api_key,
+            timeout=float(config["ENRICH_TIMEOUT"]),
+            connect_timeout=float(config["ENRICH_CONNECT_TIMEOUT"]),
+            retries=int(config["ENRICH_RETRIES"]),
+            backoff=float(config["ENRICH_BACKOFF"]),
+            max_retry_after=float(config["ENRICH_MAX_RETRY_AFTER"]),
+        )
 
     def _send(self, method: str, path: str, **kwargs) -> requests.Response:
-        """One call with retries: 429 and 5xx wait (Retry-After, else exponential backoff); timeouts and refusals retry too."""
+        """One call with retries: 429 and 5xx wait (Retry-After, else exponential backoff); timeouts
+        and refusals retry too."""
         url = self.base_url + path
         for attempt in range(self.retries + 1):
             last_try = attempt == self.retries
@@ -86,7 +119,7 @@ class HttpVendor(EnrichVendor):
         raise AssertionError("unreachable")
 
     def _pause(self, attempt: int, retry_after: str | None) -> None:
-        delay = self.backoff * (2 ** attempt)
+        delay = self.backoff * (2**attempt)
         if retry_after:
             try:
                 delay = float(retry_after)
@@ -103,7 +136,9 @@ class HttpVendor(EnrichVendor):
             raise NoMatch()
         if status == 400:
             message = (body.get("error") or {}).get("message") if isinstance(body, dict) else None
-            raise ApiError(400, f"The enrichment upstream refused the request: {message or 'bad request'}")
+            raise ApiError(
+                400, f"The enrichment upstream refused the request: {message or 'bad request'}"
+            )
         if status in (401, 402, 403):
             raise UpstreamFailed(f"it refused our credentials or plan ({status})")
         if status != 200 or not isinstance(body, dict) or not isinstance(body.get("data"), dict):
@@ -114,24 +149,41 @@ class HttpVendor(EnrichVendor):
         return Match(body["data"], likelihood, matched, body["data"].get("dataset_version"))
 
     def identify(self, params: dict, *, limit: int) -> list[Match]:
-        """The upstream's identify candidates; its match_score (0-100) read back as a likelihood (score / 10, at least 1)."""
+        """The upstream's identify candidates; its match_score (0-100) read back as a likelihood
+        (score / 10, at least 1)."""
         response = self._send("GET", IDENTIFY_PATH, params=upstream_params(params))
         if response.status_code == 404:
             return []
         body = _json(response)
-        if response.status_code != 200 or not isinstance(body, dict) or not isinstance(body.get("matches"), list):
+        if (
+            response.status_code != 200
+            or not isinstance(body, dict)
+            or not isinstance(body.get("matches"), list)
+        ):
             self._answer(response.status_code, body)  # raises the same errors enrich would
             raise UpstreamFailed(f"unexpected identify answer ({response.status_code})")
         found = []
         for item in body["matches"][:limit]:
             if isinstance(item, dict) and isinstance(item.get("data"), dict):
-                score = item.get("match_score") if isinstance(item.get("match_score"), (int, float)) else 10
+                score = (
+                    item.get("match_score")
+                    if isinstance(item.get("match_score"), (int, float))
+                    else 10
+                )
                 matched = [FROM_UPSTREAM.get(name, name) for name in item.get("matched_on") or []]
-                found.append(Match(item["data"], max(1, min(10, round(score / 10))), matched, item["data"].get("dataset_version")))
+                found.append(
+                    Match(
+                        item["data"],
+                        max(1, min(10, round(score / 10))),
+                        matched,
+                        item["data"].get("dataset_version"),
+                    )
+                )
         return found
 
     def enrich_many(self, params_list: list[dict]) -> list[Match | ApiError]:
-        """The upstream's bulk endpoint when it has one (else one call each); answers in request order."""
+        """The upstream's bulk endpoint when it has one (else one call each); answers in request
+        order."""
         if not self._bulk_supported:
             return super().enrich_many(params_list)
         body = {"requests": [{"params": upstream_params(p)} for p in params_list]}
@@ -144,8 +196,14 @@ class HttpVendor(EnrichVendor):
             self._bulk_supported = False
             return super().enrich_many(params_list)
         items = _json(response)
-        if response.status_code != 200 or not isinstance(items, list) or len(items) != len(params_list):
-            return [UpstreamFailed(f"unexpected bulk answer ({response.status_code})")] * len(params_list)
+        if (
+            response.status_code != 200
+            or not isinstance(items, list)
+            or len(items) != len(params_list)
+        ):
+            return [UpstreamFailed(f"unexpected bulk answer ({response.status_code})")] * len(
+                params_list
+            )
         answers: list[Match | ApiError] = []
         for item in items:
             try:
@@ -164,10 +222,18 @@ class HttpVendor(EnrichVendor):
 
 
 def upstream_params(params: dict) -> dict:
-    """Our validated inputs under the upstream's names; with an id, only the id (the upstream ignores the rest anyway)."""
+    """Our validated inputs under the upstream's names; with an id, only the id (the upstream
+    ignores the rest anyway)."""
     if params.get("id"):
-        return {"pdl_id": params["id"], **({"min_likelihood": params["min_likelihood"]} if "min_likelihood" in params else {})}
-    sent = {TO_UPSTREAM[key]: value for key, value in params.items() if key in TO_UPSTREAM and value not in (None, "", [])}
+        return {
+            "pdl_id": params["id"],
+            **({"min_likelihood": params["min_likelihood"]} if "min_likelihood" in params else {}),
+        }
+    sent = {
+        TO_UPSTREAM[key]: value
+        for key, value in params.items()
+        if key in TO_UPSTREAM and value not in (None, "", [])
+    }
     if params.get("include_if_matched"):
         sent["include_if_matched"] = "true"
     return sent

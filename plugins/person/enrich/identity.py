@@ -1,4 +1,5 @@
-"""Identifier normalization shared by the matcher and the sample generator: emails, E.164 phones, profile URLs, names."""
+"""Identifier normalization shared by the matcher and the sample generator: emails, E.164 phones,
+profile URLs, names."""
 
 from __future__ import annotations
 
@@ -17,7 +18,9 @@ def email(value: str) -> str:
 def phone(value: str, default_region: str = "US") -> str | None:
     """E.164 (+14155550123) from any common format, or None when it is not a phone number."""
     try:
-        parsed = phonenumbers.parse(value, None if value.strip().startswith("+") else default_region)
+        parsed = phonenumbers.parse(
+            value, None if value.strip().startswith("+") else default_region
+        )
     except phonenumbers.NumberParseException:
         return None
     if not phonenumbers.is_possible_number(parsed):
@@ -26,7 +29,8 @@ def phone(value: str, default_region: str = "US") -> str | None:
 
 
 def profile_url(value: str) -> str:
-    """linkedin.com/in/jane-doe: scheme, www. or a country subdomain, query string and trailing slash dropped; lowercase."""
+    """linkedin.com/in/jane-doe: scheme, www. or a country subdomain, query string and trailing
+    slash dropped; lowercase."""
     text = _URL_PREFIX.sub("", value.strip().lower())
     text = text.split("?", 1)[0].split("#", 1)[0]
     return text.rstrip("/")

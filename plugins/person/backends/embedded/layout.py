@@ -1,4 +1,5 @@
-"""The index layout (which tantivy field holds what) and the engine document a record becomes, shared by every layer above."""
+"""The index layout (which tantivy field holds what) and the engine document a record becomes,
+shared by every layer above."""
 
 from __future__ import annotations
 
@@ -12,10 +13,11 @@ from plugins.person.flatten import flatten, present_names
 from plugins.person.profile_fields import BOOLEAN, DATE, FLOAT, INTEGER, KEYWORD, TEXT
 
 # One tantivy field per Elasticsearch path (see reference/embedded-search.md):
-#   <path>             keyword: raw tokens; text: the standard-analyzer tokens with positions; integer/date: i64; float: f64
-#   <path> (fast)      single-valued keywords are their own sort key
-#   <path>__min/__max  list keywords' sort keys (the smallest and largest value: Elasticsearch sorts arrays by min asc, max desc)
-#   <path>__asc/__desc integer/date sort keys that fold the ingest sequence in, so ties break by index order and a
+#   <path> keyword: raw tokens; text: the standard-analyzer tokens with positions; integer/date:
+#   i64; float: f64 <path> (fast) single-valued keywords are their own sort key
+#   <path>__min/__max list keywords' sort keys (the smallest and largest value: Elasticsearch sorts
+#   arrays by min asc, max desc) <path>__asc/__desc integer/date sort keys that fold the ingest
+#   sequence in, so ties break by index order and a
 #                      scroll continues with one range query
 #   _field_names       one raw term per non-empty path and its parent objects: `exists`
 #   _seq               ingest order, the tiebreaker and the cheap continuation key
@@ -28,8 +30,9 @@ VALUE_OFFSET = 1 << 31
 
 
 def sort_field(path: str, order: str) -> str:
-    """The fast field a sort on `path` reads: single-valued keywords sort on themselves, lists on their min (asc) or max
-    (desc) twin, numbers and dates on a key that folds the ingest sequence in (ties by index order)."""
+    """The fast field a sort on `path` reads: single-valued keywords sort on themselves, lists on
+    their min (asc) or max (desc) twin, numbers and dates on a key that folds the ingest sequence in
+    (ties by index order)."""
     f = profile_fields.FIELDS[path]
     if f.kind in (INTEGER, DATE):
         return f"{path}__asc" if order == "asc" else f"{path}__desc"
@@ -45,10 +48,16 @@ def _build_schema() -> tantivy.Schema:
     builder.add_bytes_field("_source", stored=True)
     for f in profile_fields.FIELDS.values():
         if f.kind in (KEYWORD, BOOLEAN):
-            builder.add_text_field(f.path, tokenizer_name="raw", index_option="basic", fast=f.sortable and not f.multi)
+            builder.add_text_field(
+                f.path, tokenizer_name="raw", index_option="basic", fast=f.sortable and not f.multi
+            )
             if f.sortable and f.multi:
-                builder.add_text_field(f"{f.path}__min", tokenizer_name="raw", fast=True, index_option="basic")
-                builder.add_text_field(f"{f.path}__max", tokenizer_name="raw", fast=True, index_option="basic")
+                builder.add_text_field(
+                    f"{f.path}__min", tokenizer_name="raw", fast=True, index_option="basic"
+                )
+                builder.add_text_field(
+                    f"{f.path}__max", tokenizer_name="raw", fast=True, index_option="basic"
+                )
         elif f.kind == TEXT:
             builder.add_text_field(f.path, tokenizer_name="default", index_option="position")
         elif f.kind in (INTEGER, DATE):
@@ -62,10 +71,16 @@ def _build_schema() -> tantivy.Schema:
 
 
 SCHEMA = _build_schema()
-_MIN_MAX_KEYS = tuple((f.path, f"{f.path}__min", f"{f.path}__max") for f in profile_fields.FIELDS.values()
-                      if f.sortable and f.multi and f.kind in (KEYWORD, BOOLEAN))
-_FOLDED_KEYS = tuple((f.path, f"{f.path}__asc", f"{f.path}__desc") for f in profile_fields.FIELDS.values()
-                     if f.sortable and f.kind in (INTEGER, DATE))
+_MIN_MAX_KEYS = tuple(
+    (f.path, f"{f.path}__min", f"{f.path}__max")
+    for f in profile_fields.FIELDS.values()
+    if f.sortable and f.multi and f.kind in (KEYWORD, BOOLEAN)
+)
+_FOLDED_KEYS = tuple(
+    (f.path, f"{f.path}__asc", f"{f.path}__desc")
+    for f in profile_fields.FIELDS.values()
+    if f.sortable and f.kind in (INTEGER, DATE)
+)
 
 
 def keyword(value) -> str:
@@ -76,7 +91,8 @@ def keyword(value) -> str:
 
 
 def prepare_document(record: dict, raw: bytes, seq: int) -> tuple[str, int, bytes]:
-    """One record -> (id, seq, the JSON document tantivy indexes); ValueError names the bad field. Runs in loader processes."""
+    """One record -> (id, seq, the JSON document tantivy indexes); ValueError names the bad field.
+    Runs in loader processes."""
     record_id = profile_fields.require_id(record)
     if seq > SEQ_MAX:
         raise ValueError("the index is full (sequence exhausted); reload with --replace")

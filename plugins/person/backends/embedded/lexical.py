@@ -1,6 +1,7 @@
-"""Lexical ranges on keyword fields as regular expressions: the engine has no string range query, and enumerating the
-terms in range from Python costs a list of every term (a range over a million ids: a million tuples, seconds of CPU).
-An automaton lets the engine walk its own term dictionary instead. Terms order by code point, as Python strings do."""
+"""Lexical ranges on keyword fields as regular expressions: the engine has no string range query,
+and enumerating the terms in range from Python costs a list of every term (a range over a million
+ids: a million tuples, seconds of CPU). An automaton lets the engine walk its own term dictionary
+instead. Terms order by code point, as Python strings do."""
 
 from __future__ import annotations
 
@@ -8,9 +9,12 @@ MAX_CODE_POINT = 0x10FFFF
 ANY = "(?s:.)"
 
 
-def lexical_range(lower: str | None, upper: str | None, *, include_lower: bool, include_upper: bool) -> str | None:
-    """A regex matching exactly the strings within the bounds (None: no bound on that side); None when no string is.
-    Both bounds make one automaton, so on a list field one value must fit both, as in Elasticsearch."""
+def lexical_range(
+    lower: str | None, upper: str | None, *, include_lower: bool, include_upper: bool
+) -> str | None:
+    """A regex matching exactly the strings within the bounds (None: no bound on that side); None
+    when no string is. Both bounds make one automaton, so on a list field one value must fit both,
+    as in Elasticsearch."""
     if lower is None and upper is None:
         return f"{ANY}*"
     if upper is None:
@@ -24,7 +28,8 @@ def lexical_range(lower: str | None, upper: str | None, *, include_lower: bool, 
         shared += 1
     prefix = "".join(_literal(c) for c in lower[:shared])
     rest_lower, rest_upper = lower[shared:], upper[shared:]
-    if not rest_lower:  # lower is upper, or a prefix of it: what follows the prefix is at most the rest of upper
+    # lower is upper, or a prefix of it: what follows the prefix is at most the rest of upper
+    if not rest_lower:
         if not rest_upper:
             return prefix
         tail = _at_most(rest_upper, include_upper, allow_empty=include_lower)
@@ -40,8 +45,9 @@ def lexical_range(lower: str | None, upper: str | None, *, include_lower: bool, 
 
 
 def _at_least(bound: str, inclusive: bool) -> str:
-    """Strings >= bound (> when not inclusive): bound's first i characters then a greater character and anything, or
-    bound itself followed by anything (by at least one character when exclusive)."""
+    """Strings >= bound (> when not inclusive): bound's first i characters then a greater character
+    and anything, or bound itself followed by anything (by at least one character when
+    exclusive)."""
     tail = f"{ANY}*" if inclusive else f"{ANY}+"
     for char in reversed(bound):
         branches = [_literal(char) + tail]
@@ -52,13 +58,14 @@ def _at_least(bound: str, inclusive: bool) -> str:
 
 
 def _at_most(bound: str, inclusive: bool, *, allow_empty: bool) -> str | None:
-    """Strings <= bound (< when not inclusive): a proper prefix of bound, or bound's first i characters then a smaller
-    character and anything, or (inclusive) bound itself. Without allow_empty the empty string is left out. None when
-    no string is."""
+    """Strings <= bound (< when not inclusive): a proper prefix of bound, or bound's first i
+    characters then a smaller character and anything, or (inclusive) bound itself. Without
+    allow_empty the empty string is left out. None when no string is."""
     tail = "" if inclusive else None  # None: nothing matches past the whole bound
     for position in range(len(bound) - 1, -1, -1):
         char = bound[position]
-        branches = [""] if position > 0 or allow_empty else []  # stopping here: a proper prefix, which sorts first
+        # stopping here: a proper prefix, which sorts first
+        branches = [""] if position > 0 or allow_empty else []
         if tail is not None:
             branches.append(_literal(char) + tail)
         if ord(char) > 0:
