@@ -10,8 +10,8 @@ one request at a time on a keep-alive connection. Runs are interleaved (floor an
 turns, the order alternating from round to round) and each figure is the median of the rounds, so a
 slow spell of the shared machine falls on both sides of a ratio.
 
-    python bench/batch_upserts.py [--databases postgresql,sqlite] [--connections 2,6] [--duration 6] [--rounds 3]
-                                  [--replace]
+    python bench/batch_upserts.py [--databases postgresql,sqlite] [--connections 2,6] [--duration 6]
+                                  [--rounds 3] [--replace]
 
 Targets: at least 5,000 jobs/s on PostgreSQL in batches, and batches at least 0.5 of the floor's
 jobs/s.

@@ -16,8 +16,8 @@ with both servers alike. Beside requests/s, the CPU each server spends per reque
 share, throughput swings with their load while the CPU a request costs moves much less. Target: at
 least 0.6 of the floor everywhere.
 
-    python bench/integrator_routes.py [--databases sqlite,postgresql] [--shapes 1,8] [--duration 3] [--pairs 1]
-                                      [--jobs 10000] [--scenarios apps,jobs,walk,create]
+    python bench/integrator_routes.py [--databases sqlite,postgresql] [--shapes 1,8] [--duration 3]
+                                      [--pairs 1] [--jobs 10000] [--scenarios apps,jobs,walk,create]
 
 PostgreSQL is HIREKIT_BENCH_DATABASE_URL (or HIREKIT_TEST_DATABASE_URL); **its schema is dropped and
 rebuilt**.

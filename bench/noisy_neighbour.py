@@ -24,8 +24,9 @@ serves, and in Redis on PostgreSQL, as production does.
      source_id each time);
    - webhook: POST /v1/tenant-webhook/:id/test to a loopback receiver that answers its headers at
      once and then one byte of body every --trickle-seconds.
-   A connection answered 429 waits its Retry-After (at most 1 s) and sends again: A stays within its limits. At the
-   end of the load, each worker's RSS again. Tenant A runs in a process of its own, so B's timings share no GIL with it.
+   A connection answered 429 waits its Retry-After (at most 1 s) and sends again: A stays within
+   its limits. At the end of the load, each worker's RSS again. Tenant A runs in a process of its
+   own, so B's timings share no GIL with it.
 3. Printed per database: B's idle and loaded p99 and their ratio (target <= 5x), B's errors under
    load (target 0), the largest worker RSS end/idle ratio (target <= 1.5x; a worker replaced during
    the load is a miss), A's statuses per kind, and PASS/MISS per target. --strict exits 1 on a miss.
@@ -45,7 +46,8 @@ its limits does: two connections by default, so even both on one worker never ex
 threads (four connections could put three in one worker while A's requests slowed them, and a third
 is a 429 by design).
 
-    .venv/bin/python bench/noisy_neighbour.py [--database both|sqlite|postgresql] [--duration 25] [--idle 10] [--strict]
+    .venv/bin/python bench/noisy_neighbour.py [--database both|sqlite|postgresql] [--duration 25]
+                                              [--idle 10] [--strict]
 
 PostgreSQL: --database-url, default HIREKIT_BENCH_DATABASE_URL (its public schema is dropped and
 rebuilt: give the bench a database of its own); Redis: --redis-url, default HIREKIT_BENCH_REDIS_URL

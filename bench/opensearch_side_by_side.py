@@ -8,7 +8,7 @@ through Hirekit, and a load at least as fast (load ratio <= 1).
 
     .venv/bin/python bench/opensearch_side_by_side.py                    # 100,000 profiles, heap 4g
     .venv/bin/python bench/opensearch_side_by_side.py --count 1000000 --heap 6g
-    .venv/bin/python bench/opensearch_side_by_side.py --nodes 3   # three JVMs, one replica per shard
+    .venv/bin/python bench/opensearch_side_by_side.py --nodes 3  # three JVMs, one replica per shard
 
 With --nodes 3 every node runs on the same machine, so the figures show what a cluster's
 coordination and copies cost on one machine's cores, not what three machines would give.

@@ -4,10 +4,12 @@ deep scroll pages against the first, bulk enrichment of 100 local matches, the i
 workers' memory, then apply a 1 % delta (N/100 changed, N/500 new, N/1000 removed) to a copy of the
 index while searching it.
 
-    .venv/bin/python bench/person_search.py                      # 1,000,000 profiles (the index is cached in bench/.cache/)
-    .venv/bin/python bench/person_search.py --quick              # 50,000 profiles, fewer repetitions
-    .venv/bin/python bench/person_search.py --count 10000000     # ten million (the index is built once, then cached)
+    .venv/bin/python bench/person_search.py                   # 1,000,000 profiles
+    .venv/bin/python bench/person_search.py --quick           # 50,000 profiles, fewer repetitions
+    .venv/bin/python bench/person_search.py --count 10000000  # ten million
     .venv/bin/python bench/person_search.py --count 200000 --reload --no-delta
+
+The index of a count is built once, then cached in bench/.cache/.
 
 Figures are printed as milliseconds and as ratios against a baseline measured in the same run (the
 in-process engine for HTTP, the first page for deep scroll pages, the searches before the delta for

@@ -24,8 +24,8 @@ Interleaved POST /v1/jobs pairs per shape (--write-pairs, 5 by default) print Hi
 that floor's req/s and both CPU costs per request; the target is a share of at least 0.50 in every
 shape.
 
-    python bench/rest_throughput.py [--duration 10] [--shapes 2x32,1x16] [--pairs 9] [--quick] [--target-only]
-                                    [--write-pairs 5] [--writes-only]
+    python bench/rest_throughput.py [--duration 10] [--shapes 2x32,1x16] [--pairs 9] [--quick]
+                                    [--target-only] [--write-pairs 5] [--writes-only]
 """
 
 from __future__ import annotations

@@ -8,7 +8,8 @@ are timed in alternation; printed as ratios with / without for each database (SQ
 and two load shapes (one keep-alive connection, --clients at once), each server gunicorn with 2
 workers.
 
-    python bench/tombstone_walks.py [--candidates 2000] [--erased 500] [--repeats 5] [--rounds 4] [--clients 4]
+    python bench/tombstone_walks.py [--candidates 2000] [--erased 500] [--repeats 5] [--rounds 4]
+                                    [--clients 4]
 
 PostgreSQL is HIREKIT_BENCH_DATABASE_URL (default
 postgresql://postgres@127.0.0.1:5432/bench_tombstones, created when missing); its public schema is

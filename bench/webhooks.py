@@ -7,7 +7,8 @@ events are emitted at a steady --rate (default 200/s, under the worker's capacit
 than a worker drains, the latency only measures how long the queue has grown); p50/p99 from emit to
 receipt. Baseline: a plain requests.post loop in one process to the same receiver.
 
-    .venv/bin/python bench/webhooks.py --redis-url redis://127.0.0.1:6379/13 [--database-url postgresql://...] [--quick]
+    .venv/bin/python bench/webhooks.py --redis-url redis://127.0.0.1:6379/13
+                                       [--database-url postgresql://...] [--quick]
 
 The worker is RQ's SimpleWorker (worker.py's default): it runs jobs in its own process. RQ's forking
 Worker pays a fork per job (several ms); SimpleWorker keeps the HTTP keep-alive session and the

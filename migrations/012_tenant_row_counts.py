@@ -56,7 +56,7 @@ CREATE TRIGGER {table}_count_insert AFTER INSERT ON {table} REFERENCING NEW TABL
 CREATE TRIGGER {table}_count_delete AFTER DELETE ON {table} REFERENCING OLD TABLE AS old_rows
     FOR EACH STATEMENT EXECUTE FUNCTION hirekit_count_{table}();
 CREATE TRIGGER {table}_count_update AFTER UPDATE ON {table} REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
-    FOR EACH STATEMENT EXECUTE FUNCTION hirekit_count_{table}()"""
+    FOR EACH STATEMENT EXECUTE FUNCTION hirekit_count_{table}()"""  # noqa: E501
 
 # SQLite has a single writer, so one counter row per (tenant, table, bucket) serves; a decrement
 # never creates a row (a test harness emptying the counts before the tables leaves no negative

@@ -36,10 +36,10 @@ def test_eight_clients_writing_to_one_job_get_no_5xx_and_every_write_lands_once(
     # eight writers of one tenant at once: more requests in progress than the default fair share
     # (half the threads)
     base, _ = gunicorn_server(HIREKIT_RATE_LIMIT="100000/minute", HIREKIT_TENANT_MAX_IN_FLIGHT="16")
-    job_url = (
-        f"{base}/v1/jobs/"
-        f"{requests.post(f'{base}/v1/jobs', json=job_body(source_id='shared'), headers=tenant_a.headers, timeout=30).json()['id']}"
+    created = requests.post(
+        f"{base}/v1/jobs", json=job_body(source_id="shared"), headers=tenant_a.headers, timeout=30
     )
+    job_url = f"{base}/v1/jobs/{created.json()['id']}"
 
     def client(n: int) -> list[tuple[str, int, str]]:
         answers = []

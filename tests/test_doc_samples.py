@@ -51,7 +51,7 @@ curl() {
   done
   if [ -n "${HTTP_ERRORS_OK:-}" ]; then command curl "$@"; else command curl --fail-with-body "$@"; fi
 }
-"""
+"""  # noqa: E501
 
 
 @dataclass(frozen=True)

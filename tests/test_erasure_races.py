@@ -99,7 +99,7 @@ def finish(thread: threading.Thread, answers: list):
     return answers[0]
 
 
-def test_a_patch_with_a_resume_that_read_before_the_erasure_and_writes_after_it_is_404_and_keeps_nothing(
+def test_a_patch_with_a_resume_that_read_before_the_erasure_and_writes_after_it_is_404_and_keeps_nothing(  # noqa: E501 - the test's name
     app, tenant_a, db_url, monkeypatch
 ):
     from plugins.applications import services

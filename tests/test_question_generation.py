@@ -47,7 +47,7 @@ Nice to have:
 - Kafka
 
 This is a remote position; you must be located in the US. Monday through Friday, with a rotating on-call week.
-"""
+"""  # noqa: E501
 
 WAREHOUSE = """Warehouse Associate - 2nd shift
 

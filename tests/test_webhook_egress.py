@@ -353,7 +353,7 @@ REFUSED_SPELLINGS = [
 
 
 @pytest.mark.parametrize("url", REFUSED_SPELLINGS)
-def test_unusual_address_spellings_credentials_and_trailing_dots_are_refused_even_when_private_is_allowed(
+def test_unusual_address_spellings_credentials_and_trailing_dots_are_refused_even_when_private_is_allowed(  # noqa: E501 - the test's name
     url,
 ):
     with pytest.raises(UnsafeTarget):

@@ -35,7 +35,7 @@ PAGE = """<!DOCTYPE html>
   <script src="{{ url_for('swagger_ui.initializer') }}"></script>
 </body>
 </html>
-"""
+"""  # noqa: E501
 
 # An inline script would need 'unsafe-inline' in the policy: the page's only own script is this
 # file. validatorUrl is null so Swagger UI does not send the document to its public validator.

@@ -55,7 +55,7 @@ fieldset { margin-top: 1rem; border: 1px solid #999; }
 </main>
 </body>
 </html>
-"""
+"""  # noqa: E501
 
 SIGN_IN = """{% extends "layout" %}
 {% block title %}Sign in{% endblock %}
@@ -75,7 +75,7 @@ Sign in to decide what it may do.</p>{% endif %}
 <button type="submit">Sign in</button>
 </form>
 {% endblock %}
-"""
+"""  # noqa: E501
 
 CONSENT = """{% extends "layout" %}
 {% block title %}Allow {{ client_name }}?{% endblock %}
@@ -105,7 +105,7 @@ CONSENT = """{% extends "layout" %}
 <button type="submit" name="decision" value="deny">Deny</button>
 </form>
 {% endblock %}
-"""
+"""  # noqa: E501
 
 AUTHORIZATIONS = """{% extends "layout" %}
 {% block title %}Authorized applications{% endblock %}

@@ -181,8 +181,9 @@ def load_command(
 ):
     """Stream a JSONL file into the search backend, upserting by id; malformed lines are reported
     and skipped.
-    --replace asks first unless --yes. --upsert and --delete-ids apply a dataset delta: searches answer from the previous
-    version until the whole delta is published, and the dataset_version advances only then."""
+    --replace asks first unless --yes. --upsert and --delete-ids apply a dataset delta: searches
+    answer from the previous version until the whole delta is published, and the dataset_version
+    advances only then."""
     if replace and (upsert or delete_ids):
         raise click.UsageError(
             "--replace loads a whole dataset; a delta (--upsert, --delete-ids) cannot be combined "

@@ -7,7 +7,8 @@ and dotted names for free). The translation, clause by clause:
   field = 'v'       term (on a text field: match_phrase, the words in order)
   field != 'v'      bool.must_not [the `=` clause]   (also <>)
   < <= > >=         range lt, lte, gt, gte
-  LIKE 'ab%'        prefix when the only % is at the end, else wildcard (% -> *); only % is a wildcard
+  LIKE 'ab%'        prefix when the only % is at the end, else wildcard (% -> *);
+                    only % is a wildcard
   IN ('a', 'b')     terms (on a text field: a should of match_phrase); NOT IN wraps it in must_not
   IS NULL           bool.must_not [exists];  IS NOT NULL: exists
   a AND b           bool.must [a, b]  (nested ANDs flatten into one list)

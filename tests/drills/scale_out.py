@@ -562,7 +562,8 @@ def check_writes(cluster: Cluster, load: LoadClient, report: DrillReport, out) -
         f"({sum(w.replayed for w in writes)} answered by replay, "
         f"{sum(w.answered_existing for w in writes)} found "
         "already created"
-        f"{'' if slowest is None else f'; the slowest landed {slowest:.1f} s after its first attempt'}"
+        f"{'' if slowest is None else '; the slowest landed '}"
+        f"{'' if slowest is None else f'{slowest:.1f} s after its first attempt'}"
         "), "
         f"{len(not_once)} not stored exactly once",
         out,

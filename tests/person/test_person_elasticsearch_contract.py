@@ -718,7 +718,7 @@ def test_search_enrich_on_elasticsearch_fetches_hits_by_id(es_client):
     assert response.json["data"] == [{"id": "a", "full_name": "person a", "work_email": "a@x.io"}]
 
 
-def test_a_delta_is_bulk_written_into_the_current_index_with_refresh_held_then_published_by_one_refresh(
+def test_a_delta_is_bulk_written_into_the_current_index_with_refresh_held_then_published_by_one_refresh(  # noqa: E501 - the test's name
     cluster, tmp_path
 ):
     app, fake = cluster

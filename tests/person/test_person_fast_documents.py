@@ -72,7 +72,7 @@ def check_line(raw: bytes, seq: int = 7) -> bool:
     return True
 
 
-def test_every_generated_and_sample_profile_takes_the_fast_path_and_is_indexed_as_the_python_path_does():
+def test_every_generated_and_sample_profile_takes_the_fast_path_and_is_indexed_as_the_python_path_does():  # noqa: E501 - the test's name
     raws = [
         orjson.dumps(person) for person in sample.generate(3000, seed=5, dataset_version="2026-11")
     ]

@@ -28,7 +28,7 @@ def work(number):
 with fork_pool(2, initializer=start, initargs=("ready",)) as pool:  # __exit__ terminates the pool
     answers = pool.map(work, range(-10, 10))
 print(sum(n for n, _ in answers), *{word for _, word in answers}, signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL)
-"""
+"""  # noqa: E501
 
 
 def test_a_pool_ends_when_terminated_under_a_sigterm_handler_that_only_notes_it():

@@ -22,7 +22,7 @@ thread.start(); thread.join()
 with multiprocessing.get_context("fork").Pool(1) as pool:
     child = pool.apply(os.sched_getscheduler, (0,))
 print(before[0], before[1], os.sched_getscheduler(0), os.getpriority(os.PRIO_PROCESS, 0), seen["thread"], child, said, sep="|")
-"""
+"""  # noqa: E501
 
 
 @pytest.mark.skipif(not hasattr(os, "SCHED_IDLE"), reason="SCHED_IDLE is Linux's")

@@ -365,7 +365,7 @@ def test_only_queries_whose_engine_calls_may_run_long_are_handed_to_the_deadline
     assert may_run_long({"bool": {"should": [{"term": {"skills": f"s{n}"}} for n in range(17)]}})
 
 
-def test_engine_calls_past_the_thread_bound_wait_within_their_deadline_and_never_run_once_it_passes():
+def test_engine_calls_past_the_thread_bound_wait_within_their_deadline_and_never_run_once_it_passes():  # noqa: E501 - the test's name
     from plugins.person.backends import SearchDeadline, SearchTimedOut
     from plugins.person.backends.embedded.bounded import DEADLINE_THREADS, run_by
 

@@ -2,8 +2,9 @@
 the search backend.
 
 Likelihood (1-10) is the sum of the weights of the inputs that agree with the profile, capped at 10:
-  id (vendor_id / servicegraph_id) 10 · email 6 · profile URL 6 · phone number 5 · full name (or first + last) 3 ·
-  current company 2 (a past company 1) · school 1 · location 1 · job title 1.
+  id (vendor_id / servicegraph_id) 10 · email 6 · profile URL 6 · phone number 5 ·
+  full name (or first + last) 3 · current company 2 (a past company 1) · school 1 · location 1 ·
+  job title 1.
 A name that is given but disagrees subtracts 3. So an email alone is 6, a name with the current
 company 5, a name with a past company and a location 3, and email + name + company 10.
 """
