@@ -45,7 +45,9 @@ def reminded_call(
     app, tenant, window=("09:00:00", "17:00:00"), days=(1, 2, 3, 4, 5)
 ) -> tuple[dict, dict, str]:
     """(candidate, queued call, the link in its SMS reminder) of a Chicago candidate on a job with
-    scheduling on and the window (by default 09:00-17:00, Monday to Friday)."""
+    scheduling on and the window (by default 09:00-17:00, Monday to Friday). The reminder goes a
+    week before the call, so it is due now whenever the test runs (the call is a day away, then
+    moved into the window's next open day: up to three days away)."""
     from plugins.calls.telephony import get_provider
 
     client = app.test_client()
@@ -58,7 +60,7 @@ def reminded_call(
             "days_of_week": list(days),
             "call_schedule_minutes": 60 * 24,
             **SMS_NOW,
-            "sms_notify_minutes": 60 * 48,
+            "sms_notify_minutes": 60 * 24 * 7,
         },
         headers=tenant.headers,
     )

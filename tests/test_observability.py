@@ -61,7 +61,13 @@ def test_queue_depth_is_reported_per_queue(make_app, redis_url):
     from app.background.queue import enqueue
     from tests.test_queue import bump_counter
 
-    app = make_app(METRICS_ENABLED=True, METRICS_TOKEN="t", REDIS_URL=redis_url, PLUGINS=["jobs"])
+    app = make_app(
+        METRICS_ENABLED=True,
+        METRICS_TOKEN="t",
+        REDIS_URL=redis_url,
+        PLUGINS=["jobs"],
+        QUEUES=["webhooks", "default"],  # named: with jobs alone, the workers' default is `default`
+    )
     with app.app_context():
         enqueue(bump_counter, "nobody", queue="webhooks")
     text = (

@@ -159,6 +159,12 @@ def analysis_context(call: Call, transcript: list[dict]) -> CallContext:
     )
 
 
+def complete_end(call_id, status: str, error: str | None, voicemail_left: bool) -> Call | None:
+    """The status a conversation's written end means, with its assessment, event and webhook: what
+    the workers run for the ends a relay hands on, and its sweep for an end never handed on."""
+    return advance(call_id, Progress(status, voicemail_left=voicemail_left, error=error))
+
+
 def advance(call_id, progress: Progress) -> Call | None:
     """Apply a status a provider reported; late or repeated reports for a finished call are
     ignored."""

@@ -41,11 +41,9 @@ def complete_conversation(
     call_id: str, status: str, error: str | None, voicemail_left: bool
 ) -> str:
     """The status the end of a call's conversation means, with its assessment, event and webhook."""
-    from plugins.calls.lifecycle import advance
-    from plugins.calls.telephony import Progress
+    from plugins.calls.lifecycle import complete_end
 
-    call = advance(call_id, Progress(status, voicemail_left=voicemail_left, error=error))
-    return "done" if call is not None else "skipped"
+    return "done" if complete_end(call_id, status, error, voicemail_left) is not None else "skipped"
 
 
 @task

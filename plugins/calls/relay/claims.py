@@ -12,7 +12,7 @@ import uuid
 import peewee as pw
 
 from app.data.db import BaseModel, database, utcnow
-from plugins.calls.lifecycle import advance, end_call
+from plugins.calls.lifecycle import advance, complete_end, end_call
 from plugins.calls.models import ACTIVE_STATUSES, FAILED, FINAL_STATUSES, IN_PROGRESS, Call
 
 log = logging.getLogger("hirekit.calls.relay")
@@ -173,7 +173,6 @@ def complete_lost_ends(written_before: dt.datetime) -> int:
     end means what it meant to the conversation, as its own completion would have made it.
     Returns how many."""
     from plugins.calls.conversation.dialogue import STATUS_BY_END, end_status
-    from plugins.calls.tasks import complete_conversation
 
     lost = (
         Call.select(Call.id, Call.end_reason, Call.answers)
@@ -188,8 +187,7 @@ def complete_lost_ends(written_before: dt.datetime) -> int:
     completed = 0
     for call in list(lost):
         status, error = end_status(call.end_reason, call.answers or [])
-        voicemail_left = call.end_reason == "voicemail_left"
-        if complete_conversation(str(call.id), status, error, voicemail_left) == "done":
+        if complete_end(call.id, status, error, call.end_reason == "voicemail_left"):
             completed += 1
             release(str(call.id), "swept")
             log.warning(
