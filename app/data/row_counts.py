@@ -60,15 +60,10 @@ def known_total(list_name: str, model, tenant_id: str, filters: dict) -> int | N
 
 
 def tenant_total(tenant_id: str, table: str, bucket: str | None = None) -> int:
-    query = TenantRowCount.select(
-        pw.fn.COALESCE(pw.fn.SUM(TenantRowCount.total), 0), pw.fn.COUNT(TenantRowCount.id)
-    ).where((TenantRowCount.tenant_id == tenant_id) & (TenantRowCount.table_name == table))
-    if bucket is not None:
-        query = query.where(TenantRowCount.bucket == bucket)
-    total, parts = query.tuples().get()
+    total, parts = statements.row_total(tenant_id, table, bucket)
     if parts > FOLD_AT and is_postgres():
         fold(tenant_id, table)
-    return int(total)
+    return total
 
 
 def fold(tenant_id: str, table: str) -> None:
