@@ -51,24 +51,29 @@ def tenant_indexes(*, unique: tuple[str, ...] = (), lookups: tuple[str, ...] = (
     )
 
 
-def get_owned(model: type[TenantRecord], tenant_id: str, record_id) -> TenantRecord:
-    """The tenant's record with that id; another tenant's record, or a malformed id, is a 404.
+def owned_row(model: type[TenantRecord], tenant_id: str, field: pw.Field, value):
+    """The tenant's record whose unique `field` is `value`, or None.
 
-    Raw SQL through peewee's `Model.raw`: every GET by id and every update reads its record here,
-    and building the SELECT of a 30-column model with peewee's query builder cost more than running
-    it (a fifth of a GET by id's time in-process on SQLite)."""
-    ident = parse_uuid(record_id)
-    if ident is None:
-        raise NotFound(model.label, record_id)
+    Raw SQL through peewee's `Model.raw`: every GET by id and update (by id), and every application
+    write and upsert (by source_id), reads its records here, and building the SELECT of a 30-column
+    model with peewee's query builder cost more than running it (a fifth of a GET by id's time
+    in-process on SQLite; the two by source_id a third of `POST /v1/applications`')."""
     mark = database.obj.param
     sql = (
-        f"SELECT * FROM {quoted(model._meta.table_name)} WHERE {quoted(model.tenant.column_name)} "
-        f"= {mark} "
-        f"AND {quoted(model.id.column_name)} = {mark}"
+        f"SELECT * FROM {quoted(model._meta.table_name)} "
+        f"WHERE {quoted(model.tenant.column_name)} = {mark} "
+        f"AND {quoted(field.column_name)} = {mark} LIMIT 1"
     )
-    for record in model.raw(sql, model.tenant.db_value(tenant_id), model.id.db_value(ident)):
-        return record
-    raise NotFound(model.label, record_id)
+    return next(iter(model.raw(sql, model.tenant.db_value(tenant_id), field.db_value(value))), None)
+
+
+def get_owned(model: type[TenantRecord], tenant_id: str, record_id) -> TenantRecord:
+    """The tenant's record with that id; another tenant's record, or a malformed id, is a 404."""
+    ident = parse_uuid(record_id)
+    record = owned_row(model, tenant_id, model.id, ident) if ident is not None else None
+    if record is None:
+        raise NotFound(model.label, record_id)
+    return record
 
 
 def get_or_404(model, record_id, *conditions, label: str | None = None):
@@ -83,22 +88,8 @@ def get_or_404(model, record_id, *conditions, label: str | None = None):
 
 
 def find_by_source_id(model, tenant_id: str, source_id: str):
-    """The tenant's record with this source_id, or None.
-
-    Raw SQL through `Model.raw`, as get_owned: every application write and upsert resolves its
-    records by source_id here, and peewee building the SELECT of a 30-column model cost more than
-    running it (two of them were a third of `POST /v1/applications`' time in-process on SQLite)."""
-    mark = database.obj.param
-    sql = (
-        f"SELECT * FROM {quoted(model._meta.table_name)} WHERE {quoted(model.tenant.column_name)} "
-        f"= {mark} "
-        f"AND {quoted(model.source_id.column_name)} = {mark} LIMIT 1"
-    )
-    for record in model.raw(
-        sql, model.tenant.db_value(tenant_id), model.source_id.db_value(source_id)
-    ):
-        return record
-    return None
+    """The tenant's record with this source_id, or None."""
+    return owned_row(model, tenant_id, model.source_id, source_id)
 
 
 def create_record(model: type[TenantRecord], **values) -> TenantRecord:
