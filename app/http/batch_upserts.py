@@ -47,6 +47,7 @@ MAX_BATCH_ITEMS = 500
 # bytes each when JSON escapes them), an id, or an error naming the item's fields.
 ITEM_ANSWER_BYTES = 2 * 1024
 PATH = "/by-source-id"
+ANSWER_DESCRIPTION = "Each item's outcome, in request order"  # the 200 answer of every batch route
 
 
 @dataclass(frozen=True)

@@ -96,7 +96,7 @@ class ApplicationBatchBySourceId(MethodView):
         batch_upserts.batch_body_schema(ApplicationCreateSchema, "ApplicationBatchUpsertSchema")
     )
     @blp.response(
-        200, batch_upserts.BatchAnswerSchema, description="Each item's outcome, in request order"
+        200, batch_upserts.BatchAnswerSchema, description=batch_upserts.ANSWER_DESCRIPTION
     )
     @blp.errors(413)
     @blp.doc(

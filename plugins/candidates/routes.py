@@ -98,7 +98,7 @@ class CandidateBatchBySourceId(MethodView):
         batch_upserts.batch_body_schema(CandidateCreateSchema, "CandidateBatchUpsertSchema")
     )
     @blp.response(
-        200, batch_upserts.BatchAnswerSchema, description="Each item's outcome, in request order"
+        200, batch_upserts.BatchAnswerSchema, description=batch_upserts.ANSWER_DESCRIPTION
     )
     @blp.errors(413)
     @blp.doc(operationId="upsert_candidates_by_source_id", **batch_upserts.batch_doc("candidates"))

@@ -62,7 +62,7 @@ class JobBySourceId(MethodView):
 class JobBatchBySourceId(MethodView):
     @blp.arguments(batch_upserts.batch_body_schema(JobCreateSchema, "JobBatchUpsertSchema"))
     @blp.response(
-        200, batch_upserts.BatchAnswerSchema, description="Each item's outcome, in request order"
+        200, batch_upserts.BatchAnswerSchema, description=batch_upserts.ANSWER_DESCRIPTION
     )
     @blp.errors(413)
     @blp.doc(operationId="upsert_jobs_by_source_id", **batch_upserts.batch_doc("jobs"))
