@@ -12,7 +12,7 @@ from apispec.ext.marshmallow import MarshmallowPlugin
 from flask_smorest import Api as SmorestApi
 from flask_smorest import Blueprint as SmorestBlueprint
 
-from app.http import api_docs, idempotency
+from app.http import api_docs, idempotency, plain_dump
 from app import errors
 from app.server import server_refusals
 from app.http.path_params import BOUNDS_DESCRIPTION as PATH_BOUNDS
@@ -290,6 +290,10 @@ class UtcDateTime(ma.fields.DateTime):
     def _serialize(self, value, attr, obj, **kwargs):
         return None if value is None else shown_instant(value)
 
+    def plain_value(self, value):
+        """What _serialize answers for a value that is not None (app.http.plain_dump)."""
+        return shown_instant(value)
+
 
 class FullAnswerSchema(Schema):
     """An answer that carries each of its dumped fields (null when empty), so OpenAPI lists them as
@@ -298,12 +302,26 @@ class FullAnswerSchema(Schema):
 
     OPTIONAL_IN_ANSWERS: tuple[str, ...] = ()
 
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.plain_plan = None
+
     def get_attribute(self, obj, attr, default):
         """A list row read as a dict (app.data.list_rows) by key, a record by attribute:
         marshmallow's own lookup tries both, and dotted paths, for every field of every row."""
         if type(obj) is dict:
             return obj.get(attr, default)
         return getattr(obj, attr, default)
+
+    def dump(self, obj, *, many=None):
+        """The same body as marshmallow's dump, made by app.http.plain_dump's plan of this schema
+        (built on first use): every record a route or an MCP tool answers goes through here."""
+        plan = self.plain_plan
+        if plan is None:
+            plan = self.plain_plan = plain_dump.plan_for(self)
+        if self.many if many is None else many:
+            return [plan(each) for each in obj]
+        return plan(obj)
 
 
 class RecordSchema(FullAnswerSchema):
