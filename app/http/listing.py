@@ -245,12 +245,14 @@ def answer(
     filters: dict,
     order_by=None,
     counted=None,
+    read=list,
 ) -> dict:
     """The list body for either mode, from a query of model instances (page mode in `order_by`, by
     default (created_at, id); cursor mode always by (updated_at, id)). `counted`, when given, is the
     cheaper query with the same rows that page mode's total counts (e.g. without joins that only add
     columns); lists whose totals the database keeps (app.data.row_counts) read them instead of
-    counting."""
+    counting. `read` turns the page's query into its rows (app.data.list_rows reads them as dicts
+    without converting what needs no conversion)."""
     model = query.model
     if not window.by_cursor:
         return paginate(
@@ -262,9 +264,10 @@ def answer(
             total=known_total(
                 model, window, tenant_id=tenant_id, list_name=list_name, filters=filters
             ),
+            read=read,
         )
     scope = cursor_scope(tenant_id, list_name, window, filters)
-    rows = list(keyset_query(query, model, window, scope))
+    rows = read(keyset_query(query, model, window, scope))
     rows, positions = with_tombstones(
         rows,
         [position(row) for row in rows],
@@ -352,14 +355,21 @@ def answer_whole(
 
 
 def paginate(
-    query, *, page: int, size: int, order_by=None, counted=None, total: int | None = None
+    query,
+    *,
+    page: int,
+    size: int,
+    order_by=None,
+    counted=None,
+    total: int | None = None,
+    read=list,
 ) -> dict:
     """A page of a peewee query in stable order (created_at, then id unless given), with its totals:
     `total` when known, else counted on `counted` when given (the same rows without what only adds
-    columns), else on `query`."""
+    columns), else on `query`; `read` turns the page's query into its rows."""
     if total is None:
         total = (query if counted is None else counted).count()
-    items = list(page_query(query, page=page, size=size, order_by=order_by))
+    items = read(page_query(query, page=page, size=size, order_by=order_by))
     return page_body(items, page=page, size=size, total=total)
 
 

@@ -68,32 +68,40 @@ def converter(field: ma.fields.Field) -> Callable[[Any], Any] | None:
 def plan_for(schema: ma.Schema) -> Callable[[Any], dict]:
     """A function dumping one record as `schema.dump` would, keys in the same order, reading a dict
     by key and anything else by attribute (as FullAnswerSchema.get_attribute does)."""
-    steps = []
-    for name, field in schema.dump_fields.items():
-        key = field.data_key if field.data_key is not None else name
+    by_key = _source(schema, "dump_dict", "obj.get({!r}, M)")
+    by_attribute = _source(schema, "dump_object", "getattr(obj, {!r}, M)")
+    namespace = {"M": MISSING, "accessor": schema.get_attribute}
+    for index, (name, field) in enumerate(schema.dump_fields.items()):
+        namespace[f"field{index}"] = field
+        namespace[f"convert{index}"] = converter(field)
+        namespace[f"default{index}"] = field.dump_default
+    source = f"{by_key}\n{by_attribute}"
+    exec(compile(source, f"<plain dump of {type(schema).__name__}>", "exec"), namespace)  # noqa: S102
+    dump_dict, dump_object = namespace["dump_dict"], namespace["dump_object"]
+    return lambda obj: dump_dict(obj) if type(obj) is dict else dump_object(obj)
+
+
+def _source(schema: ma.Schema, name: str, read: str) -> str:
+    """The source of the dump function `name`: `read` formats an attribute name into the expression
+    that reads it from `obj` (M when absent)."""
+    lines = [f"def {name}(obj):", "    out = {}"]
+    for index, (field_name, field) in enumerate(schema.dump_fields.items()):
+        key = field.data_key if field.data_key is not None else field_name
         convert = converter(field)
-        attribute = field.attribute or name
+        attribute = field.attribute or field_name
         if convert is None or "." in attribute:
-            steps.append((key, name, None, field, True))
-        else:
-            steps.append((key, attribute, None if convert is _as_is else convert, field, False))
-    accessor = schema.get_attribute
-
-    def dump_one(obj) -> dict:
-        out = {}
-        by_key = type(obj) is dict
-        for key, attribute, convert, field, by_marshmallow in steps:
-            if by_marshmallow:
-                value = field.serialize(attribute, obj, accessor=accessor)
-                if value is not MISSING:
-                    out[key] = value
-                continue
-            value = obj.get(attribute, MISSING) if by_key else getattr(obj, attribute, MISSING)
-            if value is MISSING:
-                value = field.dump_default() if callable(field.dump_default) else field.dump_default
-                if value is MISSING:
-                    continue
-            out[key] = value if value is None or convert is None else convert(value)
-        return out
-
-    return dump_one
+            lines += [
+                f"    value = field{index}.serialize({field_name!r}, obj, accessor=accessor)",
+                f"    if value is not M: out[{key!r}] = value",
+            ]
+            continue
+        converted = (
+            "value" if convert is _as_is else f"None if value is None else convert{index}(value)"
+        )
+        lines.append(f"    value = {read.format(attribute)}")
+        if field.dump_default is not MISSING:
+            default = f"default{index}()" if callable(field.dump_default) else f"default{index}"
+            lines.append(f"    if value is M: value = {default}")
+        lines.append(f"    if value is not M: out[{key!r}] = {converted}")
+    lines.append("    return out")
+    return "\n".join(lines)

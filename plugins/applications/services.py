@@ -13,6 +13,7 @@ import peewee as pw
 from app.data import events
 from app.http import listing
 from app.data.db import database, parse_uuid
+from app.data.list_rows import model_rows
 from app.errors import Conflict, NotFound, ValidationFailed
 from app.data.records import apply_changes, apply_filters, find_by_source_id, source_id_taken
 from app.files import uploads
@@ -44,9 +45,10 @@ JOB_SUMMARY = tuple(getattr(Job, name) for name in JobSummarySchema.Meta.fields)
 def with_summaries(query, *, full: bool = False):
     """Join the candidate and the job so records embed them without a query per row.
 
-    Lists load only the summary columns, each row as a dict with the summaries nested
-    (summary_rows); `full` loads the whole candidate and job as records (single records, which
-    callers such as the calls family and MCP tools may read further)."""
+    Lists select only the summary columns, under the aliases SUMMARY_ALIASES names, and read each
+    row as a dict with the summaries nested (summary_rows); `full` loads the whole candidate and job
+    as records (single records, which callers such as the calls family and MCP tools may read
+    further)."""
     if full:
         return (
             query.select_extend(Candidate, Job)
@@ -55,34 +57,32 @@ def with_summaries(query, *, full: bool = False):
             .join(Job)
             .switch(Application)
         )
-    columns = [field.alias(f"candidate__{field.name}") for field in CANDIDATE_SUMMARY]
-    columns += [field.alias(f"job__{field.name}") for field in JOB_SUMMARY]
-    joined = (
-        query.select_extend(*columns)
-        .join(Candidate)
-        .switch(Application)
-        .join(Job)
-        .switch(Application)
-    )
-    return joined.objects(summary_row)
+    columns = [field.alias(alias) for alias, field in SUMMARY_ALIASES.items()]
+    return query.select_extend(*columns).join(Candidate).switch(Application).join(Job)
 
 
-def summary_row(**columns) -> dict:
-    """A list row: the application's columns, with its candidate's and its job's summary columns as
-    nested dicts."""
-    row = {
-        "candidate": {},
-        "job": {},
-        "candidate_id": columns.pop("candidate"),
-        "job_id": columns.pop("job"),
-    }
-    for name, value in columns.items():
-        owner, _, field = name.partition("__")
-        if field:
-            row[owner][field] = value
-        else:
-            row[name] = value
-    return row
+SUMMARY_ALIASES = {
+    f"{owner}__{field.name}": field
+    for owner, fields in (("candidate", CANDIDATE_SUMMARY), ("job", JOB_SUMMARY))
+    for field in fields
+}
+_summary_keys = [
+    (owner, [(f"{owner}__{field.name}", field.name) for field in fields])
+    for owner, fields in (("candidate", CANDIDATE_SUMMARY), ("job", JOB_SUMMARY))
+]
+_application_rows = model_rows(Application, SUMMARY_ALIASES)
+
+
+def summary_rows(query) -> list[dict]:
+    """A with_summaries list query's rows: the application's columns (its candidate's and job's ids
+    as candidate_id and job_id), with the candidate's and the job's summary columns as nested
+    dicts."""
+    rows = _application_rows(query)
+    for row in rows:
+        row["candidate_id"], row["job_id"] = row.pop("candidate"), row.pop("job")
+        for owner, keys in _summary_keys:
+            row[owner] = {name: row.pop(alias) for alias, name in keys}
+    return rows
 
 
 def list_applications(tenant_id: str, **args) -> dict:
@@ -107,6 +107,7 @@ def list_applications(tenant_id: str, **args) -> dict:
         filters=filters,
         order_by=(Application.created_at, Application.id),
         counted=matching,
+        read=summary_rows,
     )
 
 

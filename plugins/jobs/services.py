@@ -12,6 +12,7 @@ from app.data.records import (
     next_in_sequence,
     reserve_in_sequence,
 )
+from app.data.list_rows import model_rows
 from app.data.row_upserts import RowUpsert
 from app.http.upserts import SourceIdUpsert
 from plugins.jobs.models import Job
@@ -25,6 +26,7 @@ CASE_INSENSITIVE_FILTERS = (
     "employment_type",
     "workplace_type",
 )
+JOB_ROWS = model_rows(Job)
 
 
 def jobs_query(tenant_id: str, **filters):
@@ -38,11 +40,12 @@ def list_jobs(tenant_id: str, **args) -> dict:
     """A page of the tenant's jobs in either list mode (app.http.listing)."""
     window, filters = listing.split_window(args)
     return listing.answer(
-        jobs_query(tenant_id, **filters).dicts(),
+        jobs_query(tenant_id, **filters),
         window,
         tenant_id=tenant_id,
         list_name="jobs",
         filters=filters,
+        read=JOB_ROWS,
     )
 
 
