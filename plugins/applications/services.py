@@ -61,13 +61,15 @@ def with_summaries(query, *, full: bool = False):
     return query.select_extend(*columns).join(Candidate).switch(Application).join(Job)
 
 
+# the summaries' columns but their ids, which are the application's own candidate and job columns
 SUMMARY_ALIASES = {
     f"{owner}__{field.name}": field
     for owner, fields in (("candidate", CANDIDATE_SUMMARY), ("job", JOB_SUMMARY))
     for field in fields
+    if field.name != "id"
 }
 _summary_keys = [
-    (owner, [(f"{owner}__{field.name}", field.name) for field in fields])
+    (owner, [(f"{owner}__{field.name}", field.name) for field in fields if field.name != "id"])
     for owner, fields in (("candidate", CANDIDATE_SUMMARY), ("job", JOB_SUMMARY))
 ]
 _application_rows = model_rows(Application, SUMMARY_ALIASES)
@@ -75,13 +77,15 @@ _application_rows = model_rows(Application, SUMMARY_ALIASES)
 
 def summary_rows(query) -> list[dict]:
     """A with_summaries list query's rows: the application's columns (its candidate's and job's ids
-    as candidate_id and job_id), with the candidate's and the job's summary columns as nested
-    dicts."""
+    as candidate_id and job_id), with the candidate's and the job's summaries as nested dicts."""
     rows = _application_rows(query)
     for row in rows:
         row["candidate_id"], row["job_id"] = row.pop("candidate"), row.pop("job")
         for owner, keys in _summary_keys:
-            row[owner] = {name: row.pop(alias) for alias, name in keys}
+            summary = {"id": row[f"{owner}_id"]}
+            for alias, name in keys:
+                summary[name] = row.pop(alias)
+            row[owner] = summary
     return rows
 
 
