@@ -21,14 +21,21 @@ from app.data.db import database
 
 Reader = Callable[[pw.SelectQuery], list]
 
+# how the text, integer and floating point fields read a value: every driver already gives str,
+# int and float (SQLite's REAL columns answer floats even for integral values)
+KEPT = (pw.CharField.adapt, pw.TextField.adapt, pw.IntegerField.adapt, pw.FloatField.adapt)
+
 
 def driver_value_is_kept(field: pw.Field) -> bool:
-    """Whether the field answers what every driver gives for its column unchanged: a text column
-    (str) or an integer one (int), on a field class that does not change how it reads them."""
+    """Whether the field answers what every driver gives for its column unchanged: a text (str),
+    integer (int) or floating point column (float), or a foreign key to one, on a field class that
+    does not change how it reads them."""
+    if isinstance(field, pw.ForeignKeyField):
+        return driver_value_is_kept(field.rel_field)
     kind = type(field)
     if kind.python_value is not pw.Field.python_value:
         return False
-    return kind.adapt in (pw.CharField.adapt, pw.TextField.adapt, pw.IntegerField.adapt)
+    return kind.adapt in KEPT
 
 
 def dict_rows(columns: Mapping[str, pw.Field]) -> Reader:

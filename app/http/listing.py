@@ -148,7 +148,9 @@ def to_shown_precision(instant: dt.datetime) -> dt.datetime:
 def shown_instant(instant: dt.datetime) -> str:
     """A naive UTC instant as answers show it: ISO 8601 with milliseconds (cut, as
     to_shown_precision) and a Z."""
-    return instant.replace(tzinfo=None).isoformat(timespec="milliseconds") + "Z"
+    if instant.tzinfo is not None:
+        instant = instant.replace(tzinfo=None)
+    return instant.isoformat(timespec="milliseconds") + "Z"
 
 
 def within_window(query, model, window: ListWindow):

@@ -95,9 +95,13 @@ def _source(schema: ma.Schema, name: str, read: str) -> str:
                 f"    if value is not M: out[{key!r}] = value",
             ]
             continue
-        converted = (
-            "value" if convert is _as_is else f"None if value is None else convert{index}(value)"
-        )
+        if convert is _as_is:
+            converted = "value"
+        elif convert in (str, int, float):  # a value already of the type needs no call
+            kept = f"value is None or type(value) is {convert.__name__}"
+            converted = f"value if {kept} else convert{index}(value)"
+        else:
+            converted = f"None if value is None else convert{index}(value)"
         lines.append(f"    value = {read.format(attribute)}")
         if field.dump_default is not MISSING:
             default = f"default{index}()" if callable(field.dump_default) else f"default{index}"

@@ -215,7 +215,7 @@ def create_for(
         try:
             with database.atomic():
                 # 404 once erased; an erasure waits for this write
-                held_candidate(tenant_id, candidate.id)
+                held_candidate(tenant_id, candidate.id, Candidate.id)
                 application = Application.create(
                     tenant=tenant_id, candidate=candidate, job=job, **values, **columns
                 )
@@ -242,7 +242,7 @@ def update_application(tenant_id: str, application_id, values: dict) -> Applicat
     with resume_kept_by(tenant_id, columns, replaced_sha256=application.resume_sha256):
         with database.atomic():
             # before any write: see held_candidate
-            held_candidate(tenant_id, application.candidate_id)
+            held_candidate(tenant_id, application.candidate_id, Candidate.id)
             # as it is now (anonymized meanwhile?)
             application = get_application(tenant_id, application_id)
             apply_changes(application, values)

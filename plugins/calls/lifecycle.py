@@ -65,7 +65,7 @@ def candidate_held(call: Call) -> bool:
     erasure locks in), so a change either commits before an erasure reads what to erase or finds the
     candidate gone (False)."""
     try:
-        held_candidate(call.tenant_id, call.candidate_id)
+        held_candidate(call.tenant_id, call.candidate_id, Candidate.id)
     except NotFound:
         return False
     return True

@@ -69,12 +69,13 @@ def create_candidate(tenant_id: str, values: dict) -> Candidate:
         return create_with_source_id(Candidate, tenant_id, values, **columns)
 
 
-def held_candidate(tenant_id: str, candidate_id) -> Candidate:
+def held_candidate(tenant_id: str, candidate_id, *columns) -> Candidate:
     """Inside a write's transaction, before it writes anything about the candidate: their row, held
     FOR SHARE on PostgreSQL, so an erasure or anonymization (which lock it FOR UPDATE first) either
     waits for the write to commit or runs first and the write finds the candidate gone (404).
-    SQLite's writing transaction holds the write lock."""
-    query = Candidate.select().where(
+    SQLite's writing transaction holds the write lock. `columns` names what the caller reads of it
+    (every column when none: a write that only holds the row reads its id alone)."""
+    query = Candidate.select(*columns).where(
         (Candidate.tenant == tenant_id) & (Candidate.id == candidate_id)
     )
     candidate = (query.for_update("FOR SHARE") if database.for_update else query).first()
