@@ -27,6 +27,15 @@ def get_schedule(tenant_id: str, job_id) -> dict:
     return schedule_of_owned_job(get_job(tenant_id, job_id).id)
 
 
+def schedules_calls(job_id) -> bool:
+    """Whether the job's scheduling is on: the one column every new application's listener needs
+    (most jobs have no schedule row, and reading the whole setting to learn that cost a sixth of an
+    application create)."""
+    return bool(
+        JobSchedule.select(JobSchedule.scheduling).where(JobSchedule.job == job_id).scalar()
+    )
+
+
 def schedule_of_owned_job(job_id) -> dict:
     """get_schedule for a job id read from the tenant's own rows (a call's or an application's): one
     statement, without reading the job again to check whose it is."""
