@@ -130,6 +130,54 @@ def test_every_kind_of_field_dumps_as_marshmallow_does(changes):
     same_dump(Kinds(many=True), [values])
 
 
+class Plain(FullAnswerSchema):
+    """Only fields the plan dumps itself: a list row carrying all of them takes one dict display."""
+
+    id = ma.fields.UUID()
+    title = ma.fields.String()
+    count = ma.fields.Integer()
+    flag = ma.fields.Boolean()
+    when = UtcDateTime()
+    renamed = ma.fields.String(data_key="desc")
+    fallback = ma.fields.String(dump_default="fallback")
+    inner = ma.fields.Nested(Inner, allow_none=True)
+
+
+@pytest.mark.parametrize(
+    "row",
+    [
+        {
+            "id": uuid.uuid4(),
+            "title": "t",
+            "count": 2,
+            "flag": False,
+            "when": dt.datetime.now(),
+            "renamed": "r",
+            "fallback": None,
+            "inner": {"id": uuid.uuid4(), "label": "x"},
+        },
+        {
+            "id": None,
+            "title": None,
+            "count": None,
+            "flag": None,
+            "when": None,
+            "renamed": None,
+            "fallback": "kept",
+            "inner": None,
+            "extra": "not answered",
+        },
+        {"id": "7f8b43a4-50c5-4a4e-a41a-2bba1c3a8d9b", "title": 5, "count": "3"},
+        {},
+    ],
+    ids=["whole", "nulls and more", "part", "empty"],
+)
+def test_rows_with_every_attribute_or_some_dump_as_marshmallow_does(row):
+    dumped = same_dump(Plain(), row)
+    assert dumped.get("fallback") == row.get("fallback", "fallback")
+    assert "extra" not in dumped
+
+
 def test_a_field_class_that_changes_dumping_is_dumped_by_marshmallow():
     """A new field type needs nothing from the plan to be right: without plain_value, its own
     _serialize runs."""

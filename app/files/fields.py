@@ -109,15 +109,27 @@ class ResumeField(ma.fields.Nested):
         """Built directly (this runs once per row of every list): the same keys ResumeSchema
         documents."""
         value = self.root.get_attribute
-        if not (value(obj, "resume_sha256", None) or value(obj, "resume_reference", None)):
-            return None
-        return {
-            "file_name": value(obj, "resume_file_name", None),
-            "content_type": value(obj, "resume_content_type", None),
-            "size": value(obj, "resume_size", None),
-            "sha256": value(obj, "resume_sha256", None),
-            "reference": value(obj, "resume_reference", None),
-        }
+        return resume_answer(lambda name: value(obj, name, None))
 
     def get_value(self, obj, attr, accessor=None, default=ma.missing):
         return obj
+
+    def plain_from_record(self, record):
+        """What serialize answers, read from the record itself (app.http.plain_dump)."""
+        if type(record) is dict:
+            return resume_answer(record.get)
+        return resume_answer(lambda name: getattr(record, name, None))
+
+
+def resume_answer(read) -> dict | None:
+    """A record's `resume` from `read(column name)`: its metadata, or None with neither stored bytes
+    nor a reference."""
+    if not (read("resume_sha256") or read("resume_reference")):
+        return None
+    return {
+        "file_name": read("resume_file_name"),
+        "content_type": read("resume_content_type"),
+        "size": read("resume_size"),
+        "sha256": read("resume_sha256"),
+        "reference": read("resume_reference"),
+    }

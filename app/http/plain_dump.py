@@ -10,7 +10,9 @@ function chosen by the field's class:
 - marshmallow's String, UUID, Integer, Float, Boolean, Raw and Nested, and any subclass of theirs
   that leaves `_serialize` and `get_value` alone, are dumped the way their `_serialize` does;
 - a field class of this project that overrides `_serialize` may also define `plain_value(value)`,
-  the same answer for a value that is not None, and is then dumped through it;
+  the same answer for a value that is not None, and is then dumped through it; one that reads the
+  whole record (a custom `get_value`) may define `plain_from_record(record)`, its answer from the
+  record itself;
 - any other field (Function, Method, Decimal, List of those, a custom `get_value`...) is dumped by
   marshmallow itself (`Field.serialize`), so a new field type is always right, if slower.
 
@@ -49,11 +51,18 @@ def _nested_dump(field: ma.fields.Nested) -> Callable[[Any], Any]:
     return lambda value: schema.dump(value, many=many)
 
 
+def _from_record(value):
+    """The mark of a field answered from the whole record (its `plain_from_record`)."""
+    return value
+
+
 def converter(field: ma.fields.Field) -> Callable[[Any], Any] | None:
-    """The plain conversion of a non-None value for this field, or None when only marshmallow's
-    own `serialize` dumps it right."""
+    """The plain conversion of a non-None value for this field, _from_record for a field answered
+    from the whole record, or None when only marshmallow's own `serialize` dumps it right."""
     for cls in type(field).__mro__:
         own = vars(cls)
+        if "plain_from_record" in own:
+            return _from_record
         if "plain_value" in own:
             return field.plain_value
         if "get_value" in own and cls is not ma.fields.Field:
@@ -68,44 +77,82 @@ def converter(field: ma.fields.Field) -> Callable[[Any], Any] | None:
 def plan_for(schema: ma.Schema) -> Callable[[Any], dict]:
     """A function dumping one record as `schema.dump` would, keys in the same order, reading a dict
     by key and anything else by attribute (as FullAnswerSchema.get_attribute does)."""
-    by_key = _source(schema, "dump_dict", "obj.get({!r}, M)")
-    by_attribute = _source(schema, "dump_object", "getattr(obj, {!r}, M)")
+    steps = _steps(schema)
     namespace = {"M": MISSING, "accessor": schema.get_attribute}
-    for index, (name, field) in enumerate(schema.dump_fields.items()):
+    for index, _, attribute, convert, field in steps:
         namespace[f"field{index}"] = field
-        namespace[f"convert{index}"] = converter(field)
+        namespace[f"convert{index}"] = convert
         namespace[f"default{index}"] = field.dump_default
-    source = f"{by_key}\n{by_attribute}"
+    namespace["WHOLE"] = frozenset(
+        attribute for _, _, attribute, convert, _ in steps if convert is not _from_record
+    )
+    source = "\n".join(
+        [
+            *_source(steps, "dump_dict", "obj.get({!r}, M)", whole_row="obj[{!r}]"),
+            *_source(steps, "dump_object", "getattr(obj, {!r}, M)"),
+        ]
+    )
     exec(compile(source, f"<plain dump of {type(schema).__name__}>", "exec"), namespace)  # noqa: S102
     dump_dict, dump_object = namespace["dump_dict"], namespace["dump_object"]
     return lambda obj: dump_dict(obj) if type(obj) is dict else dump_object(obj)
 
 
-def _source(schema: ma.Schema, name: str, read: str) -> str:
-    """The source of the dump function `name`: `read` formats an attribute name into the expression
-    that reads it from `obj` (M when absent)."""
-    lines = [f"def {name}(obj):", "    out = {}"]
-    for index, (field_name, field) in enumerate(schema.dump_fields.items()):
-        key = field.data_key if field.data_key is not None else field_name
+def _steps(schema: ma.Schema) -> list[tuple]:
+    """(index, answer key, attribute read, plain conversion or None, field) per dumped field; the
+    conversion is None where marshmallow's `Field.serialize` dumps the field (the attribute read
+    is then the field's name, as marshmallow passes it)."""
+    steps = []
+    for index, (name, field) in enumerate(schema.dump_fields.items()):
+        key = field.data_key if field.data_key is not None else name
         convert = converter(field)
-        attribute = field.attribute or field_name
-        if convert is None or "." in attribute:
+        attribute = field.attribute or name
+        if "." in attribute:
+            convert = None
+        steps.append((index, key, name if convert is None else attribute, convert, field))
+    return steps
+
+
+def _converted(index: int, convert, read: str) -> str:
+    """The expression of a plain step's answer, `read` the expression of its value (read once)."""
+    if convert is _from_record:
+        return f"field{index}.plain_from_record(obj)"
+    if convert is _as_is:
+        return read
+    bound = read if read == "value" else f"(value := {read})"
+    if convert in (str, int, float):  # a value already of the type needs no call
+        kept = f"{bound} is None or type(value) is {convert.__name__}"
+        return f"value if {kept} else convert{index}(value)"
+    return f"None if {bound} is None else convert{index}(value)"
+
+
+def _source(steps: list[tuple], name: str, read: str, whole_row: str | None = None) -> list[str]:
+    """The source lines of the dump function `name`: `read` formats an attribute name into the
+    expression reading it from `obj` (M when absent). With `whole_row` (the expression reading a
+    present attribute), a record that carries every attribute the steps read (a list row) is
+    dumped by one dict display, when no step needs marshmallow."""
+    lines = [f"def {name}(obj):"]
+    if whole_row and all(convert is not None for _, _, _, convert, _ in steps):
+        lines.append("    if obj.keys() >= WHOLE:")
+        lines.append("        return {")
+        for index, key, attribute, convert, _ in steps:
+            expression = _converted(index, convert, whole_row.format(attribute))
+            lines.append(f"            {key!r}: {expression},")
+        lines.append("        }")
+    lines.append("    out = {}")
+    for index, key, attribute, convert, field in steps:
+        if convert is _from_record:
+            lines.append(f"    out[{key!r}] = field{index}.plain_from_record(obj)")
+            continue
+        if convert is None:
             lines += [
-                f"    value = field{index}.serialize({field_name!r}, obj, accessor=accessor)",
+                f"    value = field{index}.serialize({attribute!r}, obj, accessor=accessor)",
                 f"    if value is not M: out[{key!r}] = value",
             ]
             continue
-        if convert is _as_is:
-            converted = "value"
-        elif convert in (str, int, float):  # a value already of the type needs no call
-            kept = f"value is None or type(value) is {convert.__name__}"
-            converted = f"value if {kept} else convert{index}(value)"
-        else:
-            converted = f"None if value is None else convert{index}(value)"
         lines.append(f"    value = {read.format(attribute)}")
         if field.dump_default is not MISSING:
             default = f"default{index}()" if callable(field.dump_default) else f"default{index}"
             lines.append(f"    if value is M: value = {default}")
-        lines.append(f"    if value is not M: out[{key!r}] = {converted}")
+        lines.append(f"    if value is not M: out[{key!r}] = {_converted(index, convert, 'value')}")
     lines.append("    return out")
-    return "\n".join(lines)
+    return lines
