@@ -15,7 +15,9 @@ from urllib.parse import unquote, urlparse
 import orjson
 import peewee as pw
 from playhouse import db_url
-from playhouse.pool import PooledPostgresqlDatabase, PooledSqliteDatabase
+from playhouse.pool import PooledSqliteDatabase
+
+from app.data.postgres_pool import PooledPostgres
 
 log = logging.getLogger("hirekit.db")
 
@@ -104,8 +106,8 @@ def database_from_url(url: str, *, pool_size: int = 10) -> pw.Database:
 
 POOLED_DATABASES = {
     "sqlite": PooledSqliteDatabase,
-    "postgres": PooledPostgresqlDatabase,
-    "postgresql": PooledPostgresqlDatabase,
+    "postgres": PooledPostgres,
+    "postgresql": PooledPostgres,
 }
 
 
