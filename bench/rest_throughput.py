@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import base64
+import itertools
 import json
 import os
 import re
@@ -163,15 +164,20 @@ def run_wrk(name, url, method, headers, body_template, duration, shape: Shape) -
 
 
 def run_python_load(name, url, method, headers, body_template, duration, shape: Shape) -> Result:
-    """Fallback when wrk is missing: one keep-alive session per thread."""
+    """Fallback when wrk is missing: one keep-alive session per thread. A body template is filled
+    as wrk's script fills it, with (wrk thread 1 or 2, that thread's request number): one counter
+    for all the connections, so every body is new (each POST /v1/applications a new pair)."""
     latencies, errors, lock = [], [0], threading.Lock()
     stop_at = time.monotonic() + duration
+    numbers = itertools.count()
 
-    def worker(tid):
-        session, counter = requests.Session(), 0
+    def worker(_):
+        session = requests.Session()
         while time.monotonic() < stop_at:
-            counter += 1
-            body = (body_template % (tid, counter)).encode() if body_template else None
+            with lock:
+                number = next(numbers)
+            filled = (1 + number % 2, 1 + number // 2)
+            body = (body_template % filled).encode() if body_template else None
             started = time.perf_counter()
             response = session.request(method, url, headers=headers, data=body)
             elapsed = (time.perf_counter() - started) * 1000
