@@ -313,14 +313,19 @@ class FullAnswerSchema(Schema):
         return getattr(obj, attr, default)
 
     def dump(self, obj, *, many=None):
-        """The same body as marshmallow's dump, made by app.http.plain_dump's plan of this schema
-        (built on first use): every record a route or an MCP tool answers goes through here."""
-        plan = self.plain_plan
-        if plan is None:
-            plan = self.plain_plan = plain_dump.plan_for(self)
+        """The same body as marshmallow's dump, made by app.http.plain_dump's plan of this schema:
+        every record a route or an MCP tool answers goes through here."""
+        plan = self.plain_plan or self.plain()
         if self.many if many is None else many:
             return [plan(each) for each in obj]
         return plan(obj)
+
+    def plain(self):
+        """app.http.plain_dump's function dumping one record with this schema (built on first
+        use)."""
+        if self.plain_plan is None:
+            self.plain_plan = plain_dump.plan_for(self)
+        return self.plain_plan
 
 
 class RecordSchema(FullAnswerSchema):
@@ -348,9 +353,13 @@ class ListItem(ma.fields.Nested):
     of lists whose records can be erased: candidates, applications)."""
 
     def _serialize(self, nested_obj, attr, obj, **kwargs):
-        if getattr(nested_obj, "deleted", False) is True and hasattr(nested_obj, "record_id"):
+        if (
+            type(nested_obj) is not dict
+            and getattr(nested_obj, "deleted", False) is True
+            and hasattr(nested_obj, "record_id")
+        ):
             return _tombstone_schema.dump(nested_obj)
-        return super()._serialize(nested_obj, attr, obj, **kwargs)
+        return self.schema.dump(nested_obj)
 
 
 # far past any real list, and keeps (page - 1) * size inside a 64-bit OFFSET

@@ -46,9 +46,14 @@ def _as_is(value):
 
 
 def _nested_dump(field: ma.fields.Nested) -> Callable[[Any], Any]:
+    """The nested schema's dump; its plain plan itself when it has one (FullAnswerSchema.plain)."""
     schema = field.schema
     many = schema.many or field.many
-    return lambda value: schema.dump(value, many=many)
+    plain = getattr(schema, "plain", None)
+    if plain is None:
+        return lambda value: schema.dump(value, many=many)
+    one = plain()
+    return (lambda value: [one(each) for each in value]) if many else one
 
 
 def _from_record(value):
@@ -88,13 +93,14 @@ def plan_for(schema: ma.Schema) -> Callable[[Any], dict]:
     )
     source = "\n".join(
         [
-            *_source(steps, "dump_dict", "obj.get({!r}, M)", whole_row="obj[{!r}]"),
-            *_source(steps, "dump_object", "getattr(obj, {!r}, M)"),
+            "def dump_one(obj):",
+            "    if type(obj) is dict:",
+            *_body(steps, "obj.get({!r}, M)", whole_row="obj[{!r}]", indent="        "),
+            *_body(steps, "getattr(obj, {!r}, M)", indent="    "),
         ]
     )
     exec(compile(source, f"<plain dump of {type(schema).__name__}>", "exec"), namespace)  # noqa: S102
-    dump_dict, dump_object = namespace["dump_dict"], namespace["dump_object"]
-    return lambda obj: dump_dict(obj) if type(obj) is dict else dump_object(obj)
+    return namespace["dump_one"]
 
 
 def _steps(schema: ma.Schema) -> list[tuple]:
@@ -125,34 +131,35 @@ def _converted(index: int, convert, read: str) -> str:
     return f"None if {bound} is None else convert{index}(value)"
 
 
-def _source(steps: list[tuple], name: str, read: str, whole_row: str | None = None) -> list[str]:
-    """The source lines of the dump function `name`: `read` formats an attribute name into the
-    expression reading it from `obj` (M when absent). With `whole_row` (the expression reading a
-    present attribute), a record that carries every attribute the steps read (a list row) is
-    dumped by one dict display, when no step needs marshmallow."""
-    lines = [f"def {name}(obj):"]
+def _body(steps: list[tuple], read: str, indent: str, whole_row: str | None = None) -> list[str]:
+    """The source lines dumping `obj` and returning the answer: `read` formats an attribute name
+    into the expression reading it from `obj` (M when absent). With `whole_row` (the expression
+    reading a present attribute), a record that carries every attribute the steps read (a list row)
+    is dumped by one dict display, when no step needs marshmallow."""
+    lines = []
     if whole_row and all(convert is not None for _, _, _, convert, _ in steps):
-        lines.append("    if obj.keys() >= WHOLE:")
-        lines.append("        return {")
+        lines.append(f"{indent}if obj.keys() >= WHOLE:")
+        lines.append(f"{indent}    return {{")
         for index, key, attribute, convert, _ in steps:
             expression = _converted(index, convert, whole_row.format(attribute))
-            lines.append(f"            {key!r}: {expression},")
-        lines.append("        }")
-    lines.append("    out = {}")
+            lines.append(f"{indent}        {key!r}: {expression},")
+        lines.append(f"{indent}    }}")
+    lines.append(f"{indent}out = {{}}")
     for index, key, attribute, convert, field in steps:
         if convert is _from_record:
-            lines.append(f"    out[{key!r}] = field{index}.plain_from_record(obj)")
+            lines.append(f"{indent}out[{key!r}] = field{index}.plain_from_record(obj)")
             continue
         if convert is None:
             lines += [
-                f"    value = field{index}.serialize({attribute!r}, obj, accessor=accessor)",
-                f"    if value is not M: out[{key!r}] = value",
+                f"{indent}value = field{index}.serialize({attribute!r}, obj, accessor=accessor)",
+                f"{indent}if value is not M: out[{key!r}] = value",
             ]
             continue
-        lines.append(f"    value = {read.format(attribute)}")
+        lines.append(f"{indent}value = {read.format(attribute)}")
         if field.dump_default is not MISSING:
             default = f"default{index}()" if callable(field.dump_default) else f"default{index}"
-            lines.append(f"    if value is M: value = {default}")
-        lines.append(f"    if value is not M: out[{key!r}] = {_converted(index, convert, 'value')}")
-    lines.append("    return out")
+            lines.append(f"{indent}if value is M: value = {default}")
+        converted = _converted(index, convert, "value")
+        lines.append(f"{indent}if value is not M: out[{key!r}] = {converted}")
+    lines.append(f"{indent}return out")
     return lines
