@@ -15,7 +15,13 @@ from app.http import listing
 from app.data.db import database, parse_uuid
 from app.data.list_rows import model_rows
 from app.errors import Conflict, NotFound, ValidationFailed
-from app.data.records import apply_changes, apply_filters, find_by_source_id, source_id_taken
+from app.data.records import (
+    apply_changes,
+    apply_filters,
+    find_by_source_id,
+    first_row,
+    source_id_taken,
+)
 from app.files import uploads
 from app.http.upserts import SourceIdUpsert
 from plugins.applications.models import Application
@@ -160,10 +166,11 @@ def resolve_by_source_id(model, tenant_id: str, values: dict, source_field: str,
 
 
 def existing_for(candidate: Candidate, job: Job) -> Application | None:
-    return (
-        Application.select(Application.id)
-        .where((Application.candidate == candidate) & (Application.job == job))
-        .first()
+    """The candidate's application to the job (its id alone), or None."""
+    return first_row(
+        Application,
+        {Application.candidate: candidate.id, Application.job: job.id},
+        (Application.id,),
     )
 
 

@@ -14,6 +14,7 @@ import logging
 import uuid
 
 from app.data.db import database, utcnow
+from app.data.records import first_row
 from plugins.applications.models import Application
 from plugins.calls import dispatch, reminders
 from plugins.applications.services import APPLICATION_ACTIVITY
@@ -73,13 +74,8 @@ def react_to_application(tenant_id: str, record: dict) -> None:
     if not record.get("id") or not record.get("job_id") or not record.get("application_stage"):
         return
     stage = str(record["application_stage"]).upper()
-    # first(), not get_or_none: a new application has no plan, and a miss of get_or_none builds the
-    # SQL twice
-    plan = (
-        CallPlan.select()
-        .where((CallPlan.application == record["id"]) & (CallPlan.tenant == tenant_id))
-        .first()
-    )
+    # every application write runs this look-up (records.first_row: no query builder)
+    plan = first_row(CallPlan, {CallPlan.application: record["id"], CallPlan.tenant: tenant_id})
     previous = plan.last_stage if plan else None
     if plan is None:
         plan = CallPlan.create(

@@ -12,6 +12,7 @@ from app.data.records import (
     apply_filters,
     create_with_source_id,
     find_by_source_id,
+    first_row,
     get_owned,
     source_id_taken,
 )
@@ -75,10 +76,12 @@ def held_candidate(tenant_id: str, candidate_id, *columns) -> Candidate:
     waits for the write to commit or runs first and the write finds the candidate gone (404).
     SQLite's writing transaction holds the write lock. `columns` names what the caller reads of it
     (every column when none: a write that only holds the row reads its id alone)."""
-    query = Candidate.select(*columns).where(
-        (Candidate.tenant == tenant_id) & (Candidate.id == candidate_id)
+    candidate = first_row(
+        Candidate,
+        {Candidate.tenant: tenant_id, Candidate.id: candidate_id},
+        columns,
+        lock=" FOR SHARE" if database.for_update else "",
     )
-    candidate = (query.for_update("FOR SHARE") if database.for_update else query).first()
     if candidate is None:
         raise NotFound("candidate", candidate_id)
     return candidate

@@ -6,7 +6,7 @@ from __future__ import annotations
 from flask import current_app
 
 from app.data.db import database
-from app.data.records import row_for_update
+from app.data.records import first_row, row_for_update
 from plugins.jobs.services import get_job
 from plugins.scheduling.models import DEFAULT_SETTING, JobSchedule
 
@@ -31,9 +31,8 @@ def schedules_calls(job_id) -> bool:
     """Whether the job's scheduling is on: the one column every new application's listener needs
     (most jobs have no schedule row, and reading the whole setting to learn that cost a sixth of an
     application create)."""
-    return bool(
-        JobSchedule.select(JobSchedule.scheduling).where(JobSchedule.job == job_id).scalar()
-    )
+    row = first_row(JobSchedule, {JobSchedule.job: job_id}, (JobSchedule.scheduling,))
+    return bool(row and row.scheduling)
 
 
 def schedule_of_owned_job(job_id) -> dict:

@@ -14,7 +14,7 @@ from app.errors import ApiError, Conflict, ValidationFailed
 from app.data.events import Event, retention
 from app.security.limits import hit_tenant_limit
 from app.background.queue import enqueue
-from app.data.records import get_or_404, get_owned
+from app.data.records import get_or_404, get_owned, select_rows
 from plugins.webhooks import delivery as sending
 from plugins.webhooks import replay
 from plugins.webhooks.dispatch import send_soon
@@ -119,11 +119,15 @@ def fan_out(event: Event) -> None:
     """events listener: a delivery row per active webhook for the event, in the emitting
     transaction, then a send job."""
     # what a delivery takes of its webhook
-    webhooks = TenantWebhook.select(TenantWebhook.id, TenantWebhook.fields).where(
-        (TenantWebhook.tenant == event.tenant_id)
-        & (TenantWebhook.triggered_event == event.type)
-        & (TenantWebhook.is_active == True)  # noqa: E712
-        & (TenantWebhook.is_deleted == False)  # noqa: E712
+    webhooks = select_rows(
+        TenantWebhook,
+        {
+            TenantWebhook.tenant: event.tenant_id,
+            TenantWebhook.triggered_event: event.type,
+            TenantWebhook.is_active: True,
+            TenantWebhook.is_deleted: False,
+        },
+        (TenantWebhook.id, TenantWebhook.fields),
     )
     created = [
         WebhookDelivery.create(
