@@ -20,6 +20,7 @@ from app.data.records import (
     apply_filters,
     find_by_source_id,
     first_row,
+    inserted,
     source_id_taken,
 )
 from app.files import uploads
@@ -223,8 +224,8 @@ def create_for(
             with database.atomic():
                 # 404 once erased; an erasure waits for this write
                 held_candidate(tenant_id, candidate.id, Candidate.id)
-                application = Application.create(
-                    tenant=tenant_id, candidate=candidate, job=job, **values, **columns
+                application = inserted(
+                    Application, tenant=tenant_id, candidate=candidate, job=job, **values, **columns
                 )
                 if attach is not None:
                     attach(application)

@@ -14,7 +14,7 @@ import logging
 import uuid
 
 from app.data.db import database, utcnow
-from app.data.records import first_row
+from app.data.records import first_row, inserted
 from plugins.applications.models import Application
 from plugins.calls import dispatch, reminders
 from plugins.applications.services import APPLICATION_ACTIVITY
@@ -78,8 +78,12 @@ def react_to_application(tenant_id: str, record: dict) -> None:
     plan = first_row(CallPlan, {CallPlan.application: record["id"], CallPlan.tenant: tenant_id})
     previous = plan.last_stage if plan else None
     if plan is None:
-        plan = CallPlan.create(
-            application=record["id"], tenant=tenant_id, job=record["job_id"], last_stage=stage
+        plan = inserted(
+            CallPlan,
+            application=record["id"],
+            tenant=tenant_id,
+            job=record["job_id"],
+            last_stage=stage,
         )
     elif previous != stage:
         plan.last_stage = stage
