@@ -3,7 +3,6 @@ first_row, inserted) read and write what peewee's query builder would, on both d
 
 from __future__ import annotations
 
-import pytest
 
 from app.data.db import database
 from app.data.events import Event
@@ -29,9 +28,14 @@ def test_an_inserted_record_reads_back_as_model_create_writes_it(app, tenant_a):
         assert stored["ours"].created_at == ours.created_at
 
 
-def test_a_model_whose_key_the_database_assigns_is_refused(app, tenant_a):
-    with app.app_context(), database.connection_context(), pytest.raises(TypeError):
-        inserted(Event, tenant=tenant_a.id, type="job_created", payload={})
+def test_a_key_the_database_assigns_is_left_to_it(app, tenant_a):
+    with app.app_context(), database.connection_context():
+        first = inserted(Event, tenant=tenant_a.id, type="job_created", payload={"n": 1})
+        second = inserted(Event, tenant=tenant_a.id, type="job_created", payload={"n": 2})
+        assert first.sequence is None
+        stored = list(Event.select().where(Event.tenant == tenant_a.id).order_by(Event.sequence))
+        assert [event.event_id for event in stored] == [first.event_id, second.event_id]
+        assert stored[0].sequence < stored[1].sequence and stored[1].payload == {"n": 2}
 
 
 def test_rows_are_selected_by_every_equality_with_the_columns_asked(app, tenant_a, tenant_b):

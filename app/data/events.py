@@ -15,6 +15,7 @@ from flask import current_app, has_app_context
 
 from app.background import periodic
 from app.data.db import BaseModel, JSONField, after_commit, database, new_uuid, utcnow
+from app.data.records import inserted
 from app.data.tenancy import Tenant
 
 log = logging.getLogger("hirekit.events")
@@ -82,7 +83,8 @@ def emit(tenant_id: str, event_type: str, record: dict) -> Event:
     if event_type not in declared_types():
         raise ValueError(f"unknown event type {event_type!r}")
     with contextlib.nullcontext() if database.in_transaction() else database.atomic():
-        event = Event.create(
+        event = inserted(
+            Event,
             tenant=tenant_id,
             type=event_type,
             record_id=str(record.get("id")) if record.get("id") else None,

@@ -77,16 +77,16 @@ def first_row(model, equal: dict, columns: tuple = (), *, lock: str = ""):
 
 
 def inserted(model, **values):
-    """`model.create(**values)` for a model whose primary key is set before the INSERT (a default
-    UUID, or a key the caller gives): the record with its defaults, written by an INSERT of every
-    column as SQL text from the model's own names.
+    """`model.create(**values)`: the record with its defaults, written by an INSERT of its columns
+    as SQL text from the model's own names. A key the database assigns (an auto-increment) is left
+    to it and not read back: the record answered has none.
 
-    For the rows every application create writes (the application, its call plan): peewee's query
-    builder took longer to build such an INSERT than the database to run it."""
-    if getattr(model._meta.primary_key, "auto_increment", False):
-        raise TypeError(f"{model.__name__}'s key comes from the database: use model.create")
+    For the rows every application create writes (the application, its event, its call plan):
+    peewee's query builder took longer to build such an INSERT than the database to run it."""
     record = model(**values)
-    fields = model._meta.sorted_fields
+    fields = [
+        field for field in model._meta.sorted_fields if not getattr(field, "auto_increment", False)
+    ]
     mark = database.obj.param
     columns = ", ".join(quoted(field.column_name) for field in fields)
     sql = (
