@@ -15,6 +15,7 @@ bound.
 from __future__ import annotations
 
 import time
+import weakref
 
 from peewee import Psycopg2Adapter
 from playhouse.pool import PooledPostgresqlDatabase
@@ -28,17 +29,18 @@ class PingWhenIdleAdapter(Psycopg2Adapter):
 
     def __init__(self):
         super().__init__()
-        # id(connection) -> monotonic time it was last handed back to the pool
-        self.returned_at: dict[int, float] = {}
+        # connection -> monotonic time it was last handed back to the pool (an entry goes with its
+        # connection; the pool calls both methods under its lock)
+        self.returned_at: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
     def is_connection_reusable(self, conn) -> bool:
         reusable = super().is_connection_reusable(conn)
         if reusable:
-            self.returned_at[id(conn)] = time.monotonic()
+            self.returned_at[conn] = time.monotonic()
         return reusable
 
     def is_connection_closed(self, conn) -> bool:
-        returned_at = self.returned_at.pop(id(conn), None)
+        returned_at = self.returned_at.pop(conn, None)
         if conn.closed:
             return True
         recently = returned_at is not None and time.monotonic() - returned_at < PING_AFTER_IDLE
