@@ -4,7 +4,6 @@ delivery)."""
 from __future__ import annotations
 
 import contextlib
-
 import datetime as dt
 import functools
 import logging

@@ -38,15 +38,17 @@ def driver_value_is_kept(field: pw.Field) -> bool:
     return kind.adapt in KEPT
 
 
-def dict_rows(columns: Mapping[str, pw.Field]) -> Reader:
-    """A reader of a query's rows as dicts: `columns` maps each name the cursor answers (a column,
-    or a select's alias) to the field its value belongs to; a row is keyed by field name, an alias
-    by itself."""
+def model_rows(model: type[pw.Model], aliases: Mapping[str, pw.Field] | None = None) -> Reader:
+    """A reader of the rows of a query selecting the model's columns (by name or as `*`) and
+    `aliases` ({alias: the field its value belongs to}), as dicts keyed by field name, an alias by
+    itself."""
+    columns = {field.column_name: field for field in model._meta.sorted_fields}
+    columns.update(aliases or {})
 
     def read(query: pw.SelectQuery) -> list[dict]:
         cursor = database.execute(query)
         keys, converters = [], []
-        for position, description in enumerate(cursor.description):
+        for description in cursor.description:
             name = description[0]
             field = columns.get(name)
             key = field.name if field is not None and name == field.column_name else name
@@ -62,9 +64,3 @@ def dict_rows(columns: Mapping[str, pw.Field]) -> Reader:
         return rows
 
     return read
-
-
-def model_rows(model: type[pw.Model], aliases: Mapping[str, pw.Field] | None = None) -> Reader:
-    """dict_rows of a query selecting the model's columns (by name or as `*`), and `aliases`."""
-    columns = {field.column_name: field for field in model._meta.sorted_fields}
-    return dict_rows({**columns, **(aliases or {})})

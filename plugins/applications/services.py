@@ -68,17 +68,13 @@ def with_summaries(query, *, full: bool = False):
     return query.select_extend(*columns).join(Candidate).switch(Application).join(Job)
 
 
-# the summaries' columns but their ids, which are the application's own candidate and job columns
-SUMMARY_ALIASES = {
-    f"{owner}__{field.name}": field
-    for owner, fields in (("candidate", CANDIDATE_SUMMARY), ("job", JOB_SUMMARY))
-    for field in fields
-    if field.name != "id"
-}
-_summary_keys = [
-    (owner, [(f"{owner}__{field.name}", field.name) for field in fields if field.name != "id"])
+# (owner, [(alias, field)]): the summaries' columns but their ids, which are the application's own
+# candidate and job columns
+_SUMMARIES = [
+    (owner, [(f"{owner}__{field.name}", field) for field in fields if field.name != "id"])
     for owner, fields in (("candidate", CANDIDATE_SUMMARY), ("job", JOB_SUMMARY))
 ]
+SUMMARY_ALIASES = {alias: field for _, aliased in _SUMMARIES for alias, field in aliased}
 _application_rows = model_rows(Application, SUMMARY_ALIASES)
 
 
@@ -88,10 +84,10 @@ def summary_rows(query) -> list[dict]:
     rows = _application_rows(query)
     for row in rows:
         row["candidate_id"], row["job_id"] = row.pop("candidate"), row.pop("job")
-        for owner, keys in _summary_keys:
+        for owner, aliased in _SUMMARIES:
             summary = {"id": row[f"{owner}_id"]}
-            for alias, name in keys:
-                summary[name] = row.pop(alias)
+            for alias, field in aliased:
+                summary[field.name] = row.pop(alias)
             row[owner] = summary
     return rows
 

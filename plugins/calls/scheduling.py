@@ -97,10 +97,6 @@ def react_to_application(tenant_id: str, record: dict) -> None:
 
 
 def start_series(plan: CallPlan) -> Call | None:
-    from plugins.scheduling.services import schedules_calls
-
-    if not schedules_calls(plan.job_id):
-        return None
     schedule = job_schedule(plan.job_id)
     if not schedule["scheduling"]:
         return None

@@ -27,20 +27,11 @@ def get_schedule(tenant_id: str, job_id) -> dict:
     return schedule_of_owned_job(get_job(tenant_id, job_id).id)
 
 
-def schedules_calls(job_id) -> bool:
-    """Whether the job's scheduling is on: the one column every new application's listener needs
-    (most jobs have no schedule row, and reading the whole setting to learn that cost a sixth of an
-    application create)."""
-    row = first_row(JobSchedule, {JobSchedule.job: job_id}, (JobSchedule.scheduling,))
-    return bool(row and row.scheduling)
-
-
 def schedule_of_owned_job(job_id) -> dict:
     """get_schedule for a job id read from the tenant's own rows (a call's or an application's): one
-    statement, without reading the job again to check whose it is."""
-    # first(), not get_or_none: most jobs have no schedule row, and a miss of get_or_none builds the
-    # query's SQL a second time for the message of the exception it then discards
-    row = JobSchedule.select().where(JobSchedule.job == job_id).first()
+    statement, without reading the job again to check whose it is (records.first_row: every new
+    application's listener reads it, and peewee's query builder took a sixth of the create)."""
+    row = first_row(JobSchedule, {JobSchedule.job: job_id})
     setting = (
         row.setting()
         if row
