@@ -156,139 +156,132 @@ def contact_note(contact: bool) -> str:
 # is person_search_v1, its GET twin person_search_v1_get).
 
 
-def search_route(blp: Blueprint, *, sandbox: bool) -> None:
-    answer = shaped(partial(services.people_search, sandbox=sandbox, as_json=True), shaping.hits)
-    summary = f"Search {dataset(sandbox)} with the DSL or SQL; scroll with scroll_token"
+def post_and_get_route(
+    blp: Blueprint,
+    rule: str,
+    endpoint: str,
+    *,
+    arguments,
+    result,
+    errors: tuple[int, ...],
+    summary: str,
+    notes: str,
+    answer,
+) -> None:
+    """A person operation as PDL serves it: a POST reading `arguments` from the JSON body and its
+    GET twin reading them from the query string, both answered by `answer(params)`."""
 
-    @blp.route("/search", endpoint="search")
-    class Search(MethodView):
-        @blp.arguments(PdlPersonSearchSchema)
-        @blp.response(200, PersonSearchResultSchema)
-        @blp.errors(*SEARCH_ERRORS)
-        @blp.doc(**post_doc(summary, SEARCH_NOTES))
-        def post(self, params):
-            return answer(params)
-
-        @blp.arguments(PdlPersonSearchSchema, location="query")
-        @blp.response(200, PersonSearchResultSchema)
-        @blp.errors(*SEARCH_ERRORS)
-        @blp.doc(**get_doc(summary, SEARCH_NOTES))
-        def get(self, params):
-            return answer(params)
-
-
-def search_page_route(blp: Blueprint, *, sandbox: bool) -> None:
-    answer = shaped(
-        partial(services.people_search_page, sandbox=sandbox, as_json=True), shaping.hits
-    )
-    summary = f"Search {dataset(sandbox)}, page by page"
-
-    @blp.route("/search/page", endpoint="search_page")
-    class SearchPage(MethodView):
-        @blp.arguments(PdlPersonSearchPageSchema)
-        @blp.response(200, PersonSearchPageResultSchema)
-        @blp.errors(*SEARCH_ERRORS)
-        @blp.doc(**post_doc(summary, SEARCH_NOTES))
-        def post(self, params):
-            return answer(params)
-
-        @blp.arguments(PdlPersonSearchPageSchema, location="query")
-        @blp.response(200, PersonSearchPageResultSchema)
-        @blp.errors(*SEARCH_ERRORS)
-        @blp.doc(**get_doc(summary, SEARCH_NOTES))
-        def get(self, params):
-            return answer(params)
-
-
-def search_enrich_route(blp: Blueprint, *, sandbox: bool) -> None:
-    answer = shaped(partial(services.people_search_enrich, sandbox=sandbox), shaping.hits)
-    summary = f"Search {dataset(sandbox)} and overlay each hit with its enrichment"
-    notes = SEARCH_NOTES + " Also 503 when no enrichment vendor is configured."
-
-    @blp.route("/search-enrich", endpoint="search_enrich")
-    class SearchEnrich(MethodView):
-        @blp.arguments(PdlPersonSearchSchema)
-        @blp.response(200, PersonSearchResultSchema)
-        @blp.errors(*SEARCH_ERRORS)
+    @blp.route(rule, endpoint=endpoint)
+    class PostAndGet(MethodView):
+        @blp.arguments(arguments)
+        @blp.response(200, result)
+        @blp.errors(*errors)
         @blp.doc(**post_doc(summary, notes))
         def post(self, params):
             return answer(params)
 
-        @blp.arguments(PdlPersonSearchSchema, location="query")
-        @blp.response(200, PersonSearchResultSchema)
-        @blp.errors(*SEARCH_ERRORS)
+        @blp.arguments(arguments, location="query")
+        @blp.response(200, result)
+        @blp.errors(*errors)
         @blp.doc(**get_doc(summary, notes))
         def get(self, params):
             return answer(params)
 
 
+def search_route(blp: Blueprint, *, sandbox: bool) -> None:
+    post_and_get_route(
+        blp,
+        "/search",
+        "search",
+        arguments=PdlPersonSearchSchema,
+        result=PersonSearchResultSchema,
+        errors=SEARCH_ERRORS,
+        summary=f"Search {dataset(sandbox)} with the DSL or SQL; scroll with scroll_token",
+        notes=SEARCH_NOTES,
+        answer=shaped(partial(services.people_search, sandbox=sandbox, as_json=True), shaping.hits),
+    )
+
+
+def search_page_route(blp: Blueprint, *, sandbox: bool) -> None:
+    post_and_get_route(
+        blp,
+        "/search/page",
+        "search_page",
+        arguments=PdlPersonSearchPageSchema,
+        result=PersonSearchPageResultSchema,
+        errors=SEARCH_ERRORS,
+        summary=f"Search {dataset(sandbox)}, page by page",
+        notes=SEARCH_NOTES,
+        answer=shaped(
+            partial(services.people_search_page, sandbox=sandbox, as_json=True), shaping.hits
+        ),
+    )
+
+
+def search_enrich_route(blp: Blueprint, *, sandbox: bool) -> None:
+    post_and_get_route(
+        blp,
+        "/search-enrich",
+        "search_enrich",
+        arguments=PdlPersonSearchSchema,
+        result=PersonSearchResultSchema,
+        errors=SEARCH_ERRORS,
+        summary=f"Search {dataset(sandbox)} and overlay each hit with its enrichment",
+        notes=SEARCH_NOTES + " Also 503 when no enrichment vendor is configured.",
+        answer=shaped(partial(services.people_search_enrich, sandbox=sandbox), shaping.hits),
+    )
+
+
 def enrich_v1_route(blp: Blueprint, *, sandbox: bool) -> None:
-    answer = shaped(partial(services.people_enrich, sandbox=sandbox), shaping.record)
-    summary = f"Enrich one person from {dataset(sandbox)} (vendor_id identifies them)"
-
-    @blp.route("/enrich", endpoint="enrich")
-    class Enrich(MethodView):
-        @blp.arguments(PdlPersonEnrichV1Schema)
-        @blp.response(200, PersonEnrichResultSchema)
-        @blp.errors(*ENRICH_ERRORS)
-        @blp.doc(**post_doc(summary, ENRICH_NOTES))
-        def post(self, params):
-            return answer(params)
-
-        @blp.arguments(PdlPersonEnrichV1Schema, location="query")
-        @blp.response(200, PersonEnrichResultSchema)
-        @blp.errors(*ENRICH_ERRORS)
-        @blp.doc(**get_doc(summary, ENRICH_NOTES))
-        def get(self, params):
-            return answer(params)
+    post_and_get_route(
+        blp,
+        "/enrich",
+        "enrich",
+        arguments=PdlPersonEnrichV1Schema,
+        result=PersonEnrichResultSchema,
+        errors=ENRICH_ERRORS,
+        summary=f"Enrich one person from {dataset(sandbox)} (vendor_id identifies them)",
+        notes=ENRICH_NOTES,
+        answer=shaped(partial(services.people_enrich, sandbox=sandbox), shaping.record),
+    )
 
 
 def enrich_info_route(blp: Blueprint, *, sandbox: bool) -> None:
-    answer = shaped(partial(services.people_enrich, contact=True, sandbox=sandbox), shaping.record)
-    summary = (
-        f"Enrich one person from {dataset(sandbox)} with additional profile info (emails, "
-        "phone numbers, social profiles)"
+    post_and_get_route(
+        blp,
+        "/enrich/info",
+        "enrich_info",
+        arguments=PdlPersonEnrichV2Schema,
+        result=PersonEnrichResultSchema,
+        errors=ENRICH_ERRORS,
+        summary=(
+            f"Enrich one person from {dataset(sandbox)} with additional profile info (emails, "
+            "phone numbers, social profiles)"
+        ),
+        notes=ENRICH_NOTES,
+        answer=shaped(
+            partial(services.people_enrich, contact=True, sandbox=sandbox), shaping.record
+        ),
     )
-
-    @blp.route("/enrich/info", endpoint="enrich_info")
-    class EnrichInfo(MethodView):
-        @blp.arguments(PdlPersonEnrichV2Schema)
-        @blp.response(200, PersonEnrichResultSchema)
-        @blp.errors(*ENRICH_ERRORS)
-        @blp.doc(**post_doc(summary, ENRICH_NOTES))
-        def post(self, params):
-            return answer(params)
-
-        @blp.arguments(PdlPersonEnrichV2Schema, location="query")
-        @blp.response(200, PersonEnrichResultSchema)
-        @blp.errors(*ENRICH_ERRORS)
-        @blp.doc(**get_doc(summary, ENRICH_NOTES))
-        def get(self, params):
-            return answer(params)
 
 
 def enrich_v2_route(blp: Blueprint, *, sandbox: bool) -> None:
-    answer = shaped(partial(services.people_enrich, contact=False, sandbox=sandbox), shaping.record)
-    summary = (
-        f"Enrich one person from {dataset(sandbox)} (servicegraph_id identifies them); "
-        "contact details left out"
+    post_and_get_route(
+        blp,
+        "/enrich",
+        "enrich",
+        arguments=PdlPersonEnrichV2Schema,
+        result=PersonEnrichResultSchema,
+        errors=ENRICH_ERRORS,
+        summary=(
+            f"Enrich one person from {dataset(sandbox)} (servicegraph_id identifies them); "
+            "contact details left out"
+        ),
+        notes=ENRICH_NOTES,
+        answer=shaped(
+            partial(services.people_enrich, contact=False, sandbox=sandbox), shaping.record
+        ),
     )
-
-    @blp.route("/enrich", endpoint="enrich")
-    class Enrich(MethodView):
-        @blp.arguments(PdlPersonEnrichV2Schema)
-        @blp.response(200, PersonEnrichResultSchema)
-        @blp.errors(*ENRICH_ERRORS)
-        @blp.doc(**post_doc(summary, ENRICH_NOTES))
-        def post(self, params):
-            return answer(params)
-
-        @blp.arguments(PdlPersonEnrichV2Schema, location="query")
-        @blp.response(200, PersonEnrichResultSchema)
-        @blp.errors(*ENRICH_ERRORS)
-        @blp.doc(**get_doc(summary, ENRICH_NOTES))
-        def get(self, params):
-            return answer(params)
 
 
 def pdl_bulk_route(blp: Blueprint, *, contact: bool, sandbox: bool, version: str) -> None:
@@ -344,31 +337,23 @@ def retrieve_route(blp: Blueprint, *, contact: bool, sandbox: bool) -> None:
 
 def identify_route(blp: Blueprint, enrich_schema, *, contact: bool, sandbox: bool) -> None:
     """PDL's identify, its inputs those of the version's enrich (`enrich_schema`)."""
-    answer = shaped(
-        partial(services.people_identify, contact=contact, sandbox=sandbox), shaping.matches
+    post_and_get_route(
+        blp,
+        "/identify",
+        "identify",
+        arguments=enrich_schema,
+        result=PersonIdentifyResultSchema,
+        errors=ENRICH_ERRORS,
+        summary="Up to 20 profiles the inputs may describe, strongest first (PDL's identify)",
+        notes=(
+            "The enrich matcher's candidates with match_score (likelihood x 10) and matched_on; "
+            "min_likelihood (default 1) and required leave candidates out; none left is 404. "
+            "Inputs as for enrich." + contact_note(contact)
+        ),
+        answer=shaped(
+            partial(services.people_identify, contact=contact, sandbox=sandbox), shaping.matches
+        ),
     )
-    summary = "Up to 20 profiles the inputs may describe, strongest first (PDL's identify)"
-    notes = (
-        "The enrich matcher's candidates with match_score (likelihood x 10) and matched_on; "
-        "min_likelihood (default 1) and required leave candidates out; none left is 404. "
-        "Inputs as for enrich." + contact_note(contact)
-    )
-
-    @blp.route("/identify", endpoint="identify")
-    class Identify(MethodView):
-        @blp.arguments(enrich_schema)
-        @blp.response(200, PersonIdentifyResultSchema)
-        @blp.errors(*ENRICH_ERRORS)
-        @blp.doc(**post_doc(summary, notes))
-        def post(self, params):
-            return answer(params)
-
-        @blp.arguments(enrich_schema, location="query")
-        @blp.response(200, PersonIdentifyResultSchema)
-        @blp.errors(*ENRICH_ERRORS)
-        @blp.doc(**get_doc(summary, notes))
-        def get(self, params):
-            return answer(params)
 
 
 for _blp, _sandbox in ((v1, False), (sandbox_v1, True)):
