@@ -6,6 +6,7 @@ from __future__ import annotations
 import peewee as pw
 
 from app.data.db import TimestampedModel, database, new_uuid, parse_uuid
+from app.data.prepared import Slots
 from app.errors import Conflict, NotFound
 from app.data.tenancy import Counter, Tenant
 
@@ -183,14 +184,21 @@ def apply_changes(record: TimestampedModel, values: dict) -> TimestampedModel:
 def apply_filters(query, model, filters: dict, *, case_insensitive=()):
     """AND of equality filters for the non-empty values; names in case_insensitive compare
     lower-cased."""
-    for name, value in filters.items():
-        if value is None:
+    sent = {name: value for name, value in filters.items() if value is not None}
+    return where_equal(query, model, Slots.inline(sent), sent, case_insensitive=case_insensitive)
+
+
+def where_equal(query, model, slots: Slots, names, *, case_insensitive=()):
+    """AND of `model.<name> = value` for each of `names` present in `slots` (app.data.prepared);
+    names in case_insensitive compare lower-cased."""
+    for name in names:
+        if name not in slots:
             continue
         column = getattr(model, name)
         if name in case_insensitive:
-            query = query.where(pw.fn.LOWER(column) == str(value).lower())
+            query = query.where(pw.fn.LOWER(column) == slots.lowered(name))
         else:
-            query = query.where(column == value)
+            query = query.where(column == slots.value(name, column))
     return query
 
 

@@ -110,10 +110,13 @@ def json_or_multipart(blp, schema_cls: type[ma.Schema], *, description: str = ""
     if not description:
         del request_body["description"]
 
+    # one instance for every request, as flask-smorest's @arguments keeps its schema
+    schema = schema_cls()
+
     def decorator(func):
         @functools.wraps(func)
         def wrapper(*args, **kwargs):
-            return func(*args, load_body(schema_cls()), **kwargs)
+            return func(*args, load_body(schema), **kwargs)
 
         wrapper = blp.doc(requestBody=request_body)(wrapper)
         return blp.errors(413, 415, 422)(wrapper)

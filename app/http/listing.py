@@ -18,12 +18,13 @@ import datetime as dt
 import hashlib
 import json
 import math
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 
 import marshmallow as ma
 
-from app.data import row_counts, tombstones
+from app.data import prepared, row_counts, tombstones
+from app.data.prepared import Slots
 from app.security import tokens
 from app.errors import ApiError
 
@@ -153,18 +154,73 @@ def shown_instant(instant: dt.datetime) -> str:
     return instant.isoformat(timespec="milliseconds") + "Z"
 
 
-def within_window(query, model, window: ListWindow):
-    """The query narrowed to the window's updated_at span, compared at the milliseconds answers
+def window_values(window: ListWindow) -> dict:
+    """The values of the window's updated_at span, as `windowed` compares them."""
+    values = {}
+    if window.updated_after is not None:
+        values["updated_from"] = to_shown_precision(window.updated_after) + SHOWN_PRECISION
+    if window.updated_before is not None:
+        values["updated_before"] = to_shown_precision(window.updated_before)
+    return values
+
+
+def windowed(query, model, slots: Slots):
+    """The query narrowed to the updated_at span in `slots`, compared at the milliseconds answers
     show: a record is after `updated_after` when its shown updated_at is (so the largest updated_at
     seen excludes every record seen), and before `updated_before` when its shown updated_at is.
     Written as ranges on the stored value (index-friendly)."""
-    if window.updated_after is not None:
-        query = query.where(
-            model.updated_at >= to_shown_precision(window.updated_after) + SHOWN_PRECISION
-        )
-    if window.updated_before is not None:
-        query = query.where(model.updated_at < to_shown_precision(window.updated_before))
+    if "updated_from" in slots:
+        query = query.where(model.updated_at >= slots.value("updated_from", model.updated_at))
+    if "updated_before" in slots:
+        query = query.where(model.updated_at < slots.value("updated_before", model.updated_at))
     return query
+
+
+def within_window(query, model, window: ListWindow):
+    """The query narrowed to the window's updated_at span (windowed)."""
+    return windowed(query, model, Slots.inline(window_values(window)))
+
+
+@dataclass(frozen=True)
+class Selection:
+    """The rows a list selects before its window: `build(slots)` is their query, reading the
+    request's `values` (the tenant, the filters sent) through its slots (app.data.prepared). With a
+    `key`, each shape's statement is compiled once and kept; without, the query is built and
+    compiled on every request. `counted(slots)`, when given, is the cheaper query of the same rows
+    that page mode's total counts (without joins that only add columns)."""
+
+    model: type
+    build: Callable[[Slots], object]
+    values: Mapping = field(default_factory=dict)
+    key: str | None = None
+    counted: Callable[[Slots], object] | None = None
+
+    @classmethod
+    def of_query(cls, query, counted=None) -> Selection:
+        """A selection of a query already built with its values (not kept)."""
+        return cls(
+            query.model,
+            lambda slots: query,
+            counted=None if counted is None else (lambda slots: counted),
+        )
+
+    def rows(self, part: str, extend: Callable, values: Mapping, read: Callable) -> list:
+        """`read` of the rows of the selection's query extended by `extend(query, slots)` (the
+        window, order and page of `part`), run with the selection's values and `values`."""
+        values = {**self.values, **values}
+
+        def build(slots: Slots):
+            return extend(self.build(slots), slots)
+
+        if self.key is None:
+            return read(build(Slots.inline(values)))
+        return read(prepared.statement((self.key, part), build, values).run(values))
+
+    def count(self, values: Mapping) -> int:
+        """How many rows match, in the window of `values`."""
+        slots = Slots.inline({**self.values, **values})
+        query = (self.counted or self.build)(slots)
+        return windowed(query, self.model, slots).count()
 
 
 def scope_digest(tenant_id: str, list_name: str, filters: dict) -> str:
@@ -184,21 +240,32 @@ def cursor_scope(tenant_id: str, list_name: str, window: ListWindow, filters: di
     )
 
 
-def keyset_query(query, model, window: ListWindow, scope: str):
-    """The next cursor page's query: after the cursor's position in (updated_at, id) order, one row
-    more than size (to know whether another page follows). The bound is written `updated_at >= u AND
+def cursor_values(window: ListWindow, scope: str) -> dict:
+    """The values of a cursor page: its size and, past the first page, the cursor's position."""
+    values = {"limit": window.size + 1, **window_values(window)}
+    if window.cursor:
+        values["after_updated_at"], values["after_id"] = read_cursor(window.cursor, scope)
+    return values
+
+
+def keyset_query(query, model, slots: Slots):
+    """A cursor page's query: after the cursor's position in (updated_at, id) order, one row more
+    than size (to know whether another page follows). The bound is written `updated_at >= u AND
     (updated_at > u OR id > i)` so an index on (tenant, updated_at, id) serves it as a range on both
     databases."""
     query = (
-        within_window(query, model, window)
+        windowed(query, model, slots)
         .order_by(model.updated_at, model.id)
-        .limit(window.size + 1)
+        .limit(slots.value("limit"))
     )
-    if window.cursor:
-        last_updated_at, last_id = read_cursor(window.cursor, scope)
+    if "after_id" in slots:
+        last_updated_at = slots.value("after_updated_at", model.updated_at)
         query = query.where(
             (model.updated_at >= last_updated_at)
-            & ((model.updated_at > last_updated_at) | (model.id > last_id))
+            & (
+                (model.updated_at > last_updated_at)
+                | (model.id > slots.value("after_id", model.id))
+            )
         )
     return query
 
@@ -239,7 +306,7 @@ def known_total(
 
 
 def answer(
-    query,
+    source,
     window: ListWindow,
     *,
     tenant_id: str,
@@ -249,27 +316,38 @@ def answer(
     counted=None,
     read=list,
 ) -> dict:
-    """The list body for either mode, from a query of model instances (page mode in `order_by`, by
-    default (created_at, id); cursor mode always by (updated_at, id)). `counted`, when given, is the
-    cheaper query with the same rows that page mode's total counts (e.g. without joins that only add
-    columns); lists whose totals the database keeps (app.data.row_counts) read them instead of
-    counting. `read` turns the page's query into its rows (app.data.list_rows reads them as dicts
-    without converting what needs no conversion)."""
-    model = query.model
+    """The list body for either mode, from a Selection or a query of model instances (page mode in
+    `order_by`, by default (created_at, id); cursor mode always by (updated_at, id)). `counted`,
+    when given with a query, is the cheaper query with the same rows that page mode's total counts
+    (e.g. without joins that only add columns); lists whose totals the database keeps
+    (app.data.row_counts) read them instead of counting. `read` turns the page's query, or the
+    cursor of its kept statement, into its rows (app.data.list_rows reads them as dicts without
+    converting what needs no conversion)."""
+    selection = source if isinstance(source, Selection) else Selection.of_query(source, counted)
     if not window.by_cursor:
         return paginate(
-            within_window(query, model, window),
+            selection,
             page=window.page,
             size=window.size,
             order_by=order_by,
-            counted=None if counted is None else within_window(counted, model, window),
             total=known_total(
-                model, window, tenant_id=tenant_id, list_name=list_name, filters=filters
+                selection.model,
+                window,
+                tenant_id=tenant_id,
+                list_name=list_name,
+                filters=filters,
             ),
             read=read,
+            values=window_values(window),
         )
     scope = cursor_scope(tenant_id, list_name, window, filters)
-    rows = read(keyset_query(query, model, window, scope))
+    model = selection.model
+    rows = selection.rows(
+        "cursor",
+        lambda query, slots: keyset_query(query, model, slots),
+        cursor_values(window, scope),
+        read,
+    )
     rows, positions = with_tombstones(
         rows,
         [position(row) for row in rows],
@@ -357,29 +435,36 @@ def answer_whole(
 
 
 def paginate(
-    query,
+    source,
     *,
     page: int,
     size: int,
     order_by=None,
-    counted=None,
     total: int | None = None,
     read=list,
+    values: Mapping | None = None,
 ) -> dict:
-    """A page of a peewee query in stable order (created_at, then id unless given), with its totals:
-    `total` when known, else counted on `counted` when given (the same rows without what only adds
-    columns), else on `query`; `read` turns the page's query into its rows."""
+    """A page of a Selection or a query in stable order (created_at, then id unless given), with its
+    totals: `total` when known, else counted; `values` adds the window's to the selection's, and
+    `read` turns the page's query (or its statement's cursor) into its rows."""
+    selection = source if isinstance(source, Selection) else Selection.of_query(source)
+    values = {**(values or {}), "limit": size, "offset": (page - 1) * size}
     if total is None:
-        total = (query if counted is None else counted).count()
-    items = read(page_query(query, page=page, size=size, order_by=order_by))
+        total = selection.count(values)
+    model = selection.model
+    order = order_by or (model.created_at, model.id)
+    items = selection.rows(
+        "page",
+        lambda query, slots: page_query(windowed(query, model, slots), slots, order),
+        values,
+        read,
+    )
     return page_body(items, page=page, size=size, total=total)
 
 
-def page_query(query, *, page: int, size: int, order_by=None):
-    """The query of one page, in stable order (created_at, then id unless given)."""
-    if order_by is None:
-        order_by = (query.model.created_at, query.model.id)
-    return query.order_by(*order_by).paginate(page, size)
+def page_query(query, slots: Slots, order_by):
+    """The query of one page: `order_by`, then the page's limit and offset from `slots`."""
+    return query.order_by(*order_by).limit(slots.value("limit")).offset(slots.value("offset"))
 
 
 def page_body(items: list, *, page: int, size: int, total: int) -> dict:

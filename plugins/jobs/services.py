@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from app.http import listing
 from app.errors import ValidationFailed
+from app.data.prepared import Slots
 from app.data.records import (
     apply_changes,
-    apply_filters,
     create_with_source_id,
     get_owned,
     next_in_sequence,
     reserve_in_sequence,
+    where_equal,
 )
 from app.data.list_rows import model_rows
 from app.data.row_upserts import RowUpsert
@@ -26,21 +27,28 @@ CASE_INSENSITIVE_FILTERS = (
     "employment_type",
     "workplace_type",
 )
+# the list's filters (JobListArgsSchema)
+JOB_FILTERS = ("source_id", *CASE_INSENSITIVE_FILTERS)
 JOB_ROWS = model_rows(Job)
 
 
-def jobs_query(tenant_id: str, **filters):
-    """The tenant's jobs matching the list filters (empty ones ignored)."""
-    return apply_filters(
-        Job.owned_rows(tenant_id), Job, filters, case_insensitive=CASE_INSENSITIVE_FILTERS
+def matching_jobs(slots: Slots):
+    """The tenant's jobs matching the list filters sent, from their slots (app.data.prepared)."""
+    return where_equal(
+        Job.owned_rows(slots.value("tenant", Job.tenant)),
+        Job,
+        slots,
+        JOB_FILTERS,
+        case_insensitive=CASE_INSENSITIVE_FILTERS,
     )
 
 
 def list_jobs(tenant_id: str, **args) -> dict:
     """A page of the tenant's jobs in either list mode (app.http.listing)."""
     window, filters = listing.split_window(args)
+    sent = {name: value for name, value in filters.items() if value is not None}
     return listing.answer(
-        jobs_query(tenant_id, **filters),
+        listing.Selection(Job, matching_jobs, {"tenant": tenant_id, **sent}, key="jobs"),
         window,
         tenant_id=tenant_id,
         list_name="jobs",
