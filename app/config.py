@@ -3,22 +3,24 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import runpy
 from pathlib import Path
 
-from app.plugins import available
+from app.instance import INSTANCE_DIR
+from app.plugins import PluginError, available, core, module_path, selectable
 
-INSTANCE_DIR = Path(
-    os.environ.get("HIREKIT_INSTANCE_DIR", Path(__file__).resolve().parent.parent / "instance")
-)
+# a family's own settings, in its package: DEFAULTS, written as CORE_DEFAULTS is
+SETTINGS_FILE = "settings.py"
 
-# Every setting with its default. The comment on a setting's line (and any comment lines directly
-# above it) is its meaning: `flask --app wsgi config docs` writes docs/configuration.md from them,
-# and tests/test_config_docs.py fails when a setting has none. A `# --- Name ---` line starts a
-# section of that page.
-DEFAULTS: dict[str, object] = {
+# The core's settings with their defaults; each family adds its own from its package's settings.py
+# (family_defaults), and DEFAULTS holds them all. The comment on a setting's line (and any comment
+# lines directly above it) is its meaning: `flask --app wsgi config docs` writes
+# docs/configuration.md from them, and tests/test_config_docs.py fails when a setting has none. A
+# `# --- Name ---` line starts a section of that page.
+CORE_DEFAULTS: dict[str, object] = {
     # --- Core ---
     # comma-separated endpoint families to enable (the others answer 404); unset: every family.
     # /v1/tenant and /v1/events are always on
@@ -60,7 +62,6 @@ DEFAULTS: dict[str, object] = {
     # are shared by every worker and host; without it each gunicorn worker counts on its own, so a
     # key can make up to (workers x limit)
     "RATE_LIMIT": "600/minute",
-    "PERSON_RATE_LIMIT": "300/minute",  # requests per key per window on the person routes
     # requests with an unknown or revoked key per client address; then 429 before any lookup
     "AUTH_FAILURE_LIMIT": "30/minute",
     "RATE_LIMIT_ENABLED": True,  # false turns every rate limit off
@@ -85,92 +86,20 @@ DEFAULTS: dict[str, object] = {
     # --- Resumes ---
     "MAX_RESUME_BYTES": 10 * 1024 * 1024,  # largest resume accepted, in bytes (413 above)
     "RESUME_DIR": str(INSTANCE_DIR / "resumes"),  # where resume files are stored, one per sha256
-    # --- Questions and calls ---
-    # the zone of candidates whose zone is neither set, inferred from their phone number or
-    # location, nor their tenant's default (an IANA name, e.g. America/New_York)
-    "TIMEZONE": "UTC",
-    # the hours calls and texts may reach a candidate, in the candidate's local time (HH:MM-HH:MM;
-    # 00:00-24:00: any hour); a tenant sets its own with PUT /v1/tenant/contact-settings
-    "CALLING_HOURS": "08:00-21:00",
-    # calls placed to one phone number per local day across a tenant's jobs (0: no cap); per tenant
-    # too
-    "DAILY_CALL_LIMIT": 0,
-    # days a scheduled call's link to the candidate's own page works (and at most once)
-    "CANDIDATE_PAGE_TTL_DAYS": 7.0,
-    # public base of the candidate's page links in reminders (empty: the request's host)
-    "CANDIDATE_PAGE_BASE_URL": "",
+    # --- Language model and email ---
     # OpenAI-compatible chat endpoint for question generation and call analysis; empty: the
     # rule-based ones
     "LLM_URL": "",
     "LLM_API_KEY": "",  # bearer key sent to LLM_URL
     "LLM_MODEL": "gpt-4o-mini",  # model name sent to LLM_URL
     "LLM_TIMEOUT": 10.0,  # seconds one LLM call may take before the rule-based answer is used
-    # follow-ups a call asks when an answer lacks what its question asks, then it moves on
-    "CALL_FOLLOW_UPS": 2,
-    "CALL_LANGUAGE": "en-US",  # the conversation's language when the relay names none (BCP 47)
-    "TELEPHONY": "simulated",  # `simulated` (a deterministic call, no phone), `twilio` or `telnyx`
-    # a call ringing or in progress this long without news has lost its worker: failed
-    "CALL_STALL_SECONDS": 3600.0,
-    "CALL_REAPER_INTERVAL": 300.0,  # seconds between passes failing stalled calls (0: off)
-    # seconds after each failed send of a reminder; never past the call
-    "REMINDER_RETRY_SCHEDULE": [60, 300, 900],
-    # a reminder claimed this long without an outcome is failed, never sent twice
-    "REMINDER_LEASE_SECONDS": 600.0,
-    "CALL_VOICE": "",  # the provider's text-to-speech voice; empty: its default for the language
-    "RELAY_HOST": "127.0.0.1",  # the relay process's address (its WebSocket for ConversationRelay)
-    "RELAY_PORT": 8001,  # the relay process's port; nginx sends /v1/calls/relay/ there
-    "RELAY_THREADS": 16,  # dialogue turns one relay process runs at once (threads)
-    "RELAY_CALL_THREADS": 4,  # calls a relay process opens or closes at once (threads)
-    "RELAY_SILENCE_SECONDS": 12.0,  # no word or key this long after the agent's turn: silence
-    "RELAY_CONNECT_TIMEOUT": 30.0,  # an answered call with no relay socket this long after: failed
-    "RELAY_QUIET_SECONDS": 60.0,  # a call whose relay process stopped renewing it this long: failed
-    "RELAY_SWEEP_INTERVAL": 5.0,  # seconds between a relay process's passes ending such calls
-    "RELAY_RECORD_INTERVAL": 0.1,  # seconds between writes of live calls' records (one transaction)
-    # seconds ended calls wait after the previous hand-on before their completions (status,
-    # assessment, event) go to the workers together in one job; none after an idle spell
-    "RELAY_COMPLETION_INTERVAL": 0.5,
-    # seconds a relay thread runs Python before it offers the interpreter lock to the others
-    # (Python's sys.setswitchinterval; its default is 0.005): shorter, the sockets' loop waits less
-    # behind turns
-    "RELAY_SWITCH_INTERVAL": 0.005,
-    "TWILIO_ACCOUNT_SID": "",  # Twilio account placing calls when TELEPHONY is `twilio`
-    "TWILIO_AUTH_TOKEN": "",  # Twilio auth token; also verifies Twilio's signed callbacks
-    "TWILIO_FROM_NUMBER": "",  # the number calls come from (E.164)
-    "TWILIO_CALLBACK_BASE_URL": "",  # public https base Twilio calls back, e.g. https://api.example.com
-    # Twilio's REST API elsewhere than https://api.twilio.com (a mock, a regional proxy)
-    "TWILIO_API_BASE_URL": "",
-    "TELNYX_API_KEY": "",  # Telnyx API key placing calls and texts when TELEPHONY is `telnyx`
-    "TELNYX_ACCOUNT_SID": "",  # Telnyx account id: the AccountSid in TeXML REST paths and callbacks
-    "TELNYX_CONNECTION_ID": "",  # the TeXML application (connection) id calls are placed through
-    "TELNYX_FROM_NUMBER": "",  # the Telnyx number calls and texts come from (E.164)
-    "TELNYX_CALLBACK_BASE_URL": "",  # public https base for Telnyx's callbacks and relay sockets
-    "TELNYX_PUBLIC_KEY": "",  # the account's Ed25519 public key (base64): verifies its callbacks
-    "TELNYX_API_BASE_URL": "",  # Telnyx's REST API elsewhere than https://api.telnyx.com
     "SMTP_HOST": "",  # reminders by email go through this SMTP server when set, else to the log
     "SMTP_PORT": 587,  # SMTP server port
     "SMTP_USERNAME": "",  # SMTP login (empty: no login)
     "SMTP_PASSWORD": "",  # SMTP password
     "SMTP_FROM": "",  # sender address of reminder emails
     "SMTP_STARTTLS": True,  # upgrade the SMTP connection with STARTTLS
-    # --- Webhooks and events ---
-    # allow webhook URLs on loopback and private addresses (a local receiver, tests)
-    "WEBHOOK_ALLOW_PRIVATE": False,
-    # seconds one send may take, connect to the last response byte read (test sends too)
-    "WEBHOOK_TIMEOUT": 10.0,
-    # seconds after each failure; then give up
-    "WEBHOOK_RETRY_SCHEDULE": [5, 300, 1800, 7200, 18000, 36000],
-    "WEBHOOK_RETRY_JITTER": 0.1,  # up to +10% on each retry delay
-    # seconds of failing deliveries before a webhook is disabled
-    "WEBHOOK_DISABLE_AFTER": 3 * 24 * 3600,
-    # seconds deliveries stay signed with the old secret too after a rotation
-    "WEBHOOK_SECRET_OVERLAP": 24 * 3600,
-    # seconds past the timeout before a claimed delivery counts as abandoned
-    "WEBHOOK_LEASE_GRACE": 30.0,
-    # seconds between passes re-enqueuing stalled deliveries (0: off)
-    "WEBHOOK_REAPER_INTERVAL": 60.0,
-    "WEBHOOK_REPLAY_RATE_LIMIT": "10/hour",  # webhook replays per tenant
-    # a replay's lock outlives a replay that died by this long at most
-    "WEBHOOK_REPLAY_LOCK_SECONDS": 600.0,
+    # --- Events ---
     # days events are kept: served by GET /v1/events, replayable to webhooks, then purged
     "EVENT_RETENTION_DAYS": 30.0,
     # the same in seconds (the earlier name); when set it wins over EVENT_RETENTION_DAYS
@@ -186,111 +115,37 @@ DEFAULTS: dict[str, object] = {
     # bytes of answer body an Idempotency-Key keeps; a larger answer replays as its status, Location
     # and a short note
     "IDEMPOTENCY_MAX_STORED_BYTES": 64 * 1024,
-    # --- Privacy ---
-    # seconds between the worker's passes erasing candidates past their tenant's
-    # candidate_retention_days (0: off)
-    "CANDIDATE_RETENTION_INTERVAL": 3600.0,
-    # candidates a retention pass (or `flask privacy expire`) erases per batch
-    "CANDIDATE_RETENTION_BATCH": 100,
-    # --- Person data ---
-    # `embedded` (an index on local disk), `elasticsearch`, `opensearch` or `none` (search answers
-    # 503)
-    "SEARCH_BACKEND": "embedded",
-    "SEARCH_INDEX": str(INSTANCE_DIR / "search" / "person"),  # directory of the embedded index
-    "ELASTICSEARCH_URL": "",  # the cluster when SEARCH_BACKEND is `elasticsearch`
-    # the alias searched; a replacing load fills a new dated index behind it
-    "ELASTICSEARCH_INDEX": "person",
-    "ELASTICSEARCH_API_KEY": "",  # Elasticsearch API key (or USERNAME and PASSWORD)
-    "ELASTICSEARCH_USERNAME": "",  # Elasticsearch basic-auth user
-    "ELASTICSEARCH_PASSWORD": "",  # Elasticsearch basic-auth password
-    "ELASTICSEARCH_CA_CERTS": "",  # CA bundle that verifies the cluster's certificate
-    "ELASTICSEARCH_TIMEOUT": 10.0,  # seconds per Elasticsearch request
-    # the REST API major asked of the cluster: empty, the client's (9, which Elasticsearch 9
-    # answers); `8` for an Elasticsearch 8 cluster (Elasticsearch 9 answers 8 too)
-    "ELASTICSEARCH_COMPATIBLE_WITH": "",
-    # how long Elasticsearch keeps a scroll's point in time between two of its pages (an
-    # Elasticsearch time: `5m`, `90s`); a next page after longer, or after a replacing load, is 400
-    # and the client starts the scroll again
-    "ELASTICSEARCH_SCROLL_KEEP_ALIVE": "5m",
-    # the cluster when SEARCH_BACKEND is `opensearch` (https:// for TLS); several nodes
-    # comma-separated, so a request to a node that is down is sent to another
-    "OPENSEARCH_URL": "",
-    # the alias searched; a replacing load fills a new dated index behind it
-    "OPENSEARCH_INDEX": "person",
-    # OpenSearch basic-auth user (the security plugin's internal users, or a proxy's)
-    "OPENSEARCH_USERNAME": "",
-    "OPENSEARCH_PASSWORD": "",  # OpenSearch basic-auth password
-    # sent as `Authorization: ApiKey <key>` instead of basic auth (API tokens, or a gateway that
-    # takes one)
-    "OPENSEARCH_API_KEY": "",
-    "OPENSEARCH_CA_CERTS": "",  # CA bundle that verifies the cluster's certificate
-    # verify the cluster's TLS certificate (off only for a test cluster)
-    "OPENSEARCH_VERIFY_CERTS": True,
-    "OPENSEARCH_TIMEOUT": 10.0,  # seconds per OpenSearch request
-    # how long OpenSearch keeps a scroll's point in time between two of its pages (`5m`, `90s`); a
-    # next page after longer, or after a replacing load, is 400 and the client starts the scroll
-    # again
-    "OPENSEARCH_SCROLL_KEEP_ALIVE": "5m",
-    # /readyz fails (503) while the person dataset is empty or down; off, it reports it
-    "PERSON_DATASET_REQUIRED": False,
-    # seconds one person search may run before it is abandoned with 503
-    "PERSON_SEARCH_TIMEOUT": 5.0,
-    # threads one embedded search runs on at once (0: one per core, at most 4; 1: one)
-    "PERSON_SEARCH_THREADS": 0,
-    # profiles an embedded index holds before its searches use several threads
-    "PERSON_SEARCH_THREADS_MIN_PROFILES": 500000,
-    "SCROLL_TOKEN_TTL": 3600,  # seconds a person scroll token stays valid
-    # `local` (matches over the dataset), `http` (an upstream vendor) or `none` (503)
-    "ENRICH_VENDOR": "local",
-    "ENRICH_URL": "",  # the upstream vendor's base URL when ENRICH_VENDOR is `http`
-    "ENRICH_API_KEY": "",  # key sent to the upstream vendor (X-Api-Key)
-    "ENRICH_TIMEOUT": 10.0,  # seconds to read the vendor's answer
-    "ENRICH_CONNECT_TIMEOUT": 3.05,  # seconds to connect to the vendor
-    "ENRICH_RETRIES": 2,  # retries of a vendor call after a timeout, refusal, 429 or 5xx
-    "ENRICH_BACKOFF": 0.5,  # first wait before a retry, in seconds, doubling each time
-    # longest wait honoured from a vendor's Retry-After, in seconds (a longer one is cut to this)
-    "ENRICH_MAX_RETRY_AFTER": 10.0,
-    # SEARCH_BACKEND of the sandbox routes (/v1/sandbox, /v2/sandbox)
-    "SANDBOX_SEARCH_BACKEND": "embedded",
-    # the sandbox's embedded index; empty: a "sandbox" directory beside SEARCH_INDEX
-    "SANDBOX_SEARCH_INDEX": "",
-    "SANDBOX_ELASTICSEARCH_URL": "",  # the sandbox's cluster
-    "SANDBOX_ELASTICSEARCH_INDEX": "person-sandbox",  # the sandbox's alias
-    "SANDBOX_OPENSEARCH_URL": "",  # the sandbox's OpenSearch cluster
-    "SANDBOX_OPENSEARCH_INDEX": "person-sandbox",  # the sandbox's OpenSearch alias
-    "SANDBOX_ENRICH_VENDOR": "local",  # ENRICH_VENDOR of the sandbox routes
-    "SANDBOX_ENRICH_URL": "",  # the sandbox upstream; never falls back to ENRICH_URL
-    "SANDBOX_ENRICH_API_KEY": "",  # key sent to the sandbox upstream
-    # --- MCP ---
-    # browser origins allowed to call the MCP servers (DNS-rebinding protection), which also get
-    # CORS answers; a request without Origin is never refused; `*` allows any
-    "MCP_ALLOWED_ORIGINS": [],
-    # how long a 2025-06-18/2025-11-25 tools/call that asks its person to confirm (placing a call)
-    # waits for the answer on its event stream before it gives up, placing nothing
-    "MCP_CONFIRMATION_SECONDS": 120.0,
-    # such streams one worker process holds at once (each holds a request thread, so it must stay
-    # below HIREKIT_WEB_THREADS: the answer needs a thread of its own); past it the tool answers
-    # "call again in a minute"
-    "MCP_HELD_CONFIRMATIONS": 2,
-    # --- OAuth for the MCP servers ---
-    # the authorization server's issuer and the base of the MCP endpoints' resource identifiers, as
-    # clients reach them (https://hirekit.example.com); empty: the scheme and host each request came
-    # to
-    "OAUTH_ISSUER": "",
-    "OAUTH_ACCESS_TOKEN_SECONDS": 900,  # how long an access token works; clients refresh it after
-    # how long an unused refresh token stays valid (each refresh rotates it)
-    "OAUTH_REFRESH_TOKEN_DAYS": 30.0,
-    # seconds between the worker's passes deleting expired codes and tokens (0: off)
-    "OAUTH_PURGE_INTERVAL": 3600.0,
-    # how long a person stays signed in to the sign-in and consent pages
-    "OAUTH_SIGN_IN_SECONDS": 3600,
-    # largest client metadata document fetched (a larger one: invalid_client)
-    "OAUTH_CLIENT_DOCUMENT_MAX_BYTES": 5120,
-    # seconds a client metadata document's fetch may take, connect to last byte
-    "OAUTH_CLIENT_DOCUMENT_TIMEOUT": 5.0,
-    # seconds a fetched client metadata document is used before a refetch
-    "OAUTH_CLIENT_DOCUMENT_CACHE_SECONDS": 3600.0,
 }
+
+
+def family_settings_files() -> list[Path]:
+    """The settings.py of every family present (core ones first, then in registration order) that
+    has one."""
+    files = []
+    for name in (*core(), *selectable()):
+        spec = importlib.util.find_spec(module_path(name))
+        if spec is not None and spec.origin is not None:
+            path = Path(spec.origin).parent / SETTINGS_FILE
+            if path.exists():
+                files.append(path)
+    return files
+
+
+def family_defaults() -> dict[str, object]:
+    """Every family's DEFAULTS, read from its settings.py without importing the family (whose
+    modules read the configuration); a name another family or the core already has stops start."""
+    merged: dict[str, object] = {}
+    for path in family_settings_files():
+        settings = runpy.run_path(str(path))["DEFAULTS"]
+        taken = (settings.keys() & merged.keys()) | (settings.keys() & CORE_DEFAULTS.keys())
+        if taken:
+            raise PluginError(f"{path} declares settings already declared: {sorted(taken)}")
+        merged.update(settings)
+    return merged
+
+
+# every setting with its default: the core's, then the families'
+DEFAULTS: dict[str, object] = {**CORE_DEFAULTS, **family_defaults()}
 
 ENV_PREFIX = "HIREKIT_"
 # lists whose unset default is worked out at start, from the families

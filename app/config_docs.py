@@ -1,6 +1,6 @@
-"""docs/configuration.md, generated from app/config.py: each setting's name, default and the comment
-that is its meaning, so the page cannot drift from the code (`flask --app wsgi config docs >
-docs/configuration.md`)."""
+"""docs/configuration.md, generated from app/config.py and the families' settings.py: each setting's
+name, default and the comment that is its meaning, so the page cannot drift from the code (`flask
+--app wsgi config docs > docs/configuration.md`)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from app import config
 
 CONFIG_SOURCE = Path(config.__file__)
 SECTION_LINE = re.compile(r"#\s*---\s*(?P<name>.+?)\s*---\s*$")
+DEFAULTS_LINE = re.compile(r"(CORE_)?DEFAULTS\b")
 SETTING_LINE = re.compile(r'\s*"(?P<key>[A-Z][A-Z0-9_]*)"\s*:')
 REGENERATE = "flask --app wsgi config docs > docs/configuration.md"
 
@@ -38,11 +39,20 @@ def _trailing_comment(line: str) -> str:
 
 
 def documented_settings(source: str | None = None) -> list[DocumentedSetting]:
-    """The settings of DEFAULTS in source order, each with its section and meaning: the comment
-    lines directly above it (no blank line between) and the comment on its own line. A setting
-    without either has meaning ''."""
-    lines = (CONFIG_SOURCE.read_text() if source is None else source).splitlines()
-    start = next(index for index, line in enumerate(lines) if line.startswith("DEFAULTS"))
+    """Every setting in DEFAULTS' order, with its section and meaning: the core's (app/config.py),
+    then each family's settings.py; or those of the one source given."""
+    if source is not None:
+        return settings_in(source)
+    sources = [CONFIG_SOURCE, *config.family_settings_files()]
+    return [setting for path in sources for setting in settings_in(path.read_text())]
+
+
+def settings_in(source: str) -> list[DocumentedSetting]:
+    """The settings of the source's DEFAULTS (or CORE_DEFAULTS) mapping in source order, each with
+    its section and meaning: the comment lines directly above it (no blank line between) and the
+    comment on its own line. A setting without either has meaning ''."""
+    lines = source.splitlines()
+    start = next(index for index, line in enumerate(lines) if DEFAULTS_LINE.match(line))
     settings: list[DocumentedSetting] = []
     section, pending = "Settings", []
     for line in lines[start + 1 :]:
@@ -88,8 +98,8 @@ def configuration_page() -> str:
     out = [
         "# Configuration",
         "",
-        f"<!-- Generated from app/config.py by `{REGENERATE}`: edit the comments there, not this "
-        "page. -->",
+        f"<!-- Generated from app/config.py and plugins/*/settings.py by `{REGENERATE}`: edit the "
+        "comments there, not this page. -->",
         "",
         "Every setting is read once, at start, in this order, each later source winning:",
         "",

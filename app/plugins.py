@@ -52,6 +52,9 @@ class Plugin:
     # keeps the table's counts
     counted_lists: tuple[tuple[str, str | None], ...] = ()
     event_types: tuple[EventType, ...] = ()  # the events the family emits
+    # what gunicorn's arbiter checks before any worker starts: check(config, request threads per
+    # worker) -> the one-line error that stops the server, or None
+    serving_checks: tuple[Callable[[dict, int], str | None], ...] = ()
 
 
 class PluginError(RuntimeError):

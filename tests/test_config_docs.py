@@ -5,7 +5,10 @@ today."""
 import re
 from pathlib import Path
 
+import pytest
+
 from app import config
+from app.plugins import PluginError
 from app.config_docs import REGENERATE, configuration_page, documented_settings
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -64,8 +67,27 @@ def test_every_variable_the_code_reads_is_documented():
         if not name.startswith(TEST_TOOLS)
     }
     assert read - documented == set(), (
-        "add these to app/config.py (DEFAULTS or PROCESS_VARIABLES) with a meaning"
+        "add these with a meaning to app/config.py (CORE_DEFAULTS or PROCESS_VARIABLES) or to "
+        "their family's settings.py"
     )
+
+
+def test_a_familys_settings_are_read_from_its_package_and_never_twice(tmp_path, monkeypatch):
+    assert config.DEFAULTS["WEBHOOK_TIMEOUT"] == 10.0  # plugins/webhooks/settings.py
+    assert "WEBHOOK_TIMEOUT" not in config.CORE_DEFAULTS
+    first, second = tmp_path / "first.py", tmp_path / "second.py"
+    first.write_text('DEFAULTS = {"WIDGET_SIZE": 1}\n')
+    second.write_text('DEFAULTS = {"WIDGET_SIZE": 2, "LOG_LEVEL": "DEBUG"}\n')
+    monkeypatch.setattr(config, "family_settings_files", lambda: [first])
+    assert config.family_defaults() == {"WIDGET_SIZE": 1}
+    monkeypatch.setattr(config, "family_settings_files", lambda: [first, second])
+    with pytest.raises(PluginError, match="LOG_LEVEL.*WIDGET_SIZE"):
+        config.family_defaults()
+
+
+def test_a_familys_setting_is_typed_from_the_environment_like_the_cores():
+    loaded = config.load_config(environ={"HIREKIT_WEBHOOK_TIMEOUT": "2.5", "HIREKIT_PORT": "9"})
+    assert (loaded["WEBHOOK_TIMEOUT"], loaded["PORT"]) == (2.5, 9)
 
 
 def test_the_configuration_page_is_current():

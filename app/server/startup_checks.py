@@ -60,22 +60,6 @@ def port_in_use(address: tuple[str, int]) -> str | None:
     return None
 
 
-def held_confirmations_starve(held: int, threads: int) -> str | None:
-    """The one-line error when a worker's held MCP confirmations could take all of its request
-    threads, else None. Each held confirmation keeps a thread until its person answers, and the
-    answer is a request of its own: a worker holding as many as it has threads never hears the
-    answers."""
-    if held < threads:
-        return None
-    return (
-        f"HIREKIT_MCP_HELD_CONFIRMATIONS ({held}) must be below HIREKIT_WEB_THREADS ({threads}): "
-        "each held "
-        "confirmation keeps a request thread until its person's answer arrives, and the answer "
-        "needs a thread "
-        "of its own"
-    )
-
-
 def before_serving(server) -> None:
     """gunicorn's on_starting hook: the arbiter checks, once and before any worker forks, what every
     worker would otherwise fail on one by one (a traceback each): the listening port, the server
@@ -96,9 +80,11 @@ def before_serving(server) -> None:
         config = load_config()
         check_database_url(config["DATABASE_URL"])
         require(config)
-        resolve(config["PLUGINS"])
+        plugins = resolve(config["PLUGINS"])
     except STARTUP_ERRORS as error:
         raise RuntimeError(str(error)) from None
-    problem = held_confirmations_starve(int(config["MCP_HELD_CONFIRMATIONS"]), server.cfg.threads)
-    if problem:
-        raise RuntimeError(problem)
+    for plugin in plugins:
+        for check in plugin.serving_checks:
+            problem = check(config, server.cfg.threads)
+            if problem:
+                raise RuntimeError(problem)

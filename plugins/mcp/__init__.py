@@ -3,6 +3,7 @@ and enrich tools)."""
 
 from app.http.cross_origin import allow_cross_origin
 from app.plugins import Plugin
+from plugins.mcp.held_confirmation import held_confirmations_starve
 from plugins.mcp.models import MODELS
 from plugins.mcp.routes import jobs_blp, sourcing_blp
 
@@ -40,4 +41,5 @@ PLUGIN = Plugin(
     models=MODELS,
     needs=("jobs",),
     init_app=init_app,
+    serving_checks=(held_confirmations_starve,),
 )

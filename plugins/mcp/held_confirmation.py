@@ -200,3 +200,20 @@ def deliver(message: dict) -> bool:
             "an answer to question %s matched no open confirmation of its caller", question_id[:16]
         )
     return bool(updated)
+
+
+def held_confirmations_starve(config, threads: int) -> str | None:
+    """The one-line error when a worker's held MCP confirmations could take all of its request
+    threads, else None. Each held confirmation keeps a thread until its person answers, and the
+    answer is a request of its own: a worker holding as many as it has threads never hears the
+    answers. A check gunicorn's arbiter runs before serving (Plugin.serving_checks)."""
+    held = int(config["MCP_HELD_CONFIRMATIONS"])
+    if held < threads:
+        return None
+    return (
+        f"HIREKIT_MCP_HELD_CONFIRMATIONS ({held}) must be below HIREKIT_WEB_THREADS ({threads}): "
+        "each held "
+        "confirmation keeps a request thread until its person's answer arrives, and the answer "
+        "needs a thread "
+        "of its own"
+    )
