@@ -15,7 +15,10 @@ from app.data.records import (
     first_row,
     get_owned,
     source_id_taken,
+    where_equal,
 )
+from app.data.list_rows import model_rows
+from app.data.prepared import Slots
 from app.http import listing
 from app.http.upserts import SourceIdUpsert
 from plugins.candidates import consent as contact_consent
@@ -26,23 +29,32 @@ from plugins.candidates.zones import refresh_zone, zone_columns
 OPT_OUT_LISTENERS = "hirekit_contact_opt_out_listeners"
 
 
-def candidates_query(tenant_id: str, **filters):
-    """The tenant's candidates matching the list filters (empty ones ignored)."""
-    return apply_filters(
-        Candidate.owned_rows(tenant_id), Candidate, filters, case_insensitive=("email",)
-    )
+# the list's filters (CandidateListArgsSchema)
+CANDIDATE_FILTERS = ("source_id", "email")
+CANDIDATE_ROWS = model_rows(Candidate)
+
+
+def matching_candidates(slots: Slots):
+    """The tenant's candidates matching the list filters sent, from their slots
+    (app.data.prepared)."""
+    query = Candidate.owned_rows(slots.value("tenant", Candidate.tenant))
+    return where_equal(query, Candidate, slots, CANDIDATE_FILTERS, case_insensitive=("email",))
 
 
 def list_candidates(tenant_id: str, **args) -> dict:
     """A page of the tenant's candidates in either list mode (app.http.listing): what REST and MCP
     answer."""
     window, filters = listing.split_window(args)
+    sent = {name: value for name, value in filters.items() if value is not None}
     return listing.answer(
-        candidates_query(tenant_id, **filters),
+        listing.Selection(
+            Candidate, matching_candidates, {"tenant": tenant_id, **sent}, key="candidates"
+        ),
         window,
         tenant_id=tenant_id,
         list_name="candidates",
         filters=filters,
+        read=CANDIDATE_ROWS,
     )
 
 

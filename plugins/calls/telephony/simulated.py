@@ -19,6 +19,7 @@ from collections import deque
 
 from flask import current_app
 
+from plugins.calls.analysis import YES_NO_OPENERS
 from plugins.calls.models import BUSY, COMPLETED, FAILED, IN_PROGRESS, NO_ANSWER, RINGING
 from plugins.calls.telephony.base import (
     CallScript,
@@ -34,20 +35,6 @@ KEPT_MESSAGES = 1000  # a long-running embedded server keeps the last ones, not 
 MACHINE = "machine"
 OUTCOME_BY_LAST_DIGIT = {"6": MACHINE, "7": NO_ANSWER, "8": BUSY, "9": FAILED}
 PERSONA_BY_LAST_DIGIT = {"2": "vague", "3": "curious", "4": "callback"}
-YES_NO_OPENERS = (
-    "do ",
-    "does ",
-    "are ",
-    "is ",
-    "have ",
-    "has ",
-    "can ",
-    "could ",
-    "will ",
-    "would ",
-    "did ",
-    "were ",
-)
 MAX_TURNS = 60  # a scripted call that has not ended by then is hung up
 WORDS_PER_SECOND = 2.5  # how long the agent's words take to say, on the virtual clock
 SIMULATED_NUMBER = "the number on your caller ID"
