@@ -135,17 +135,62 @@ def text_findings(module: str, tree: ast.Module, defined: set[str]) -> set[str]:
     return found
 
 
+# str methods that cut or rewrite text
+TEXT_EDITS = {
+    "replace",
+    "split",
+    "rsplit",
+    "partition",
+    "rpartition",
+    "strip",
+    "lstrip",
+    "rstrip",
+    "removeprefix",
+    "removesuffix",
+    "format",
+    "translate",
+}
+
+
 def query_builder_text(node: ast.Attribute) -> bool:
-    """`query.sql()` whose (sql, params) answer is indexed or unpacked: peewee's SQL text taken to
-    be rewritten."""
+    """`query.sql()` whose SQL text is then cut or rewritten (sliced, concatenated, formatted or
+    edited by a str method), read where the (sql, params) answer is indexed or unpacked. Text run
+    as peewee wrote it is peewee's documented use of `Query.sql`."""
     call = getattr(node, "parent", None)
     if not isinstance(call, ast.Call) or call.func is not node:
         return False
     user = getattr(call, "parent", None)
-    return isinstance(user, ast.Subscript) or (
-        isinstance(user, ast.Assign)
-        and any(isinstance(target, ast.Tuple) for target in user.targets)
-    )
+    if isinstance(user, ast.Subscript):
+        return text_is_edited(user)
+    if isinstance(user, ast.Assign):
+        for target in user.targets:
+            if isinstance(target, ast.Tuple) and isinstance(target.elts[0], ast.Name):
+                return any(text_is_edited(use) for use in name_uses(user, target.elts[0].id))
+    return False
+
+
+def text_is_edited(expression: ast.expr) -> bool:
+    """Whether the text `expression` stands for is cut or rewritten where it is used."""
+    user = getattr(expression, "parent", None)
+    if isinstance(user, ast.Attribute):
+        return user.attr in TEXT_EDITS
+    if isinstance(user, (ast.BinOp, ast.FormattedValue)):
+        return True
+    if isinstance(user, ast.Subscript) and user.value is expression:
+        return isinstance(user.slice, ast.Slice) or text_is_edited(user)
+    return False
+
+
+def name_uses(statement: ast.stmt, name: str) -> list[ast.Name]:
+    """The reads of `name` in the function (or module) around `statement`."""
+    scope = statement
+    while not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
+        scope = scope.parent
+    return [
+        node
+        for node in ast.walk(scope)
+        if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load)
+    ]
 
 
 def class_bodies(tree: ast.Module) -> dict[str, tuple[set[str], set[str]]]:
@@ -311,6 +356,9 @@ def test_the_scan_finds_what_it_looks_for():
         "state = db._state.commit_callbacks\n"
         "store._MemoryStorage__expire_events()\n"
         "sql = query.sql()[0].rsplit(' LIMIT ', 1)[0]\n"
+        "def kept(query):\n"
+        "    text, params = query.sql()\n"
+        "    return db.execute_sql(text, params)\n"
     )
     for node in ast.walk(sample):
         for child in ast.iter_child_nodes(node):
@@ -321,6 +369,15 @@ def test_the_scan_finds_what_it_looks_for():
         "name-mangled ._MemoryStorage__expire_events",
         "SQL text taken from .sql()",
     }
+    rewritten = ast.parse(
+        "def prepare(query):\n"
+        "    text, params = query.sql()\n"
+        "    return text.replace('%s', '$1'), params\n"
+    )
+    for node in ast.walk(rewritten):
+        for child in ast.iter_child_nodes(node):
+            child.parent = node
+    assert text_findings("scratch", rewritten, set()) == {"SQL text taken from .sql()"}
 
     import types
 
