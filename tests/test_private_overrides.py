@@ -266,15 +266,20 @@ def class_findings(module, tree: ast.Module | None = None) -> set[str]:
     return found
 
 
+def parsed(source: str, filename: str = "<scratch>") -> ast.Module:
+    """The module's syntax tree, each node knowing its parent (what the scan reads)."""
+    tree = ast.parse(source, filename)
+    for node in ast.walk(tree):
+        for child in ast.iter_child_nodes(node):
+            child.parent = node
+    return tree
+
+
 @functools.lru_cache(maxsize=1)
 def findings_by_module() -> dict[str, set[str]]:
     trees = {}
     for path in project_files():
-        tree = ast.parse(path.read_text(), str(path))
-        for node in ast.walk(tree):
-            for child in ast.iter_child_nodes(node):
-                child.parent = node
-        trees[module_name(path)] = tree
+        trees[module_name(path)] = parsed(path.read_text(), str(path))
     defined = names_the_project_defines(trees)
     found: dict[str, set[str]] = defaultdict(set)
     for name, tree in trees.items():
@@ -350,7 +355,7 @@ def test_each_library_is_reached_from_one_fenced_module_at_most():
 
 def test_the_scan_finds_what_it_looks_for():
     """The scan is not blind: each kind of reach, written in a scratch module, is found."""
-    sample = ast.parse(
+    sample = parsed(
         "import peewee as pw\n"
         "row = pw.Model(__no_default__=1)\n"
         "state = db._state.commit_callbacks\n"
@@ -360,23 +365,17 @@ def test_the_scan_finds_what_it_looks_for():
         "    text, params = query.sql()\n"
         "    return db.execute_sql(text, params)\n"
     )
-    for node in ast.walk(sample):
-        for child in ast.iter_child_nodes(node):
-            child.parent = node
     assert text_findings("scratch", sample, set()) == {
         "keyword __no_default__=",
         "private ._state",
         "name-mangled ._MemoryStorage__expire_events",
         "SQL text taken from .sql()",
     }
-    rewritten = ast.parse(
+    rewritten = parsed(
         "def prepare(query):\n"
         "    text, params = query.sql()\n"
         "    return text.replace('%s', '$1'), params\n"
     )
-    for node in ast.walk(rewritten):
-        for child in ast.iter_child_nodes(node):
-            child.parent = node
     assert text_findings("scratch", rewritten, set()) == {"SQL text taken from .sql()"}
 
     import types
