@@ -77,6 +77,13 @@ def first_row(model, equal: dict, columns: tuple = (), *, lock: str = ""):
     return next(iter(select_rows(model, equal, columns, limit=1, lock=lock)), None)
 
 
+def row_by_id(model, key):
+    """The `model` row whose primary key is `key`, or None: what `model.get_or_none(model.id ==
+    key)` gives, read through first_row (the call relay and the worker read a call's rows this way
+    for every turn and completion)."""
+    return first_row(model, {model._meta.primary_key: key})
+
+
 def inserted(model, **values):
     """`model.create(**values)`: the record with its defaults, written by an INSERT of its columns
     as SQL text from the model's own names. A key the database assigns (an auto-increment) is left

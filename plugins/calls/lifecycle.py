@@ -11,7 +11,7 @@ from flask import current_app
 
 from app.data import events
 from app.data.db import database, utcnow
-from app.data.rows_by_key import by_id
+from app.data.records import row_by_id
 from app.errors import Conflict, NotFound, ValidationFailed
 from plugins.applications.models import Application
 from plugins.calls.analysis import CallContext, analyze, configured_model
@@ -168,7 +168,7 @@ def complete_end(call_id, status: str, error: str | None, voicemail_left: bool) 
 def advance(call_id, progress: Progress) -> Call | None:
     """Apply a status a provider reported; late or repeated reports for a finished call are
     ignored."""
-    call = by_id(Call, call_id)
+    call = row_by_id(Call, call_id)
     if (
         call is None
         or call.status in FINAL_STATUSES
@@ -178,7 +178,10 @@ def advance(call_id, progress: Progress) -> Call | None:
     transcript = progress.transcript if progress.transcript is not None else call.transcript
     summary = assessment = None
     if progress.status == COMPLETED:
-        call.job, call.candidate = by_id(Job, call.job_id), by_id(Candidate, call.candidate_id)
+        call.job, call.candidate = (
+            row_by_id(Job, call.job_id),
+            row_by_id(Candidate, call.candidate_id),
+        )
         summary, assessment = analyze(
             analysis_context(call, transcript),
             configured_model(current_app.config),
@@ -190,7 +193,7 @@ def advance(call_id, progress: Progress) -> Call | None:
         if not candidate_held(call):
             return None
         analysed = call
-        call = by_id(Call, call_id)
+        call = row_by_id(Call, call_id)
         if call is None or call.status in FINAL_STATUSES:
             return call
         if progress.status == COMPLETED:  # its job and candidate, read above for the analysis

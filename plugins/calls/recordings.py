@@ -9,7 +9,7 @@ import logging
 import peewee as pw
 
 from app.data.db import BaseModel, TimestampedModel, new_uuid, utcnow
-from app.data.rows_by_key import by_id
+from app.data.records import row_by_id
 from app.data.tenancy import Tenant
 from plugins.calls.models import Call
 
@@ -51,7 +51,7 @@ class CallRecording(TimestampedModel):
 
 
 def recording_enabled(tenant_id: str) -> bool:
-    settings = by_id(CallSettings, tenant_id)  # read as every conversation opens
+    settings = row_by_id(CallSettings, tenant_id)  # read as every conversation opens
     return bool(settings and settings.recording)
 
 

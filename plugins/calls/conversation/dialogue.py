@@ -17,7 +17,7 @@ import peewee as pw
 from flask import current_app
 
 from app.data.db import database, utcnow
-from app.data.rows_by_key import by_id
+from app.data.records import row_by_id
 from plugins.calls import rubric as rubrics
 from plugins.calls.conversation import booking, knowledge
 from plugins.calls.conversation import understanding as nlu
@@ -131,7 +131,7 @@ def open_call_conversation(
     conversation already ran. With a `record_writer` (the relay's), turns' records are written
     behind the turns; without, each turn writes its own."""
     try:
-        call = by_id(Call, call_id)
+        call = row_by_id(Call, call_id)
     except Exception:  # noqa: BLE001 - a malformed id is as unknown as a missing one
         call = None
     if call is None:
@@ -144,7 +144,7 @@ def open_call_conversation(
         raise ConversationRefused(f"call {call_id} already has its conversation")
     # the job and candidate the whole conversation reads, each by its key (a joined select of three
     # wide models cost the relay more CPU to build than these three reads)
-    call.job, call.candidate = by_id(Job, call.job_id), by_id(Candidate, call.candidate_id)
+    call.job, call.candidate = row_by_id(Job, call.job_id), row_by_id(Candidate, call.candidate_id)
     return CallConversation(call, language=language, record_writer=record_writer)
 
 
@@ -182,7 +182,7 @@ class CallConversation:
     # --- what the call is about ---
 
     def _faq(self) -> list[dict]:
-        row = by_id(JobFaq, self.job.id)
+        row = row_by_id(JobFaq, self.job.id)
         return list(row.entries) if row else []
 
     def _fresh_answers(self, call: Call) -> list[dict]:
