@@ -17,6 +17,9 @@ import pytest
 from app import create_app
 from tests.ports import free_port
 
+# gunicorn's console script in the environment running the suite (.venv, or make upgrade-check's)
+GUNICORN = Path(sys.executable).parent / "gunicorn"
+
 ROOT = Path(__file__).resolve().parent.parent
 HOW_TO_MAKE_ONE = "secrets.token_urlsafe(48)"
 
@@ -100,7 +103,7 @@ def test_gunicorn_without_a_secret_refuses_to_start(tmp_path):
     env = environment_without_secret(tmp_path, HIREKIT_WEB_WORKERS="1", HIREKIT_ACCESS_LOG="")
     done = run(
         [
-            str(ROOT / ".venv" / "bin" / "gunicorn"),
+            str(GUNICORN),
             "-c",
             "deploy/gunicorn.conf.py",
             "--bind",
@@ -251,7 +254,7 @@ def test_gunicorn_and_the_worker_refuse_to_start_from_the_example_file_as_shippe
     )
     server = run(
         [
-            str(ROOT / ".venv" / "bin" / "gunicorn"),
+            str(GUNICORN),
             "-c",
             "deploy/gunicorn.conf.py",
             "--bind",
