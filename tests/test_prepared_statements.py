@@ -106,3 +106,26 @@ def test_uuid_text_is_the_text_answers_show_from_either_driver():
     for driver_value in (value.hex, str(value), str(value).upper(), value.hex.upper(), value):
         assert uuid_text(driver_value) == str(value)
     assert uuid_text(None) is None
+
+
+def test_one_key_kept_in_two_page_orders_answers_each_order(app, tenant_a):
+    from app.data.list_rows import model_rows
+    from app.http import listing
+
+    def matching(slots: Slots):
+        return Job.owned_rows(slots.value("tenant", Job.tenant))
+
+    with app.app_context(), database.connection_context():
+        for number, source_id in ((1, "c"), (2, "a"), (3, "b")):
+            Job.create(tenant=tenant_a.id, number=number, source_id=source_id, title="T")
+        selection = listing.Selection(Job, matching, {"tenant": tenant_a.id}, key="test-order")
+
+        def page(order):
+            body = listing.paginate(
+                selection, page=1, size=10, order_by=order, total=3, read=model_rows(Job)
+            )
+            return [row["source_id"] for row in body["data"]]
+
+        assert page((Job.number,)) == ["c", "a", "b"]
+        assert page((Job.source_id,)) == ["a", "b", "c"]
+        assert page((Job.number,)) == ["c", "a", "b"]

@@ -22,6 +22,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 import marshmallow as ma
+import peewee as pw
 
 from app.data import prepared, row_counts, tombstones
 from app.data.prepared import Slots
@@ -204,9 +205,10 @@ class Selection:
             counted=None if counted is None else (lambda slots: counted),
         )
 
-    def rows(self, part: str, extend: Callable, values: Mapping, read: Callable) -> list:
+    def rows(self, part, extend: Callable, values: Mapping, read: Callable) -> list:
         """`read` of the rows of the selection's query extended by `extend(query, slots)` (the
-        window, order and page of `part`), run with the selection's values and `values`."""
+        window, order and page that `part` names in the statement's key), run with the selection's
+        values and `values`."""
         values = {**self.values, **values}
 
         def build(slots: Slots):
@@ -454,12 +456,19 @@ def paginate(
     model = selection.model
     order = order_by or (model.created_at, model.id)
     items = selection.rows(
-        "page",
+        ("page", *map(order_name, order)),
         lambda query, slots: page_query(windowed(query, model, slots), slots, order),
         values,
         read,
     )
     return page_body(items, page=page, size=size, total=total)
+
+
+def order_name(term) -> str:
+    """A page order's term as a kept statement's key names it: a column by its table and name."""
+    if isinstance(term, pw.Field):
+        return f"{term.model._meta.table_name}.{term.column_name}"
+    return repr(term)
 
 
 def page_query(query, slots: Slots, order_by):
