@@ -119,8 +119,13 @@ def test_a_head_not_complete_in_time_is_closed(server):
     with SlowClients(port, 1, dribble=True) as slow:
         started = time.monotonic()
         slow.sockets[0].settimeout(HEAD_TIMEOUT * SLACK)
-        # closed, never answered, though a header line came every second
-        assert slow.sockets[0].recv(1024) == b""
+        # closed, never answered, though a header line came every second; a header line the server
+        # had not read when it closed makes the kernel reset the connection instead of ending it
+        try:
+            answer = slow.sockets[0].recv(1024)
+        except ConnectionResetError:
+            answer = b""
+        assert answer == b""
         assert HEAD_TIMEOUT - 0.5 < time.monotonic() - started < HEAD_TIMEOUT * SLACK
 
 
