@@ -191,8 +191,13 @@ def apply_changes(record: TimestampedModel, values: dict) -> TimestampedModel:
 def apply_filters(query, model, filters: dict, *, case_insensitive=()):
     """AND of equality filters for the non-empty values; names in case_insensitive compare
     lower-cased."""
-    sent = {name: value for name, value in filters.items() if value is not None}
+    sent = sent_filters(filters)
     return where_equal(query, model, Slots.inline(sent), sent, case_insensitive=case_insensitive)
+
+
+def sent_filters(filters: dict) -> dict:
+    """The filters given a value: one left empty filters nothing."""
+    return {name: value for name, value in filters.items() if value is not None}
 
 
 def where_equal(query, model, slots: Slots, names, *, case_insensitive=()):

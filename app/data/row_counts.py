@@ -21,6 +21,7 @@ from flask import current_app
 
 from app.data import statements
 from app.data.db import BaseModel, database, is_postgres
+from app.data.records import sent_filters
 
 FOLD_AT = 64
 
@@ -47,7 +48,7 @@ def known_total(list_name: str, model, tenant_id: str, filters: dict) -> int | N
     table = model._meta.table_name
     if list_name not in counted or table != list_name:
         return None
-    active = {name: value for name, value in filters.items() if value is not None}
+    active = sent_filters(filters)
     if not active:
         return tenant_total(tenant_id, table)
     bucket_filter = counted[table]

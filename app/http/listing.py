@@ -26,6 +26,7 @@ import peewee as pw
 
 from app.data import prepared, row_counts, tombstones
 from app.data.prepared import Slots
+from app.data.records import sent_filters
 from app.security import tokens
 from app.errors import ApiError
 
@@ -204,6 +205,15 @@ class Selection:
             lambda slots: query,
             counted=None if counted is None else (lambda slots: counted),
         )
+
+    @classmethod
+    def of_tenant(
+        cls, model: type, build: Callable, tenant_id: str, filters: dict, *, key: str, counted=None
+    ) -> Selection:
+        """A kept selection of the tenant's rows matching the filters sent: `build` reads the
+        tenant's id as the slot `tenant`, and each filter given a value as a slot of its name."""
+        values = {"tenant": tenant_id, **sent_filters(filters)}
+        return cls(model, build, values, key=key, counted=counted)
 
     def rows(self, part, extend: Callable, values: Mapping, read: Callable) -> list:
         """`read` of the rows of the selection's query extended by `extend(query, slots)` (the

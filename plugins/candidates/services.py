@@ -45,10 +45,9 @@ def list_candidates(tenant_id: str, **args) -> dict:
     """A page of the tenant's candidates in either list mode (app.http.listing): what REST and MCP
     answer."""
     window, filters = listing.split_window(args)
-    sent = {name: value for name, value in filters.items() if value is not None}
     return listing.answer(
-        listing.Selection(
-            Candidate, matching_candidates, {"tenant": tenant_id, **sent}, key="candidates"
+        listing.Selection.of_tenant(
+            Candidate, matching_candidates, tenant_id, filters, key="candidates"
         ),
         window,
         tenant_id=tenant_id,

@@ -46,9 +46,8 @@ def matching_jobs(slots: Slots):
 def list_jobs(tenant_id: str, **args) -> dict:
     """A page of the tenant's jobs in either list mode (app.http.listing)."""
     window, filters = listing.split_window(args)
-    sent = {name: value for name, value in filters.items() if value is not None}
     return listing.answer(
-        listing.Selection(Job, matching_jobs, {"tenant": tenant_id, **sent}, key="jobs"),
+        listing.Selection.of_tenant(Job, matching_jobs, tenant_id, filters, key="jobs"),
         window,
         tenant_id=tenant_id,
         list_name="jobs",
